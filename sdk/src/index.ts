@@ -1,0 +1,32 @@
+/**
+ * `@survey-service/sdk`: a typed client for the Survey Service API v1.
+ *
+ * ```ts
+ * import { createClient } from '@survey-service/sdk';
+ * const client = createClient({ apiKey: process.env.SURVEY_API_KEY!, baseUrl: 'https://api.surveyservice.dev' });
+ * const surveys = await client.unwrap(client.GET('/api/v1/surveys', { params: { query: { pageSize: 50 } } }));
+ * ```
+ */
+export { createClient, type ClientConfig, type SurveyServiceClient } from './client.js';
+export {
+  SurveyServiceError,
+  ValidationError,
+  AuthenticationError,
+  PermissionError,
+  NotFoundError,
+  ConflictError,
+  RateLimitError,
+  ServerError,
+  TimeoutError,
+  errorFromResponse,
+  type ErrorDetailLike,
+  type SurveyServiceErrorInit,
+} from './errors.js';
+export { unwrap, unwrapEnvelope, type ApiResult, type EnvelopeData } from './unwrap.js';
+export { paginate, type ListItem, type ListPath, type PaginateInit } from './pagination.js';
+export { waitFor, waitForSyncJob, type WaitOptions } from './polling.js';
+export { type RetryOptions } from './retry.js';
+export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
+export { SDK_VERSION } from './version.js';
+export type { paths, components, operations } from './generated/openapi.js';
+export type * from './types.js';
