@@ -6,16 +6,16 @@ export type ApiResult<Body> =
   | { data?: never; error: unknown; response: Response };
 
 /** The `data` member of a success envelope (the body itself when it is not an envelope). */
-export type EnvelopeData<Body> = Body extends { data: infer Data } ? Data : Body;
+export type EnvelopeData<Body> = NonNullable<Body> extends { data: infer Data } ? Data : NonNullable<Body>;
 
 /**
  * Resolves an openapi-fetch call to its whole success envelope (`data`, `meta`, `pagination`), or throws the
  * typed `SurveyServiceError` subclass for an error answer.
  */
-export async function unwrapEnvelope<Body>(result: Promise<ApiResult<Body>> | ApiResult<Body>): Promise<Body> {
+export async function unwrapEnvelope<Body>(result: Promise<ApiResult<Body>> | ApiResult<Body>): Promise<NonNullable<Body>> {
   const settled = await result;
   if (!settled.response.ok) throw errorFromResponse(settled.response, settled.error);
-  return settled.data as Body;
+  return settled.data as NonNullable<Body>;
 }
 
 /**
