@@ -12,14 +12,26 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listSurveys
-         * @description Not specified yet.
+         * List surveys
+         * @description Lists the surveys of the key's organization and environment, newest first (`createdAt` descending, then
+         *     `id` descending), paginated. Filter by `status` and by a case-insensitive substring of the title
+         *     (`search`). Each survey is returned whole, questions included.
+         *
+         *     Errors: 400 `validation_failed` for an unknown `status`, a `search` over 200 characters or a page out of range.
          */
         get: operations["listSurveys"];
         put?: never;
         /**
-         * TODO createSurvey
-         * @description Not specified yet.
+         * Create a survey
+         * @description Creates a survey in the `draft` state. Questions may be added now or later with `PATCH`; a survey
+         *     needs at least one question to be launched. Questions without an `id` get `q_1`, `q_2`, … (the first
+         *     numbers not used), choices without an `id` get `c_1`, `c_2`, … within their question; omitted optional
+         *     fields take their defaults (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`,
+         *     settings `anonymous: false`, `allowMultipleResponses: false`).
+         *
+         *     Errors: 400 `validation_failed` for schema violations and for duplicate question or choice ids or
+         *     `minSelections` > `maxSelections` (every problem listed); 409 `idempotency_conflict` when the
+         *     `Idempotency-Key` was used with another body.
          */
         post: operations["createSurvey"];
         delete?: never;
@@ -38,8 +50,15 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO generateSurvey
-         * @description Not specified yet.
+         * Generate a survey with AI
+         * @description Generates a survey from a plain-language prompt and stores it as a `draft` that you can review, edit and
+         *     launch. The questions are produced by the configured AI provider: a built-in offline provider (question
+         *     bank and templates, deterministic) by default, or an OpenAI-compatible model when the service is
+         *     configured with one. The `AI-Provider` response header says which one produced the survey. The call is
+         *     synchronous and may take several seconds with a remote model.
+         *
+         *     Errors: 400 `validation_failed`; 409 `idempotency_conflict`; 503 `unavailable` when the remote
+         *     provider cannot be reached. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["generateSurvey"];
         delete?: never;
@@ -62,22 +81,35 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getSurvey
-         * @description Not specified yet.
+         * Get a survey
+         * @description Returns one survey with its questions, settings, state and response count.
+         *
+         *     Errors: 404 `not_found` when no such survey exists for this organization and environment.
          */
         get: operations["getSurvey"];
         put?: never;
         post?: never;
         /**
-         * TODO deleteSurvey
-         * @description Not specified yet.
+         * Delete a survey
+         * @description Deletes a survey in any state, together with all its responses, exports, analyses and distributions.
+         *     This cannot be undone; to stop collecting responses but keep them, close the survey instead.
+         *
+         *     Errors: 404 `not_found`.
          */
         delete: operations["deleteSurvey"];
         options?: never;
         head?: never;
         /**
-         * TODO updateSurvey
-         * @description Not specified yet.
+         * Update a survey
+         * @description Changes some fields of a survey; omitted fields keep their value.
+         *
+         *     - `title` and `description` can be changed in `draft`, `active` and `paused`.
+         *     - `questions` replaces the whole question list, and `settings` is merged field by field; both only
+         *       while the survey has never been launched (`launchedAt` is `null`). Afterwards they are frozen so that
+         *       every response answers the same questions under the same rules: 409 `invalid_state`.
+         *     - A `closed` survey cannot be changed: 409 `invalid_state`.
+         *
+         *     Errors: 400 `validation_failed` (including an empty body, duplicate ids); 404 `not_found`; 409 `invalid_state`.
          */
         patch: operations["updateSurvey"];
         trace?: never;
@@ -98,8 +130,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO launchSurvey
-         * @description Not specified yet.
+         * Launch a survey
+         * @description Moves a `draft` survey (with at least one question) or a `paused` one to `active`, so that it accepts
+         *     responses. The first launch sets `launchedAt` and freezes the questions and settings. Sends the
+         *     `survey.launched` event. No body.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` when the survey is already `active`, is `closed`, or is a
+         *     draft without questions (the message names the current state).
          */
         post: operations["launchSurvey"];
         delete?: never;
@@ -124,8 +161,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO pauseSurvey
-         * @description Not specified yet.
+         * Pause a survey
+         * @description Moves an `active` survey to `paused`: it stops accepting responses (submissions get 409
+         *     `invalid_state`) until it is launched again. Sets `pausedAt`. Sends the `survey.paused` event. No body.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` unless the survey is `active`.
          */
         post: operations["pauseSurvey"];
         delete?: never;
@@ -150,8 +190,12 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO closeSurvey
-         * @description Not specified yet.
+         * Close a survey
+         * @description Moves an `active` or `paused` survey to `closed`, for good: it accepts no more responses and can no
+         *     longer be changed or launched; its responses, exports and analytics stay available. Sets `closedAt`.
+         *     Sends the `survey.closed` event. No body.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` when the survey is a `draft` or already `closed`.
          */
         post: operations["closeSurvey"];
         delete?: never;
@@ -174,14 +218,32 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listResponses
-         * @description Not specified yet.
+         * List responses
+         * @description Lists a survey's responses, newest first (`submittedAt` descending, then `id` descending), paginated.
+         *     Filter by a submission window (`submittedAfter` inclusive, `submittedBefore` exclusive) and by
+         *     respondent. Works in every survey state.
+         *
+         *     Errors: 400 `validation_failed` (bad dates, `submittedBefore` not after `submittedAfter`); 404 `not_found` for an unknown survey.
          */
         get: operations["listResponses"];
         put?: never;
         /**
-         * TODO submitResponse
-         * @description Not specified yet.
+         * Submit a response
+         * @description Records one response to an `active` survey and sends the `response.submitted` event.
+         *
+         *     Every answer is checked against the survey's questions, and every problem is reported at once in a 400
+         *     `validation_failed` whose `details` point at the answer (for example `/body/answers/2/value`): unknown
+         *     question ids, two answers to one question, a required question left out, a value of the wrong type or
+         *     out of range (nps 0–10, rating `min`–`max`), unknown or repeated choice ids, selections outside
+         *     `minSelections`–`maxSelections`, texts longer than `maxLength`.
+         *
+         *     Identity: `respondentExternalId` is stored as sent, except in anonymous surveys (`settings.anonymous`),
+         *     where it is dropped before storage and the response shows `null`. When the survey does not allow
+         *     multiple responses, a second response with the same `respondentExternalId` gives 409
+         *     `duplicate_response` (the check is skipped for anonymous surveys and for responses without one).
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `invalid_state` when the survey is not `active`,
+         *     `duplicate_response`, `idempotency_conflict`.
          */
         post: operations["submitResponse"];
         delete?: never;
@@ -209,15 +271,21 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getResponse
-         * @description Not specified yet.
+         * Get a response
+         * @description Returns one response of a survey.
+         *
+         *     Errors: 404 `not_found` when the survey or the response does not exist, or the response belongs to another survey.
          */
         get: operations["getResponse"];
         put?: never;
         post?: never;
         /**
-         * TODO deleteResponse
-         * @description Not specified yet.
+         * Delete a response
+         * @description Deletes one response, in any survey state (for example on an employee's erasure request). The survey's
+         *     `responseCount` drops by one and, where one response per respondent applies, the respondent may answer
+         *     again while the survey is active. Analytics computed afterwards no longer include it.
+         *
+         *     Errors: 404 `not_found`.
          */
         delete: operations["deleteResponse"];
         options?: never;
@@ -241,8 +309,13 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO exportResponses
-         * @description Not specified yet.
+         * Export responses
+         * @description Starts an asynchronous export of the survey's responses (optionally only a submission window) to CSV,
+         *     JSON or XLSX, in any survey state, and returns the export at once with status `pending`. Poll
+         *     `GET /api/v1/exports/{exportId}` until it is `completed`, then download the file from `downloadUrl`;
+         *     the `responses.export.completed` event is also sent. Files are kept for 24 hours.
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["exportResponses"];
         delete?: never;
@@ -265,8 +338,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getExport
-         * @description Not specified yet.
+         * Get an export
+         * @description Returns an export and its progress. When `status` is `completed`, `downloadUrl` and `rowCount` are set;
+         *     when `failed`, `error` says why.
+         *
+         *     Errors: 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getExport"];
         put?: never;
@@ -291,8 +367,15 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO downloadExport
-         * @description Not specified yet.
+         * Download an export file
+         * @description Downloads the file of a `completed` export, with the media type of its format (`text/csv`,
+         *     `application/json` or the XLSX type) and a `Content-Disposition: attachment` header.
+         *
+         *     **This is the one success response that is a file, not an envelope**: the body is the file itself
+         *     (errors still use the error envelope). The JSON file is an array of `Response` objects.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` when the export is not `completed` yet, has `failed`, or its
+         *     file has expired (`expiresAt` passed). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["downloadExport"];
         put?: never;
@@ -317,8 +400,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getStaticAnalytics
-         * @description Not specified yet.
+         * Get quantitative statistics
+         * @description Computes statistics of the survey's responses on request, per question and by question type: NPS score
+         *     with promoters, passives, detractors and the 0–10 distribution; rating average, median and distribution;
+         *     per-choice counts and percentages; text answer counts and average length. Optionally only responses in a
+         *     submission window. Works in every survey state (a survey without responses gives zero counts and `null`
+         *     averages).
+         *
+         *     Errors: 400 `validation_failed` (bad dates); 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getStaticAnalytics"];
         put?: never;
@@ -345,8 +434,18 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO generateAiAnalysis
-         * @description Not specified yet.
+         * Start an AI analysis
+         * @description Starts an asynchronous AI analysis of the survey's responses (summary, sentiment, themes,
+         *     recommendations), optionally limited to some questions and steered by a `focus`. The body is optional.
+         *     Returns the analysis at once with status `pending`; poll `GET …/analytics/ai/{analysisId}` (or
+         *     `GET …/analytics/ai` for the latest) until `completed` or `failed`; `analytics.ai.completed` is also
+         *     sent. The analysis is produced by the configured provider (`provider` says which): the built-in offline
+         *     analyser by default, or an OpenAI-compatible model.
+         *
+         *     Anonymity: only answers are analysed, never identities; quotes are never attributed and are left out
+         *     entirely when fewer than 5 responses (the anonymity threshold) are analysed.
+         *
+         *     Errors: 400 `validation_failed` (including unknown `questionIds`); 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["generateAiAnalysis"];
         delete?: never;
@@ -369,8 +468,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getLatestAiAnalysis
-         * @description Not specified yet.
+         * Get the latest AI analysis
+         * @description Returns the survey's most recently requested AI analysis, whatever its status.
+         *
+         *     Errors: 404 `not_found` when the survey does not exist or has never been analysed. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getLatestAiAnalysis"];
         put?: never;
@@ -400,8 +501,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getAiAnalysis
-         * @description Not specified yet.
+         * Get an AI analysis
+         * @description Returns one AI analysis of the survey and its progress; the result fields are filled when `status` is
+         *     `completed`, and `error` says why when `failed`.
+         *
+         *     Errors: 404 `not_found` (also when the analysis belongs to another survey). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getAiAnalysis"];
         put?: never;
@@ -426,8 +530,16 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getSmartAnalytics
-         * @description Not specified yet.
+         * Get smart analytics
+         * @description Compares groups of respondents (by `segmentBy`), finds the rating questions that drive the NPS, and
+         *     reports participation across the survey's distributions. Responses are linked to respondents through
+         *     `respondentExternalId`; responses of unknown or anonymous respondents form the group whose `value` is
+         *     `null`.
+         *
+         *     Anonymity: the threshold is fixed at 5 responses. A smaller group is returned with `suppressed: true` and
+         *     `null` metrics, and drivers are only computed from at least 5 responses.
+         *
+         *     Errors: 400 `validation_failed` (unknown `segmentBy`); 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getSmartAnalytics"];
         put?: never;
@@ -454,8 +566,17 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO distributeSurvey
-         * @description Not specified yet.
+         * Distribute a survey
+         * @description Sends an `active` survey to the respondents matched by `targeting`: filters on respondent fields or
+         *     custom attributes (`attributes.<name>`), combined with `AND` or `OR`. Delivery is by e-mail (the
+         *     service sends personal links), by personal links you send yourself (`link`), or as an embeddable
+         *     snippet (`embed`), at `schedule` (now when omitted), with an optional reminder to those who have not
+         *     responded after `afterDays`. Returns the distribution at once with status `scheduled`; follow it with
+         *     `GET …/distributions/{distributionId}` and its recipients. Try the targeting first with
+         *     `POST …/distribute/preview`.
+         *
+         *     Errors: 400 `validation_failed` (including a `value` of the wrong type for its `operator`); 404
+         *     `not_found`; 409 `invalid_state` when the survey is not `active`, `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["distributeSurvey"];
         delete?: never;
@@ -480,8 +601,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO previewDistribution
-         * @description Not specified yet.
+         * Preview a distribution audience
+         * @description Counts the respondents that a targeting matches right now and returns up to 10 of them, so you can check
+         *     filters before distributing. Nothing is sent or stored. Works in any survey state.
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["previewDistribution"];
         delete?: never;
@@ -504,8 +628,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listDistributions
-         * @description Not specified yet.
+         * List a survey's distributions
+         * @description Lists the distributions of a survey, newest first (`createdAt` descending), paginated.
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["listDistributions"];
         put?: never;
@@ -535,8 +661,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getDistribution
-         * @description Not specified yet.
+         * Get a distribution
+         * @description Returns one distribution with its status and counts (matched, sent, failed) and, for `embed`, the
+         *     snippet.
+         *
+         *     Errors: 404 `not_found` (also when the distribution belongs to another survey). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["getDistribution"];
         put?: never;
@@ -566,8 +695,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listDistributionRecipients
-         * @description Not specified yet.
+         * List the recipients of a distribution
+         * @description Lists the respondents a distribution was sent to, ordered by `respondentExternalId`, paginated, with
+         *     their personal links and delivery status. Filter by `status`. Empty while the distribution is `scheduled`.
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         get: operations["listDistributionRecipients"];
         put?: never;
@@ -586,14 +718,24 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listWebhooks
-         * @description Not specified yet.
+         * List webhooks
+         * @description Lists the webhook subscriptions of the calling key's organization and environment, newest first. Secrets are never included.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listWebhooks"];
         put?: never;
         /**
-         * TODO createWebhook
-         * @description Not specified yet.
+         * Create a webhook subscription
+         * @description Subscribes an endpoint to events. The answer carries the signing `secret` (`whsec_…`) — shown only this once;
+         *     use it to verify the `webhook-signature` header of every delivery (Standard Webhooks, see the `webhooks` section).
+         *
+         *     `url` must be `https` and must not resolve to a private, loopback or link-local address (loopback `http` is
+         *     accepted only when the server's development switch is on); `events` lists 1–20 event types or is `["*"]`.
+         *     Errors: 400 `validation_failed` (bad URL, unknown event type), 403 `insufficient_scope` (needs `webhooks:write`),
+         *     409 `idempotency_conflict`.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -606,32 +748,34 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
-                 */
-                id: components["parameters"]["WebhookId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
-         * TODO getWebhook
-         * @description Not specified yet.
+         * Get a webhook
+         * @description Returns one webhook subscription (without its secret). 404 `not_found` when no such webhook exists in this organization and environment.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["getWebhook"];
         put?: never;
         post?: never;
         /**
-         * TODO deleteWebhook
-         * @description Not specified yet.
+         * Delete a webhook
+         * @description Deletes a webhook subscription and cancels its pending deliveries. Its delivery history is deleted with it. Deleting again gives 404 `not_found`.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         delete: operations["deleteWebhook"];
         options?: never;
         head?: never;
         /**
-         * TODO updateWebhook
-         * @description Not specified yet.
+         * Update a webhook
+         * @description Changes the URL, the events, the description or `enabled`; fields not sent are unchanged. Disabling stops
+         *     deliveries at once and cancels scheduled retries; events that occur while disabled are not delivered later
+         *     (use `GET /api/v1/events` to catch up). The same URL rules as at creation apply (400 `validation_failed`).
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         patch: operations["updateWebhook"];
         trace?: never;
@@ -640,20 +784,18 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
-                 */
-                id: components["parameters"]["WebhookId"];
-            };
+            path?: never;
             cookie?: never;
         };
         get?: never;
         put?: never;
         /**
-         * TODO sendTestWebhook
-         * @description Not specified yet.
+         * Send a test event
+         * @description Creates a `webhook.test` event (`data`: `{ webhookId, message }`) and queues its delivery to this webhook only,
+         *     even when the webhook is disabled — so an endpoint can be checked before it is enabled. The answer is the queued
+         *     delivery (`pending`); read its outcome with `GET /api/v1/webhooks/{id}/deliveries`. No body.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         post: operations["sendTestWebhook"];
         delete?: never;
@@ -666,18 +808,15 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
-                 */
-                id: components["parameters"]["WebhookId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
-         * TODO listWebhookDeliveries
-         * @description Not specified yet.
+         * List deliveries of a webhook
+         * @description The delivery history of one webhook, newest first: one record per attempt, with the HTTP status answered,
+         *     the latency, the error and the attempt number. Filter by `status` and `eventType`. Deliveries are kept 30 days.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -692,25 +831,20 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
-                 */
-                id: components["parameters"]["WebhookId"];
-                /**
-                 * @description The delivery id (`whd_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example whd_01JD3MH5W8X3D1SN6Y9A2C4P7R
-                 */
-                deliveryId: components["parameters"]["DeliveryId"];
-            };
+            path?: never;
             cookie?: never;
         };
         get?: never;
         put?: never;
         /**
-         * TODO redeliverWebhookDelivery
-         * @description Not specified yet.
+         * Redeliver an event
+         * @description Sends the event of this delivery again to the webhook, as a new delivery attempt (same `eventId` and
+         *     `webhook-id` header, so receivers can deduplicate; the next `attempt` number). A manual redelivery is a
+         *     single attempt and is not retried automatically. The event must still be kept (30 days).
+         *     Errors: 404 `not_found` (no such webhook or delivery, or the delivery belongs to another webhook),
+         *     409 `invalid_state` when the webhook is disabled.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -727,8 +861,12 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listEvents
-         * @description Not specified yet.
+         * List events
+         * @description The events of the calling key's organization and environment — the same objects webhooks receive — newest
+         *     first. Events are kept 30 days. A client that missed deliveries can page through this list (filtering by
+         *     `type` and a time window) and deduplicate on `id`.
+         *
+         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -747,14 +885,21 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listApiKeys
-         * @description Not specified yet.
+         * List API keys
+         * @description Lists the API keys of the organization in the calling key's environment, newest first, with a masked form and
+         *     the last 4 characters — never the full value. Revoked keys are left out unless `includeRevoked=true`.
+         *     Requires the `*` scope.
          */
         get: operations["listApiKeys"];
         put?: never;
         /**
-         * TODO createApiKey
-         * @description Not specified yet.
+         * Create an API key
+         * @description Creates a key for the calling key's environment (or the `environment` given, which must be the same). The answer
+         *     carries the full key (`svc_live_…` / `svc_test_…` + 64 hex characters) — shown only this once; only a hash is stored.
+         *
+         *     Requires the `*` scope. A key can never create a key with scopes it does not hold, nor a key of the other
+         *     environment: 403 `insufficient_scope`, the offending scopes named in `details`. `expiresAt` must be in the future
+         *     (400 `validation_failed`).
          */
         post: operations["createApiKey"];
         delete?: never;
@@ -767,21 +912,17 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The API key id (`key_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example key_01JD3MJ6X9Y4F2TP7Z1B3D5Q8S
-                 */
-                id: components["parameters"]["ApiKeyId"];
-            };
+            path?: never;
             cookie?: never;
         };
         get?: never;
         put?: never;
         post?: never;
         /**
-         * TODO revokeApiKey
-         * @description Not specified yet.
+         * Revoke an API key
+         * @description Revokes a key at once: requests made with it afterwards get 401 `unauthenticated`. The answer is the key with
+         *     `revokedAt` set. Revoking an already revoked key is idempotent (200, unchanged `revokedAt`). A key may revoke itself.
+         *     Requires the `*` scope; 404 `not_found` for keys of another organization or environment.
          */
         delete: operations["revokeApiKey"];
         options?: never;
@@ -797,8 +938,11 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO listRespondents
-         * @description Not specified yet.
+         * List respondents
+         * @description Lists the respondents of the calling key's organization and environment, sorted by `externalId`. Filters
+         *     combine with AND; `department`, `location`, `jobTitle`, `managerId` and `email` match exactly
+         *     (`email` case-insensitively), `search` matches a substring of the first name, last name or e-mail
+         *     (case-insensitive).
          */
         get: operations["listRespondents"];
         put?: never;
@@ -813,29 +957,26 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The respondent's `externalId` (the employee id in the HR system), URL-encoded. Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example E-10042
-                 */
-                externalId: components["parameters"]["ExternalId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
-         * TODO getRespondent
-         * @description Not specified yet.
+         * Get a respondent
+         * @description Returns one respondent by `externalId` (URL-encode it in the path). 404 `not_found` when none exists in this organization and environment.
          */
         get: operations["getRespondent"];
         /**
-         * TODO upsertRespondent
-         * @description Not specified yet.
+         * Create or replace a respondent
+         * @description Creates the respondent with this `externalId` (201) or replaces it entirely (200): fields absent from the body
+         *     are stored as `null` (`attributes` as `{}`). Idempotent: repeating the request changes nothing more.
+         *     The body may omit `externalId`; when present it must equal the path's (400 `validation_failed` otherwise).
+         *     Requires `respondents:write`.
          */
         put: operations["upsertRespondent"];
         post?: never;
         /**
-         * TODO deleteRespondent
-         * @description Not specified yet.
+         * Delete a respondent
+         * @description Deletes one respondent. Responses already given are kept. Deleting again gives 404 `not_found`. Requires `respondents:write`.
          */
         delete: operations["deleteRespondent"];
         options?: never;
@@ -853,8 +994,28 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * TODO startRespondentSync
-         * @description Not specified yet.
+         * Start a respondent sync job
+         * @description Starts an asynchronous sync of up to 100,000 respondent records (body up to 64 MiB; 413 `payload_too_large`
+         *     beyond) and answers 202 at once with the job id; poll `GET /api/v1/respondents/sync/{jobId}`, or subscribe to
+         *     `respondents.sync.completed` / `respondents.sync.failed`. Processing runs at about 1,000 records per second.
+         *
+         *     | mode | behaviour |
+         *     |---|---|
+         *     | `upsert` | inserts new records, updates existing ones (matched on `externalId`) |
+         *     | `replace` | the records become the complete set: matched ones are updated, new ones created, all others deleted — atomically |
+         *     | `append` | inserts new records only; existing ones are skipped untouched |
+         *
+         *     Rules:
+         *     - The request is checked as a whole (400 `validation_failed` for a missing or unknown `mode`, a non-array
+         *       `respondents`, more than 100,000 records, or a record that is not an object). Each record is then validated
+         *       on its own against `RespondentInput`: a bad record is counted in `stats.errors` and described in `errors`
+         *       (index, externalId, message) — it never fails the whole sync.
+         *     - Duplicate `externalId`s in one request: the last occurrence wins, earlier ones count as `skipped`.
+         *     - The sync is idempotent on `externalId`: sending the same records again changes nothing more.
+         *     - `replace` with no valid record fails the job and deletes nothing.
+         *     - `dryRun: true` validates everything and reports the same stats, changing nothing.
+         *     - Syncs of one organization and environment never interleave: a sync started while another runs is queued
+         *       (`status: pending`) and starts when the earlier one finishes.
          */
         post: operations["startRespondentSync"];
         delete?: never;
@@ -867,18 +1028,14 @@ export interface paths {
         parameters: {
             query?: never;
             header?: never;
-            path: {
-                /**
-                 * @description The sync job id (`job_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T
-                 */
-                jobId: components["parameters"]["JobId"];
-            };
+            path?: never;
             cookie?: never;
         };
         /**
-         * TODO getSyncJob
-         * @description Not specified yet.
+         * Get a sync job's status
+         * @description Reads a sync job: its status, progress (0–100, 100 when completed), the counts so far (`created + updated +
+         *     skipped + errors = totalRecords` once completed; `deleted` only for `replace`), the first 100 rejected records,
+         *     and its timestamps. Requires `respondents:read`.
          */
         get: operations["getSyncJob"];
         put?: never;
@@ -897,8 +1054,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getMe
-         * @description Not specified yet.
+         * Get the calling key and its organization
+         * @description Returns who is calling: the key's organization (id, name, plan), its environment, the key itself (id, name,
+         *     scopes, expiry) and the current per-minute and per-day rate-limit windows. Any valid key may call it, whatever
+         *     its scopes; it counts against the rate limit like any request.
          */
         get: operations["getMe"];
         put?: never;
@@ -917,8 +1076,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getOpenApiDocument
-         * @description Not specified yet.
+         * Get the OpenAPI document
+         * @description Returns this contract: the bundled OpenAPI 3.1 document, as `application/json`. Public (no key needed).
+         *     Unlike every other response it is **not** wrapped in the `{ data, meta }` envelope, because tooling
+         *     (code generators, validators, Redoc, Postman) consumes it as is. The request id is still in `X-Request-Id`.
          */
         get: operations["getOpenApiDocument"];
         put?: never;
@@ -937,8 +1098,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getLiveness
-         * @description Not specified yet.
+         * Liveness probe
+         * @description Answers 200 as long as the process is up and serving HTTP; it checks nothing else (`checks` is empty), so an
+         *     orchestrator restarts the process only when it is truly stuck. Public, not rate limited, outside `/api/v1`.
          */
         get: operations["getLiveness"];
         put?: never;
@@ -957,8 +1119,10 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * TODO getReadiness
-         * @description Not specified yet.
+         * Readiness probe
+         * @description Answers 200 when the service can serve requests — PostgreSQL answers a trivial query within a short timeout —
+         *     and 503 with `status: unavailable` when it cannot (take the instance out of the load balancer; it recovers by
+         *     itself). Both answers use the success envelope with a `Health` object. Public, not rate limited, outside `/api/v1`.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -973,6 +1137,235 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Where the survey is in its life cycle.
+         *
+         *     | from | action | to |
+         *     |---|---|---|
+         *     | `draft` | launch (needs at least one question) | `active` |
+         *     | `active` | pause | `paused` |
+         *     | `paused` | launch | `active` |
+         *     | `active`, `paused` | close | `closed` |
+         *
+         *     Any other move is refused with 409 `invalid_state`. Responses are accepted only while `active`.
+         *     `closed` is final.
+         * @enum {string}
+         */
+        SurveyStatus: "draft" | "active" | "paused" | "closed";
+        /**
+         * NpsQuestion
+         * @description A Net Promoter Score question ("How likely are you to recommend … to a friend?"). Answered with an integer from 0 to 10; 9–10 are promoters, 7–8 passives, 0–6 detractors.
+         */
+        NpsQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /**
+             * @description The question type, `nps`.
+             * @constant
+             */
+            type: "nps";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+        };
+        /**
+         * RatingQuestion
+         * @description A rating scale question, answered with an integer from `min` to `max` inclusive.
+         */
+        RatingQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /**
+             * @description The question type, `rating`.
+             * @constant
+             */
+            type: "rating";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description Lowest value of the scale, 0 or 1. */
+            min: number;
+            /** @description Highest value of the scale, 2 to 10. */
+            max: number;
+            /** @description Label of the lowest value (for example "Strongly disagree"); `null` when none. */
+            minLabel: string | null;
+            /** @description Label of the highest value (for example "Strongly agree"); `null` when none. */
+            maxLabel: string | null;
+        };
+        /** @description One option of a choice question. */
+        Choice: {
+            /** @description Stable id of the choice, unique within its question. Answers refer to choices by this id. */
+            id: string;
+            /** @description The text shown to respondents. */
+            label: string;
+        };
+        /**
+         * SingleChoiceQuestion
+         * @description A question with one answer out of `choices`; the answer is the chosen choice's id.
+         */
+        SingleChoiceQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /**
+             * @description The question type, `single_choice`.
+             * @constant
+             */
+            type: "single_choice";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description The options, in display order. */
+            choices: components["schemas"]["Choice"][];
+        };
+        /**
+         * MultipleChoiceQuestion
+         * @description A question with several answers out of `choices`; the answer is an array of distinct choice ids.
+         */
+        MultipleChoiceQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /**
+             * @description The question type, `multiple_choice`.
+             * @constant
+             */
+            type: "multiple_choice";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description The options, in display order. */
+            choices: components["schemas"]["Choice"][];
+            /** @description Fewest choices an answer must select; `null` for no minimum beyond one. */
+            minSelections: number | null;
+            /** @description Most choices an answer may select; `null` for no maximum beyond the number of choices. */
+            maxSelections: number | null;
+        };
+        /**
+         * TextQuestion
+         * @description An open question answered with free text of at most `maxLength` characters.
+         */
+        TextQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /**
+             * @description The question type, `text`.
+             * @constant
+             */
+            type: "text";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description Longest answer accepted, in characters. */
+            maxLength: number;
+        };
+        /**
+         * @description A question of a survey. The `type` field says which variant it is:
+         *
+         *     | `type` | answer `value` |
+         *     |---|---|
+         *     | `nps` | integer 0–10 |
+         *     | `rating` | integer from `min` to `max` |
+         *     | `single_choice` | one choice id (string) |
+         *     | `multiple_choice` | array of distinct choice ids |
+         *     | `text` | string of 1 to `maxLength` characters |
+         */
+        Question: components["schemas"]["NpsQuestion"] | components["schemas"]["RatingQuestion"] | components["schemas"]["SingleChoiceQuestion"] | components["schemas"]["MultipleChoiceQuestion"] | components["schemas"]["TextQuestion"];
+        /** @description How the survey collects responses. Frozen after the first launch. */
+        SurveySettings: {
+            /** @description When `true`, responses carry no respondent identity; a `respondentExternalId` sent with a response is dropped, and every response returns it as `null`. */
+            anonymous: boolean;
+            /** @description When `false`, a respondent (by `respondentExternalId`) may answer once; a second submission gives 409 `duplicate_response`. Responses without a `respondentExternalId` are never counted as duplicates. */
+            allowMultipleResponses: boolean;
+        };
+        /**
+         * @description A survey: its questions, settings and life-cycle state (see `SurveyStatus`). Questions and settings are
+         *     frozen after the first launch; title and description stay editable until the survey is closed.
+         */
+        Survey: {
+            /** @description Identifier of the survey, `srv_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @description Title shown to respondents. */
+            title: string;
+            /** @description Introduction shown to respondents; `null` when none. */
+            description: string | null;
+            status: components["schemas"]["SurveyStatus"];
+            /** @description The questions in display order. Empty only for a draft; launching needs at least one. */
+            questions: components["schemas"]["Question"][];
+            settings: components["schemas"]["SurveySettings"];
+            /** @description Number of responses currently stored (deleted responses are not counted). */
+            responseCount: number;
+            /**
+             * Format: date-time
+             * @description When the survey was created (ISO 8601 UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the survey last changed, including state changes (ISO 8601 UTC).
+             */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description When the survey was first launched; `null` while it has never been launched. Relaunching after a pause does not change it.
+             */
+            launchedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the survey was last paused; `null` if it never was.
+             */
+            pausedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the survey was closed; `null` unless `status` is `closed`.
+             */
+            closedAt: string | null;
+        };
+        /** @description Present on every response, success or error. */
+        Meta: {
+            /**
+             * @description Identifier of this request (`req_` + 24 characters), also sent as the `X-Request-Id` header. Quote it when you contact support.
+             * @example req_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+             */
+            requestId: string;
+            /**
+             * Format: date-time
+             * @description When the response was produced (ISO 8601, UTC, `Z`).
+             * @example 2026-11-22T09:30:00.000Z
+             */
+            timestamp: string;
+            /**
+             * @description The API version that served the request.
+             * @constant
+             */
+            apiVersion: "v1";
+        };
+        /** @description Present on every list response. Pages are numbered from 1. */
+        Pagination: {
+            /** @description The page returned. */
+            page: number;
+            /** @description Items per page, as requested (default 20). */
+            pageSize: number;
+            /** @description Items matching the query across all pages. */
+            totalItems: number;
+            /** @description Pages available at this page size (0 when there are no items). */
+            totalPages: number;
+            /** @description Whether a later page exists. */
+            hasMore: boolean;
+        };
         /**
          * @description Stable, machine-readable error code. Branch on this, never on `message`. The list is closed for v1:
          *     new codes are only added with a changelog entry.
@@ -1021,32 +1414,1756 @@ export interface components {
             /** @description Every problem found, not only the first. */
             details?: components["schemas"]["ErrorDetail"][];
         };
-        /** @description Present on every response, success or error. */
-        Meta: {
-            /**
-             * @description Identifier of this request (`req_` + 24 characters), also sent as the `X-Request-Id` header. Quote it when you contact support.
-             * @example req_01JD3M8Q4W6T9ZK2F7X1B5N0C8
-             */
-            requestId: string;
-            /**
-             * Format: date-time
-             * @description When the response was produced (ISO 8601, UTC, `Z`).
-             * @example 2026-11-22T09:30:00.000Z
-             */
-            timestamp: string;
-            /**
-             * @description The API version that served the request.
-             * @constant
-             */
-            apiVersion: "v1";
-        };
         /** @description The envelope of every error response. */
         ErrorEnvelope: {
             error: components["schemas"]["Error"];
             meta: components["schemas"]["Meta"];
         };
+        /**
+         * NpsQuestionInput
+         * @description A Net Promoter Score question, answered with an integer from 0 to 10.
+         */
+        NpsQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /**
+             * @description The question type, `nps`.
+             * @constant
+             */
+            type: "nps";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /**
+             * @description Whether every response must answer this question. Default `true`.
+             * @default true
+             */
+            required: boolean;
+        };
+        /**
+         * RatingQuestionInput
+         * @description A rating scale question, answered with an integer from `min` to `max` inclusive.
+         */
+        RatingQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /**
+             * @description The question type, `rating`.
+             * @constant
+             */
+            type: "rating";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /**
+             * @description Whether every response must answer this question. Default `true`.
+             * @default true
+             */
+            required: boolean;
+            /**
+             * @description Lowest value of the scale, 0 or 1. Default 1.
+             * @default 1
+             */
+            min: number;
+            /**
+             * @description Highest value of the scale, 2 to 10. Default 5.
+             * @default 5
+             */
+            max: number;
+            /** @description Optional label of the lowest value. */
+            minLabel?: string | null;
+            /** @description Optional label of the highest value. */
+            maxLabel?: string | null;
+        };
+        /** @description One option of a choice question, as sent by the client. */
+        ChoiceInput: {
+            /** @description Id of the choice, unique within its question. When absent the server assigns the first free `c_1`, `c_2`, … Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /** @description The text shown to respondents. */
+            label: string;
+        };
+        /**
+         * SingleChoiceQuestionInput
+         * @description A question with one answer out of `choices`; the answer is the chosen choice's id.
+         */
+        SingleChoiceQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /**
+             * @description The question type, `single_choice`.
+             * @constant
+             */
+            type: "single_choice";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /**
+             * @description Whether every response must answer this question. Default `true`.
+             * @default true
+             */
+            required: boolean;
+            /** @description The options, in display order. Choice ids must be unique within the question. */
+            choices: components["schemas"]["ChoiceInput"][];
+        };
+        /**
+         * MultipleChoiceQuestionInput
+         * @description A question with several answers out of `choices`; the answer is an array of distinct choice ids. `minSelections` ≤ `maxSelections` ≤ the number of choices, otherwise 400 `validation_failed`.
+         */
+        MultipleChoiceQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /**
+             * @description The question type, `multiple_choice`.
+             * @constant
+             */
+            type: "multiple_choice";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /**
+             * @description Whether every response must answer this question. Default `true`.
+             * @default true
+             */
+            required: boolean;
+            /** @description The options, in display order. Choice ids must be unique within the question. */
+            choices: components["schemas"]["ChoiceInput"][];
+            /** @description Optional fewest choices an answer must select. */
+            minSelections?: number | null;
+            /** @description Optional most choices an answer may select; at most the number of choices. */
+            maxSelections?: number | null;
+        };
+        /**
+         * TextQuestionInput
+         * @description An open question answered with free text of at most `maxLength` characters.
+         */
+        TextQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /**
+             * @description The question type, `text`.
+             * @constant
+             */
+            type: "text";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /**
+             * @description Whether every response must answer this question. Default `true`.
+             * @default true
+             */
+            required: boolean;
+            /**
+             * @description Longest answer accepted, in characters, 1 to 10000. Default 2000.
+             * @default 2000
+             */
+            maxLength: number;
+        };
+        /**
+         * @description A question as sent by the client: the same variants as `Question`, selected by `type`, with `id` and
+         *     choice ids optional (assigned by the server as `q_<n>` and `c_<n>`, the first numbers not yet used) and
+         *     the other optional fields defaulted (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`).
+         */
+        QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"];
+        /** @description Settings to set. Omitted fields keep their current value (on create, their default). */
+        SurveySettingsInput: {
+            /**
+             * @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`.
+             * @default false
+             */
+            anonymous: boolean;
+            /**
+             * @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`.
+             * @default false
+             */
+            allowMultipleResponses: boolean;
+        };
+        /** @description A new survey. It is created as a `draft`. */
+        SurveyCreate: {
+            /** @description Title shown to respondents. */
+            title: string;
+            /** @description Optional introduction shown to respondents. */
+            description?: string | null;
+            /** @description The questions in display order (may be empty or omitted in a draft). Question ids and, within a question, choice ids must be unique. */
+            questions?: components["schemas"]["QuestionInput"][];
+            settings?: components["schemas"]["SurveySettingsInput"];
+        };
+        /** @description What to generate a survey about. The result is a draft that you can edit before launching. */
+        SurveyGenerateRequest: {
+            /** @description What the survey is for, in plain language (for example "quarterly engagement pulse for the engineering team"). */
+            prompt: string;
+            /**
+             * @description How many questions to generate, 1 to 30. Default 8.
+             * @default 8
+             */
+            questionCount: number;
+            /** @description Title to use; when omitted the provider proposes one. */
+            title?: string;
+        };
+        /** @description Confirmation that a survey and all its responses were deleted. */
+        SurveyDeleted: {
+            /** @description Identifier of the deleted survey. */
+            id: string;
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
+        };
+        /**
+         * @description Fields to change; omitted fields keep their value. At least one field.
+         *
+         *     - `title` and `description` can change in `draft`, `active` and `paused`.
+         *     - `questions` (which replaces the whole list) and `settings` (merged field by field) can change only
+         *       while the survey has never been launched; afterwards 409 `invalid_state`.
+         *     - A `closed` survey cannot be changed at all (409 `invalid_state`).
+         */
+        SurveyUpdate: {
+            /** @description New title. */
+            title?: string;
+            /** @description New introduction; `null` removes it. */
+            description?: string | null;
+            /** @description The new, complete question list (replaces the old one). Send existing ids to keep them; questions without an id get new ones. */
+            questions?: components["schemas"]["QuestionInput"][];
+            settings?: components["schemas"]["SurveySettingsInput"];
+        };
+        /**
+         * @description The answer to one question. The type of `value` follows the question's type:
+         *
+         *     | question `type` | `value` |
+         *     |---|---|
+         *     | `nps` | integer 0–10 |
+         *     | `rating` | integer from the question's `min` to `max` |
+         *     | `single_choice` | the id of one of its choices |
+         *     | `multiple_choice` | array of distinct choice ids, within `minSelections`/`maxSelections` |
+         *     | `text` | string of 1 to the question's `maxLength` characters |
+         *
+         *     Optional questions are skipped by leaving their answer out.
+         */
+        Answer: {
+            /** @description Id of the answered question. */
+            questionId: string;
+            /** @description The answer; its type depends on the question's type (see above). */
+            value: number | string | string[];
+        };
+        /** @description One submitted response to a survey. Responses cannot be edited; delete and resubmit instead. */
+        Response: {
+            /** @description Identifier of the response, `rsp_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @description The survey answered. */
+            surveyId: string;
+            /** @description The respondent's `externalId` as sent with the response; always `null` for anonymous surveys and when none was sent. */
+            respondentExternalId: string | null;
+            /** @description The answers, in the survey's question order, at most one per question. */
+            answers: components["schemas"]["Answer"][];
+            /**
+             * Format: date-time
+             * @description When the response was accepted (ISO 8601 UTC).
+             */
+            submittedAt: string;
+        };
+        /**
+         * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
+         *     questions: unknown question ids, two answers to one question, missing required questions, values of the
+         *     wrong type or out of range, unknown choice ids and over-long texts are all reported together in one
+         *     400 `validation_failed` (paths like `/body/answers/2/value`).
+         */
+        ResponseSubmit: {
+            /** @description The respondent's `externalId` (the employee id in the HR system). Needed to enforce one response per respondent. Dropped, stored and returned as `null`, when the survey is anonymous. */
+            respondentExternalId?: string;
+            /** @description The answers, at most one per question. */
+            answers: components["schemas"]["Answer"][];
+        };
+        /** @description Confirmation that a response was deleted. */
+        ResponseDeleted: {
+            /** @description Identifier of the deleted response. */
+            id: string;
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
+        };
+        /**
+         * @description File format of an export. `csv`: one row per response, one column per question (multiple-choice answers
+         *     joined with `;`), UTF-8 with a header row. `json`: an array of `Response` objects. `xlsx`: the CSV
+         *     layout as an Excel workbook.
+         * @enum {string}
+         */
+        ExportFormat: "csv" | "json" | "xlsx";
+        /** @description What to export. Without a time window every response of the survey is exported. */
+        ExportRequest: {
+            format: components["schemas"]["ExportFormat"];
+            /**
+             * Format: date-time
+             * @description Only responses submitted at or after this instant (ISO 8601).
+             */
+            submittedAfter?: string;
+            /**
+             * Format: date-time
+             * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`.
+             */
+            submittedBefore?: string;
+        };
+        /**
+         * @description An asynchronous export of a survey's responses to a file. Poll `GET /api/v1/exports/{exportId}` until
+         *     `status` is `completed` (then download the file) or `failed`. The event `responses.export.completed`
+         *     is also sent to webhooks. Files are kept for 24 hours after completion.
+         */
+        Export: {
+            /** @description Identifier of the export, `exp_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @description The survey whose responses are exported. */
+            surveyId: string;
+            format: components["schemas"]["ExportFormat"];
+            /**
+             * @description `pending` (queued), `processing`, `completed` (file ready) or `failed` (see `error`).
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "completed" | "failed";
+            /** @description Number of responses in the file; `null` until completed. */
+            rowCount: number | null;
+            /**
+             * Format: uri-reference
+             * @description Where to download the file (relative to the API base URL, same API key); `null` until completed.
+             */
+            downloadUrl: string | null;
+            /** @description Why the export failed; `null` unless `status` is `failed`. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the export was requested (ISO 8601 UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the export completed or failed; `null` before.
+             */
+            completedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the file is deleted (24 hours after completion); `null` until completed. Downloading later gives 409 `invalid_state`.
+             */
+            expiresAt: string | null;
+        };
+        /** @description How many answers gave one value of a scale. */
+        AnalyticsValueCount: {
+            /** @description The scale value. */
+            value: number;
+            /** @description Answers with that value. */
+            count: number;
+        };
+        /**
+         * NpsQuestionStats
+         * @description Statistics of an `nps` question. The score is the percentage of promoters (9–10) minus the percentage of detractors (0–6).
+         */
+        NpsQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `nps`.
+             * @constant
+             */
+            type: "nps";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Net Promoter Score, −100 to 100, rounded to one decimal; `null` when nobody answered. */
+            score: number | null;
+            /** @description Answers of 9 or 10. */
+            promoters: number;
+            /** @description Answers of 7 or 8. */
+            passives: number;
+            /** @description Answers of 0 to 6. */
+            detractors: number;
+            /** @description Answer counts for every value 0 to 10, in order. */
+            distribution: components["schemas"]["AnalyticsValueCount"][];
+        };
+        /**
+         * RatingQuestionStats
+         * @description Statistics of a `rating` question.
+         */
+        RatingQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `rating`.
+             * @constant
+             */
+            type: "rating";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Lowest value of the scale. */
+            min: number;
+            /** @description Highest value of the scale. */
+            max: number;
+            /** @description Mean answer, rounded to two decimals; `null` when nobody answered. */
+            average: number | null;
+            /** @description Median answer; `null` when nobody answered. */
+            median: number | null;
+            /** @description Answer counts for every value from `min` to `max`, in order. */
+            distribution: components["schemas"]["AnalyticsValueCount"][];
+        };
+        /**
+         * ChoiceQuestionStats
+         * @description Statistics of a `single_choice` or `multiple_choice` question.
+         */
+        ChoiceQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description The question type.
+             * @enum {string}
+             */
+            type: "single_choice" | "multiple_choice";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Every choice of the question, in display order, including those nobody chose. */
+            choices: {
+                /** @description Id of the choice. */
+                choiceId: string;
+                /** @description Label of the choice. */
+                label: string;
+                /** @description Answers that selected it. */
+                count: number;
+                /** @description `count` as a percentage of `answeredCount`, rounded to one decimal (0 when nobody answered). For `multiple_choice` the percentages can add up to more than 100. */
+                percentage: number;
+            }[];
+        };
+        /**
+         * TextQuestionStats
+         * @description Statistics of a `text` question. The texts themselves are read through the responses or the AI analysis.
+         */
+        TextQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `text`.
+             * @constant
+             */
+            type: "text";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Mean answer length in characters, rounded to one decimal; `null` when nobody answered. */
+            averageLength: number | null;
+        };
+        /**
+         * @description Quantitative statistics of a survey's responses, computed on request from the stored responses (within
+         *     the optional time window), one entry per question in survey order. Works in every survey state.
+         */
+        StaticAnalytics: {
+            /** @description The survey analysed. */
+            surveyId: string;
+            /** @description Responses included (those in the time window). */
+            responseCount: number;
+            /**
+             * Format: date-time
+             * @description The lower bound of the window as requested; `null` when none.
+             */
+            submittedAfter: string | null;
+            /**
+             * Format: date-time
+             * @description The upper bound of the window as requested; `null` when none.
+             */
+            submittedBefore: string | null;
+            /**
+             * Format: date-time
+             * @description When these statistics were computed (ISO 8601 UTC).
+             */
+            generatedAt: string;
+            /** @description Statistics per question, in survey order; the variant follows the question `type`. */
+            questions: (components["schemas"]["NpsQuestionStats"] | components["schemas"]["RatingQuestionStats"] | components["schemas"]["ChoiceQuestionStats"] | components["schemas"]["TextQuestionStats"])[];
+        };
+        /** @description Optional scope of an AI analysis. An empty or absent body analyses every question. */
+        AiAnalysisRequest: {
+            /** @description Analyse only these questions (unknown ids give 400 `validation_failed`). Default all questions. */
+            questionIds?: string[];
+            /** @description What the analysis should pay attention to (for example "reasons for low scores in onboarding"). */
+            focus?: string;
+        };
+        /** @description Overall sentiment of the analysed texts. The three fractions add up to 1 (within rounding). */
+        AiAnalysisSentiment: {
+            /** @description Fraction of texts judged positive. */
+            positive: number;
+            /** @description Fraction of texts judged neutral. */
+            neutral: number;
+            /** @description Fraction of texts judged negative. */
+            negative: number;
+            /** @description Overall sentiment from −1 (all negative) to 1 (all positive). */
+            score: number;
+        };
+        /** @description A recurring topic in the text answers. */
+        AiAnalysisTheme: {
+            /** @description Short name of the theme (for example "workload"). */
+            name: string;
+            /** @description Number of text answers that touch the theme. */
+            mentions: number;
+            /** @description Sentiment of those answers, −1 to 1. */
+            sentiment: number;
+            /** @description Up to three verbatim excerpts, never attributed to anyone. Empty when the analysis covers fewer responses than the anonymity threshold (5). */
+            sampleQuotes: string[];
+        };
+        /**
+         * @description An AI analysis of a survey's responses (summary, sentiment, themes and recommendations), produced
+         *     asynchronously. Poll `GET /api/v1/surveys/{id}/analytics/ai/{analysisId}` until `status` is `completed`
+         *     or `failed`; the event `analytics.ai.completed` is also sent to webhooks. The results fields are `null`
+         *     or empty until completed.
+         *
+         *     Anonymity: the analysis works on answers only, never on respondent identities; quotes are never
+         *     attributed, and when fewer than 5 responses (the anonymity threshold) are analysed no quotes are
+         *     included at all.
+         */
+        AiAnalysis: {
+            /** @description Identifier of the analysis, `ana_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @description The survey analysed. */
+            surveyId: string;
+            /**
+             * @description `pending` (queued), `processing`, `completed` or `failed` (see `error`).
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "completed" | "failed";
+            /**
+             * @description Which provider produced (or will produce) the analysis. `offline` is the built-in deterministic analyser (lexicon sentiment, keyword themes, statistics); `openai-compatible` a configured chat-completions model.
+             * @enum {string}
+             */
+            provider: "offline" | "openai-compatible";
+            /** @description Model name used by an `openai-compatible` provider; `null` for `offline`. */
+            model: string | null;
+            /** @description Responses included in the analysis. */
+            responseCount: number;
+            /** @description A few paragraphs summarising the responses; `null` until completed. */
+            summary: string | null;
+            /** @description Overall sentiment of the text answers; `null` until completed. */
+            sentiment: components["schemas"]["AiAnalysisSentiment"] | null;
+            /** @description Recurring themes, most mentioned first; empty until completed. */
+            themes: components["schemas"]["AiAnalysisTheme"][];
+            /** @description Suggested actions, most important first; empty until completed. */
+            recommendations: string[];
+            /** @description Why the analysis failed; `null` unless `status` is `failed`. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the analysis was requested (ISO 8601 UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the analysis completed or failed; `null` before.
+             */
+            completedAt: string | null;
+        };
+        /**
+         * @description The respondent field whose values form the groups.
+         * @enum {string}
+         */
+        SmartAnalyticsSegmentBy: "department" | "location" | "jobTitle" | "employmentType" | "managerId";
+        /** @description The results of one group of respondents. Suppressed groups carry `null` metrics. */
+        SmartAnalyticsSegment: {
+            /** @description The group's value of the `segmentBy` field (for example "Engineering"); `null` for responses whose respondent has no value or is not known (anonymous surveys, unknown `respondentExternalId`). */
+            value: string | null;
+            /** @description Responses in the group. */
+            responseCount: number;
+            /** @description `true` when the group has fewer responses than `anonymityThreshold`; its metrics are then `null`. */
+            suppressed: boolean;
+            /** @description The group's Net Promoter Score on the survey's first `nps` question; `null` when suppressed or when there is no such question or answer. */
+            nps: number | null;
+            /** @description The group's mean over all its `rating` answers; `null` when suppressed or when there are none. */
+            averageRating: number | null;
+        };
+        /** @description A question whose answers move with the NPS answer of the same response. */
+        SmartAnalyticsDriver: {
+            /** @description Id of the `rating` question. */
+            questionId: string;
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Pearson correlation between this question's answers and the NPS answers, −1 to 1. */
+            correlation: number;
+            /** @description Responses that answered both questions. */
+            responseCount: number;
+        };
+        /**
+         * @description Segment comparison, key drivers and participation of a survey. Responses are joined to respondents by
+         *     `respondentExternalId`. Any group with fewer than `anonymityThreshold` responses (fixed at 5) is
+         *     reported with `suppressed: true` and `null` metrics, so that no small group can be singled out.
+         */
+        SmartAnalytics: {
+            /** @description The survey analysed. */
+            surveyId: string;
+            segmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
+            /** @description Smallest group size whose results are shown (5). */
+            anonymityThreshold: number;
+            /** @description All responses of the survey. */
+            responseCount: number;
+            /** @description One entry per value of `segmentBy`, largest group first. */
+            segments: components["schemas"]["SmartAnalyticsSegment"][];
+            /** @description The `rating` questions most correlated with the survey's first `nps` question, strongest (by absolute correlation) first. Empty when the survey has no `nps` question or fewer than `anonymityThreshold` responses. */
+            drivers: components["schemas"]["SmartAnalyticsDriver"][];
+            /** @description How many invited respondents answered. */
+            participation: {
+                /** @description Distinct respondents the survey was distributed to (all distributions). */
+                invited: number;
+                /** @description Of those, how many have responded. */
+                responded: number;
+                /** @description `responded / invited`, rounded to three decimals; `null` when nobody was invited. */
+                rate: number | null;
+            };
+            /**
+             * Format: date-time
+             * @description When these results were computed (ISO 8601 UTC).
+             */
+            generatedAt: string;
+        };
+        /**
+         * @description One condition on respondents. The type of `value` depends on `operator`:
+         *
+         *     | operator | matches when the field … | `value` |
+         *     |---|---|---|
+         *     | `equals` | equals the value exactly (strings case-sensitive) | string, number or boolean |
+         *     | `in` | equals any element | array of 1–100 strings or numbers |
+         *     | `contains` | contains the value as a substring (case-insensitive) | string |
+         *     | `gte` | is greater than or equal (ISO dates compare as dates, numbers as numbers, else as strings) | string or number |
+         *     | `lte` | is less than or equal (same comparison) | string or number |
+         *     | `exists` | has a non-null value (`true`) or has none (`false`) | boolean |
+         *
+         *     A `value` of the wrong type for its operator gives 400 `validation_failed` at `/body/targeting/filters/<i>/value`.
+         */
+        TargetingFilter: {
+            /** @description A respondent field (`externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`) or a custom attribute as `attributes.<name>`. */
+            field: string | ("externalId" | "email" | "firstName" | "lastName" | "department" | "location" | "jobTitle" | "managerId" | "hireDate" | "employmentType");
+            /**
+             * @description How `field` is compared with `value` (see the table above).
+             * @enum {string}
+             */
+            operator: "equals" | "in" | "contains" | "gte" | "lte" | "exists";
+            /** @description The value to compare with; its type depends on `operator` (see the table above). */
+            value: string | number | boolean | (string | number)[];
+        };
+        /** @description Which respondents receive the survey. With no filters every respondent of the organization and environment matches. */
+        DistributionTargeting: {
+            /** @description The conditions. */
+            filters: components["schemas"]["TargetingFilter"][];
+            /**
+             * @description `AND`: a respondent must match every filter; `OR`: any filter. Default `AND`.
+             * @default AND
+             * @enum {string}
+             */
+            logic: "AND" | "OR";
+        };
+        /**
+         * @description How recipients get the survey. `email`: the service e-mails each recipient a personal link.
+         *     `link`: personal links are created and listed in the recipients, for you to send. `embed`: an HTML
+         *     snippet (`embedCode`) to place in your own page; recipients are still listed to track who responded.
+         * @enum {string}
+         */
+        DistributionMethod: "email" | "link" | "embed";
+        /** @description A reminder sent once to recipients who have not responded yet. */
+        DistributionReminder: {
+            /** @description Whether to send the reminder. */
+            enabled: boolean;
+            /**
+             * @description Days after the send time at which the reminder goes out, 1 to 30. Default 3; always present in responses.
+             * @default 3
+             */
+            afterDays: number;
+        };
+        /** @description How and when the survey is sent. */
+        DistributionSettings: {
+            method: components["schemas"]["DistributionMethod"];
+            /**
+             * Format: date-time
+             * @description When to send (ISO 8601 UTC). Omitted or in the past means now. At most one year ahead.
+             */
+            schedule?: string;
+            reminder?: components["schemas"]["DistributionReminder"];
+            /** @description E-mail subject (method `email` only; default "<survey title>"). Ignored for other methods. */
+            subject?: string;
+            /** @description Plain-text message placed above the personal link in the e-mail (method `email` only). Ignored for other methods. */
+            message?: string;
+        };
+        /** @description Who receives the survey, and how and when it is sent. */
+        DistributionRequest: {
+            targeting: components["schemas"]["DistributionTargeting"];
+            distribution: components["schemas"]["DistributionSettings"];
+        };
+        /**
+         * @description One sending of a survey to the respondents matched by its targeting. Matching happens when the
+         *     distribution is sent (at `schedule`), so respondents synced in between are included. The event
+         *     `distribution.sent` is sent to webhooks when sending ends.
+         */
+        Distribution: {
+            /** @description Identifier of the distribution, `dst_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @description The survey distributed. */
+            surveyId: string;
+            /**
+             * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in `failedCount`) or `failed` (nothing could be sent).
+             * @enum {string}
+             */
+            status: "scheduled" | "sending" | "sent" | "failed";
+            method: components["schemas"]["DistributionMethod"];
+            targeting: components["schemas"]["DistributionTargeting"];
+            /**
+             * Format: date-time
+             * @description When sending starts (ISO 8601 UTC); the request time when none was given.
+             */
+            schedule: string;
+            reminder: components["schemas"]["DistributionReminder"];
+            /** @description E-mail subject; `null` for other methods. */
+            subject: string | null;
+            /** @description E-mail message; `null` when none or for other methods. */
+            message: string | null;
+            /** @description Respondents matched by the targeting when sending started; `null` while `scheduled`. */
+            matchedCount: number | null;
+            /** @description Recipients the survey was sent to (for `link` and `embed`, links created). */
+            sentCount: number;
+            /** @description Recipients it could not be sent to (see the recipients' `status`). */
+            failedCount: number;
+            /**
+             * Format: date-time
+             * @description When the reminder went out; `null` before or when disabled.
+             */
+            reminderSentAt: string | null;
+            /** @description HTML snippet to embed the survey (method `embed`); `null` for other methods. */
+            embedCode: string | null;
+            /**
+             * Format: date-time
+             * @description When the distribution was requested (ISO 8601 UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When sending ended (`sent` or `failed`); `null` before.
+             */
+            completedAt: string | null;
+        };
+        /** @description The targeting to try out. */
+        DistributionPreviewRequest: {
+            targeting: components["schemas"]["DistributionTargeting"];
+        };
+        /** @description How many respondents a targeting matches now, with a small sample. Nothing is sent. */
+        AudiencePreview: {
+            /** @description Respondents matching the targeting now. */
+            matchedCount: number;
+            /** @description Up to 10 matching respondents, ordered by `externalId`. */
+            sample: {
+                /** @description The respondent's `externalId`. */
+                externalId: string;
+                /**
+                 * Format: email
+                 * @description E-mail address.
+                 */
+                email: string;
+                /** @description Given name. */
+                firstName: string | null;
+                /** @description Family name. */
+                lastName: string | null;
+                /** @description Department. */
+                department: string | null;
+                /** @description Location. */
+                location: string | null;
+                /** @description Job title. */
+                jobTitle: string | null;
+            }[];
+        };
+        /** @description One respondent a distribution was sent to, with their personal link. */
+        DistributionRecipient: {
+            /** @description The respondent's `externalId`. */
+            respondentExternalId: string;
+            /**
+             * Format: email
+             * @description The e-mail address used (as it was when sending).
+             */
+            email: string;
+            /**
+             * Format: uri
+             * @description The respondent's personal survey link; responses through it carry their `externalId` (unless the survey is anonymous).
+             */
+            link: string;
+            /**
+             * @description `pending` (not sent yet), `sent`, `failed` (see `error`) or `responded`.
+             * @enum {string}
+             */
+            status: "pending" | "sent" | "failed" | "responded";
+            /**
+             * Format: date-time
+             * @description When the survey was sent to this recipient; `null` before.
+             */
+            sentAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the recipient responded; `null` before.
+             */
+            respondedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the reminder was sent to this recipient; `null` when none was.
+             */
+            reminderSentAt: string | null;
+            /** @description Why sending failed; `null` unless `status` is `failed`. */
+            error: string | null;
+        };
+        /**
+         * Format: uri
+         * @description The endpoint that receives deliveries. Must be `https` in production and must not resolve to a private,
+         *     loopback or link-local address (SSRF protection); a server configuration switch allows `http` loopback
+         *     URLs for development and tests only. Otherwise 400 `validation_failed`.
+         * @example https://hooks.example.com/survey-service
+         */
+        WebhookUrl: string;
+        /**
+         * @description The kind of an event. `data` of the event is the resource named here, as it was when the event occurred.
+         *
+         *     | type | when | `data` |
+         *     |---|---|---|
+         *     | `survey.launched` | a survey became `active` (first launch or relaunch after a pause) | `Survey` |
+         *     | `survey.paused` | an active survey was paused | `Survey` |
+         *     | `survey.closed` | a survey was closed | `Survey` |
+         *     | `response.submitted` | a response was submitted | `Response` |
+         *     | `respondents.sync.completed` | a sync job completed (also dry runs) | `SyncJob` |
+         *     | `respondents.sync.failed` | a sync job failed | `SyncJob` |
+         *     | `responses.export.completed` | an export file is ready to download | `Export` |
+         *     | `analytics.ai.completed` | an AI analysis finished | `AiAnalysis` |
+         *     | `distribution.sent` | a distribution was sent to its recipients | `Distribution` |
+         *     | `webhook.test` | sent only by `POST /api/v1/webhooks/{id}/test`, to that webhook | `WebhookTestData` |
+         * @example response.submitted
+         * @enum {string}
+         */
+        EventType: "survey.launched" | "survey.paused" | "survey.closed" | "response.submitted" | "respondents.sync.completed" | "respondents.sync.failed" | "responses.export.completed" | "analytics.ai.completed" | "distribution.sent" | "webhook.test";
+        /**
+         * @description The event types a webhook receives — 1 to 20 distinct `EventType`s, or `["*"]` for every type, including types added later in v1.
+         * @example [
+         *       "survey.launched",
+         *       "response.submitted"
+         *     ]
+         * @example [
+         *       "*"
+         *     ]
+         */
+        WebhookEvents: components["schemas"]["EventType"][] | "*"[];
+        /**
+         * @description A webhook subscription: an endpoint that receives signed `POST`s of the events it subscribes to.
+         * @example {
+         *       "id": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "url": "https://hooks.example.com/survey-service",
+         *       "events": [
+         *         "survey.launched",
+         *         "response.submitted"
+         *       ],
+         *       "description": "Feeds the HR dashboard",
+         *       "enabled": true,
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "updatedAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        Webhook: {
+            /** @description The webhook id (`whk_…`). */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+            /** @description Free text for your own bookkeeping. */
+            description: string | null;
+            /** @description Disabled webhooks receive no deliveries (tests excepted). */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When the webhook was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the webhook was last changed.
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description A new webhook subscription. The answer includes the signing secret, shown only once.
+         * @example {
+         *       "url": "https://hooks.example.com/survey-service",
+         *       "events": [
+         *         "survey.launched",
+         *         "response.submitted"
+         *       ],
+         *       "description": "Feeds the HR dashboard"
+         *     }
+         */
+        WebhookCreate: {
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+            /** @description Free text for your own bookkeeping. */
+            description?: string | null;
+            /**
+             * @description Whether deliveries start at once.
+             * @default true
+             */
+            enabled: boolean;
+        };
+        /**
+         * @description A webhook subscription as returned by `createWebhook`: the subscription plus its signing `secret`, shown only this once.
+         * @example {
+         *       "id": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "url": "https://hooks.example.com/survey-service",
+         *       "events": [
+         *         "survey.launched",
+         *         "response.submitted"
+         *       ],
+         *       "description": "Feeds the HR dashboard",
+         *       "enabled": true,
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "updatedAt": "2026-11-22T09:30:00.000Z",
+         *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5oF5sCKEmCo="
+         *     }
+         */
+        WebhookCreated: {
+            /** @description The webhook id (`whk_…`). */
+            id: string;
+            url: components["schemas"]["WebhookUrl"];
+            events: components["schemas"]["WebhookEvents"];
+            /** @description Free text for your own bookkeeping. */
+            description: string | null;
+            /** @description Disabled webhooks receive no deliveries (tests excepted). */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When the webhook was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the webhook was last changed.
+             */
+            updatedAt: string;
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. */
+            secret: string;
+        };
+        /**
+         * @description The answer of every delete — which resource was deleted.
+         * @example {
+         *       "id": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "deleted": true
+         *     }
+         */
+        Deleted: {
+            /** @description The id of the deleted resource (for respondents, the `externalId`). */
+            id: string;
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
+        };
+        /**
+         * @description Changes to a webhook; only the fields sent change. At least one field. The secret cannot be changed (create a new webhook to rotate it).
+         * @example {
+         *       "enabled": false
+         *     }
+         */
+        WebhookUpdate: {
+            url?: components["schemas"]["WebhookUrl"];
+            events?: components["schemas"]["WebhookEvents"];
+            /** @description Free text for your own bookkeeping; `null` clears it. */
+            description?: string | null;
+            /** @description `false` stops deliveries (pending retries are cancelled); `true` resumes them for new events. */
+            enabled?: boolean;
+        };
+        /**
+         * @description `pending`: queued or in flight; `succeeded`: the endpoint answered 2xx within 10 seconds; `failed`: any other answer, a timeout or a network error.
+         * @example succeeded
+         * @enum {string}
+         */
+        WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
+        /**
+         * @description One delivery attempt of one event to one webhook. Failed attempts are retried with exponential backoff
+         *     for about a day (`nextRetryAt` says when); every attempt is its own record with the next `attempt` number.
+         *     A manual redelivery is one more attempt of the same event (same `eventId`, same `webhook-id` header) and is
+         *     not retried automatically.
+         * @example {
+         *       "id": "whd_01JD3MH5W8X3D1SN6Y9A2C4P7R",
+         *       "webhookId": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "eventId": "evt_01JD3MM8Z2A6H4WR9B3D5G7S0V",
+         *       "eventType": "response.submitted",
+         *       "attempt": 1,
+         *       "status": "succeeded",
+         *       "responseStatus": 200,
+         *       "latencyMs": 142,
+         *       "error": null,
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "deliveredAt": "2026-11-22T09:30:00.142Z",
+         *       "nextRetryAt": null
+         *     }
+         */
+        WebhookDelivery: {
+            /** @description The delivery id (`whd_…`). */
+            id: string;
+            /** @description The webhook delivered to. */
+            webhookId: string;
+            /** @description The event delivered; also the `webhook-id` header, so receivers can deduplicate. */
+            eventId: string;
+            eventType: components["schemas"]["EventType"];
+            /** @description Attempt number for this event and webhook, from 1. */
+            attempt: number;
+            status: components["schemas"]["WebhookDeliveryStatus"];
+            /** @description The HTTP status the endpoint answered; `null` while pending or when no answer came (timeout, network error). */
+            responseStatus: number | null;
+            /** @description Time from sending the request to receiving the answer (or giving up), in milliseconds; `null` while pending. */
+            latencyMs: number | null;
+            /** @description Why the attempt failed (for example `timeout after 10000 ms`, `HTTP 500`); `null` otherwise. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the attempt was queued.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the attempt finished (successfully or not); `null` while pending.
+             */
+            deliveredAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the next automatic attempt is scheduled after this failed one; `null` when none is (success, retries exhausted, manual redelivery, or webhook disabled).
+             */
+            nextRetryAt: string | null;
+        };
+        /** @description A survey changed state: launched (became `active`), paused or closed. `data` is the survey after the change. */
+        SurveyEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "survey.launched" | "survey.paused" | "survey.closed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Survey"];
+        };
+        /** @description A response was submitted. `data` is the response. */
+        ResponseSubmittedEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "response.submitted";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Response"];
+        };
+        /**
+         * @description `pending`: queued behind another sync of the same organization and environment (syncs never interleave);
+         *     `processing`: running; `completed`: finished (records in error do not fail a job); `failed`: stopped
+         *     without applying anything (see `failureReason`).
+         * @example processing
+         * @enum {string}
+         */
+        SyncJobStatus: "pending" | "processing" | "completed" | "failed";
+        /**
+         * @description How a sync applies its records (matched on `externalId`):
+         *
+         *     | mode | behaviour |
+         *     |---|---|
+         *     | `upsert` | inserts new records and updates existing ones (incremental syncs). |
+         *     | `replace` | makes the given records the complete set: updates or inserts them and deletes every other respondent, atomically (full refresh). |
+         *     | `append` | inserts only new records; existing ones are skipped untouched (adding new people only). |
+         * @example upsert
+         * @enum {string}
+         */
+        SyncMode: "upsert" | "replace" | "append";
+        /**
+         * @description Counts of a sync job, updated while it runs. `created + updated + skipped + errors = totalRecords` once the
+         *     job has completed. In a dry run they are the counts the job would have produced.
+         * @example {
+         *       "totalRecords": 2,
+         *       "created": 1,
+         *       "updated": 0,
+         *       "skipped": 0,
+         *       "errors": 1,
+         *       "deleted": 0
+         *     }
+         */
+        SyncStats: {
+            /** @description Records received. */
+            totalRecords: number;
+            /** @description Records inserted as new respondents. */
+            created: number;
+            /** @description Records that overwrote an existing respondent with the same `externalId` (`upsert`, `replace`). */
+            updated: number;
+            /** @description Records left aside without error — existing respondents in `append` mode, and earlier occurrences of an `externalId` repeated in the same request (the last one wins). */
+            skipped: number;
+            /** @description Records rejected by validation; the first 100 are described in the job's `errors`. */
+            errors: number;
+            /** @description Respondents deleted because they were absent from a `replace` sync; always 0 for other modes. */
+            deleted: number;
+        };
+        /**
+         * @description Why one record of a sync was rejected.
+         * @example {
+         *       "index": 1,
+         *       "externalId": "E-10043",
+         *       "path": "/email",
+         *       "message": "must match format \"email\""
+         *     }
+         */
+        SyncRecordError: {
+            /** @description Zero-based position of the record in the request's `respondents` array. */
+            index: number;
+            /** @description The record's `externalId` when it had a usable one (a string of 1–255 characters), else `null`. */
+            externalId: string | null;
+            /** @description What is wrong, for humans. */
+            message: string;
+            /** @description JSON Pointer to the offending field inside the record (for example `/email`); absent when the record as a whole is wrong. */
+            path?: string;
+        };
+        /**
+         * @description A respondent sync job. `progress` goes from 0 to 100 (100 exactly when `completed`). A `replace` sync in
+         *     which no record is valid fails (`failureReason` says so) and deletes nothing; `replace` is atomic, so
+         *     readers see the old set or the new one, never a mix. A dry run reports the same stats and changes nothing.
+         * @example {
+         *       "jobId": "job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T",
+         *       "status": "completed",
+         *       "mode": "upsert",
+         *       "dryRun": false,
+         *       "progress": 100,
+         *       "stats": {
+         *         "totalRecords": 2,
+         *         "created": 1,
+         *         "updated": 0,
+         *         "skipped": 0,
+         *         "errors": 1,
+         *         "deleted": 0
+         *       },
+         *       "errors": [
+         *         {
+         *           "index": 1,
+         *           "externalId": "E-10043",
+         *           "path": "/email",
+         *           "message": "must match format \"email\""
+         *         }
+         *       ],
+         *       "startedAt": "2026-11-22T09:30:00.100Z",
+         *       "completedAt": "2026-11-22T09:30:00.900Z",
+         *       "failureReason": null,
+         *       "createdAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        SyncJob: {
+            /** @description The sync job id (`job_…`). */
+            jobId: string;
+            status: components["schemas"]["SyncJobStatus"];
+            mode: components["schemas"]["SyncMode"];
+            /** @description Whether this is a dry run that changes nothing. */
+            dryRun: boolean;
+            /** @description Percentage of records processed; 100 when `completed`. */
+            progress: number;
+            stats: components["schemas"]["SyncStats"];
+            /** @description The first 100 rejected records, in request order (`stats.errors` has the full count). */
+            errors: components["schemas"]["SyncRecordError"][];
+            /**
+             * Format: date-time
+             * @description When processing started; `null` while `pending`.
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the job reached `completed` or `failed`; `null` before.
+             */
+            completedAt: string | null;
+            /** @description Why the job `failed` (for example no valid record in a `replace` sync); `null` otherwise. */
+            failureReason: string | null;
+            /**
+             * Format: date-time
+             * @description When the sync request was accepted.
+             */
+            createdAt: string;
+        };
+        /** @description A respondent sync job finished: `completed` (records in error included) or `failed`. `data` is the job, as `GET /api/v1/respondents/sync/{jobId}` returns it. */
+        SyncJobEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "respondents.sync.completed" | "respondents.sync.failed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["SyncJob"];
+        };
+        /** @description A responses export is ready to download. `data` is the export. */
+        ExportCompletedEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "responses.export.completed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Export"];
+        };
+        /** @description An AI analysis finished. `data` is the analysis. */
+        AiAnalysisCompletedEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "analytics.ai.completed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["AiAnalysis"];
+        };
+        /** @description A distribution was sent to its recipients. `data` is the distribution. */
+        DistributionSentEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "distribution.sent";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["Distribution"];
+        };
+        /**
+         * @description The `data` of a `webhook.test` event.
+         * @example {
+         *       "webhookId": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "message": "This is a test event from Survey Service."
+         *     }
+         */
+        WebhookTestData: {
+            /** @description The webhook that was tested. */
+            webhookId: string;
+            /** @description A fixed friendly text. */
+            message: string;
+        };
+        /** @description A test event, sent only by `POST /api/v1/webhooks/{id}/test` to that one webhook. */
+        WebhookTestEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        /**
+         * @description Something that happened in an organization's environment, as delivered to webhooks: `{ id, type, createdAt, data }`,
+         *     where `data` is the resource named by `type` (see `EventType`). Events are kept for 30 days.
+         */
+        Event: components["schemas"]["SurveyEvent"] | components["schemas"]["ResponseSubmittedEvent"] | components["schemas"]["SyncJobEvent"] | components["schemas"]["ExportCompletedEvent"] | components["schemas"]["AiAnalysisCompletedEvent"] | components["schemas"]["DistributionSentEvent"] | components["schemas"]["WebhookTestEvent"];
+        /**
+         * @description `LIVE` or `TEST`. The two are separate worlds: data created with a key of one is invisible to keys of the other, and usage and rate limits are counted per environment.
+         * @example LIVE
+         * @enum {string}
+         */
+        Environment: "LIVE" | "TEST";
+        /**
+         * @description A permission of an API key. `<resource>:*` grants every scope of that resource; `*` grants everything,
+         *     including API key management (which requires `*`).
+         * @example surveys:read
+         * @enum {string}
+         */
+        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "*";
+        /**
+         * @description An API key, without its secret value (shown only once, at creation).
+         * @example {
+         *       "id": "key_01JD3MJ6X9Y4F2TP7Z1B3D5Q8S",
+         *       "name": "HRIS nightly sync",
+         *       "environment": "LIVE",
+         *       "scopes": [
+         *         "respondents:sync",
+         *         "respondents:read"
+         *       ],
+         *       "maskedKey": "svc_live_••••••••3f9a",
+         *       "last4": "3f9a",
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "lastUsedAt": null,
+         *       "expiresAt": "2027-11-22T00:00:00.000Z",
+         *       "revokedAt": null
+         *     }
+         */
+        ApiKey: {
+            /** @description The key id (`key_…`). Not a secret. */
+            id: string;
+            /** @description A name to recognise the key by. */
+            name: string;
+            environment: components["schemas"]["Environment"];
+            /** @description What the key may do. */
+            scopes: components["schemas"]["Scope"][];
+            /** @description The key with its secret part hidden — prefix, eight `•`, last 4 characters (`svc_live_••••••••3f9a`). */
+            maskedKey: string;
+            /** @description The last 4 characters of the key. */
+            last4: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request (updated at most once a minute); `null` if never.
+             */
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 afterwards); `null` for no expiry.
+             */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked (401 afterwards); `null` while active.
+             */
+            revokedAt: string | null;
+        };
+        /**
+         * @description A new API key. Requires the `*` scope. A key can only create keys with scopes it holds itself and only in
+         *     its own environment; otherwise 403 `insufficient_scope`, with the offending scopes named in `details`.
+         * @example {
+         *       "name": "HRIS nightly sync",
+         *       "scopes": [
+         *         "respondents:sync",
+         *         "respondents:read"
+         *       ],
+         *       "expiresAt": "2027-11-22T00:00:00.000Z"
+         *     }
+         */
+        ApiKeyCreate: {
+            /** @description A name to recognise the key by. */
+            name: string;
+            /** @description What the key may do. */
+            scopes: components["schemas"]["Scope"][];
+            environment?: components["schemas"]["Environment"];
+            /**
+             * Format: date-time
+             * @description When the key stops working; must be in the future (400 otherwise). Omit for no expiry.
+             */
+            expiresAt?: string;
+        };
+        /**
+         * @description A new API key, including its full secret value `key` — shown only in this response; only a hash is stored.
+         * @example {
+         *       "id": "key_01JD3MJ6X9Y4F2TP7Z1B3D5Q8S",
+         *       "name": "HRIS nightly sync",
+         *       "environment": "LIVE",
+         *       "scopes": [
+         *         "respondents:sync",
+         *         "respondents:read"
+         *       ],
+         *       "maskedKey": "svc_live_••••••••3f9a",
+         *       "last4": "3f9a",
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "lastUsedAt": null,
+         *       "expiresAt": "2027-11-22T00:00:00.000Z",
+         *       "revokedAt": null,
+         *       "key": "svc_live_9c1e4b7a2f5d8e0b3a6c9f2e5d8b1a4c7f0e3d6b9a2c5f8e1d4b7a0c3f6e3f9a"
+         *     }
+         */
+        ApiKeyCreated: {
+            /** @description The key id (`key_…`). Not a secret. */
+            id: string;
+            /** @description A name to recognise the key by. */
+            name: string;
+            environment: components["schemas"]["Environment"];
+            /** @description What the key may do. */
+            scopes: components["schemas"]["Scope"][];
+            /** @description The key with its secret part hidden — prefix, eight `•`, last 4 characters (`svc_live_••••••••3f9a`). */
+            maskedKey: string;
+            /** @description The last 4 characters of the key. */
+            last4: string;
+            /**
+             * Format: date-time
+             * @description When the key was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request (updated at most once a minute); `null` if never.
+             */
+            lastUsedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 afterwards); `null` for no expiry.
+             */
+            expiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key was revoked (401 afterwards); `null` while active.
+             */
+            revokedAt: string | null;
+            /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. */
+            key: string;
+        };
+        /**
+         * @description How the respondent is employed, as mapped from the HR system.
+         * @example full_time
+         * @enum {string}
+         */
+        EmploymentType: "full_time" | "part_time" | "contractor" | "temporary" | "intern";
+        /**
+         * @description Free custom attributes copied from the HR system, usable in distribution targeting as `attributes.<name>`.
+         *     At most 50 keys; each key is 1–64 characters of `A–Z a–z 0–9 _`; each value is a string (≤ 1000
+         *     characters), a number, a boolean or `null`. Nested objects and arrays are not allowed.
+         * @example {
+         *       "costCenter": "CC-4410",
+         *       "remote": true,
+         *       "level": 3
+         *     }
+         */
+        RespondentAttributes: {
+            [key: string]: string | number | boolean | null;
+        };
+        /**
+         * @description An employee record synced from an HR system. Identified by `externalId` (the employee id in the HR
+         *     system), unique per organization and environment. Optional fields the HR system did not send are `null`.
+         * @example {
+         *       "externalId": "E-10042",
+         *       "email": "ada.lovelace@example.com",
+         *       "firstName": "Ada",
+         *       "lastName": "Lovelace",
+         *       "department": "Engineering",
+         *       "location": "London",
+         *       "jobTitle": "Staff Engineer",
+         *       "managerId": "E-10001",
+         *       "hireDate": "2021-03-15",
+         *       "employmentType": "full_time",
+         *       "attributes": {
+         *         "costCenter": "CC-4410",
+         *         "remote": true
+         *       },
+         *       "createdAt": "2026-11-01T08:00:00.000Z",
+         *       "updatedAt": "2026-11-20T08:00:00.000Z"
+         *     }
+         */
+        Respondent: {
+            /** @description The employee identifier in the HR system. Sync and `PUT /respondents/{externalId}` are idempotent on it. */
+            externalId: string;
+            /**
+             * Format: email
+             * @description E-mail address, used by e-mail distributions.
+             */
+            email: string;
+            /** @description Given name. */
+            firstName: string | null;
+            /** @description Family name. */
+            lastName: string | null;
+            /** @description Department, as named in the HR system. */
+            department: string | null;
+            /** @description Office or location. */
+            location: string | null;
+            /** @description Job title. */
+            jobTitle: string | null;
+            /** @description The `externalId` of the respondent's manager, for hierarchy. The manager need not exist (yet). */
+            managerId: string | null;
+            /**
+             * Format: date
+             * @description Hire date (`YYYY-MM-DD`).
+             */
+            hireDate: string | null;
+            /** @description How the respondent is employed, or `null` when unknown. */
+            employmentType: components["schemas"]["EmploymentType"] | null;
+            attributes: components["schemas"]["RespondentAttributes"];
+            /**
+             * Format: date-time
+             * @description When the record was first created (ISO 8601, UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the record was last written by a sync or a `PUT` (ISO 8601, UTC).
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description The body of `PUT /api/v1/respondents/{externalId}`: the full record of one respondent, created or replaced.
+         *     `email` is required. `externalId` may be omitted because the path names it; when present it must equal the
+         *     path's value (otherwise 400 `validation_failed`). Optional fields that are absent or `null` are stored as
+         *     `null` (and `attributes` as `{}`).
+         * @example {
+         *       "email": "ada.lovelace@example.com",
+         *       "firstName": "Ada",
+         *       "lastName": "Lovelace",
+         *       "department": "Engineering",
+         *       "location": "London",
+         *       "jobTitle": "Staff Engineer",
+         *       "managerId": "E-10001",
+         *       "hireDate": "2021-03-15",
+         *       "employmentType": "full_time",
+         *       "attributes": {
+         *         "costCenter": "CC-4410",
+         *         "remote": true
+         *       }
+         *     }
+         */
+        RespondentUpsert: {
+            /** @description Optional; must equal the `externalId` in the path when sent. */
+            externalId?: string;
+            /**
+             * Format: email
+             * @description E-mail address.
+             */
+            email: string;
+            /** @description Given name. */
+            firstName?: string | null;
+            /** @description Family name. */
+            lastName?: string | null;
+            /** @description Department. */
+            department?: string | null;
+            /** @description Office or location. */
+            location?: string | null;
+            /** @description Job title. */
+            jobTitle?: string | null;
+            /** @description The `externalId` of the manager. It need not exist (yet). */
+            managerId?: string | null;
+            /**
+             * Format: date
+             * @description Hire date (`YYYY-MM-DD`).
+             */
+            hireDate?: string | null;
+            /** @description How the respondent is employed; `null` or absent when unknown. */
+            employmentType?: components["schemas"]["EmploymentType"] | null;
+            attributes?: components["schemas"]["RespondentAttributes"];
+        };
+        /**
+         * @description Starts a respondent sync. The request is checked as a whole (`mode`, the array, its size, `dryRun`);
+         *     each element of `respondents` is then validated on its own by the worker against `RespondentInput`, so one
+         *     bad record never fails the request: it is counted in `stats.errors` and reported in the job's `errors`.
+         *
+         *     Duplicate `externalId`s inside one request: the last occurrence wins; earlier ones count as `skipped`.
+         *     The body of this route may be up to 64 MiB (413 `payload_too_large` beyond).
+         * @example {
+         *       "mode": "upsert",
+         *       "dryRun": false,
+         *       "respondents": [
+         *         {
+         *           "externalId": "E-10042",
+         *           "email": "ada.lovelace@example.com",
+         *           "firstName": "Ada",
+         *           "lastName": "Lovelace",
+         *           "department": "Engineering",
+         *           "location": "London",
+         *           "jobTitle": "Staff Engineer",
+         *           "managerId": "E-10001",
+         *           "hireDate": "2021-03-15",
+         *           "employmentType": "full_time",
+         *           "attributes": {
+         *             "costCenter": "CC-4410"
+         *           }
+         *         },
+         *         {
+         *           "externalId": "E-10043",
+         *           "email": "grace.hopper@example.com",
+         *           "department": "Engineering"
+         *         }
+         *       ]
+         *     }
+         */
+        SyncRequest: {
+            mode: components["schemas"]["SyncMode"];
+            /** @description The records, 1 to 100,000. Each must be an object; its fields are checked per record against `RespondentInput`. */
+            respondents: Record<string, never>[];
+            /**
+             * @description When `true`, the job validates every record and reports the stats it would produce (created, updated, skipped, deleted, errors) but changes nothing.
+             * @default false
+             */
+            dryRun: boolean;
+        };
+        /**
+         * @description The answer to a sync request. Poll `GET /api/v1/respondents/sync/{jobId}` for progress and results.
+         * @example {
+         *       "jobId": "job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T",
+         *       "status": "processing",
+         *       "totalRecords": 2,
+         *       "estimatedCompletionTime": "2026-11-22T09:30:01.000Z",
+         *       "dryRun": false
+         *     }
+         */
+        SyncJobAccepted: {
+            /** @description The sync job id (`job_…`). */
+            jobId: string;
+            /**
+             * @description `processing` when the job starts at once; `pending` when it is queued behind another sync of the same organization and environment.
+             * @enum {string}
+             */
+            status: "pending" | "processing";
+            /** @description Number of records received. */
+            totalRecords: number;
+            /**
+             * Format: date-time
+             * @description When the job is expected to finish (about 1,000 records per second, plus any queued sync ahead of it). An estimate, not a promise.
+             */
+            estimatedCompletionTime: string;
+            /** @description Whether this is a dry run that changes nothing. */
+            dryRun: boolean;
+        };
+        /**
+         * @description The organization's plan. Only `PRO` and `BUSINESS` may use the API; keys of other plans get 403 `plan_not_eligible`.
+         * @example PRO
+         * @enum {string}
+         */
+        Plan: "FREE" | "STARTER" | "PRO" | "BUSINESS";
+        /**
+         * @description The state of one rate-limit window for this organization and environment.
+         * @example {
+         *       "limit": 300,
+         *       "remaining": 287,
+         *       "resetAt": "2026-11-22T09:31:00.000Z"
+         *     }
+         */
+        RateLimitStatus: {
+            /** @description Requests allowed in the window. */
+            limit: number;
+            /** @description Requests left in the window, this one counted. */
+            remaining: number;
+            /**
+             * Format: date-time
+             * @description When the window resets.
+             */
+            resetAt: string;
+        };
+        /**
+         * @description Who is calling — the key's organization, plan and environment, the key itself, and the current rate-limit windows.
+         * @example {
+         *       "organization": {
+         *         "id": "org_01JD3MN9A3B7J5XS0C4E6H8T1W",
+         *         "name": "Acme Corp",
+         *         "plan": "PRO"
+         *       },
+         *       "environment": "LIVE",
+         *       "apiKey": {
+         *         "id": "key_01JD3MJ6X9Y4F2TP7Z1B3D5Q8S",
+         *         "name": "HRIS nightly sync",
+         *         "scopes": [
+         *           "respondents:sync",
+         *           "respondents:read"
+         *         ],
+         *         "expiresAt": "2027-11-22T00:00:00.000Z"
+         *       },
+         *       "rateLimits": {
+         *         "minute": {
+         *           "limit": 300,
+         *           "remaining": 287,
+         *           "resetAt": "2026-11-22T09:31:00.000Z"
+         *         },
+         *         "day": {
+         *           "limit": 10000,
+         *           "remaining": 9412,
+         *           "resetAt": "2026-11-23T00:00:00.000Z"
+         *         }
+         *       }
+         *     }
+         */
+        Me: {
+            /** @description The organization that owns the key. */
+            organization: {
+                /** @description The organization id (`org_…`). */
+                id: string;
+                /** @description The organization's name. */
+                name: string;
+                plan: components["schemas"]["Plan"];
+            };
+            environment: components["schemas"]["Environment"];
+            /** @description The key that authenticated this request. */
+            apiKey: {
+                /** @description The key id (`key_…`). */
+                id: string;
+                /** @description The key's name. */
+                name: string;
+                /** @description The key's scopes. */
+                scopes: components["schemas"]["Scope"][];
+                /**
+                 * Format: date-time
+                 * @description When the key expires; `null` for never.
+                 */
+                expiresAt: string | null;
+            };
+            /** @description The per-minute and per-day windows of the plan, counted for this organization and environment (this request included). */
+            rateLimits: {
+                minute: components["schemas"]["RateLimitStatus"];
+                day: components["schemas"]["RateLimitStatus"];
+            };
+        };
+        /**
+         * @description The result of a health probe.
+         * @example {
+         *       "status": "ok",
+         *       "checks": {
+         *         "database": "ok"
+         *       }
+         *     }
+         */
+        Health: {
+            /**
+             * @description `ok` when every check passed, else `unavailable`.
+             * @enum {string}
+             */
+            status: "ok" | "unavailable";
+            /** @description The individual checks. `/health/live` checks nothing beyond the process answering (`{}`); `/health/ready` checks the database. */
+            checks: {
+                /**
+                 * @description Whether PostgreSQL answered a trivial query within a short timeout.
+                 * @enum {string}
+                 */
+                database?: "ok" | "unavailable";
+            };
+        };
     };
     responses: {
+        /**
+         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type, out of bounds or unknown. Every problem is listed in `details`. Also `invalid_json` when the body is not well-formed JSON.
+         *
+         *     Codes: `validation_failed`, `invalid_json`.
+         */
+        BadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
         /**
          * @description No `Authorization: Bearer` header, a malformed key, or an unknown, revoked or expired key. Sent with `WWW-Authenticate: Bearer`.
          *
@@ -1057,6 +3174,110 @@ export interface components {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 /** @description Always `Bearer`. */
                 "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The key lacks the scope this operation requires (named in `details`), or the organization's plan has no API access (`plan_not_eligible`).
+         *
+         *     Codes: `insufficient_scope`, `plan_not_eligible`.
+         */
+        Forbidden: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description A per-minute or per-day limit of the organization's plan is spent for this environment. `details` says which window; wait `Retry-After` seconds.
+         *
+         *     Codes: `rate_limited`.
+         */
+        TooManyRequests: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description An unexpected error on our side. It was logged with the request id; nothing about it is leaked.
+         *
+         *     Codes: `internal_error`.
+         */
+        InternalError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The service cannot serve the request right now (database unreachable, shutting down). Retry with backoff.
+         *
+         *     Codes: `unavailable`.
+         */
+        ServiceUnavailable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`).
+         *
+         *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
+         */
+        Conflict: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The body exceeds the size limit of this route (64 KiB unless the operation says otherwise).
+         *
+         *     Codes: `payload_too_large`.
+         */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The body is not sent as `application/json`.
+         *
+         *     Codes: `unsupported_media_type`.
+         */
+        UnsupportedMediaType: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1078,11 +3299,11 @@ export interface components {
             };
         };
         /**
-         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type, out of bounds or unknown. Every problem is listed in `details`. Also `invalid_json` when the body is not well-formed JSON.
+         * @description No such resource for this organization and environment. Ids of other organizations or of the other environment are reported exactly like ids that never existed.
          *
-         *     Codes: `validation_failed`, `invalid_json`.
+         *     Codes: `not_found`.
          */
-        BadRequest: {
+        NotFound: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -1093,11 +3314,32 @@ export interface components {
         };
     };
     parameters: {
+        /** @description Page number, from 1. */
+        Page: number;
+        /** @description Items per page, 1 to 100. */
+        PageSize: number;
+        /**
+         * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+         *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+         *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+         * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+         */
+        IdempotencyKey: string;
         /**
          * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
          * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
          */
         SurveyId: string;
+        /**
+         * @description Only responses submitted at or after this instant (ISO 8601, for example `2026-11-01T00:00:00Z`).
+         * @example 2026-11-01T00:00:00Z
+         */
+        SubmittedAfter: string;
+        /**
+         * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`, otherwise 400 `validation_failed`.
+         * @example 2026-12-01T00:00:00Z
+         */
+        SubmittedBefore: string;
         /**
          * @description The response id (`rsp_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
          * @example rsp_01JD3MB2K7Q4C9ZT5W8E1R6Y3N
@@ -1153,6 +3395,16 @@ export interface components {
     headers: {
         /** @description The request id, the same as `meta.requestId`. A well-formed `X-Request-Id` sent by the caller (`req_` + 8–64 of `[A-Za-z0-9_-]`) is echoed. */
         "X-Request-Id": string;
+        /** @description Requests allowed in the window closest to exhaustion (per minute or per day) for this organization and environment. */
+        "RateLimit-Limit": number;
+        /** @description Requests left in that window. */
+        "RateLimit-Remaining": number;
+        /** @description Seconds until that window resets. */
+        "RateLimit-Reset": number;
+        /** @description Seconds to wait before retrying. */
+        "Retry-After": number;
+        /** @description `true` when this response is a replay of an earlier request with the same `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -1160,41 +3412,155 @@ export type $defs = Record<string, never>;
 export interface operations {
     listSurveys: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only surveys in this state.
+                 * @example active
+                 */
+                status?: components["schemas"]["SurveyStatus"];
+                /**
+                 * @description Only surveys whose title contains this text, ignoring case.
+                 * @example pulse
+                 */
+                search?: string;
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description A page of surveys. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The surveys of this page. */
+                        data: components["schemas"]["Survey"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The survey to create. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyCreate"];
+            };
+        };
         responses: {
+            /** @description The survey was created as a draft. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     generateSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description What the survey is about. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyGenerateRequest"];
+            };
+        };
         responses: {
+            /** @description The generated survey, stored as a draft. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    /** @description Which provider generated the survey. */
+                    "AI-Provider"?: "offline" | "openai-compatible";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSurvey: {
@@ -1212,8 +3578,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The survey. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteSurvey: {
@@ -1231,8 +3618,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The survey was deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SurveyDeleted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateSurvey: {
@@ -1248,16 +3656,53 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyUpdate"];
+            };
+        };
         responses: {
+            /** @description The updated survey. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     launchSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1269,14 +3714,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The survey after the transition. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     pauseSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1288,14 +3764,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The survey after the transition. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     closeSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1307,13 +3814,56 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The survey after the transition. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Survey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listResponses: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only responses submitted at or after this instant (ISO 8601, for example `2026-11-01T00:00:00Z`).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                submittedAfter?: components["parameters"]["SubmittedAfter"];
+                /**
+                 * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`, otherwise 400 `validation_failed`.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                submittedBefore?: components["parameters"]["SubmittedBefore"];
+                /**
+                 * @description Only this respondent's responses (never matches in anonymous surveys).
+                 * @example E-10042
+                 */
+                respondentExternalId?: string;
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -1326,14 +3876,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page of responses. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The responses of this page. */
+                        data: components["schemas"]["Response"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     submitResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1343,10 +3924,40 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The answers. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseSubmit"];
+            };
+        };
         responses: {
+            /** @description The response was recorded. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Response"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getResponse: {
@@ -1369,8 +3980,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The response. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Response"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteResponse: {
@@ -1393,14 +4025,43 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The response was deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ResponseDeleted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     exportResponses: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1410,10 +4071,41 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The format and the optional window. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportRequest"];
+            };
+        };
         responses: {
+            /** @description The export was accepted and queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Export"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getExport: {
@@ -1431,8 +4123,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Export"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadExport: {
@@ -1450,13 +4164,51 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The export file (not an envelope). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Always `attachment`, with a file name such as `survey-srv_…-responses.csv`.
+                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-responses.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": components["schemas"]["Response"][];
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getStaticAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only responses submitted at or after this instant (ISO 8601, for example `2026-11-01T00:00:00Z`).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                submittedAfter?: components["parameters"]["SubmittedAfter"];
+                /**
+                 * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`, otherwise 400 `validation_failed`.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                submittedBefore?: components["parameters"]["SubmittedBefore"];
+            };
             header?: never;
             path: {
                 /**
@@ -1469,14 +4221,44 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The statistics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["StaticAnalytics"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     generateAiAnalysis: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1486,10 +4268,41 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional scope of the analysis. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["AiAnalysisRequest"];
+            };
+        };
         responses: {
+            /** @description The analysis was accepted and queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AiAnalysis"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLatestAiAnalysis: {
@@ -1507,8 +4320,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The newest analysis. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AiAnalysis"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAiAnalysis: {
@@ -1531,13 +4366,41 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The analysis. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AiAnalysis"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSmartAnalytics: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description The respondent field to group by. Default `department`.
+                 * @example department
+                 */
+                segmentBy?: components["schemas"]["SmartAnalyticsSegmentBy"];
+            };
             header?: never;
             path: {
                 /**
@@ -1550,14 +4413,44 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The smart analytics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SmartAnalytics"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     distributeSurvey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1567,16 +4460,55 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Who receives the survey, how and when. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DistributionRequest"];
+            };
+        };
         responses: {
+            /** @description The distribution was accepted and scheduled. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Distribution"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     previewDistribution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1586,15 +4518,51 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The targeting to try. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DistributionPreviewRequest"];
+            };
+        };
         responses: {
+            /** @description The matching audience. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AudiencePreview"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDistributions: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -1607,8 +4575,32 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page of distributions. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The distributions of this page. */
+                        data: components["schemas"]["Distribution"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getDistribution: {
@@ -1631,13 +4623,45 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The distribution. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Distribution"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listDistributionRecipients: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only recipients in this status.
+                 * @example failed
+                 */
+                status?: "pending" | "sent" | "failed" | "responded";
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -1655,34 +4679,124 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A page of recipients. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The recipients of this page. */
+                        data: components["schemas"]["DistributionRecipient"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The webhooks of this page. */
+                        data: components["schemas"]["Webhook"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The subscription to create. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookCreate"];
+            };
+        };
         responses: {
+            /** @description Created. The secret is shown only in this response. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookCreated"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getWebhook: {
@@ -1700,8 +4814,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -1719,8 +4855,30 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Deleted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -1736,16 +4894,53 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The fields to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookUpdate"];
+            };
+        };
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Webhook"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     sendTestWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1757,13 +4952,52 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Accepted: the test delivery is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhookDeliveries: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only deliveries in this status.
+                 * @example failed
+                 */
+                status?: components["schemas"]["WebhookDeliveryStatus"];
+                /**
+                 * @description Only deliveries of this event type.
+                 * @example response.submitted
+                 */
+                eventType?: components["schemas"]["EventType"];
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -1776,14 +5010,46 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The deliveries of this page. */
+                        data: components["schemas"]["WebhookDelivery"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     redeliverWebhookDelivery: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
@@ -1800,47 +5066,183 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Accepted: the new delivery is queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listEvents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only events of this type.
+                 * @example respondents.sync.completed
+                 */
+                type?: components["schemas"]["EventType"];
+                /**
+                 * @description Only events created at or after this instant (ISO 8601, UTC).
+                 * @example 2026-11-21T00:00:00.000Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only events created strictly before this instant (ISO 8601, UTC).
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                createdBefore?: string;
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The events of this page. */
+                        data: components["schemas"]["Event"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listApiKeys: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+                /**
+                 * @description Include revoked keys.
+                 * @example true
+                 */
+                includeRevoked?: boolean;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The keys of this page. */
+                        data: components["schemas"]["ApiKey"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createApiKey: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The key to create. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiKeyCreate"];
+            };
+        };
         responses: {
+            /** @description Created. The full key is shown only in this response. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKeyCreated"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     revokeApiKey: {
@@ -1858,21 +5260,104 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRespondents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Only respondents of this department (exact match).
+                 * @example Engineering
+                 */
+                department?: string;
+                /**
+                 * @description Only respondents at this location (exact match).
+                 * @example London
+                 */
+                location?: string;
+                /**
+                 * @description Only respondents with this job title (exact match).
+                 * @example Staff Engineer
+                 */
+                jobTitle?: string;
+                /**
+                 * @description Only respondents with this employment type.
+                 * @example full_time
+                 */
+                employmentType?: components["schemas"]["EmploymentType"];
+                /**
+                 * @description Only direct reports of this manager (`externalId`).
+                 * @example E-10001
+                 */
+                managerId?: string;
+                /**
+                 * @description Only the respondent with this e-mail address (case-insensitive).
+                 * @example ada.lovelace@example.com
+                 */
+                email?: string;
+                /**
+                 * @description Case-insensitive substring of the first name, last name or e-mail.
+                 * @example lovelace
+                 */
+                search?: string;
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The respondents of this page. */
+                        data: components["schemas"]["Respondent"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getRespondent: {
@@ -1890,8 +5375,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Respondent"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     upsertRespondent: {
@@ -1907,10 +5413,54 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The full respondent record. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RespondentUpsert"];
+            };
+        };
         responses: {
+            /** @description Replaced an existing respondent. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Respondent"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Created a new respondent. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Respondent"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteRespondent: {
@@ -1928,21 +5478,79 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Deleted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     startRespondentSync: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The sync mode and the records. Body limit of this route: 64 MiB. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncRequest"];
+            };
+        };
         responses: {
+            /** @description Accepted: the job is processing or queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SyncJobAccepted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getSyncJob: {
@@ -1960,8 +5568,29 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SyncJob"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getMe: {
@@ -1973,8 +5602,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Me"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
             401: components["responses"]["Unauthorized"];
-            501: components["responses"]["NotImplemented"];
+            403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getOpenApiDocument: {
@@ -1986,8 +5634,27 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The OpenAPI document, not enveloped. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description The OpenAPI version.
+                         * @constant
+                         */
+                        openapi: "3.1.0";
+                        /** @description Title, version and this documentation. */
+                        info: Record<string, never>;
+                        /** @description Every operation. */
+                        paths: Record<string, never>;
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getLiveness: {
@@ -1999,8 +5666,20 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description The process is up. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Health"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
-            501: components["responses"]["NotImplemented"];
         };
     };
     getReadiness: {
@@ -2012,8 +5691,33 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description Ready. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Health"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
             400: components["responses"]["BadRequest"];
-            501: components["responses"]["NotImplemented"];
+            /** @description Not ready: the database is unreachable. */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Health"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
         };
     };
 }
