@@ -1,0 +1,114 @@
+/**
+ * `npm run docs`: the standalone Redoc page of the API, `docs/dist/index.html`, built from the bundled
+ * document by `redocly build-docs --inlineBundle` (Redocly CLI 2's name for it: the Redoc scripts are
+ * embedded instead of loaded from Redocly's CDN), so the page works offline and behind strict CSPs.
+ *
+ * After building, the page is checked: no `<script src>`, no external stylesheet, preload or CSS `@import`.
+ * A page that would fetch code or styles from the network fails the build.
+ *
+ * The server imports `ensureDocs()` at start-up to (re)build the page when it is missing or older than the
+ * bundle; `npm run generate` refreshes the bundle, not the page.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface BuildDocsOptions {
+  /** The bundled document (default `openapi/bundled/openapi.json`). */
+  bundle?: string;
+  /** Where to write the page (default `docs/dist/index.html`). */
+  output?: string;
+  /** The page's `<title>` (default the document's `info.title`). */
+  title?: string;
+}
+
+export const defaultBundle = join(root, 'openapi', 'bundled', 'openapi.json');
+export const defaultDocsOutput = join(root, 'docs', 'dist', 'index.html');
+
+/**
+ * Lists what the page would fetch from elsewhere: scripts with `src`, `<link>`s to absolute URLs, CSS
+ * `@import`s and `url()`s to absolute URLs in `<style>`. Script bodies are skipped (the inlined Redoc bundle
+ * mentions URLs as strings, such as links to Redocly's documentation). Empty means self-contained.
+ */
+export function findExternalResources(html: string): string[] {
+  const found: string[] = [];
+  const absolute = /^\s*(?:https?:)?\/\//i;
+  const attr = (tag: string, name: string) => new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
+  const markup = html.replace(/(<script\b[^>]*>)[\s\S]*?<\/script\s*>/gi, '$1</script>');
+
+  for (const [tag] of markup.matchAll(/<script\b[^>]*>/gi)) {
+    const src = attr(tag, 'src');
+    if (src) found.push(`script src=${src[1] ?? src[2] ?? src[3]}`);
+  }
+  for (const [tag] of markup.matchAll(/<link\b[^>]*>/gi)) {
+    const href = attr(tag, 'href');
+    const value = href ? (href[1] ?? href[2] ?? href[3] ?? '') : '';
+    if (absolute.test(value)) found.push(`link href=${value}`);
+  }
+  for (const [, css] of markup.matchAll(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi)) {
+    for (const [rule] of css!.matchAll(/@import\s+[^;]+;?/gi)) found.push(`css ${rule.trim()}`);
+    for (const [, , url] of css!.matchAll(/url\(\s*(['"]?)((?:https?:)?\/\/[^'")\s]+)\1\s*\)/gi)) found.push(`css url(${url})`);
+  }
+  return found;
+}
+
+/** Builds the page and checks it is self-contained; rejects with the offending resources otherwise. */
+export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ output: string; bytes: number }> {
+  const bundle = resolve(options.bundle ?? defaultBundle);
+  const output = resolve(options.output ?? defaultDocsOutput);
+  const document = JSON.parse(readFileSync(bundle, 'utf8')) as { info?: { title?: string; version?: string } };
+  const title = options.title ?? document.info?.title ?? 'API reference';
+  mkdirSync(dirname(output), { recursive: true });
+  // Build beside the page and rename into place, so a server never serves a half-written or unchecked page.
+  const draft = `${output}.${process.pid}.tmp.html`;
+
+  try {
+    await promisify(execFile)(
+      join(root, 'node_modules', '.bin', 'redocly'),
+      ['build-docs', bundle, '--inlineBundle', '--title', title, '--output', draft],
+      {
+        cwd: root,
+        // Keep the build quiet and local: no usage telemetry, no update check.
+        env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    );
+    const html = readFileSync(draft, 'utf8');
+    const external = findExternalResources(html);
+    if (external.length > 0) {
+      throw new Error(`The docs page is not self-contained; it would fetch:\n  ${external.join('\n  ')}`);
+    }
+    renameSync(draft, output);
+    return { output, bytes: Buffer.byteLength(html) };
+  } finally {
+    rmSync(draft, { force: true });
+  }
+}
+
+/** True when the page is missing or older than the bundle it is built from. */
+export function docsAreStale(options: Pick<BuildDocsOptions, 'bundle' | 'output'> = {}): boolean {
+  const output = options.output ?? defaultDocsOutput;
+  if (!existsSync(output)) return true;
+  return statSync(output).mtimeMs < statSync(options.bundle ?? defaultBundle).mtimeMs;
+}
+
+/** Builds the page only when it is stale; for the server's start-up. Resolves to whether it built. */
+export async function ensureDocs(options: BuildDocsOptions = {}): Promise<boolean> {
+  if (!docsAreStale(options)) return false;
+  await buildDocs(options);
+  return true;
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  buildDocs().then(
+    ({ output, bytes }) => console.log(`docs: ${output} (${Math.round(bytes / 1024)} KiB, self-contained)`),
+    (error: unknown) => {
+      console.error(error instanceof Error ? error.message : error);
+      process.exitCode = 1;
+    },
+  );
+}
