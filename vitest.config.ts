@@ -8,6 +8,8 @@ export default defineConfig({
   },
   test: {
     include: ['test/**/*.test.ts'],
+    globalSetup: ['test/helpers/global-setup.ts'],
+    env: { NODE_ENV: 'test' },
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

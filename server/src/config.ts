@@ -1,0 +1,61 @@
+/**
+ * Every setting of the service, read once from the environment. The README's "Configuration" table
+ * documents each variable; keep the two in step.
+ */
+export type Role = 'all' | 'api' | 'worker';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Unset: an embedded PostgreSQL is started (see db/embedded.ts). */
+  databaseUrl: string | undefined;
+  embeddedPostgresPort: number;
+  dataDir: string;
+  role: Role;
+  logLevel: string;
+  /** Response validation against the contract: on unless NODE_ENV=production (tests always turn it on). */
+  validateResponses: boolean;
+  /** Public base URL, used in links the service prints or hands out. */
+  publicBaseUrl: string;
+  /** Pool size of each process's PostgreSQL pool. */
+  databasePoolSize: number;
+  /** How long SIGTERM waits for in-flight requests and jobs before exiting anyway. */
+  shutdownGraceMs: number;
+  /** Development and tests only: lets webhooks target loopback addresses. */
+  allowLoopbackWebhooks: boolean;
+}
+
+function intFrom(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer, got "${raw}"`);
+  return value;
+}
+
+function roleFrom(argv: readonly string[]): Role {
+  const flag = argv.indexOf('--role');
+  const raw = flag >= 0 ? argv[flag + 1] : process.env.ROLE;
+  if (raw === undefined || raw === '' || raw === 'all') return 'all';
+  if (raw === 'api' || raw === 'worker') return raw;
+  throw new Error(`--role / ROLE must be api, worker or all, got "${raw}"`);
+}
+
+export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Config {
+  const port = intFrom('PORT', 3000);
+  const production = process.env.NODE_ENV === 'production';
+  return {
+    port,
+    host: process.env.HOST ?? '127.0.0.1',
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    embeddedPostgresPort: intFrom('EMBEDDED_PG_PORT', 54329),
+    dataDir: process.env.DATA_DIR ?? '.data',
+    role: roleFrom(argv),
+    logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
+    validateResponses: process.env.VALIDATE_RESPONSES ? process.env.VALIDATE_RESPONSES === 'true' : !production,
+    publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`,
+    databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
+    shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
+    allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+  };
+}

@@ -1,0 +1,66 @@
+/**
+ * The database as Kysely sees it: one interface per table, columns in snake_case as in SQL. Feature modules
+ * declare their own tables next to their repositories and are merged here.
+ */
+import type { ColumnType, Generated } from 'kysely';
+import type { SurveyTables } from '../modules/surveys/tables.js';
+import type { RespondentTables } from '../modules/respondents/tables.js';
+
+export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
+export type Environment = 'LIVE' | 'TEST';
+export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+export type Timestamp = ColumnType<Date, Date | string, Date | string>;
+export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  plan: Plan;
+  /** Per-organization overrides of the plan's limits (benchmarks, negotiated contracts); null = the plan's. */
+  rate_limit_per_minute: number | null;
+  rate_limit_per_day: number | null;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  organization_id: string;
+  environment: Environment;
+  name: string;
+  /** SHA-256 of the full key, hex. The key itself is never stored. */
+  key_hash: string;
+  last4: string;
+  scopes: string[];
+  created_at: CreatedAt;
+  last_used_at: NullableTimestamp;
+  expires_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface IdempotencyKeysTable {
+  organization_id: string;
+  environment: Environment;
+  idempotency_key: string;
+  request_hash: string;
+  state: 'running' | 'done';
+  response_status: number | null;
+  response_body: unknown;
+  created_at: CreatedAt;
+}
+
+export interface RateLimitsTable {
+  key: string;
+  points: number;
+  expire: number | null;
+}
+
+export interface CoreTables {
+  organizations: OrganizationsTable;
+  api_keys: ApiKeysTable;
+  idempotency_keys: IdempotencyKeysTable;
+  rate_limits: RateLimitsTable;
+}
+
+export interface Database extends CoreTables, SurveyTables, RespondentTables {}
+
+export type { Generated };

@@ -1,0 +1,111 @@
+/**
+ * Binds each operation of the contract to its handler by operationId — the resolver that
+ * express-openapi-validator calls for every operation. A missing handler fails the boot (and the compile, via
+ * `HandlerMap`). The adapter turns a handler's reply into the envelope, runs POSTs through the idempotency
+ * store, and answers.
+ */
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { AuthContext } from './authenticate.js';
+import type { OperationId } from './contract.js';
+import { metaFor } from './envelope.js';
+import { ApiError } from './errors.js';
+import type { HandlerInput, HandlerMap, Reply, Services } from './handler.js';
+import { requestHash, runIdempotent, type StoredAnswer } from './idempotency.js';
+
+interface RouteInfo {
+  openApiRoute: string;
+  method: string;
+}
+
+interface ContractLike {
+  paths: Record<string, Record<string, { operationId?: string }>>;
+}
+
+/** Fails the boot when an operation of the contract has no handler. */
+export function assertEveryOperationHandled(contract: ContractLike, handlers: HandlerMap): void {
+  const missing: string[] = [];
+  for (const [path, item] of Object.entries(contract.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (typeof operation !== 'object' || !operation || !('operationId' in operation)) continue;
+      if (!operation.operationId || !(operation.operationId in handlers)) missing.push(`${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`);
+    }
+  }
+  if (missing.length > 0) throw new Error(`No handler for: ${missing.join(', ')}`);
+}
+
+export function resolverFor(handlers: HandlerMap, services: Services) {
+  return (_basePath: string, route: RouteInfo, apiDoc: ContractLike): RequestHandler => {
+    const operationId = apiDoc.paths[route.openApiRoute]?.[route.method.toLowerCase()]?.operationId as OperationId | undefined;
+    if (!operationId || !(operationId in handlers)) {
+      throw new Error(`No handler for ${route.method} ${route.openApiRoute} (operationId ${operationId ?? 'missing'})`);
+    }
+    const handler = handlers[operationId] as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>;
+    return adapt(handler, services);
+  };
+}
+
+function adapt(handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, services: Services): RequestHandler {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const input = {
+      params: req.params,
+      query: req.query,
+      body: req.body,
+      auth: res.locals.auth as AuthContext,
+      requestId: String(res.locals.requestId),
+      services,
+    } as unknown as HandlerInput<OperationId>;
+
+    const idempotencyKey = req.method === 'POST' ? req.get('idempotency-key') : undefined;
+    if (!idempotencyKey || !input.auth) {
+      const reply = await handler(input);
+      if ('raw' in reply) return sendRaw(res, reply);
+      return sendJson(res, toAnswer(reply));
+    }
+
+    const { answer, replayed } = await runIdempotent(
+      services.db,
+      {
+        organizationId: input.auth.organizationId,
+        environment: input.auth.environment,
+        key: idempotencyKey,
+        hash: requestHash(req.method, req.path, req.body),
+      },
+      async () => {
+        try {
+          const reply = await handler(input);
+          if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
+          return toAnswer(reply);
+        } catch (error) {
+          // A refusal is an answer too, and is replayed like one; unexpected errors are not kept.
+          if (error instanceof ApiError && error.status < 500) return errorAnswer(error);
+          throw error;
+        }
+      },
+    );
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    if ((answer.body as { error?: unknown }).error) {
+      const stored = (answer.body as { error: { code: ApiError['code']; message: string; details?: ApiError['details'] } }).error;
+      return next(new ApiError(answer.status, stored.code, stored.message, stored.details));
+    }
+    sendJson(res, answer);
+  };
+}
+
+function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {
+  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown };
+  return { status, body: members };
+}
+
+function errorAnswer(error: ApiError): StoredAnswer {
+  return { status: error.status, body: { error: { code: error.code, message: error.message, status: error.status, ...(error.details ? { details: error.details } : {}) } } };
+}
+
+function sendJson(res: Response, answer: StoredAnswer): void {
+  res.status(answer.status).json({ ...(answer.body as object), meta: metaFor(res) });
+}
+
+function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {
+  res.status(reply.status).type(reply.raw.contentType);
+  if (reply.raw.filename) res.attachment(reply.raw.filename);
+  res.send(reply.raw.body);
+}

@@ -1,0 +1,22 @@
+/** The envelope every response wears: `{ data, meta, pagination? }` or `{ error, meta }`. */
+import type { Response } from 'express';
+import type { components } from '../generated/openapi.js';
+import { ApiError } from './errors.js';
+
+export type Meta = components['schemas']['Meta'];
+export type Pagination = components['schemas']['Pagination'];
+
+export function metaFor(res: Response): Meta {
+  return { requestId: String(res.locals.requestId), timestamp: new Date().toISOString(), apiVersion: 'v1' };
+}
+
+export function sendData(res: Response, status: number, data: unknown, pagination?: Pagination): void {
+  res.status(status).json(pagination ? { data, meta: metaFor(res), pagination } : { data, meta: metaFor(res) });
+}
+
+export function sendError(res: Response, error: ApiError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  const body: components['schemas']['Error'] = { code: error.code, message: error.message, status: error.status };
+  if (error.details && error.details.length > 0) body.details = error.details;
+  res.status(error.status).json({ error: body, meta: metaFor(res) });
+}

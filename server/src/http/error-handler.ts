@@ -1,0 +1,78 @@
+/**
+ * The single mapping from anything thrown to the error envelope. Our ApiErrors keep their code; the body
+ * parser's and the validator's errors get theirs; anything else is an opaque 500 — logged with the request id,
+ * never shown (no stack, SQL or internal names leave the process).
+ */
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger.js';
+import { sendError } from './envelope.js';
+import { ApiError, type ErrorDetail, validationFailed } from './errors.js';
+
+interface ValidatorIssue {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+}
+
+interface HttpLikeError {
+  status?: number;
+  statusCode?: number;
+  type?: string;
+  errors?: ValidatorIssue[];
+  message?: string;
+  limit?: number;
+}
+
+/** express-openapi-validator reports `/body/title` or `.body.title`; the envelope speaks JSON Pointer. */
+function pointer(path: string | undefined): string | undefined {
+  if (!path) return undefined;
+  return path.startsWith('/') ? path : `/${path.replace(/^\./, '').replace(/\./g, '/')}`;
+}
+
+function translate(error: unknown): ApiError | undefined {
+  if (error instanceof ApiError) return error;
+  const e = error as HttpLikeError;
+  if (e?.type === 'entity.parse.failed') return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+  if (e?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', `The request body exceeds ${e.limit ?? 'the'} bytes allowed for this route.`);
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new ApiError(415, 'unsupported_media_type', 'Send the body as UTF-8 application/json.');
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status !== 'number' || status >= 500) return undefined;
+  switch (status) {
+    case 400: {
+      const details: ErrorDetail[] = (e.errors ?? []).map((issue) => {
+        const detail: ErrorDetail = { message: issue.message ?? 'is invalid' };
+        const path = pointer(issue.path);
+        if (path) detail.path = path;
+        if (issue.errorCode) detail.code = issue.errorCode.replace(/\.openapi\.validation$/, '');
+        return detail;
+      });
+      return validationFailed(details.length > 0 ? details : [{ message: e.message ?? 'invalid request' }]);
+    }
+    case 404:
+      return new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
+    case 405:
+      return new ApiError(405, 'method_not_allowed', 'This endpoint does not support that method.');
+    case 413:
+      return new ApiError(413, 'payload_too_large', 'The request body is too large for this route.');
+    case 415:
+      return new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+    default:
+      return undefined;
+  }
+}
+
+export function errorHandler(log: Logger) {
+  // Express recognises error middleware by its four parameters.
+  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+    let apiError = translate(error);
+    if (!apiError) {
+      log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
+      apiError = new ApiError(500, 'internal_error', 'An unexpected error occurred. Quote the request id when you contact support.');
+    }
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    sendError(res, apiError);
+  };
+}

@@ -1,0 +1,35 @@
+/**
+ * The one error type handlers throw. The error middleware turns it into the envelope's `error` member; every
+ * other exception becomes an opaque 500 with the request id, logged but never shown.
+ */
+import type { components } from '../generated/openapi.js';
+
+export type ErrorCode = components['schemas']['ErrorCode'];
+export type ErrorDetail = components['schemas']['ErrorDetail'];
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly details?: ErrorDetail[],
+    /** Extra response headers (Retry-After, WWW-Authenticate). */
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const notFound = (what: string, id: string) => new ApiError(404, 'not_found', `No ${what} ${id} exists.`);
+
+export const invalidState = (message: string) => new ApiError(409, 'invalid_state', message);
+
+export const validationFailed = (details: ErrorDetail[]) =>
+  new ApiError(400, 'validation_failed', `The request is invalid: ${details.length} problem${details.length === 1 ? '' : 's'} found.`, details);
+
+export const unauthenticated = (message: string) =>
+  new ApiError(401, 'unauthenticated', message, undefined, { 'WWW-Authenticate': 'Bearer realm="survey-service"' });
+
+export const insufficientScope = (message: string, missing: string[]) =>
+  new ApiError(403, 'insufficient_scope', message, missing.map((scope) => ({ message: `requires the scope ${scope}`, code: scope })));

@@ -1,0 +1,74 @@
+/**
+ * What a handler is. Each operation of the contract has exactly one handler, named after its operationId and
+ * typed from the generated `operations`: its params, query and body come from the document, and so does the
+ * `data` it may return for each success status. Handlers return data; the envelope is added in one place.
+ */
+import type PgBoss from 'pg-boss';
+import type { operations } from '../generated/openapi.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { Logger } from '../logger.js';
+import type { AuthContext } from './authenticate.js';
+import type { OperationId } from './contract.js';
+import type { Pagination } from './envelope.js';
+import type { RateLimits } from './rate-limit.js';
+
+export type { OperationId };
+
+type Op<Id extends OperationId> = operations[Id];
+type JsonContent<T> = T extends { content: { 'application/json': infer Body } } ? Body : never;
+type Field<T, K extends string> = T extends { [P in K]?: infer V } ? V : never;
+
+export type PathParams<Id extends OperationId> = NonNullable<Field<Op<Id>['parameters'], 'path'>>;
+export type QueryParams<Id extends OperationId> = NonNullable<Field<Op<Id>['parameters'], 'query'>>;
+export type RequestBody<Id extends OperationId> = JsonContent<NonNullable<Field<Op<Id>, 'requestBody'>>>;
+
+type Responses<Id extends OperationId> = Op<Id>['responses'];
+export type SuccessStatus<Id extends OperationId> = Extract<keyof Responses<Id>, 200 | 201 | 202>;
+
+/** A JSON success: the status and the envelope's members other than `meta`. */
+export type JsonReply<Id extends OperationId> = {
+  [S in SuccessStatus<Id>]: JsonContent<Responses<Id>[S]> extends infer Body
+    ? Body extends { data: infer Data }
+      ? { status: S; data: Data } & (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
+      : never
+    : never;
+}[SuccessStatus<Id>];
+
+/** A success that is not an envelope: the contract itself, and export files. */
+export interface RawReply {
+  status: 200;
+  raw: { contentType: string; body: string | Buffer; filename?: string };
+}
+
+export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
+
+/** Everything a handler may use; nothing global. */
+export interface Services {
+  config: Config;
+  db: Db;
+  boss: PgBoss;
+  log: Logger;
+  rateLimits: RateLimits;
+  /** The bundled contract, as served by getOpenApiDocument. */
+  contractJson: string;
+}
+
+export interface HandlerInput<Id extends OperationId> {
+  params: PathParams<Id>;
+  query: QueryParams<Id>;
+  body: RequestBody<Id>;
+  /** The calling key; absent only for public operations. */
+  auth: AuthContext;
+  requestId: string;
+  services: Services;
+}
+
+export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Promise<Reply<Id>>;
+
+export type HandlerMap = { [Id in OperationId]: Handler<Id> };
+
+/** The tenant every query of a handler is scoped by. */
+export function tenantOf(auth: AuthContext): { organizationId: string; environment: AuthContext['environment'] } {
+  return { organizationId: auth.organizationId, environment: auth.environment };
+}

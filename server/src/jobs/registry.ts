@@ -1,0 +1,20 @@
+/**
+ * Every background job of the service: its pg-boss queue (named `domain.action`), the queue's retry policy,
+ * and its worker. Queues are created at start-up by every process (API processes send, worker processes work).
+ * Feature modules add their jobs here.
+ */
+import type PgBoss from 'pg-boss';
+import type { Services } from '../http/handler.js';
+import { maintenanceCleanup } from './maintenance.cleanup.js';
+
+export interface JobDefinition<Data extends object = object> {
+  queue: string;
+  options: Omit<PgBoss.Queue, 'name'>;
+  /** How many jobs of this queue one worker process runs at once. */
+  concurrency?: number;
+  /** A cron schedule, for periodic jobs. */
+  cron?: string;
+  work(job: PgBoss.Job<Data>, services: Services): Promise<unknown>;
+}
+
+export const jobs: JobDefinition[] = [maintenanceCleanup as JobDefinition];

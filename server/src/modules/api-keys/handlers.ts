@@ -1,0 +1,51 @@
+/** API key operations. The contract requires the `*` scope for all three. */
+import { ApiError, insufficientScope, notFound } from '../../http/errors.js';
+import { tenantOf, type Handler } from '../../http/handler.js';
+import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { isId } from '../../lib/ids.js';
+import { uncovered } from '../../lib/scopes.js';
+import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
+import { toApiKey } from './service.js';
+
+export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, services }) => {
+  const page = pageRequest(query);
+  const { rows, total } = await listKeys(services.db, tenantOf(auth), {
+    includeRevoked: query.includeRevoked ?? false,
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  return { status: 200, data: rows.map(toApiKey), pagination: paginationOf(page, total) };
+};
+
+export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, services }) => {
+  const environment = body.environment ?? auth.environment;
+  if (environment !== auth.environment) {
+    throw new ApiError(403, 'insufficient_scope', `A ${auth.environment} key can only create ${auth.environment} keys.`, [
+      { path: '/body/environment', message: `must be ${auth.environment}, the environment of the calling key` },
+    ]);
+  }
+  const missing = uncovered(auth.scopes, body.scopes);
+  if (missing.length > 0) {
+    throw insufficientScope(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`, missing);
+  }
+  if (body.expiresAt && new Date(body.expiresAt).getTime() <= Date.now()) {
+    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: '/body/expiresAt', message: 'must be in the future' }]);
+  }
+  const { row, key } = await insertKey(services.db, {
+    organizationId: auth.organizationId,
+    environment,
+    name: body.name,
+    scopes: [...new Set(body.scopes)],
+    expiresAt: body.expiresAt ? new Date(body.expiresAt) : null,
+  });
+  return { status: 201, data: { ...toApiKey(row), key } };
+};
+
+export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, services }) => {
+  if (!isId('key', params.id)) throw notFound('API key', params.id);
+  const row = await revokeKey(services.db, tenantOf(auth), params.id);
+  if (!row) throw notFound('API key', params.id);
+  return { status: 200, data: toApiKey(row) };
+};
+
+export { findKey };

@@ -1,0 +1,25 @@
+/**
+ * API key values: `svc_live_` or `svc_test_` + 64 lowercase hex characters (256 bits from the CSPRNG). Only
+ * the SHA-256 of a key is stored; a fast hash is right here because the key is itself 256 random bits, so
+ * there is nothing to brute-force, and lookups by hash leak nothing about the key through timing.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import type { Environment } from '../../db/schema.js';
+
+export const keyFormat = /^svc_(live|test)_[0-9a-f]{64}$/;
+
+export function generateKey(environment: Environment): string {
+  return `svc_${environment === 'LIVE' ? 'live' : 'test'}_${randomBytes(32).toString('hex')}`;
+}
+
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function environmentOfKey(key: string): Environment {
+  return key.startsWith('svc_live_') ? 'LIVE' : 'TEST';
+}
+
+export function maskKey(environment: Environment, last4: string): string {
+  return `svc_${environment === 'LIVE' ? 'live' : 'test'}_••••••••${last4}`;
+}

@@ -1,0 +1,130 @@
+/** All SQL on `api_keys`. Every query that serves a caller is scoped by organization and environment. */
+import { sql } from 'kysely';
+import type { DbOrTx } from '../../db/database.js';
+import type { Environment, Plan } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+import { environmentOfKey, generateKey, hashKey } from './key-material.js';
+
+export interface KeyWithOrganization {
+  id: string;
+  organization_id: string;
+  environment: Environment;
+  name: string;
+  scopes: string[];
+  key_hash: string;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+  last_used_at: Date | null;
+  organization_name: string;
+  plan: Plan;
+  rate_limit_per_minute: number | null;
+  rate_limit_per_day: number | null;
+}
+
+export function findKeyByHash(db: DbOrTx, keyHash: string): Promise<KeyWithOrganization | undefined> {
+  return db
+    .selectFrom('api_keys')
+    .innerJoin('organizations', 'organizations.id', 'api_keys.organization_id')
+    .select([
+      'api_keys.id',
+      'api_keys.organization_id',
+      'api_keys.environment',
+      'api_keys.name',
+      'api_keys.scopes',
+      'api_keys.key_hash',
+      'api_keys.expires_at',
+      'api_keys.revoked_at',
+      'api_keys.last_used_at',
+      'organizations.name as organization_name',
+      'organizations.plan',
+      'organizations.rate_limit_per_minute',
+      'organizations.rate_limit_per_day',
+    ])
+    .where('api_keys.key_hash', '=', keyHash)
+    .executeTakeFirst();
+}
+
+/** Records use at most once a minute per key, so a busy key does not turn every read into a write. */
+export async function touchKey(db: DbOrTx, id: string): Promise<void> {
+  await db
+    .updateTable('api_keys')
+    .set({ last_used_at: sql`now()` })
+    .where('id', '=', id)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+    .execute();
+}
+
+export interface NewKey {
+  organizationId: string;
+  environment: Environment;
+  name: string;
+  scopes: string[];
+  expiresAt?: Date | null;
+}
+
+/** Inserts a key and returns its row and the one-time full value. */
+export async function insertKey(db: DbOrTx, input: NewKey) {
+  const key = generateKey(input.environment);
+  if (environmentOfKey(key) !== input.environment) throw new Error('unreachable: key prefix and environment disagree');
+  const row = await db
+    .insertInto('api_keys')
+    .values({
+      id: newId('key'),
+      organization_id: input.organizationId,
+      environment: input.environment,
+      name: input.name,
+      key_hash: hashKey(key),
+      last4: key.slice(-4),
+      scopes: input.scopes,
+      expires_at: input.expiresAt ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { row, key };
+}
+
+export interface Tenant {
+  organizationId: string;
+  environment: Environment;
+}
+
+export async function listKeys(db: DbOrTx, tenant: Tenant, options: { includeRevoked: boolean; limit: number; offset: number }) {
+  let query = db
+    .selectFrom('api_keys')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
+  if (!options.includeRevoked) query = query.where('revoked_at', 'is', null);
+  const [rows, total] = await Promise.all([
+    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).offset(options.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: total.count };
+}
+
+export function findKey(db: DbOrTx, tenant: Tenant, id: string) {
+  return db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where('id', '=', id)
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .executeTakeFirst();
+}
+
+/** Revokes once: an already revoked key keeps its first `revoked_at`. */
+export async function revokeKey(db: DbOrTx, tenant: Tenant, id: string) {
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: sql`now()` })
+    .where('id', '=', id)
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('revoked_at', 'is', null)
+    .execute();
+  return findKey(db, tenant, id);
+}
+
+export async function revokeKeyById(db: DbOrTx, id: string): Promise<boolean> {
+  const result = await db.updateTable('api_keys').set({ revoked_at: sql`now()` }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}

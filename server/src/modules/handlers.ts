@@ -1,0 +1,69 @@
+/**
+ * The handler of every operation of the contract, by operationId. `satisfies HandlerMap` makes a missing or
+ * mistyped handler a compile error; the resolver in http/bind.ts makes it a boot error too.
+ */
+import type { HandlerMap } from '../http/handler.js';
+import * as account from './account/handlers.js';
+import * as apiKeys from './api-keys/handlers.js';
+import * as meta from './meta/handlers.js';
+import { notImplemented } from './not-implemented.js';
+
+export const handlers = {
+  // Surveys
+  listSurveys: notImplemented('listSurveys'),
+  createSurvey: notImplemented('createSurvey'),
+  generateSurvey: notImplemented('generateSurvey'),
+  getSurvey: notImplemented('getSurvey'),
+  updateSurvey: notImplemented('updateSurvey'),
+  deleteSurvey: notImplemented('deleteSurvey'),
+  launchSurvey: notImplemented('launchSurvey'),
+  pauseSurvey: notImplemented('pauseSurvey'),
+  closeSurvey: notImplemented('closeSurvey'),
+  // Responses
+  listResponses: notImplemented('listResponses'),
+  submitResponse: notImplemented('submitResponse'),
+  getResponse: notImplemented('getResponse'),
+  deleteResponse: notImplemented('deleteResponse'),
+  // Exports
+  exportResponses: notImplemented('exportResponses'),
+  getExport: notImplemented('getExport'),
+  downloadExport: notImplemented('downloadExport'),
+  // Analytics
+  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  generateAiAnalysis: notImplemented('generateAiAnalysis'),
+  getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
+  getAiAnalysis: notImplemented('getAiAnalysis'),
+  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  // Distributions
+  distributeSurvey: notImplemented('distributeSurvey'),
+  previewDistribution: notImplemented('previewDistribution'),
+  listDistributions: notImplemented('listDistributions'),
+  getDistribution: notImplemented('getDistribution'),
+  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  // Webhooks and events
+  listWebhooks: notImplemented('listWebhooks'),
+  createWebhook: notImplemented('createWebhook'),
+  getWebhook: notImplemented('getWebhook'),
+  updateWebhook: notImplemented('updateWebhook'),
+  deleteWebhook: notImplemented('deleteWebhook'),
+  sendTestWebhook: notImplemented('sendTestWebhook'),
+  listWebhookDeliveries: notImplemented('listWebhookDeliveries'),
+  redeliverWebhookDelivery: notImplemented('redeliverWebhookDelivery'),
+  listEvents: notImplemented('listEvents'),
+  // API keys
+  listApiKeys: apiKeys.listApiKeys,
+  createApiKey: apiKeys.createApiKey,
+  revokeApiKey: apiKeys.revokeApiKey,
+  // Respondents
+  listRespondents: notImplemented('listRespondents'),
+  getRespondent: notImplemented('getRespondent'),
+  upsertRespondent: notImplemented('upsertRespondent'),
+  deleteRespondent: notImplemented('deleteRespondent'),
+  startRespondentSync: notImplemented('startRespondentSync'),
+  getSyncJob: notImplemented('getSyncJob'),
+  // Account and meta
+  getMe: account.getMe,
+  getOpenApiDocument: meta.getOpenApiDocument,
+  getLiveness: meta.getLiveness,
+  getReadiness: meta.getReadiness,
+} satisfies HandlerMap;

@@ -1,0 +1,31 @@
+/** All SQL on `organizations`. Organizations are managed by operators through the admin CLI, not the API. */
+import type { DbOrTx } from '../../db/database.js';
+import type { Plan } from '../../db/schema.js';
+import { newId } from '../../lib/ids.js';
+
+export const plans: readonly Plan[] = ['FREE', 'STARTER', 'PRO', 'BUSINESS'];
+
+export function insertOrganization(db: DbOrTx, input: { name: string; plan: Plan }) {
+  return db.insertInto('organizations').values({ id: newId('org'), name: input.name, plan: input.plan }).returningAll().executeTakeFirstOrThrow();
+}
+
+export function findOrganization(db: DbOrTx, id: string) {
+  return db.selectFrom('organizations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function listOrganizations(db: DbOrTx) {
+  return db.selectFrom('organizations').selectAll().orderBy('created_at').execute();
+}
+
+export async function countOrganizations(db: DbOrTx): Promise<number> {
+  const row = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  return row.count;
+}
+
+export function updateOrganization(
+  db: DbOrTx,
+  id: string,
+  changes: { plan?: Plan; rate_limit_per_minute?: number | null; rate_limit_per_day?: number | null },
+) {
+  return db.updateTable('organizations').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+}

@@ -1,0 +1,77 @@
+/**
+ * Starts what this process runs — the API, the job worker, or both — on one PostgreSQL, and stops it
+ * gracefully: stop accepting, drain in-flight requests and jobs, close pools.
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from './config.js';
+import { openDatabase } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createApp } from './http/app.js';
+import { contractPath } from './http/contract.js';
+import type { Services } from './http/handler.js';
+import { RateLimits } from './http/rate-limit.js';
+import { startBoss, startWorkers } from './jobs/boss.js';
+import type { Logger } from './logger.js';
+import { handlers } from './modules/handlers.js';
+
+export interface RunningService {
+  /** Base URL of the API, when this process serves it. */
+  url: string | undefined;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export async function startService(config: Config, databaseUrl: string, log: Logger): Promise<RunningService> {
+  const database = openDatabase(databaseUrl, config.databasePoolSize);
+  await migrateToLatest(database.db);
+  const runsWorker = config.role !== 'api';
+  const runsApi = config.role !== 'worker';
+  const boss = await startBoss(databaseUrl, { worker: runsWorker, log });
+  const services: Services = {
+    config,
+    db: database.db,
+    boss,
+    log,
+    rateLimits: new RateLimits(database.pool),
+    contractJson: readFileSync(contractPath, 'utf8'),
+  };
+
+  let server: Server | undefined;
+  let url: string | undefined;
+  if (runsApi) {
+    server = createServer(createApp(services, handlers));
+    // Connections idle between requests must not hold a shutdown open.
+    server.keepAliveTimeout = 5_000;
+    await new Promise<void>((resolve, reject) => {
+      server!.once('error', reject);
+      server!.listen(config.port, config.host, () => resolve());
+    });
+    const address = server.address() as AddressInfo;
+    url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
+  }
+  const stopWorkers = runsWorker ? await startWorkers(boss, services) : async () => {};
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    services,
+    close() {
+      closing ??= (async () => {
+        if (server) {
+          const drained = new Promise<void>((resolve) => server!.close(() => resolve()));
+          server.closeIdleConnections();
+          const forceAfter = setTimeout(() => server!.closeAllConnections(), config.shutdownGraceMs);
+          await drained;
+          clearTimeout(forceAfter);
+        }
+        await stopWorkers();
+        // graceful: wait for active jobs to finish (up to the grace period) before closing.
+        await boss.stop({ graceful: true, wait: true, timeout: config.shutdownGraceMs });
+        await database.close();
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Once per test run: a PostgreSQL server (DATABASE_URL's, or an embedded one in a temporary folder) and a
+ * template database with every migration and the pg-boss schema applied. Each test file then gets its own
+ * database cloned from the template (test/helpers/database.ts), so files run in parallel without sharing rows.
+ */
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import PgBoss from 'pg-boss';
+import type { TestProject } from 'vitest/node';
+import { openDatabase } from '../../server/src/db/database.js';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
+import { migrateToLatest } from '../../server/src/db/migrate.js';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    /** `postgres://…/{database}`: put a database name in place of `{database}`. */
+    databaseServer: string;
+    templateDatabase: string;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function withDatabase(serverUrl: string, database: string): string {
+  return serverUrl.replace('{database}', database);
+}
+
+export default async function setup(project: TestProject) {
+  let embedded: EmbeddedPostgres | undefined;
+  let folder: string | undefined;
+  let serverUrl: string;
+  if (process.env.DATABASE_URL) {
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = '/{database}';
+    serverUrl = url.toString().replace('%7Bdatabase%7D', '{database}');
+  } else {
+    folder = mkdtempSync(path.join(tmpdir(), 'survey-service-test-'));
+    // Reachable by the postgres OS user when the tests run as root (see server/src/db/embedded.ts).
+    chmodSync(folder, 0o755);
+    embedded = await startEmbeddedPostgres({ dataDir: folder, port: await freePort(), database: 'postgres' });
+    serverUrl = embedded.serverUrl('{database}');
+  }
+  const maintenanceDb = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres' : 'postgres';
+  const template = `survey_test_template_${process.pid}`;
+  const admin = new pg.Client({ connectionString: withDatabase(serverUrl, maintenanceDb) });
+  await admin.connect();
+  await admin.query(`drop database if exists ${template} with (force)`);
+  await admin.query(`create database ${template}`);
+
+  const templateUrl = withDatabase(serverUrl, template);
+  const database = openDatabase(templateUrl, 2);
+  await migrateToLatest(database.db);
+  await database.close();
+  const boss = new PgBoss({ connectionString: templateUrl, schema: 'pgboss', supervise: false, schedule: false, max: 1 });
+  await boss.start();
+  await boss.stop({ graceful: false, wait: true });
+
+  project.provide('databaseServer', serverUrl);
+  project.provide('templateDatabase', template);
+
+  return async () => {
+    const leftovers = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'survey_test_%'`);
+    for (const row of leftovers.rows) {
+      if (row.datname === template || row.datname.startsWith(`survey_test_${process.pid}_`)) {
+        await admin.query(`drop database if exists ${row.datname} with (force)`);
+      }
+    }
+    await admin.end();
+    await embedded?.stop();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+  };
+}
