@@ -28,5 +28,5 @@ export { waitFor, waitForSyncJob, type WaitOptions } from './polling.js';
 export { type RetryOptions } from './retry.js';
 export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export { SDK_VERSION } from './version.js';
-export type { paths, components, operations } from './generated/openapi.js';
+export type { paths, components, operations, webhooks } from './generated/openapi.js';
 export type * from './types.js';

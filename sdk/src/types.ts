@@ -1,44 +1,85 @@
 /**
  * Names for the document's schemas, so integrators write `Survey` rather than
- * `components['schemas']['Survey']`. Every alias is exactly the generated schema type; a schema the
- * document does not define (yet) resolves to `unknown` instead of breaking the build.
+ * `components['schemas']['Survey']`. Each alias is exactly the generated type: when the document renames or
+ * drops a schema, the SDK stops compiling instead of drifting.
  */
 import type { components } from './generated/openapi.js';
 
 type Schemas = components['schemas'];
 
-/** The generated type of the named schema of the document (`unknown` if it has no such schema). */
-export type Schema<Name extends string, Fallback = unknown> = Name extends keyof Schemas ? Schemas[Name] : Fallback;
+/** The generated type of any named schema of the document: `Schema<'SurveySettings'>`. */
+export type Schema<Name extends keyof Schemas> = Schemas[Name];
 
-export type Meta = Schema<'Meta'>;
-export type Pagination = Schema<'Pagination'>;
-export type ErrorCode = Schema<'ErrorCode', string>;
-export type ErrorDetail = Schema<'ErrorDetail'>;
+// Envelope and errors
+export type Meta = Schemas['Meta'];
+export type Pagination = Schemas['Pagination'];
 /** The body of every error answer: `{ error: { code, message, status, details }, meta }`. */
-export type ApiError = Schema<'ErrorEnvelope'>;
-export type ErrorEnvelope = Schema<'ErrorEnvelope'>;
+export type ApiError = Schemas['ErrorEnvelope'];
+export type ErrorEnvelope = Schemas['ErrorEnvelope'];
 /** The `error` member of an error answer. */
-export type ApiErrorObject = Schema<'Error'>;
+export type ApiErrorObject = Schemas['Error'];
+export type ErrorCode = Schemas['ErrorCode'];
+export type ErrorDetail = Schemas['ErrorDetail'];
 
-export type Survey = Schema<'Survey'>;
-export type SurveyCreate = Schema<'SurveyCreate'>;
-export type SurveyUpdate = Schema<'SurveyUpdate'>;
-export type Question = Schema<'Question'>;
+// Surveys and responses
+export type Survey = Schemas['Survey'];
+export type SurveyStatus = Schemas['SurveyStatus'];
+export type SurveyCreate = Schemas['SurveyCreate'];
+export type SurveyUpdate = Schemas['SurveyUpdate'];
+export type SurveyGenerateRequest = Schemas['SurveyGenerateRequest'];
+export type Question = Schemas['Question'];
+export type QuestionInput = Schemas['QuestionInput'];
 /** A survey response (named so it does not shadow the global fetch `Response`). */
-export type SurveyResponse = Schema<'Response'>;
-export type Answer = Schema<'Answer'>;
-export type Respondent = Schema<'Respondent'>;
-export type SyncJob = Schema<'SyncJob'>;
-export type DistributionRequest = Schema<'DistributionRequest'>;
-export type Distribution = Schema<'Distribution'>;
-export type Webhook = Schema<'Webhook'>;
-export type WebhookDelivery = Schema<'WebhookDelivery'>;
-export type ApiKey = Schema<'ApiKey'>;
-export type ApiKeyCreated = Schema<'ApiKeyCreated'>;
-export type Export = Schema<'Export'>;
-export type StaticAnalytics = Schema<'StaticAnalytics'>;
-export type AiAnalysis = Schema<'AiAnalysis'>;
-export type SmartAnalytics = Schema<'SmartAnalytics'>;
+export type SurveyResponse = Schemas['Response'];
+export type ResponseSubmit = Schemas['ResponseSubmit'];
+export type Answer = Schemas['Answer'];
 
-/** A webhook event as delivered; the document's `WebhookEvent` schema when it defines one. */
-export type WebhookEvent = Schema<'WebhookEvent', { id: string; type: string; [key: string]: unknown }>;
+// Exports and analytics
+export type Export = Schemas['Export'];
+export type ExportRequest = Schemas['ExportRequest'];
+export type StaticAnalytics = Schemas['StaticAnalytics'];
+export type AiAnalysis = Schemas['AiAnalysis'];
+export type AiAnalysisRequest = Schemas['AiAnalysisRequest'];
+export type SmartAnalytics = Schemas['SmartAnalytics'];
+
+// Distributions
+export type DistributionRequest = Schemas['DistributionRequest'];
+export type DistributionPreviewRequest = Schemas['DistributionPreviewRequest'];
+export type AudiencePreview = Schemas['AudiencePreview'];
+export type Distribution = Schemas['Distribution'];
+export type DistributionRecipient = Schemas['DistributionRecipient'];
+export type TargetingFilter = Schemas['TargetingFilter'];
+
+// Respondents and sync
+export type Respondent = Schemas['Respondent'];
+export type RespondentUpsert = Schemas['RespondentUpsert'];
+export type SyncRequest = Schemas['SyncRequest'];
+export type SyncMode = Schemas['SyncMode'];
+/** The `data` of `POST /api/v1/respondents/sync` (202). */
+export type SyncJobAccepted = Schemas['SyncJobAccepted'];
+export type SyncJob = Schemas['SyncJob'];
+export type SyncJobStatus = Schemas['SyncJobStatus'];
+export type SyncStats = Schemas['SyncStats'];
+
+// Webhooks and events
+export type Webhook = Schemas['Webhook'];
+export type WebhookCreate = Schemas['WebhookCreate'];
+/** The create answer, with the `whsec_…` secret shown once. */
+export type WebhookCreated = Schemas['WebhookCreated'];
+export type WebhookUpdate = Schemas['WebhookUpdate'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** Any event, as delivered to webhooks and listed by `GET /api/v1/events`; narrow it on `type`. */
+export type Event = Schemas['Event'];
+export type EventType = Schemas['EventType'];
+/** What `verifyWebhook` returns by default: the `Event` union. */
+export type WebhookEvent = Schemas['Event'];
+
+// Keys and account
+export type ApiKey = Schemas['ApiKey'];
+export type ApiKeyCreate = Schemas['ApiKeyCreate'];
+/** The create answer, with the full key value shown once. */
+export type ApiKeyCreated = Schemas['ApiKeyCreated'];
+export type Scope = Schemas['Scope'];
+export type Environment = Schemas['Environment'];
+export type Plan = Schemas['Plan'];
+export type Me = Schemas['Me'];

@@ -23,14 +23,21 @@ import { createClient, verifyWebhook, NotFoundError, type Survey, type SyncJob, 
 
 const client = createClient({ apiKey: 'svc_test_${'0'.repeat(64)}', baseUrl: 'http://127.0.0.1:9', retry: { maxRetries: 0 } });
 
-export async function firstSurvey(): Promise<Survey | undefined> {
+export async function getSurvey(id: string): Promise<Survey | undefined> {
   try {
-    const surveys = await client.unwrap(client.GET('/api/v1/surveys', {}));
-    return (surveys as Survey[] | undefined)?.[0];
+    const survey = await client.unwrap(client.GET('/api/v1/surveys/{id}', { params: { path: { id } } }));
+    const title: string = survey.title;
+    void title;
+    return survey;
   } catch (error) {
     if (error instanceof NotFoundError) return undefined;
     throw error;
   }
+}
+export async function allSurveyIds(): Promise<string[]> {
+  const ids: string[] = [];
+  for await (const survey of client.paginate('/api/v1/surveys', { params: { query: { pageSize: 100 } } })) ids.push(survey.id);
+  return ids;
 }
 export type Job = SyncJob;
 export type Meta = components['schemas']['Meta'];
