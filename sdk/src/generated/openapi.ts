@@ -1134,7 +1134,298 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "survey.launched": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `survey.launched`
+         * @description A survey became `active`: its first launch, or a relaunch after a pause.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `survey.launched` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveSurveyLaunchedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "survey.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `survey.paused`
+         * @description An active survey was paused; it accepts no responses until launched again.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `survey.paused` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveSurveyPausedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "survey.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `survey.closed`
+         * @description A survey was closed for good.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `survey.closed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveSurveyClosedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "response.submitted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `response.submitted`
+         * @description A response to a survey was submitted.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `response.submitted` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveResponseSubmittedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "respondents.sync.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `respondents.sync.completed`
+         * @description A respondent sync job completed (dry runs included). Records in error do not fail a job: check `data.stats.errors`.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `respondents.sync.completed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveRespondentsSyncCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "respondents.sync.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `respondents.sync.failed`
+         * @description A respondent sync job failed and applied nothing; `data.failureReason` says why.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `respondents.sync.failed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveRespondentsSyncFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "responses.export.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `responses.export.completed`
+         * @description An export of responses finished; download the file with `GET /api/v1/exports/{exportId}/download`.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `responses.export.completed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveResponsesExportCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "analytics.ai.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `analytics.ai.completed`
+         * @description An AI analysis finished (`completed` or `failed`).
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `analytics.ai.completed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveAnalyticsAiCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "distribution.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `distribution.sent`
+         * @description A distribution was sent to the respondents its targeting matched.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `distribution.sent` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveDistributionSentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * `webhook.test`
+         * @description A test event, sent only by `POST /api/v1/webhooks/{id}/test` to that one webhook, whatever its `events`.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `webhook.test` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receiveWebhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -3390,6 +3681,24 @@ export interface components {
          * @example job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T
          */
         JobId: string;
+        /**
+         * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+         * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+         */
+        WebhookIdHeader: string;
+        /**
+         * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+         * @example 1795339800
+         */
+        WebhookTimestampHeader: string;
+        /**
+         * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+         *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+         *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+         *     secret is being rotated.
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        WebhookSignatureHeader: string;
     };
     requestBodies: never;
     headers: {
@@ -5717,6 +6026,496 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                     };
                 };
+            };
+        };
+    };
+    receiveSurveyLaunchedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `survey.launched` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveSurveyPausedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `survey.paused` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveSurveyClosedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `survey.closed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveResponseSubmittedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `response.submitted` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResponseSubmittedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRespondentsSyncCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `respondents.sync.completed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncJobEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveRespondentsSyncFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `respondents.sync.failed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncJobEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveResponsesExportCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `responses.export.completed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExportCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveAnalyticsAiCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `analytics.ai.completed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AiAnalysisCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveDistributionSentEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `distribution.sent` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DistributionSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `webhook.test` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -1,0 +1,175 @@
+/**
+ * The rules every operation of the contract follows (see `/work/briefs/common.md` and
+ * `../shared/design/api-conventions.md`): naming, one tag, prose, one scope, examples, the success envelope with
+ * its headers, and the shared error responses that apply to the operation's shape.
+ */
+import { describe, expect, it } from 'vitest';
+import { deref, isObject, loadDocument, operations, type Json, type JsonObject, type Operation } from './document.js';
+
+const doc = loadDocument();
+const ops = operations(doc);
+const hooks = operations(doc, 'webhooks');
+
+const VERBS = ['list', 'get', 'create', 'update', 'delete', 'upsert', 'launch', 'pause', 'close', 'submit', 'export',
+  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start'];
+const PUBLIC = new Set(['getOpenApiDocument', 'getLiveness', 'getReadiness']);
+const ANY_KEY = new Set(['getMe']);
+/** Success bodies that are a document or a file, not an envelope (each operation says why). */
+const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
+/** Operations the server does not provide in issues 3–5: they also declare 501. */
+const NOT_YET_TAGS = new Set(['Analytics', 'Distributions', 'Webhooks']);
+const NOT_YET_OPS = new Set(['generateSurvey', 'exportResponses', 'getExport', 'downloadExport', 'listEvents']);
+const SHARED: Record<string, string> = {
+  '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
+  '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType', '429': 'TooManyRequests', '500': 'InternalError',
+  '501': 'NotImplemented', '503': 'ServiceUnavailable',
+};
+
+const scopeEnum = (() => {
+  const scope = deref(doc, { $ref: '#/components/schemas/Scope' });
+  return new Set(isObject(scope) && Array.isArray(scope.enum) ? scope.enum : []);
+})();
+
+const id = (op: Operation) => String(op.operation.operationId ?? `${op.method} ${op.path}`);
+const table = ops.map((op) => [id(op), op] as const);
+
+function jsonContent(holder: Json | undefined): JsonObject | undefined {
+  const resolved = deref(doc, holder);
+  if (!isObject(resolved) || !isObject(resolved.content)) return undefined;
+  const media = resolved.content['application/json'];
+  return isObject(media) ? media : undefined;
+}
+const hasExample = (media: JsonObject) =>
+  'example' in media || (isObject(media.examples) && Object.keys(media.examples).length > 0);
+
+function expectedErrors(op: Operation): string[] {
+  const o = op.operation;
+  const authenticated = !PUBLIC.has(id(op));
+  const hasBody = o.requestBody !== undefined;
+  const hasJsonBody = jsonContent(o.requestBody) !== undefined;
+  const hasQuery = op.parameters.some((p) => p.in === 'query');
+  const hasPathId = op.parameters.some((p) => p.in === 'path');
+  const codes = new Set<string>();
+  if (authenticated) ['401', '403', '429', '500', '503'].forEach((c) => codes.add(c));
+  if (hasBody || hasQuery || hasPathId || !authenticated) codes.add('400');
+  if (hasPathId) codes.add('404');
+  if (op.method === 'post') codes.add('409');
+  if (hasJsonBody) { codes.add('413'); codes.add('415'); }
+  const tags = Array.isArray(o.tags) ? o.tags : [];
+  if (NOT_YET_OPS.has(id(op)) || tags.some((t) => typeof t === 'string' && NOT_YET_TAGS.has(t))) codes.add('501');
+  return [...codes].sort();
+}
+
+describe('operations', () => {
+  it('the document has the 48 operations of v1', () => expect(ops.length).toBeGreaterThanOrEqual(48));
+
+  it('operationIds are unique', () => {
+    const ids = ops.map(id);
+    expect(ids.filter((x, i) => ids.indexOf(x) !== i)).toEqual([]);
+  });
+
+  describe.each(table)('%s', (opId, op) => {
+    const o = op.operation;
+
+    it('has a camelCase, verb-first operationId, one tag, a summary and a real description', () => {
+      expect(opId).toMatch(/^[a-z]+[A-Z][A-Za-z0-9]*$/);
+      expect(VERBS).toContain(opId.match(/^[a-z]+/)?.[0]);
+      expect(Array.isArray(o.tags) && o.tags.length).toBe(1);
+      expect(typeof o.summary === 'string' && o.summary.length > 0 && !/TODO/.test(o.summary)).toBe(true);
+      expect(typeof o.description).toBe('string');
+      expect(String(o.description).length).toBeGreaterThan(40);
+      expect(String(o.description)).not.toMatch(/TODO|Not specified yet/);
+    });
+
+    it('declares its security: public, any key, or exactly one known scope', () => {
+      expect(Array.isArray(o.security)).toBe(true);
+      const security = o.security as Json[];
+      if (PUBLIC.has(opId)) {
+        expect(security).toEqual([]);
+        return;
+      }
+      expect(security).toHaveLength(1);
+      const requirement = security[0];
+      expect(isObject(requirement) && Object.keys(requirement)).toEqual(['bearerAuth']);
+      const scopes = isObject(requirement) ? requirement.bearerAuth : undefined;
+      if (ANY_KEY.has(opId)) {
+        expect(scopes).toEqual([]);
+      } else {
+        expect(Array.isArray(scopes) && scopes.length).toBe(1);
+        expect(scopeEnum.has((scopes as Json[])[0] ?? null)).toBe(true);
+      }
+    });
+
+    it('lists the shared error responses that apply to it', () => {
+      const responses = isObject(o.responses) ? o.responses : {};
+      for (const code of expectedErrors(op)) {
+        expect(responses[code], `response ${code}`).toEqual({ $ref: `#/components/responses/${SHARED[code]}` });
+      }
+    });
+
+    it('answers 2xx in the envelope, with its headers and at least one example', () => {
+      const responses = isObject(o.responses) ? o.responses : {};
+      const success = Object.keys(responses).filter((code) => code.startsWith('2'));
+      expect(success.length).toBeGreaterThan(0);
+      const isList = op.parameters.some((p) => p.name === 'page' && p.in === 'query');
+      for (const code of success) {
+        const response = deref(doc, responses[code]);
+        expect(isObject(response)).toBe(true);
+        if (!isObject(response)) continue;
+        const headers = isObject(response.headers) ? Object.keys(response.headers) : [];
+        expect(headers, `${code} headers`).toContain('X-Request-Id');
+        if (!PUBLIC.has(opId)) {
+          expect(headers, `${code} headers`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+        }
+        const media = jsonContent(response);
+        if (!media) continue; // a file download
+        expect(hasExample(media), `${code} example`).toBe(true);
+        if (NOT_ENVELOPED.has(opId)) continue; // the document or a file itself, deliberately not enveloped
+        const schema = deref(doc, media.schema);
+        expect(isObject(schema) && schema.type).toBe('object');
+        if (!isObject(schema)) continue;
+        expect(schema.additionalProperties).toBe(false);
+        expect(schema.required).toEqual(expect.arrayContaining(isList ? ['data', 'meta', 'pagination'] : ['data', 'meta']));
+        const properties = isObject(schema.properties) ? schema.properties : {};
+        expect(properties.meta).toEqual({ $ref: '#/components/schemas/Meta' });
+        if (isList) expect(properties.pagination).toEqual({ $ref: '#/components/schemas/Pagination' });
+      }
+    });
+
+    it('has a named, exemplified JSON request body when it takes one, and Idempotency-Key on POST', () => {
+      if (o.requestBody !== undefined) {
+        const media = jsonContent(o.requestBody);
+        expect(media).toBeDefined();
+        if (media) {
+          expect(hasExample(media)).toBe(true);
+          expect(isObject(media.schema) && typeof media.schema.$ref).toBe('string');
+        }
+      }
+      if (op.method === 'post') {
+        expect(op.parameters.some((p) => p.in === 'header' && p.name === 'Idempotency-Key')).toBe(true);
+      }
+    });
+
+    it('lists take page and pageSize', () => {
+      if (!opId.startsWith('list')) return;
+      expect(op.parameters.map((p) => p.name)).toEqual(expect.arrayContaining(['page', 'pageSize']));
+    });
+  });
+});
+
+describe('webhooks section', () => {
+  it('documents every event type', () => {
+    const eventType = deref(doc, { $ref: '#/components/schemas/EventType' });
+    const types = isObject(eventType) && Array.isArray(eventType.enum) ? eventType.enum : [];
+    expect(types.length).toBeGreaterThan(0);
+    expect(Object.keys(isObject(doc.webhooks) ? doc.webhooks : {}).sort()).toEqual([...types].sort());
+  });
+
+  it.each(hooks.map((h) => [h.path, h] as const))('%s: a signed POST with an exemplified payload', (_name, hook) => {
+    expect(hook.method).toBe('post');
+    expect(hook.parameters.map((p) => p.name)).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+    const media = jsonContent(hook.operation.requestBody);
+    expect(media && hasExample(media)).toBe(true);
+    expect(String(hook.operation.description)).toContain('Standard Webhooks');
+  });
+});
