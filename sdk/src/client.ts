@@ -51,7 +51,7 @@ export function createClient<Paths extends Record<string, any> = paths>(config: 
   const client = createFetchClient<Paths>({
     baseUrl: config.baseUrl.replace(/\/+$/, ''),
     fetch: retryingFetch,
-    headers: { Authorization: `Bearer ${config.apiKey}`, 'User-Agent': userAgent, Accept: 'application/json' },
+    headers: { Authorization: `Bearer ${config.apiKey}`, 'User-Agent': userAgent },
   });
   return Object.assign(client, {
     unwrap,
