@@ -3284,7 +3284,7 @@ export interface components {
          *         },
          *         {
          *           "externalId": "E-10043",
-         *           "email": "grace.hopper@example.com",
+         *           "email": "grace.hopper(at)example.com",
          *           "department": "Engineering"
          *         }
          *       ]
