@@ -6,23 +6,42 @@
  * 2. `openapi-typescript` turns that file into TypeScript types for the server and for the SDK.
  * 3. The bundle is copied into the SDK package so integrators can validate payloads against it.
  *
- * Every output is committed; CI runs this script and fails on `git diff --exit-code` (drift).
+ * Every output is committed; CI runs this script and fails on `git diff --exit-code` (drift), and
+ * test/contract/generated.test.ts checks the same with these exact options.
  */
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
-const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { cwd: root, stdio: 'inherit' });
 
-const bundle = 'openapi/bundled/openapi.json';
-mkdirSync(join(root, dirname(bundle)), { recursive: true });
-run(bin('redocly'), ['bundle', 'openapi/openapi.yaml', '--output', bundle]);
+export const bundlePath = 'openapi/bundled/openapi.json';
+export const typeTargets = ['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts'] as const;
+/**
+ * - `--default-non-nullable=false`: a field with a `default` stays optional for callers (they may omit `dryRun`).
+ * - `--empty-objects-unknown`: free-form objects (sync records, attributes) are `Record<string, unknown>`.
+ */
+export const typescriptFlags = ['--default-non-nullable=false', '--empty-objects-unknown'];
 
-for (const target of ['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts']) {
-  mkdirSync(join(root, dirname(target)), { recursive: true });
-  run(bin('openapi-typescript'), [bundle, '--output', target]);
+export function bundle(output: string): void {
+  execFileSync(bin('redocly'), ['bundle', 'openapi/openapi.yaml', '--output', output], { cwd: root, stdio: 'pipe' });
 }
-copyFileSync(join(root, bundle), join(root, 'sdk/openapi.json'));
+
+export function generateTypes(input: string, output: string): void {
+  execFileSync(bin('openapi-typescript'), [input, '--output', output, ...typescriptFlags], { cwd: root, stdio: 'pipe' });
+}
+
+function main(): void {
+  mkdirSync(join(root, dirname(bundlePath)), { recursive: true });
+  bundle(bundlePath);
+  for (const target of typeTargets) {
+    mkdirSync(join(root, dirname(target)), { recursive: true });
+    generateTypes(bundlePath, target);
+  }
+  copyFileSync(join(root, bundlePath), join(root, 'sdk/openapi.json'));
+  console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, sdk/openapi.json`);
+}
+
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

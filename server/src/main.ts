@@ -39,10 +39,12 @@ if (service.url) {
     console.log(`TEST key: ${demo.testKey}`);
   }
   const publicUrl = process.env.PUBLIC_BASE_URL ?? service.url;
-  await ensureDocsBuilt(log).catch((error: unknown) => log.warn({ err: error }, 'could not build the docs page'));
+  // Built in the background: start-up does not wait for it, and /docs waits only if it is still running.
+  void ensureDocsBuilt(log).catch((error: unknown) => log.warn({ err: error }, 'could not build the docs page'));
   console.log(`API: ${publicUrl}/api/v1`);
   console.log(`Docs: ${publicUrl}/docs`);
 }
+if (config.role !== 'api') console.log('Worker: processing background jobs');
 log.info({ role: config.role, url: service.url }, 'ready');
 
 let stopping = false;

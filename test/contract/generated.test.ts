@@ -3,14 +3,13 @@
  * `openapi-typescript` on the bundle) into a temporary directory gives exactly the committed outputs, and the
  * SDK ships the same bundle. CI fails here when someone edits `openapi/` and forgets `npm run generate`.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bundle, generateTypes } from '../../scripts/generate.js';
 import { bundlePath, root } from './document.js';
 
-const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 const read = (path: string) => readFileSync(path, 'utf8');
 let dir = '';
 
@@ -24,7 +23,7 @@ afterAll(() => {
 describe('generated files', () => {
   it('openapi/bundled/openapi.json is the bundle of openapi/openapi.yaml', () => {
     const fresh = join(dir, 'openapi.json');
-    execFileSync(bin('redocly'), ['bundle', 'openapi/openapi.yaml', '--output', fresh], { cwd: root, stdio: 'pipe' });
+    bundle(fresh);
     expect(read(fresh) === read(bundlePath), 'the bundle is stale: run `npm run generate`').toBe(true);
   }, 120_000);
 
@@ -33,9 +32,9 @@ describe('generated files', () => {
   });
 
   it.each(['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts'])('%s is generated from the bundle', (target) => {
-    // The same command as scripts/generate.ts (same input path, same configuration), written elsewhere.
+    // The same command and options as scripts/generate.ts, written elsewhere.
     const fresh = join(dir, target.replace(/\//g, '_'));
-    execFileSync(bin('openapi-typescript'), ['openapi/bundled/openapi.json', '--output', fresh], { cwd: root, stdio: 'pipe' });
+    generateTypes('openapi/bundled/openapi.json', fresh);
     expect(read(fresh) === read(join(root, target)), `${target} is stale: run \`npm run generate\``).toBe(true);
   }, 120_000);
 });

@@ -52,20 +52,30 @@ export default async function setup(project: TestProject) {
     embedded = await startEmbeddedPostgres({ dataDir: folder, port: await freePort(), database: 'postgres' });
     serverUrl = embedded.serverUrl('{database}');
   }
-  const maintenanceDb = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres' : 'postgres';
-  const template = `survey_test_template_${process.pid}`;
-  const admin = new pg.Client({ connectionString: withDatabase(serverUrl, maintenanceDb) });
-  await admin.connect();
-  await admin.query(`drop database if exists ${template} with (force)`);
-  await admin.query(`create database ${template}`);
+  let admin: pg.Client;
+  let template: string;
+  try {
+    const maintenanceDb = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres' : 'postgres';
+    template = `survey_test_template_${process.pid}`;
+    admin = new pg.Client({ connectionString: withDatabase(serverUrl, maintenanceDb) });
+    await admin.connect();
+    await admin.query(`drop database if exists ${template} with (force)`);
+    await admin.query(`create database ${template}`);
 
-  const templateUrl = withDatabase(serverUrl, template);
-  const database = openDatabase(templateUrl, 2);
-  await migrateToLatest(database.db);
-  await database.close();
-  const boss = new PgBoss({ connectionString: templateUrl, schema: 'pgboss', supervise: false, schedule: false, max: 1 });
-  await boss.start();
-  await boss.stop({ graceful: false, wait: true });
+    const templateUrl = withDatabase(serverUrl, template);
+    const database = openDatabase(templateUrl, 2);
+    await migrateToLatest(database.db);
+    await database.close();
+    const boss = new PgBoss({ connectionString: templateUrl, schema: 'pgboss', supervise: false, schedule: false, max: 1 });
+    await boss.start();
+    await boss.stop({ graceful: false, wait: true });
+
+  } catch (error) {
+    // Never leave a server running behind a failed set-up.
+    await embedded?.stop();
+    if (folder) rmSync(folder, { recursive: true, force: true });
+    throw error;
+  }
 
   project.provide('databaseServer', serverUrl);
   project.provide('templateDatabase', template);

@@ -2,7 +2,7 @@
  * The service under test: the real server (API and worker) in this process, on its own database, listening on
  * 127.0.0.1 with response validation on; plus fixtures for organizations and keys, and SDK clients.
  */
-import { createClient } from '@survey-service/sdk';
+import { createClient, type SurveyServiceClient } from '@survey-service/sdk';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import type { Environment, Plan } from '../../server/src/db/schema.js';
 import { createLogger } from '../../server/src/logger.js';
@@ -20,7 +20,7 @@ export interface TestService {
   createKey(organizationId: string, options?: { environment?: Environment; scopes?: string[]; expiresAt?: Date }): Promise<{ id: string; key: string }>;
   /** An organization with a full-scope key per environment. */
   createTenant(plan?: Plan): Promise<{ organizationId: string; liveKey: string; testKey: string }>;
-  client(apiKey: string): ReturnType<typeof createClient>;
+  client(apiKey: string): SurveyServiceClient;
   close(): Promise<void>;
 }
 

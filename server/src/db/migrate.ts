@@ -1,20 +1,31 @@
 /**
  * Runs the migrations in `./migrations` (one date-prefixed file each) with Kysely's Migrator. Safe to call
  * from several processes at once: the Migrator takes a PostgreSQL advisory lock.
+ *
+ * The provider imports the files from this module (not from inside Kysely, as FileMigrationProvider does), so
+ * the `.ts` migrations load wherever this code runs: under tsx and under vitest's module runner alike.
  */
-import { promises as fs } from 'node:fs';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { FileMigrationProvider, Migrator } from 'kysely';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 
 const migrationFolder = path.join(path.dirname(fileURLToPath(import.meta.url)), 'migrations');
 
+const folderProvider: MigrationProvider = {
+  async getMigrations() {
+    const migrations: Record<string, Migration> = {};
+    for (const file of (await readdir(migrationFolder)).sort()) {
+      if (!/\.(ts|js)$/.test(file) || file.endsWith('.d.ts')) continue;
+      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(pathToFileURL(path.join(migrationFolder, file)).href)) as Migration;
+    }
+    return migrations;
+  },
+};
+
 export async function migrateToLatest(db: Db): Promise<string[]> {
-  const migrator = new Migrator({
-    db,
-    provider: new FileMigrationProvider({ fs, path, migrationFolder }),
-  });
+  const migrator = new Migrator({ db, provider: folderProvider });
   const { error, results } = await migrator.migrateToLatest();
   if (error) throw error instanceof Error ? error : new Error(String(error));
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

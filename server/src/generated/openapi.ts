@@ -1121,8 +1121,8 @@ export interface paths {
         /**
          * Readiness probe
          * @description Answers 200 when the service can serve requests — PostgreSQL answers a trivial query within a short timeout —
-         *     and 503 with `status: unavailable` when it cannot (take the instance out of the load balancer; it recovers by
-         *     itself). Both answers use the success envelope with a `Health` object. Public, not rate limited, outside `/api/v1`.
+         *     and 503 `unavailable` in the error envelope when it cannot (take the instance out of the load balancer; it
+         *     recovers by itself). Public, not rate limited, outside `/api/v1`.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -1730,7 +1730,7 @@ export interface components {
              * @description Whether every response must answer this question. Default `true`.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
         };
         /**
          * RatingQuestionInput
@@ -1752,17 +1752,17 @@ export interface components {
              * @description Whether every response must answer this question. Default `true`.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
             /**
              * @description Lowest value of the scale, 0 or 1. Default 1.
              * @default 1
              */
-            min: number;
+            min?: number;
             /**
              * @description Highest value of the scale, 2 to 10. Default 5.
              * @default 5
              */
-            max: number;
+            max?: number;
             /** @description Optional label of the lowest value. */
             minLabel?: string | null;
             /** @description Optional label of the highest value. */
@@ -1795,7 +1795,7 @@ export interface components {
              * @description Whether every response must answer this question. Default `true`.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
             /** @description The options, in display order. Choice ids must be unique within the question. */
             choices: components["schemas"]["ChoiceInput"][];
         };
@@ -1819,7 +1819,7 @@ export interface components {
              * @description Whether every response must answer this question. Default `true`.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
             /** @description The options, in display order. Choice ids must be unique within the question. */
             choices: components["schemas"]["ChoiceInput"][];
             /** @description Optional fewest choices an answer must select. */
@@ -1847,12 +1847,12 @@ export interface components {
              * @description Whether every response must answer this question. Default `true`.
              * @default true
              */
-            required: boolean;
+            required?: boolean;
             /**
              * @description Longest answer accepted, in characters, 1 to 10000. Default 2000.
              * @default 2000
              */
-            maxLength: number;
+            maxLength?: number;
         };
         /**
          * @description A question as sent by the client: the same variants as `Question`, selected by `type`, with `id` and
@@ -1866,12 +1866,12 @@ export interface components {
              * @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`.
              * @default false
              */
-            anonymous: boolean;
+            anonymous?: boolean;
             /**
              * @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`.
              * @default false
              */
-            allowMultipleResponses: boolean;
+            allowMultipleResponses?: boolean;
         };
         /** @description A new survey. It is created as a `draft`. */
         SurveyCreate: {
@@ -1891,7 +1891,7 @@ export interface components {
              * @description How many questions to generate, 1 to 30. Default 8.
              * @default 8
              */
-            questionCount: number;
+            questionCount?: number;
             /** @description Title to use; when omitted the provider proposes one. */
             title?: string;
         };
@@ -2350,7 +2350,7 @@ export interface components {
              * @default AND
              * @enum {string}
              */
-            logic: "AND" | "OR";
+            logic?: "AND" | "OR";
         };
         /**
          * @description How recipients get the survey. `email`: the service e-mails each recipient a personal link.
@@ -2367,7 +2367,7 @@ export interface components {
              * @description Days after the send time at which the reminder goes out, 1 to 30. Default 3; always present in responses.
              * @default 3
              */
-            afterDays: number;
+            afterDays?: number;
         };
         /** @description How and when the survey is sent. */
         DistributionSettings: {
@@ -2598,7 +2598,7 @@ export interface components {
              * @description Whether deliveries start at once.
              * @default true
              */
-            enabled: boolean;
+            enabled?: boolean;
         };
         /**
          * @description A webhook subscription as returned by `createWebhook`: the subscription plus its signing `secret`, shown only this once.
@@ -3293,12 +3293,12 @@ export interface components {
         SyncRequest: {
             mode: components["schemas"]["SyncMode"];
             /** @description The records, 1 to 100,000. Each must be an object; its fields are checked per record against `RespondentInput`. */
-            respondents: Record<string, never>[];
+            respondents: Record<string, unknown>[];
             /**
              * @description When `true`, the job validates every record and reports the stats it would produce (created, updated, skipped, deleted, errors) but changes nothing.
              * @default false
              */
-            dryRun: boolean;
+            dryRun?: boolean;
         };
         /**
          * @description The answer to a sync request. Poll `GET /api/v1/respondents/sync/{jobId}` for progress and results.
@@ -5957,9 +5957,9 @@ export interface operations {
                          */
                         openapi: "3.1.0";
                         /** @description Title, version and this documentation. */
-                        info: Record<string, never>;
+                        info: Record<string, unknown>;
                         /** @description Every operation. */
-                        paths: Record<string, never>;
+                        paths: Record<string, unknown>;
                     };
                 };
             };
@@ -6014,19 +6014,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            /** @description Not ready: the database is unreachable. */
-            503: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: components["schemas"]["Health"];
-                        meta: components["schemas"]["Meta"];
-                    };
-                };
-            };
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     receiveSurveyLaunchedEvent: {
