@@ -7,23 +7,24 @@ import * as account from './account/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as meta from './meta/handlers.js';
 import { notImplemented } from './not-implemented.js';
+import * as surveys from './surveys/handlers.js';
 
 export const handlers = {
   // Surveys
-  listSurveys: notImplemented('listSurveys'),
-  createSurvey: notImplemented('createSurvey'),
+  listSurveys: surveys.listSurveys,
+  createSurvey: surveys.createSurvey,
   generateSurvey: notImplemented('generateSurvey'),
-  getSurvey: notImplemented('getSurvey'),
-  updateSurvey: notImplemented('updateSurvey'),
-  deleteSurvey: notImplemented('deleteSurvey'),
-  launchSurvey: notImplemented('launchSurvey'),
-  pauseSurvey: notImplemented('pauseSurvey'),
-  closeSurvey: notImplemented('closeSurvey'),
+  getSurvey: surveys.getSurvey,
+  updateSurvey: surveys.updateSurvey,
+  deleteSurvey: surveys.deleteSurvey,
+  launchSurvey: surveys.launchSurvey,
+  pauseSurvey: surveys.pauseSurvey,
+  closeSurvey: surveys.closeSurvey,
   // Responses
-  listResponses: notImplemented('listResponses'),
-  submitResponse: notImplemented('submitResponse'),
-  getResponse: notImplemented('getResponse'),
-  deleteResponse: notImplemented('deleteResponse'),
+  listResponses: surveys.listResponses,
+  submitResponse: surveys.submitResponse,
+  getResponse: surveys.getResponse,
+  deleteResponse: surveys.deleteResponse,
   // Exports
   exportResponses: notImplemented('exportResponses'),
   getExport: notImplemented('getExport'),

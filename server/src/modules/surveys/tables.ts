@@ -1,3 +1,53 @@
-/** Tables of the surveys module (surveys, responses). Filled in by the surveys issue. */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface SurveyTables {}
+/**
+ * Tables of the surveys module. Questions, settings and answers are jsonb: they are read and written whole,
+ * never queried by field, and their shape is the contract's (validated on the way in).
+ */
+import type { ColumnType } from 'kysely';
+import type { components } from '../../generated/openapi.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
+
+type Question = components['schemas']['Question'];
+type Answer = components['schemas']['Answer'];
+type SurveySettings = components['schemas']['SurveySettings'];
+export type SurveyStatus = components['schemas']['SurveyStatus'];
+
+/** jsonb arrays must be sent as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
+type Json<T> = ColumnType<T, string, string>;
+
+export interface SurveysTable {
+  id: string;
+  organization_id: string;
+  environment: Environment;
+  title: string;
+  description: string | null;
+  status: SurveyStatus;
+  questions: Json<Question[]>;
+  settings: Json<SurveySettings>;
+  /** Responses currently stored; changed in the same transaction as the response rows. */
+  response_count: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
+  /** Last (re)launch. */
+  launched_at: NullableTimestamp;
+  paused_at: NullableTimestamp;
+  closed_at: NullableTimestamp;
+  /** First launch: the API's `launchedAt`, and the moment questions and settings froze. */
+  first_launched_at: NullableTimestamp;
+}
+
+export interface ResponsesTable {
+  id: string;
+  survey_id: string;
+  organization_id: string;
+  environment: Environment;
+  respondent_external_id: string | null;
+  /** Set (to the respondent id) only when the survey allows one response each; unique per survey. */
+  dedupe_key: string | null;
+  answers: Json<Answer[]>;
+  submitted_at: Timestamp;
+}
+
+export interface SurveyTables {
+  surveys: SurveysTable;
+  responses: ResponsesTable;
+}

@@ -1,0 +1,102 @@
+/** Survey and response operations: thin adapters from the contract to the service. */
+import { notFound, validationFailed } from '../../http/errors.js';
+import { tenantOf, type Handler } from '../../http/handler.js';
+import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { isId } from '../../lib/ids.js';
+import * as surveys from './repository.js';
+import * as responses from './responses-repository.js';
+import * as service from './service.js';
+
+/** Malformed ids are answered like unknown ones, without a query. */
+function surveyIdOrThrow(id: string): string {
+  if (!isId('srv', id)) throw notFound('survey', id);
+  return id;
+}
+
+export const listSurveys: Handler<'listSurveys'> = async ({ query, auth, services }) => {
+  const page = pageRequest(query);
+  const { rows, total } = await surveys.listSurveys(services.db, tenantOf(auth), {
+    status: query.status,
+    search: query.search,
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  return { status: 200, data: rows.map(service.toSurvey), pagination: paginationOf(page, total) };
+};
+
+export const createSurvey: Handler<'createSurvey'> = async ({ body, auth, services }) => ({
+  status: 201,
+  data: await service.createSurvey(services.db, tenantOf(auth), body),
+});
+
+export const getSurvey: Handler<'getSurvey'> = async ({ params, auth, services }) => ({
+  status: 200,
+  data: service.toSurvey(await service.findSurveyOrThrow(services.db, tenantOf(auth), surveyIdOrThrow(params.id))),
+});
+
+export const updateSurvey: Handler<'updateSurvey'> = async ({ params, body, auth, services }) => ({
+  status: 200,
+  data: await service.updateSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
+});
+
+export const deleteSurvey: Handler<'deleteSurvey'> = async ({ params, auth, services }) => {
+  // Responses go with it (ON DELETE CASCADE).
+  const row = await surveys.deleteSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id));
+  if (!row) throw notFound('survey', params.id);
+  return { status: 200, data: { id: row.id, deleted: true } };
+};
+
+export const launchSurvey: Handler<'launchSurvey'> = async ({ params, auth, services }) => ({
+  status: 200,
+  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'launch'),
+});
+
+export const pauseSurvey: Handler<'pauseSurvey'> = async ({ params, auth, services }) => ({
+  status: 200,
+  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'pause'),
+});
+
+export const closeSurvey: Handler<'closeSurvey'> = async ({ params, auth, services }) => ({
+  status: 200,
+  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'close'),
+});
+
+export const listResponses: Handler<'listResponses'> = async ({ params, query, auth, services }) => {
+  const tenant = tenantOf(auth);
+  const surveyId = surveyIdOrThrow(params.id);
+  const submittedAfter = query.submittedAfter === undefined ? undefined : new Date(query.submittedAfter);
+  const submittedBefore = query.submittedBefore === undefined ? undefined : new Date(query.submittedBefore);
+  if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
+    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter' }]);
+  }
+  await service.findSurveyOrThrow(services.db, tenant, surveyId);
+  const page = pageRequest(query);
+  const { rows, total } = await responses.listResponses(services.db, tenant, surveyId, {
+    submittedAfter,
+    submittedBefore,
+    respondentExternalId: query.respondentExternalId,
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  return { status: 200, data: rows.map(service.toResponse), pagination: paginationOf(page, total) };
+};
+
+export const submitResponse: Handler<'submitResponse'> = async ({ params, body, auth, services }) => ({
+  status: 201,
+  data: await service.submitResponse(services.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
+});
+
+export const getResponse: Handler<'getResponse'> = async ({ params, auth, services }) => {
+  const surveyId = surveyIdOrThrow(params.id);
+  if (!isId('rsp', params.responseId)) throw notFound('response', params.responseId);
+  const row = await responses.findResponse(services.db, tenantOf(auth), surveyId, params.responseId);
+  if (!row) throw notFound('response', params.responseId);
+  return { status: 200, data: service.toResponse(row) };
+};
+
+export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, services }) => {
+  const surveyId = surveyIdOrThrow(params.id);
+  if (!isId('rsp', params.responseId)) throw notFound('response', params.responseId);
+  await service.deleteResponse(services.db, tenantOf(auth), surveyId, params.responseId);
+  return { status: 200, data: { id: params.responseId, deleted: true } };
+};

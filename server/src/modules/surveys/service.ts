@@ -1,0 +1,159 @@
+/**
+ * The rules of surveys and responses, and the mapping of rows to the contract's objects. Handlers call these;
+ * these call the repositories and own the transactions.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { Db } from '../../db/database.js';
+import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
+import { validateAnswers } from './answers.js';
+import { defaultSettings, mergeSettings, normaliseQuestions } from './questions.js';
+import * as surveys from './repository.js';
+import type { SurveyRow, Tenant, Transition } from './repository.js';
+import * as responses from './responses-repository.js';
+import type { ResponseRow } from './responses-repository.js';
+
+type Survey = components['schemas']['Survey'];
+type SurveyCreate = components['schemas']['SurveyCreate'];
+type SurveyUpdate = components['schemas']['SurveyUpdate'];
+type Response = components['schemas']['Response'];
+type ResponseSubmit = components['schemas']['ResponseSubmit'];
+
+export function toSurvey(row: SurveyRow): Survey {
+  return {
+    id: row.id,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    questions: row.questions,
+    settings: row.settings,
+    responseCount: row.response_count,
+    createdAt: iso(row.created_at),
+    updatedAt: iso(row.updated_at),
+    launchedAt: iso(row.first_launched_at),
+    pausedAt: iso(row.paused_at),
+    closedAt: iso(row.closed_at),
+  };
+}
+
+export function toResponse(row: ResponseRow): Response {
+  return {
+    id: row.id,
+    surveyId: row.survey_id,
+    respondentExternalId: row.respondent_external_id,
+    answers: row.answers,
+    submittedAt: iso(row.submitted_at),
+  };
+}
+
+function normalisedOrThrow(input: SurveyCreate['questions']) {
+  const { questions, problems } = normaliseQuestions(input ?? []);
+  if (problems.length > 0) throw validationFailed(problems);
+  return questions;
+}
+
+export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): Promise<Survey> {
+  const questions = normalisedOrThrow(body.questions);
+  const row = await surveys.insertSurvey(db, tenant, {
+    id: newId('srv'),
+    title: body.title,
+    description: body.description ?? null,
+    questions,
+    settings: mergeSettings(defaultSettings, body.settings),
+  });
+  return toSurvey(row);
+}
+
+export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: SurveyUpdate): Promise<Survey> {
+  const questions = body.questions === undefined ? undefined : normalisedOrThrow(body.questions);
+  // The row lock orders this update with a concurrent launch: questions never change after the first launch.
+  const row = await db.transaction().execute(async (trx) => {
+    const current = await surveys.findSurvey(trx, tenant, id, { forUpdate: true });
+    if (!current) throw notFound('survey', id);
+    if (current.status === 'closed') throw invalidState(`Survey ${id} is closed; a closed survey cannot be changed.`);
+    const frozen = [body.questions !== undefined ? 'questions' : undefined, body.settings !== undefined ? 'settings' : undefined].filter(Boolean);
+    if (frozen.length > 0 && current.first_launched_at !== null) {
+      throw invalidState(`Survey ${id} is ${current.status} and has been launched; its ${frozen.join(' and ')} can no longer change.`);
+    }
+    return surveys.updateSurvey(trx, tenant, id, {
+      title: body.title,
+      description: body.description,
+      questions,
+      settings: body.settings === undefined ? undefined : mergeSettings(current.settings, body.settings),
+    });
+  });
+  if (!row) throw notFound('survey', id);
+  return toSurvey(row);
+}
+
+const refusal: Record<Transition, string> = {
+  launch: 'only draft (with at least one question) and paused surveys can be launched',
+  pause: 'only active surveys can be paused',
+  close: 'only active and paused surveys can be closed',
+};
+
+export async function transitionSurvey(db: Db, tenant: Tenant, id: string, transition: Transition): Promise<Survey> {
+  const row = await surveys.transitionSurvey(db, tenant, id, transition);
+  if (row) return toSurvey(row);
+  // Refused or absent: read the current state to say which.
+  const current = await surveys.findSurvey(db, tenant, id);
+  if (!current) throw notFound('survey', id);
+  if (transition === 'launch' && current.status === 'draft') {
+    throw invalidState(`Survey ${id} is draft and has no questions; add at least one question before launching.`);
+  }
+  throw invalidState(`Survey ${id} is ${current.status}; ${refusal[transition]}.`);
+}
+
+export async function findSurveyOrThrow(db: Db, tenant: Tenant, id: string): Promise<SurveyRow> {
+  const row = await surveys.findSurvey(db, tenant, id);
+  if (!row) throw notFound('survey', id);
+  return row;
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, body: ResponseSubmit): Promise<Response> {
+  const survey = await findSurveyOrThrow(db, tenant, surveyId);
+  if (survey.status !== 'active') throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
+  // Questions cannot change once launched, so checking against this read stays valid inside the transaction.
+  const problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
+  if (problems.length > 0) throw validationFailed(problems);
+
+  const { anonymous, allowMultipleResponses } = survey.settings;
+  const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
+  const dedupeKey = allowMultipleResponses ? null : respondentExternalId;
+  try {
+    const row = await db.transaction().execute(async (trx) => {
+      const inserted = await responses.insertResponse(trx, tenant, { id: newId('rsp'), surveyId, respondentExternalId, dedupeKey, answers: body.answers });
+      // The count moves with the row; the status condition catches a pause or close that landed meanwhile.
+      if (!(await surveys.adjustResponseCount(trx, surveyId, 1, { onlyIfActive: true }))) {
+        const now = await surveys.findSurvey(trx, tenant, surveyId);
+        if (!now) throw notFound('survey', surveyId);
+        throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
+      }
+      return inserted;
+    });
+    return toResponse(row);
+  } catch (error) {
+    const pg = error as PgError;
+    if (pg.code === '23505' && pg.constraint === responses.oneResponsePerRespondentIndex) {
+      throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
+    }
+    // The survey was deleted between the read and the insert.
+    if (pg.code === '23503') throw notFound('survey', surveyId);
+    throw error;
+  }
+}
+
+export async function deleteResponse(db: Db, tenant: Tenant, surveyId: string, id: string): Promise<void> {
+  const deleted = await db.transaction().execute(async (trx) => {
+    const row = await responses.deleteResponse(trx, tenant, surveyId, id);
+    if (row) await surveys.adjustResponseCount(trx, surveyId, -1);
+    return row;
+  });
+  if (!deleted) throw notFound('response', id);
+}
