@@ -3123,8 +3123,8 @@ export interface components {
              * @description When the key was revoked (401 afterwards); `null` while active.
              */
             revokedAt: string | null;
-            /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. */
-            key: string;
+            /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. `null` only in an idempotent replay of this request (`Idempotent-Replayed: true`): the value is never stored, not even for replays, so a retry after a lost answer should revoke the key by its `id` and create another. */
+            key: string | null;
         };
         /**
          * @description How the respondent is employed, as mapped from the HR system.

@@ -1860,17 +1860,11 @@ export interface components {
          *     the other optional fields defaulted (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`).
          */
         QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"];
-        /** @description Settings to set. Omitted fields keep their current value (on create, their default). */
+        /** @description Settings to set. Omitted fields keep their current value (on create, their default). No schema `default` is declared on purpose, so that an update changes only the fields it sends. */
         SurveySettingsInput: {
-            /**
-             * @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`.
-             * @default false
-             */
+            /** @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`. */
             anonymous?: boolean;
-            /**
-             * @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`.
-             * @default false
-             */
+            /** @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`. */
             allowMultipleResponses?: boolean;
         };
         /** @description A new survey. It is created as a `draft`. */
@@ -3123,8 +3117,8 @@ export interface components {
              * @description When the key was revoked (401 afterwards); `null` while active.
              */
             revokedAt: string | null;
-            /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. */
-            key: string;
+            /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. `null` only in an idempotent replay of this request (`Idempotent-Replayed: true`): the value is never stored, not even for replays, so a retry after a lost answer should revoke the key by its `id` and create another. */
+            key: string | null;
         };
         /**
          * @description How the respondent is employed, as mapped from the HR system.

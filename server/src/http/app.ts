@@ -34,7 +34,8 @@ export function createApp(services: Services, handlers: HandlerMap): Express {
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(contract) as never,
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true },
+      // allErrors: the envelope lists every problem, not only the first.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
       validateResponses: services.config.validateResponses ? { removeAdditional: false } : false,
       validateSecurity: false,
       validateFormats: true,

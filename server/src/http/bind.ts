@@ -40,11 +40,11 @@ export function resolverFor(handlers: HandlerMap, services: Services) {
       throw new Error(`No handler for ${route.method} ${route.openApiRoute} (operationId ${operationId ?? 'missing'})`);
     }
     const handler = handlers[operationId] as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>;
-    return adapt(handler, services);
+    return adapt(operationId, handler, services);
   };
 }
 
-function adapt(handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, services: Services): RequestHandler {
+function adapt(operationId: OperationId, handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, services: Services): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const input = {
       params: req.params,
@@ -81,6 +81,7 @@ function adapt(handler: (input: HandlerInput<OperationId>) => Promise<Reply<Oper
           throw error;
         }
       },
+      (answer) => withoutSecrets(operationId, answer),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     if ((answer.body as { error?: unknown }).error) {
@@ -89,6 +90,19 @@ function adapt(handler: (input: HandlerInput<OperationId>) => Promise<Reply<Oper
     }
     sendJson(res, answer);
   };
+}
+
+/**
+ * Secrets that exist only in the first answer and are never written to the idempotency store: a replay
+ * carries `null` in their place (the contract says so).
+ */
+const neverKept: Partial<Record<OperationId, string>> = { createApiKey: 'key' };
+
+function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnswer): StoredAnswer {
+  const field = operationId && neverKept[operationId];
+  const data = (answer.body as { data?: Record<string, unknown> }).data;
+  if (!field || !data || !(field in data)) return answer;
+  return { ...answer, body: { ...(answer.body as object), data: { ...data, [field]: null } } };
 }
 
 function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {

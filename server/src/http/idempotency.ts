@@ -44,7 +44,13 @@ interface Scope {
 /**
  * Runs `execute` once per key. Returns the answer and whether it is a replay.
  */
-export async function runIdempotent(db: Db, scope: Scope, execute: () => Promise<StoredAnswer>): Promise<{ answer: StoredAnswer; replayed: boolean }> {
+export async function runIdempotent(
+  db: Db,
+  scope: Scope,
+  execute: () => Promise<StoredAnswer>,
+  /** What of the answer is written to the store (secrets are left out). */
+  toKeep: (answer: StoredAnswer) => StoredAnswer = (answer) => answer,
+): Promise<{ answer: StoredAnswer; replayed: boolean }> {
   const where = db
     .selectFrom('idempotency_keys')
     .where('organization_id', '=', scope.organizationId)
@@ -75,7 +81,7 @@ export async function runIdempotent(db: Db, scope: Scope, execute: () => Promise
       .onConflict((oc) => oc.doNothing())
       .returning('state')
       .executeTakeFirst();
-    if (claimed) return { answer: await executeAndKeep(db, scope, execute), replayed: false };
+    if (claimed) return { answer: await executeAndKeep(db, scope, execute, toKeep), replayed: false };
 
     const existing = await where.select(['request_hash', 'state', 'response_status', 'response_body']).executeTakeFirst();
     if (!existing) continue; // released between our insert and select: try to claim again
@@ -94,7 +100,7 @@ export async function runIdempotent(db: Db, scope: Scope, execute: () => Promise
   }
 }
 
-async function executeAndKeep(db: Db, scope: Scope, execute: () => Promise<StoredAnswer>): Promise<StoredAnswer> {
+async function executeAndKeep(db: Db, scope: Scope, execute: () => Promise<StoredAnswer>, toKeep: (answer: StoredAnswer) => StoredAnswer): Promise<StoredAnswer> {
   const release = () =>
     db
       .deleteFrom('idempotency_keys')
@@ -115,7 +121,7 @@ async function executeAndKeep(db: Db, scope: Scope, execute: () => Promise<Store
   }
   await db
     .updateTable('idempotency_keys')
-    .set({ state: 'done', response_status: answer.status, response_body: JSON.stringify(answer.body) })
+    .set({ state: 'done', response_status: answer.status, response_body: JSON.stringify(toKeep(answer).body) })
     .where('organization_id', '=', scope.organizationId)
     .where('environment', '=', scope.environment)
     .where('idempotency_key', '=', scope.key)
