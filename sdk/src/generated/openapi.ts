@@ -1860,17 +1860,11 @@ export interface components {
          *     the other optional fields defaulted (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`).
          */
         QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"];
-        /** @description Settings to set. Omitted fields keep their current value (on create, their default). */
+        /** @description Settings to set. Omitted fields keep their current value (on create, their default). No schema `default` is declared on purpose, so that an update changes only the fields it sends. */
         SurveySettingsInput: {
-            /**
-             * @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`.
-             * @default false
-             */
+            /** @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`. */
             anonymous?: boolean;
-            /**
-             * @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`.
-             * @default false
-             */
+            /** @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`. */
             allowMultipleResponses?: boolean;
         };
         /** @description A new survey. It is created as a `draft`. */
