@@ -47,7 +47,8 @@ export async function startServiceProcess(options: {
     const timer = setTimeout(() => reject(new Error(`service process did not start within 60 s:\n${output}`)), 60_000);
     const check = () => {
       const api = /^API: (http:\/\/\S+)\/api\/v1$/m.exec(output);
-      if (api) return done(api[1]);
+      // Docs: is the last line a starting API process prints.
+      if (api && /^Docs: /m.test(output)) return done(api[1]);
       if (role === 'worker' && /^Worker: /m.test(output)) return done(undefined);
     };
     const done = (value: string | undefined) => {
