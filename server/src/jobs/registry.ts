@@ -6,6 +6,7 @@
 import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
+import { respondentsSync } from './respondents.sync.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -17,4 +18,4 @@ export interface JobDefinition<Data extends object = object> {
   work(job: PgBoss.Job<Data>, services: Services): Promise<unknown>;
 }
 
-export const jobs: JobDefinition[] = [maintenanceCleanup as JobDefinition];
+export const jobs: JobDefinition[] = [maintenanceCleanup as JobDefinition, respondentsSync as JobDefinition];

@@ -6,6 +6,7 @@ import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as meta from './meta/handlers.js';
+import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
 
@@ -56,12 +57,12 @@ export const handlers = {
   createApiKey: apiKeys.createApiKey,
   revokeApiKey: apiKeys.revokeApiKey,
   // Respondents
-  listRespondents: notImplemented('listRespondents'),
-  getRespondent: notImplemented('getRespondent'),
-  upsertRespondent: notImplemented('upsertRespondent'),
-  deleteRespondent: notImplemented('deleteRespondent'),
-  startRespondentSync: notImplemented('startRespondentSync'),
-  getSyncJob: notImplemented('getSyncJob'),
+  listRespondents: respondents.listRespondents,
+  getRespondent: respondents.getRespondent,
+  upsertRespondent: respondents.upsertRespondent,
+  deleteRespondent: respondents.deleteRespondent,
+  startRespondentSync: respondents.startRespondentSync,
+  getSyncJob: respondents.getSyncJob,
   // Account and meta
   getMe: account.getMe,
   getOpenApiDocument: meta.getOpenApiDocument,

@@ -1,0 +1,114 @@
+/**
+ * One respondent record: validated against the contract (the same schema integrators read: the body of
+ * `PUT /respondents/{externalId}`, `RespondentUpsert`, with `externalId` required),
+ * normalized to the stored shape, and hashed so that unchanged records are recognized without comparing columns.
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { components } from '../../generated/openapi.js';
+import { contractPath } from '../../http/contract.js';
+import type { EmploymentType, SyncRecordError } from './tables.js';
+
+export type RespondentInput = components['schemas']['RespondentUpsert'] & { externalId: string };
+
+/** A record ready to store: every optional field filled (absent = null, attributes = {}). */
+export interface RespondentRow {
+  externalId: string;
+  email: string;
+  firstName: string | null;
+  lastName: string | null;
+  department: string | null;
+  location: string | null;
+  jobTitle: string | null;
+  managerId: string | null;
+  hireDate: string | null;
+  employmentType: EmploymentType | null;
+  attributes: Record<string, unknown>;
+  /** JSON text of `attributes`, keys sorted. */
+  attributesJson: string;
+  contentHash: string;
+}
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+let validator: ValidateFunction | undefined;
+
+/** Compiled once per process from the bundled contract, so the worker checks exactly what the document says. */
+function respondentInputValidator(): ValidateFunction {
+  if (!validator) {
+    const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+    addFormats(ajv);
+    ajv.addSchema(JSON.parse(readFileSync(contractPath, 'utf8')) as object, 'openapi.json');
+    // A sync record is a `PUT` body that must name its externalId (in a PUT the path names it).
+    validator = ajv.compile({ $ref: 'openapi.json#/components/schemas/RespondentUpsert', required: ['externalId'] });
+  }
+  return validator;
+}
+
+function describe(error: ErrorObject): { path: string | undefined; message: string } {
+  const params = error.params as Record<string, unknown>;
+  let path = error.instancePath;
+  if (error.keyword === 'required') path += `/${String(params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties') path += `/${String(params.additionalProperty)}`;
+  return { path: path === '' ? undefined : path, message: (error.message ?? 'is invalid').slice(0, 1000) };
+}
+
+/** The record's `externalId` when it is usable (a string of 1–255 characters), for error reports and dedupe. */
+export function usableExternalId(record: unknown): string | null {
+  const id = (record as { externalId?: unknown } | null)?.externalId;
+  return typeof id === 'string' && id.length >= 1 && id.length <= 255 ? id : null;
+}
+
+export type Checked = { ok: true; row: RespondentRow } | { ok: false; error: SyncRecordError };
+
+/** Validates one sync record; `index` is its position in the request. */
+export function checkRecord(record: unknown, index: number): Checked {
+  const validate = respondentInputValidator();
+  if (validate(record)) return { ok: true, row: normalize(record as RespondentInput) };
+  const first = validate.errors?.[0];
+  const { path, message } = first ? describe(first) : { path: undefined, message: 'is invalid' };
+  const error: SyncRecordError = { index, externalId: usableExternalId(record), message };
+  if (path !== undefined) error.path = path;
+  return { ok: false, error };
+}
+
+function sortedAttributes(attributes: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!attributes) return {};
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(attributes).sort()) out[key] = attributes[key];
+  return out;
+}
+
+/** The stored shape of a valid record. E-mails are kept as sent; lookups compare them case-insensitively. */
+export function normalize(input: RespondentInput): RespondentRow {
+  const attributes = sortedAttributes(input.attributes as Record<string, unknown> | undefined);
+  const attributesJson = JSON.stringify(attributes);
+  const fields = [
+    input.email,
+    input.firstName ?? null,
+    input.lastName ?? null,
+    input.department ?? null,
+    input.location ?? null,
+    input.jobTitle ?? null,
+    input.managerId ?? null,
+    input.hireDate ?? null,
+    input.employmentType ?? null,
+  ] as const;
+  const contentHash = createHash('sha1').update(JSON.stringify(fields)).update(attributesJson).digest('base64url');
+  return {
+    externalId: input.externalId,
+    email: fields[0],
+    firstName: fields[1],
+    lastName: fields[2],
+    department: fields[3],
+    location: fields[4],
+    jobTitle: fields[5],
+    managerId: fields[6],
+    hireDate: fields[7],
+    employmentType: fields[8],
+    attributes,
+    attributesJson,
+    contentHash,
+  };
+}

@@ -1,0 +1,171 @@
+/** All SQL on `respondents`. Every query is scoped by organization and environment. */
+import { sql, type Selectable } from 'kysely';
+import type { DbOrTx } from '../../db/database.js';
+import type { Environment } from '../../db/schema.js';
+import type { RespondentRow } from './records.js';
+import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
+
+export interface Tenant {
+  organizationId: string;
+  environment: Environment;
+}
+
+export type RespondentRecord = Selectable<RespondentsTable>;
+
+export interface RespondentFilters {
+  department?: string;
+  location?: string;
+  jobTitle?: string;
+  employmentType?: EmploymentType;
+  managerId?: string;
+  email?: string;
+  search?: string;
+}
+
+// hire_date as text: a `date` must never pass through a JS Date and a time zone.
+const columns = [
+  'organization_id',
+  'environment',
+  'external_id',
+  'email',
+  'first_name',
+  'last_name',
+  'department',
+  'location',
+  'job_title',
+  'manager_id',
+  sql<string | null>`hire_date::text`.as('hire_date'),
+  'employment_type',
+  'attributes',
+  'content_hash',
+  'created_at',
+  'updated_at',
+] as const;
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+export async function listRespondents(
+  db: DbOrTx,
+  tenant: Tenant,
+  filters: RespondentFilters,
+  page: { limit: number; offset: number },
+): Promise<{ rows: RespondentRecord[]; total: number }> {
+  let query = db
+    .selectFrom('respondents')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
+  if (filters.department !== undefined) query = query.where('department', '=', filters.department);
+  if (filters.location !== undefined) query = query.where('location', '=', filters.location);
+  if (filters.jobTitle !== undefined) query = query.where('job_title', '=', filters.jobTitle);
+  if (filters.employmentType !== undefined) query = query.where('employment_type', '=', filters.employmentType);
+  if (filters.managerId !== undefined) query = query.where('manager_id', '=', filters.managerId);
+  if (filters.email !== undefined) query = query.where(sql`lower(email)`, '=', filters.email.toLowerCase());
+  if (filters.search !== undefined) {
+    const pattern = `%${escapeLike(filters.search)}%`;
+    query = query.where((eb) =>
+      eb.or([eb('first_name', 'ilike', pattern), eb('last_name', 'ilike', pattern), eb('email', 'ilike', pattern)]),
+    );
+  }
+  const [rows, count] = await Promise.all([
+    query.select(columns).orderBy('external_id').limit(page.limit).offset(page.offset).execute(),
+    query.select((eb) => eb.fn.countAll<number>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function findRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<RespondentRecord | undefined> {
+  return db
+    .selectFrom('respondents')
+    .select(columns)
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+}
+
+export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('respondents')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('external_id', '=', externalId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+/**
+ * Writes a set of distinct records in one statement (unnest of column arrays). `upsert` and `replace` update a
+ * respondent only when its content hash differs, so an unchanged record is neither written nor counted;
+ * `append` never touches an existing respondent. `(xmax = 0)` tells an inserted row from an updated one.
+ */
+export async function writeRespondents(
+  db: DbOrTx,
+  tenant: Tenant,
+  rows: readonly RespondentRow[],
+  mode: SyncMode,
+): Promise<{ created: number; updated: number }> {
+  if (rows.length === 0) return { created: 0, updated: 0 };
+  const onConflict =
+    mode === 'append'
+      ? sql`do nothing`
+      : sql`do update set
+          email = excluded.email, first_name = excluded.first_name, last_name = excluded.last_name,
+          department = excluded.department, location = excluded.location, job_title = excluded.job_title,
+          manager_id = excluded.manager_id, hire_date = excluded.hire_date, employment_type = excluded.employment_type,
+          attributes = excluded.attributes, content_hash = excluded.content_hash, updated_at = now()
+        where respondents.content_hash is distinct from excluded.content_hash`;
+  const result = await sql<{ created: number; updated: number }>`
+    with written as (
+      insert into respondents (organization_id, environment, external_id, email, first_name, last_name, department,
+        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash)
+      select ${tenant.organizationId}, ${tenant.environment}, r.*
+      from unnest(${rows.map((r) => r.externalId)}::text[], ${rows.map((r) => r.email)}::text[],
+        ${rows.map((r) => r.firstName)}::text[], ${rows.map((r) => r.lastName)}::text[],
+        ${rows.map((r) => r.department)}::text[], ${rows.map((r) => r.location)}::text[],
+        ${rows.map((r) => r.jobTitle)}::text[], ${rows.map((r) => r.managerId)}::text[],
+        ${rows.map((r) => r.hireDate)}::date[], ${rows.map((r) => r.employmentType)}::text[],
+        ${rows.map((r) => r.attributesJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::text[]) as r
+      on conflict (organization_id, environment, external_id) ${onConflict}
+      returning (xmax = 0) as inserted
+    )
+    select count(*) filter (where inserted)::int as created, count(*) filter (where not inserted)::int as updated from written
+  `.execute(db);
+  return result.rows[0] ?? { created: 0, updated: 0 };
+}
+
+/** For a dry run: which of these externalIds exist, with their content hashes. */
+export async function existingHashes(db: DbOrTx, tenant: Tenant, externalIds: readonly string[]): Promise<Map<string, string>> {
+  if (externalIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom('respondents')
+    .select(['external_id', 'content_hash'])
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('external_id', '=', sql<string>`any(${[...externalIds]}::text[])`)
+    .execute();
+  return new Map(rows.map((r) => [r.external_id, r.content_hash]));
+}
+
+/**
+ * The end of a `replace`: deletes (or, for a dry run, counts) the tenant's respondents whose externalId is not
+ * in `sync_kept_ids`, the temporary table the same transaction filled with the job's valid externalIds.
+ */
+export async function removeRespondentsNotKept(db: DbOrTx, tenant: Tenant, dryRun: boolean): Promise<number> {
+  const missing = sql`organization_id = ${tenant.organizationId} and environment = ${tenant.environment}
+    and not exists (select 1 from sync_kept_ids k where k.external_id = respondents.external_id)`;
+  const result = dryRun
+    ? await sql<{ n: number }>`select count(*)::int as n from respondents where ${missing}`.execute(db)
+    : await sql<{ n: number }>`with gone as (delete from respondents where ${missing} returning 1) select count(*)::int as n from gone`.execute(db);
+  return result.rows[0]?.n ?? 0;
+}
+
+export async function createKeptIdsTable(db: DbOrTx): Promise<void> {
+  await sql`create temporary table if not exists sync_kept_ids (external_id text primary key) on commit drop`.execute(db);
+}
+
+export async function addKeptIds(db: DbOrTx, externalIds: readonly string[]): Promise<void> {
+  if (externalIds.length === 0) return;
+  await sql`insert into sync_kept_ids select unnest(${[...externalIds]}::text[]) on conflict do nothing`.execute(db);
+}

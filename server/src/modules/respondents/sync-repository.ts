@@ -1,0 +1,180 @@
+/** All SQL on `sync_jobs` and `sync_job_batches`. */
+import { CompiledQuery, sql, type Selectable } from 'kysely';
+import type PgBoss from 'pg-boss';
+import type { DbOrTx } from '../../db/database.js';
+import type { Tenant } from './repository.js';
+import type { SyncJobsTable, SyncMode, SyncRecordError, SyncStatus } from './tables.js';
+
+export type SyncJobRecord = Selectable<SyncJobsTable>;
+
+/** Lets pg-boss enqueue inside our transaction, so a job row never exists without its queue entry (or the reverse). */
+export function bossDb(db: DbOrTx): PgBoss.Db {
+  return {
+    async executeSql(text: string, values: unknown[]) {
+      const result = await db.executeQuery(CompiledQuery.raw(text, values));
+      return { rows: result.rows as unknown[] as never[] };
+    },
+  };
+}
+
+/**
+ * Serializes, per organization and environment, the decisions "does this sync wait?" and "which sync is next?"
+ * (held until the end of the transaction).
+ */
+export async function lockTenantSyncs(db: DbOrTx, tenant: Tenant): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`respondents.sync:${tenant.organizationId}:${tenant.environment}`}, 0))`.execute(db);
+}
+
+/** Syncs of the tenant not finished yet, and how many records they still have to go through. */
+export async function unfinishedSyncs(db: DbOrTx, tenant: Tenant): Promise<{ jobs: number; remainingRecords: number }> {
+  const row = await db
+    .selectFrom('sync_jobs')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('jobs'),
+      sql<number>`coalesce(sum(total_records - processed_records), 0)::int`.as('remaining'),
+    ])
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('status', 'in', ['pending', 'processing'])
+    .executeTakeFirstOrThrow();
+  return { jobs: Number(row.jobs), remainingRecords: row.remaining };
+}
+
+/** Records per second over the most recent completed syncs (all tenants), or undefined before the first one. */
+export async function measuredRate(db: DbOrTx): Promise<number | undefined> {
+  const row = await sql<{ records: number | null; seconds: number | null }>`
+    select sum(total_records)::float8 as records, sum(extract(epoch from completed_at - started_at))::float8 as seconds
+    from (select total_records, started_at, completed_at from sync_jobs
+          where status = 'completed' and started_at is not null and total_records >= 100
+          order by completed_at desc limit 10) recent`.execute(db);
+  const { records, seconds } = row.rows[0] ?? { records: null, seconds: null };
+  return records && seconds && seconds > 0 ? records / seconds : undefined;
+}
+
+export async function insertSyncJob(
+  db: DbOrTx,
+  job: { id: string; tenant: Tenant; mode: SyncMode; dryRun: boolean; status: SyncStatus; totalRecords: number },
+): Promise<SyncJobRecord> {
+  return db
+    .insertInto('sync_jobs')
+    .values({
+      id: job.id,
+      organization_id: job.tenant.organizationId,
+      environment: job.tenant.environment,
+      mode: job.mode,
+      dry_run: job.dryRun,
+      status: job.status,
+      total_records: job.totalRecords,
+      failure_reason: null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export async function insertBatch(db: DbOrTx, jobId: string, batchNo: number, recordsJson: string, superseded: number[]): Promise<void> {
+  await db.insertInto('sync_job_batches').values({ job_id: jobId, batch_no: batchNo, records: recordsJson, superseded }).execute();
+}
+
+export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Promise<{ records: unknown[]; superseded: number[] }> {
+  const row = await db
+    .selectFrom('sync_job_batches')
+    .select(['records', 'superseded'])
+    .where('job_id', '=', jobId)
+    .where('batch_no', '=', batchNo)
+    .executeTakeFirstOrThrow();
+  return { records: row.records as unknown[], superseded: row.superseded };
+}
+
+export async function deleteBatches(db: DbOrTx, jobId: string): Promise<void> {
+  await db.deleteFrom('sync_job_batches').where('job_id', '=', jobId).execute();
+}
+
+export async function findSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJobRecord | undefined> {
+  return db
+    .selectFrom('sync_jobs')
+    .selectAll()
+    .where('id', '=', jobId)
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .executeTakeFirst();
+}
+
+export async function getSyncJobById(db: DbOrTx, jobId: string): Promise<SyncJobRecord | undefined> {
+  return db.selectFrom('sync_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+}
+
+/** A worker took the job up (again). */
+export async function markAttempt(db: DbOrTx, jobId: string): Promise<SyncJobRecord> {
+  return db
+    .updateTable('sync_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1), started_at: sql`coalesce(started_at, now())` }))
+    .where('id', '=', jobId)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+export interface SyncCounts {
+  processedRecords: number;
+  processedBatches: number;
+  progress: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  errorCount: number;
+  deleted: number;
+  errors: SyncRecordError[];
+}
+
+/** Absolute values, never increments: writing the same state twice can never count twice. */
+export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts): Promise<void> {
+  await db
+    .updateTable('sync_jobs')
+    .set({
+      processed_records: counts.processedRecords,
+      processed_batches: counts.processedBatches,
+      progress: counts.progress,
+      created_count: counts.created,
+      updated_count: counts.updated,
+      skipped_count: counts.skipped,
+      error_count: counts.errorCount,
+      deleted_count: counts.deleted,
+      errors: JSON.stringify(counts.errors),
+    })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+export async function finishSyncJob(
+  db: DbOrTx,
+  jobId: string,
+  outcome: { status: 'completed' | 'failed'; failureReason: string | null },
+): Promise<void> {
+  await db
+    .updateTable('sync_jobs')
+    .set({ status: outcome.status, failure_reason: outcome.failureReason, completed_at: sql`now()`, progress: 100 })
+    .where('id', '=', jobId)
+    .execute();
+}
+
+/** The oldest waiting sync of the tenant becomes `processing`; its id is returned for enqueueing. */
+export async function promoteNextSync(db: DbOrTx, tenant: Tenant): Promise<string | undefined> {
+  const next = await db
+    .updateTable('sync_jobs')
+    .set({ status: 'processing' })
+    .where(
+      'id',
+      '=',
+      db
+        .selectFrom('sync_jobs')
+        .select('id')
+        .where('organization_id', '=', tenant.organizationId)
+        .where('environment', '=', tenant.environment)
+        .where('status', '=', 'pending')
+        .orderBy('created_at')
+        .orderBy('id')
+        .limit(1),
+    )
+    .returning('id')
+    .executeTakeFirst();
+  return next?.id;
+}

@@ -1,0 +1,220 @@
+/**
+ * The worker side of a sync job.
+ *
+ * Ownership: the worker that runs a job holds a session advisory lock on it, on the connection that does the
+ * job's writes. PostgreSQL drops the lock the moment that process dies (even on SIGKILL), so "lock free but job
+ * unfinished" means "its worker is gone": whoever receives the job's queue entry then resumes it.
+ * Dead-man's switch: before working, the owner enqueues a check of the same job a few seconds ahead; a check that
+ * finds the lock held re-enqueues itself, one that finds it free resumes the job, one that finds the job finished
+ * stops. So a crashed job resumes within seconds of a worker being available, without waiting for pg-boss's
+ * expiration (which also retries it, harmlessly).
+ *
+ * Exactly once in effect: `upsert` and `append` commit each batch together with the absolute counts and the
+ * cursor (`processed_batches`), so a resumed job starts after the last committed batch. `replace` runs in one
+ * transaction (readers see the old set or the new one), so a resumed replace starts over from nothing.
+ */
+import { sql } from 'kysely';
+import type { Db, DbOrTx } from '../../db/database.js';
+import type { Services } from '../../http/handler.js';
+import { checkRecord, type RespondentRow } from './records.js';
+import {
+  addKeptIds,
+  createKeptIdsTable,
+  existingHashes,
+  removeRespondentsNotKept,
+  writeRespondents,
+  type Tenant,
+} from './repository.js';
+import {
+  deleteBatches,
+  finishSyncJob,
+  getSyncJobById,
+  lockTenantSyncs,
+  markAttempt,
+  promoteNextSync,
+  readBatch,
+  saveCounts,
+  type SyncCounts,
+  type SyncJobRecord,
+} from './sync-repository.js';
+import { enqueueSync, SYNC_BATCH_SIZE } from './sync-service.js';
+import type { SyncRecordError } from './tables.js';
+
+/** Seconds between dead-man's-switch checks of a running job. */
+export const WATCHDOG_SECONDS = 5;
+/** A job whose worker died this many times is failed instead of taken up again. */
+const MAX_ATTEMPTS = 5;
+const MAX_REPORTED_ERRORS = 100;
+
+type RunServices = Pick<Services, 'db' | 'boss' | 'log'>;
+
+interface BatchOutcome {
+  rows: RespondentRow[];
+  superseded: number;
+  errors: SyncRecordError[];
+}
+
+function classify(records: unknown[], superseded: number[], offset: number): BatchOutcome {
+  const skip = new Set(superseded);
+  const rows: RespondentRow[] = [];
+  const errors: SyncRecordError[] = [];
+  records.forEach((record, position) => {
+    if (skip.has(position)) return;
+    const checked = checkRecord(record, offset + position);
+    if (checked.ok) rows.push(checked.row);
+    else errors.push(checked.error);
+  });
+  return { rows, superseded: skip.size, errors };
+}
+
+/** What writing the rows did — or, in a dry run, would do. */
+async function apply(db: DbOrTx, tenant: Tenant, job: SyncJobRecord, rows: RespondentRow[]): Promise<{ created: number; updated: number }> {
+  if (!job.dry_run) return writeRespondents(db, tenant, rows, job.mode);
+  const existing = await existingHashes(db, tenant, rows.map((r) => r.externalId));
+  let created = 0;
+  let updated = 0;
+  for (const row of rows) {
+    const hash = existing.get(row.externalId);
+    if (hash === undefined) created++;
+    else if (job.mode !== 'append' && hash !== row.contentHash) updated++;
+  }
+  return { created, updated };
+}
+
+function emptyCounts(): SyncCounts {
+  return { processedRecords: 0, processedBatches: 0, progress: 0, created: 0, updated: 0, skipped: 0, errorCount: 0, deleted: 0, errors: [] };
+}
+
+function committedCounts(job: SyncJobRecord): SyncCounts {
+  return {
+    processedRecords: job.processed_records,
+    processedBatches: job.processed_batches,
+    progress: job.progress,
+    created: job.created_count,
+    updated: job.updated_count,
+    skipped: job.skipped_count,
+    errorCount: job.error_count,
+    deleted: job.deleted_count,
+    errors: [...job.errors],
+  };
+}
+
+function tally(counts: SyncCounts, job: SyncJobRecord, batchSize: number, outcome: BatchOutcome, written: { created: number; updated: number }): void {
+  counts.processedBatches += 1;
+  counts.processedRecords += batchSize;
+  // 100 only once the job is completed.
+  counts.progress = Math.min(99, Math.floor((counts.processedRecords * 100) / job.total_records));
+  counts.created += written.created;
+  counts.updated += written.updated;
+  counts.skipped += outcome.superseded + (outcome.rows.length - written.created - written.updated);
+  counts.errorCount += outcome.errors.length;
+  for (const error of outcome.errors) {
+    if (counts.errors.length >= MAX_REPORTED_ERRORS) break;
+    counts.errors.push(error);
+  }
+}
+
+const tenantOfJob = (job: SyncJobRecord): Tenant => ({ organizationId: job.organization_id, environment: job.environment });
+const batchCountOf = (job: SyncJobRecord) => Math.ceil(job.total_records / SYNC_BATCH_SIZE);
+
+/** The end of every job, in the caller's transaction: final state, stored records dropped, next sync enqueued. */
+async function finish(
+  tx: DbOrTx,
+  services: RunServices,
+  job: SyncJobRecord,
+  counts: SyncCounts,
+  outcome: { status: 'completed' | 'failed'; failureReason: string | null },
+): Promise<void> {
+  const tenant = tenantOfJob(job);
+  await lockTenantSyncs(tx, tenant);
+  await saveCounts(tx, job.id, counts);
+  await finishSyncJob(tx, job.id, outcome);
+  await deleteBatches(tx, job.id);
+  const next = await promoteNextSync(tx, tenant);
+  if (next) await enqueueSync(services.boss, tx, next);
+}
+
+async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
+  const tenant = tenantOfJob(job);
+  const counts = committedCounts(job);
+  for (let batchNo = job.processed_batches; batchNo < batchCountOf(job); batchNo++) {
+    const batch = await readBatch(conn, job.id, batchNo);
+    const outcome = classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE);
+    await conn.transaction().execute(async (tx) => {
+      const written = await apply(tx, tenant, job, outcome.rows);
+      tally(counts, job, batch.records.length, outcome, written);
+      await saveCounts(tx, job.id, counts);
+    });
+  }
+  await conn.transaction().execute((tx) => finish(tx, services, job, counts, { status: 'completed', failureReason: null }));
+}
+
+async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
+  const tenant = tenantOfJob(job);
+  const counts = emptyCounts();
+  await conn.transaction().execute(async (tx) => {
+    await createKeptIdsTable(tx);
+    let valid = 0;
+    for (let batchNo = 0; batchNo < batchCountOf(job); batchNo++) {
+      const batch = await readBatch(tx, job.id, batchNo);
+      const outcome = classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE);
+      const written = await apply(tx, tenant, job, outcome.rows);
+      await addKeptIds(tx, outcome.rows.map((r) => r.externalId));
+      valid += outcome.rows.length;
+      tally(counts, job, batch.records.length, outcome, written);
+      // Progress (on another connection) moves while the writes stay invisible until the one commit.
+      await saveCounts(services.db, job.id, { ...counts, processedBatches: 0 });
+    }
+    if (valid === 0) {
+      // Nothing was written (no valid record): failing here deletes nothing.
+      return finish(tx, services, job, counts, {
+        status: 'failed',
+        failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
+      });
+    }
+    counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
+    counts.processedBatches = batchCountOf(job);
+    return finish(tx, services, job, counts, { status: 'completed', failureReason: null });
+  });
+}
+
+const lockKey = (jobId: string) => sql`hashtextextended(${`respondents.sync.job:${jobId}`}, 0)`;
+
+/**
+ * Runs (or resumes) one sync job if no live worker owns it. `busy`: another live worker holds it; `finished`:
+ * nothing (more) to do here.
+ */
+export async function runSyncJob(services: RunServices, syncJobId: string): Promise<'busy' | 'finished'> {
+  return services.db.connection().execute(async (conn) => {
+    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(syncJobId)}) as ok`.execute(conn);
+    if (!locked.rows[0]?.ok) return 'busy';
+    try {
+      const found = await getSyncJobById(conn, syncJobId);
+      // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
+      if (!found || found.status !== 'processing') return 'finished';
+      if (found.attempts >= MAX_ATTEMPTS) {
+        const counts = found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : committedCounts(found);
+        await conn.transaction().execute((tx) =>
+          finish(tx, services, found, counts, {
+            status: 'failed',
+            failureReason: `The sync stopped after ${MAX_ATTEMPTS} interrupted attempts.${found.mode === 'replace' ? ' Nothing was applied.' : ' The counted records were applied.'}`,
+          }),
+        );
+        return 'finished';
+      }
+      const job = await markAttempt(conn, syncJobId);
+      await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
+      if (job.mode === 'replace') await runAtomic(conn, services, job);
+      else await runIncremental(conn, services, job);
+      return 'finished';
+    } finally {
+      await sql`select pg_advisory_unlock(${lockKey(syncJobId)})`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+/** The dead-man's switch: while the job's owner is alive, look again later. */
+export async function checkLater(services: RunServices, syncJobId: string): Promise<void> {
+  const job = await getSyncJobById(services.db, syncJobId);
+  if (job?.status === 'processing') await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
+}

@@ -1,0 +1,78 @@
+/**
+ * Accepting a sync: the job row, the request's records (one stored row per batch) and the queue entry are written
+ * in one transaction, so a crash never loses an accepted request. Syncs of one organization and environment run
+ * one at a time: a sync started while another is unfinished is stored as `pending` and enqueued when the earlier
+ * one finishes (see sync-runner.ts).
+ */
+import type PgBoss from 'pg-boss';
+import type { Db } from '../../db/database.js';
+import { newId } from '../../lib/ids.js';
+import { usableExternalId } from './records.js';
+import type { Tenant } from './repository.js';
+import { bossDb, insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
+import type { SyncMode } from './tables.js';
+
+export const SYNC_QUEUE = 'respondents.sync';
+/** Records per stored batch, and per write transaction of the worker. */
+export const SYNC_BATCH_SIZE = 5000;
+/** Until a sync has completed on this database, estimates assume this rate (records per second). */
+const DEFAULT_RATE = 20_000;
+
+export interface SyncJobData {
+  syncJobId: string;
+}
+
+/** Positions, within each batch, of the records whose externalId occurs again later: the last occurrence wins. */
+export function supersededPositions(records: readonly unknown[], batchSize: number): number[][] {
+  const lastIndex = new Map<string, number>();
+  records.forEach((record, index) => {
+    const id = usableExternalId(record);
+    if (id !== null) lastIndex.set(id, index);
+  });
+  const batches: number[][] = [];
+  for (let start = 0; start < records.length; start += batchSize) {
+    const positions: number[] = [];
+    const end = Math.min(records.length, start + batchSize);
+    for (let index = start; index < end; index++) {
+      const id = usableExternalId(records[index]);
+      if (id !== null && lastIndex.get(id) !== index) positions.push(index - start);
+    }
+    batches.push(positions);
+  }
+  return batches;
+}
+
+export async function enqueueSync(boss: PgBoss, db: Parameters<typeof bossDb>[0], syncJobId: string, startAfterSeconds?: number): Promise<void> {
+  const data: SyncJobData = { syncJobId };
+  await boss.send(SYNC_QUEUE, data, { db: bossDb(db), ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}) });
+}
+
+export async function startSync(
+  services: { db: Db; boss: PgBoss },
+  tenant: Tenant,
+  request: { mode: SyncMode; dryRun: boolean; records: readonly unknown[] },
+): Promise<{ jobId: string; status: 'pending' | 'processing'; totalRecords: number; estimatedCompletionTime: Date }> {
+  const { records } = request;
+  const superseded = supersededPositions(records, SYNC_BATCH_SIZE);
+  const jobId = newId('job');
+  const rate = (await measuredRate(services.db)) ?? DEFAULT_RATE;
+  const accepted = await services.db.transaction().execute(async (tx) => {
+    await lockTenantSyncs(tx, tenant);
+    const ahead = await unfinishedSyncs(tx, tenant);
+    const status = ahead.jobs > 0 ? ('pending' as const) : ('processing' as const);
+    await insertSyncJob(tx, { id: jobId, tenant, mode: request.mode, dryRun: request.dryRun, status, totalRecords: records.length });
+    for (let batchNo = 0; batchNo < superseded.length; batchNo++) {
+      const start = batchNo * SYNC_BATCH_SIZE;
+      await insertBatch(tx, jobId, batchNo, JSON.stringify(records.slice(start, start + SYNC_BATCH_SIZE)), superseded[batchNo]!);
+    }
+    if (status === 'processing') await enqueueSync(services.boss, tx, jobId);
+    return { status, remainingAhead: ahead.remainingRecords };
+  });
+  const seconds = (accepted.remainingAhead + records.length) / rate;
+  return {
+    jobId,
+    status: accepted.status,
+    totalRecords: records.length,
+    estimatedCompletionTime: new Date(Date.now() + Math.ceil(seconds * 1000)),
+  };
+}
