@@ -1,0 +1,15 @@
+/**
+ * `npm run bench -- <name>`: runs one benchmark of scripts/bench by name. Each module exports `run()`.
+ * Add an entry per benchmark.
+ */
+const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
+  surveys: () => import('./surveys.js'),
+};
+
+const name = process.argv[2];
+const load = name ? benchmarks[name] : undefined;
+if (!load) {
+  console.error(`usage: npm run bench -- <${Object.keys(benchmarks).join('|')}>`);
+  process.exit(2);
+}
+await (await load()).run();
