@@ -13,7 +13,7 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir, cpus } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -153,6 +153,7 @@ export async function run(): Promise<void> {
     bare = await bareServer({ ...listBody, meta: undefined });
     const bareUrl = `http://${host}:${(bare.address() as AddressInfo).port}`;
 
+    const loadBefore = loadavg()[0]!.toFixed(2);
     console.log(`Measuring ${seconds} s each with ${connections} connections…`);
     const results = [
       await measure('bare Express route (same envelope)', { url: `${bareUrl}/api/v1/surveys?pageSize=20` }),
@@ -175,7 +176,7 @@ export async function run(): Promise<void> {
       '## Surveys and responses',
       '',
       `Measured ${date} with \`npm run bench -- surveys\` (autocannon, ${seconds} s per row, ${connections} connections, ` +
-        `${cpus().length} CPUs shared with the database, PostgreSQL ${process.env.DATABASE_URL ? 'from DATABASE_URL' : 'embedded'}, ` +
+        `${cpus().length} CPUs shared with the database and load generator, 1-min load average ${loadBefore} at the start, PostgreSQL ${process.env.DATABASE_URL ? 'from DATABASE_URL' : 'embedded'}, ` +
         `Node ${process.version}). The service runs with response validation off and log level warn, for a BUSINESS organization ` +
         'whose raised limit override keeps the PostgreSQL-backed rate limiter counting every request without refusing any. ' +
         'The bare route is Express alone on another port, answering the same list envelope from memory.',
@@ -193,6 +194,8 @@ export async function run(): Promise<void> {
     writeSection(markdown);
     console.log('Written to BENCHMARKS.md.');
   } finally {
+    // autocannon drops its sockets at the deadline; let the requests still running on them end before the pool closes.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
     await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
     await service.close();
     await database.release();
