@@ -10,6 +10,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/helpers/global-setup.ts'],
     env: { NODE_ENV: 'test' },
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },
