@@ -25,6 +25,8 @@ export interface RunningService {
 
 export async function startService(config: Config, databaseUrl: string, log: Logger): Promise<RunningService> {
   const database = openDatabase(databaseUrl, config.databasePoolSize);
+  // Per-request bookkeeping (rate-limit counters, key use) on its own small pool without synchronous commit.
+  const counters = openDatabase(databaseUrl, Math.max(2, Math.ceil(config.databasePoolSize / 2)), { synchronousCommit: false });
   await migrateToLatest(database.db);
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';
@@ -34,7 +36,8 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     db: database.db,
     boss,
     log,
-    rateLimits: new RateLimits(database.pool),
+    rateLimits: new RateLimits(counters.pool),
+    counters: counters.db,
     contractJson: readFileSync(contractPath, 'utf8'),
   };
 
@@ -69,6 +72,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
         await stopWorkers();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.
         await boss.stop({ graceful: true, wait: true, timeout: config.shutdownGraceMs });
+        await counters.close();
         await database.close();
       })();
       return closing;

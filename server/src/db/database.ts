@@ -19,8 +19,20 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
-export function openDatabase(connectionString: string, poolSize = 10): DatabaseHandle {
-  const pool = new pg.Pool({ connectionString, max: poolSize });
+export interface PoolOptions {
+  /**
+   * Off for bookkeeping writes (rate-limit counters, a key's last use) that are fine to lose in the last few
+   * milliseconds before a crash: the request then does not wait for a WAL flush. Never for business data.
+   */
+  synchronousCommit?: boolean;
+}
+
+export function openDatabase(connectionString: string, poolSize = 10, options: PoolOptions = {}): DatabaseHandle {
+  const pool = new pg.Pool({
+    connectionString,
+    max: poolSize,
+    ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
+  });
   // An idle client that loses its connection must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });

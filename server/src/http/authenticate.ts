@@ -28,7 +28,7 @@ export interface AuthContext {
   rateLimitPerDay: number | null;
 }
 
-export function authenticate(deps: { db: Db; rateLimits: RateLimits; operations: readonly OperationInfo[]; log: Logger }) {
+export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimits; operations: readonly OperationInfo[]; log: Logger }) {
   return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
     const operation = findOperation(deps.operations, req.method, req.path);
     if (!operation) return next(); // unknown route: the validator answers 404/405
@@ -40,7 +40,7 @@ export function authenticate(deps: { db: Db; rateLimits: RateLimits; operations:
     if (auth.plan !== 'PRO' && auth.plan !== 'BUSINESS') {
       throw new ApiError(403, 'plan_not_eligible', `The ${auth.plan} plan has no API access; upgrade to PRO or BUSINESS.`);
     }
-    touchKey(deps.db, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
+    touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
 
     const window = await deps.rateLimits.consume(auth);
     for (const [name, value] of Object.entries(headersOf(window))) res.setHeader(name, value);

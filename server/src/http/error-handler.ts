@@ -29,8 +29,18 @@ function pointer(path: string | undefined): string | undefined {
   return path.startsWith('/') ? path : `/${path.replace(/^\./, '').replace(/\./g, '/')}`;
 }
 
+/** Connection failures and shutdowns of PostgreSQL: the caller should retry, it is not their fault nor a bug. */
+function databaseUnavailable(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== 'string') return /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
+  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
+}
+
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
+  if (databaseUnavailable(error)) {
+    return new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, { 'Retry-After': '5' });
+  }
   const e = error as HttpLikeError;
   if (e?.type === 'entity.parse.failed') return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
   if (e?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', `The request body exceeds ${e.limit ?? 'the'} bytes allowed for this route.`);
@@ -65,6 +75,7 @@ export function errorHandler(log: Logger) {
   // Express recognises error middleware by its four parameters.
   return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
     let apiError = translate(error);
+    if (apiError?.status === 503) log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
     if (!apiError) {
       log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
       apiError = new ApiError(500, 'internal_error', 'An unexpected error occurred. Quote the request id when you contact support.');

@@ -50,6 +50,8 @@ export interface Services {
   boss: PgBoss;
   log: Logger;
   rateLimits: RateLimits;
+  /** The bookkeeping pool (no synchronous commit): key use, counters. Not for business data. */
+  counters: Db;
   /** The bundled contract, as served by getOpenApiDocument. */
   contractJson: string;
 }
