@@ -4,6 +4,7 @@
  */
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   surveys: () => import('./surveys.js'),
+  sync: () => import('./sync.js'),
 };
 
 const name = process.argv[2];

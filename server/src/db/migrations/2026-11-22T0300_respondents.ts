@@ -49,7 +49,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('pending', 'processing', 'completed', 'failed')`))
     .addColumn('total_records', 'integer', (c) => c.notNull())
     .addColumn('processed_records', 'integer', (c) => c.notNull().defaultTo(0))
-    // The resume cursor: batches whose writes and counts are committed.
+    // Batches whose writes and counts are committed.
     .addColumn('processed_batches', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('progress', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('created_count', 'integer', (c) => c.notNull().defaultTo(0))
@@ -77,6 +77,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('records', 'json', (c) => c.notNull())
     // Positions (within the batch) of records whose externalId occurs again later in the request.
     .addColumn('superseded', sql`integer[]`, (c) => c.notNull())
+    // Set in the transaction that writes the batch (upsert, append): a resumed job skips exactly these.
+    .addColumn('done', 'boolean', (c) => c.notNull().defaultTo(false))
     .addPrimaryKeyConstraint('sync_job_batches_pk', ['job_id', 'batch_no'])
     .execute();
   // Large, short-lived values: compressing them costs more time than the space it saves.

@@ -85,6 +85,49 @@ export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Pro
   return { records: row.records as unknown[], superseded: row.superseded };
 }
 
+/** Batches not written yet (all of them for a job that has not started). */
+export async function batchesToDo(db: DbOrTx, jobId: string): Promise<number[]> {
+  const rows = await db.selectFrom('sync_job_batches').select('batch_no').where('job_id', '=', jobId).where('done', '=', false).orderBy('batch_no').execute();
+  return rows.map((r) => r.batch_no);
+}
+
+export interface BatchResult {
+  records: number;
+  created: number;
+  updated: number;
+  skipped: number;
+  errorCount: number;
+  errors: SyncRecordError[];
+}
+
+/**
+ * In the transaction that wrote the batch: marks it done and adds its counts to the job's (increments are safe
+ * here: the done flag commits with them, so a batch is counted once). Kept last in the transaction, so that
+ * parallel writers hold the job row's lock only for a moment. The job keeps the first 100 errors in request order.
+ */
+export async function commitBatch(db: DbOrTx, jobId: string, batchNo: number, result: BatchResult, maxErrors: number): Promise<void> {
+  await db.updateTable('sync_job_batches').set({ done: true }).where('job_id', '=', jobId).where('batch_no', '=', batchNo).execute();
+  await db
+    .updateTable('sync_jobs')
+    .set((eb) => ({
+      processed_records: eb('processed_records', '+', result.records),
+      processed_batches: eb('processed_batches', '+', 1),
+      progress: sql<number>`least(99, ((processed_records + ${result.records}) * 100) / total_records)`,
+      created_count: eb('created_count', '+', result.created),
+      updated_count: eb('updated_count', '+', result.updated),
+      skipped_count: eb('skipped_count', '+', result.skipped),
+      error_count: eb('error_count', '+', result.errorCount),
+      errors:
+        result.errors.length === 0
+          ? sql`errors`
+          : sql`(select coalesce(jsonb_agg(e order by (e->>'index')::int), '[]'::jsonb) from (
+              select e from jsonb_array_elements(errors || ${JSON.stringify(result.errors.slice(0, maxErrors))}::jsonb) e
+              order by (e->>'index')::int limit ${maxErrors}) kept)`,
+    }))
+    .where('id', '=', jobId)
+    .execute();
+}
+
 export async function deleteBatches(db: DbOrTx, jobId: string): Promise<void> {
   await db.deleteFrom('sync_job_batches').where('job_id', '=', jobId).execute();
 }
@@ -144,6 +187,7 @@ export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts):
     .execute();
 }
 
+/** `counts` when the caller tallied them (replace); otherwise the job's committed counts stand. */
 export async function finishSyncJob(
   db: DbOrTx,
   jobId: string,

@@ -9,9 +9,9 @@
  * stops. So a crashed job resumes within seconds of a worker being available, without waiting for pg-boss's
  * expiration (which also retries it, harmlessly).
  *
- * Exactly once in effect: `upsert` and `append` commit each batch together with the absolute counts and the
- * cursor (`processed_batches`), so a resumed job starts after the last committed batch. `replace` runs in one
- * transaction (readers see the old set or the new one), so a resumed replace starts over from nothing.
+ * Exactly once in effect: `upsert` and `append` commit each batch together with its done flag and its counts, so
+ * a resumed job writes exactly the batches not done yet. `replace` runs in one transaction (readers see the old
+ * set or the new one), so a resumed replace starts over from nothing.
  */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
@@ -34,6 +34,8 @@ import {
   promoteNextSync,
   readBatch,
   saveCounts,
+  batchesToDo,
+  commitBatch,
   type SyncCounts,
   type SyncJobRecord,
 } from './sync-repository.js';
@@ -45,6 +47,8 @@ export const WATCHDOG_SECONDS = 5;
 /** A job whose worker died this many times is failed instead of taken up again. */
 const MAX_ATTEMPTS = 5;
 const MAX_REPORTED_ERRORS = 100;
+/** Parallel write transactions of an upsert or append. */
+const WRITERS = 2;
 
 type RunServices = Pick<Services, 'db' | 'boss' | 'log'>;
 
@@ -85,20 +89,6 @@ function emptyCounts(): SyncCounts {
   return { processedRecords: 0, processedBatches: 0, progress: 0, created: 0, updated: 0, skipped: 0, errorCount: 0, deleted: 0, errors: [] };
 }
 
-function committedCounts(job: SyncJobRecord): SyncCounts {
-  return {
-    processedRecords: job.processed_records,
-    processedBatches: job.processed_batches,
-    progress: job.progress,
-    created: job.created_count,
-    updated: job.updated_count,
-    skipped: job.skipped_count,
-    errorCount: job.error_count,
-    deleted: job.deleted_count,
-    errors: [...job.errors],
-  };
-}
-
 function tally(counts: SyncCounts, job: SyncJobRecord, batchSize: number, outcome: BatchOutcome, written: { created: number; updated: number }): void {
   counts.processedBatches += 1;
   counts.processedRecords += batchSize;
@@ -122,31 +112,80 @@ async function finish(
   tx: DbOrTx,
   services: RunServices,
   job: SyncJobRecord,
-  counts: SyncCounts,
+  counts: SyncCounts | undefined,
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
 ): Promise<void> {
   const tenant = tenantOfJob(job);
   await lockTenantSyncs(tx, tenant);
-  await saveCounts(tx, job.id, counts);
+  if (counts) await saveCounts(tx, job.id, counts);
   await finishSyncJob(tx, job.id, outcome);
   await deleteBatches(tx, job.id);
   const next = await promoteNextSync(tx, tenant);
   if (next) await enqueueSync(services.boss, tx, next);
 }
 
+interface PreparedBatch {
+  batchNo: number;
+  size: number;
+  outcome: BatchOutcome;
+}
+
+/**
+ * Reads and validates the given batches in order, one ahead of the writers: the next batch's parsing and
+ * validation (CPU in this process) overlap the writes (CPU in PostgreSQL). Safe to pull from concurrently.
+ */
+function batchesOf(services: RunServices, job: SyncJobRecord, batchNos: readonly number[]): AsyncGenerator<PreparedBatch> {
+  const prepare = async (batchNo: number): Promise<PreparedBatch> => {
+    const batch = await readBatch(services.db, job.id, batchNo);
+    return { batchNo, size: batch.records.length, outcome: classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE) };
+  };
+  return (async function* () {
+    let next = batchNos.length > 0 ? prepare(batchNos[0]!) : undefined;
+    for (let i = 0; next; i++) {
+      const current = next;
+      next = i + 1 < batchNos.length ? prepare(batchNos[i + 1]!) : undefined;
+      // Reported when awaited in its turn; until then it must not count as unhandled.
+      next?.catch(() => undefined);
+      yield await current;
+    }
+  })();
+}
+
+/**
+ * upsert and append: batches hold distinct externalIds, so they are written by WRITERS transactions in parallel
+ * (PostgreSQL then uses more than one core); each commits its rows, its done flag and its counts together.
+ */
 async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
   const tenant = tenantOfJob(job);
-  const counts = committedCounts(job);
-  for (let batchNo = job.processed_batches; batchNo < batchCountOf(job); batchNo++) {
-    const batch = await readBatch(conn, job.id, batchNo);
-    const outcome = classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE);
-    await conn.transaction().execute(async (tx) => {
-      const written = await apply(tx, tenant, job, outcome.rows);
-      tally(counts, job, batch.records.length, outcome, written);
-      await saveCounts(tx, job.id, counts);
-    });
-  }
-  await conn.transaction().execute((tx) => finish(tx, services, job, counts, { status: 'completed', failureReason: null }));
+  const batches = batchesOf(services, job, await batchesToDo(conn, job.id));
+  const writeAll = async (db: Db) => {
+    for await (const { batchNo, size, outcome } of batches) {
+      await db.transaction().execute(async (tx) => {
+        // A commit lost with a database crash loses its done flag and counts with it: resuming stays exact.
+        await sql`set local synchronous_commit = off`.execute(tx);
+        const written = await apply(tx, tenant, job, outcome.rows);
+        await commitBatch(
+          tx,
+          job.id,
+          batchNo,
+          {
+            records: size,
+            created: written.created,
+            updated: written.updated,
+            skipped: outcome.superseded + (outcome.rows.length - written.created - written.updated),
+            errorCount: outcome.errors.length,
+            errors: outcome.errors,
+          },
+          MAX_REPORTED_ERRORS,
+        );
+      });
+    }
+  };
+  const helpers = Array.from({ length: WRITERS - 1 }, () => services.db.connection().execute(writeAll));
+  const results = await Promise.allSettled([writeAll(conn), ...helpers]);
+  const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failure) throw failure.reason;
+  await conn.transaction().execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }));
 }
 
 async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
@@ -155,13 +194,12 @@ async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord): P
   await conn.transaction().execute(async (tx) => {
     await createKeptIdsTable(tx);
     let valid = 0;
-    for (let batchNo = 0; batchNo < batchCountOf(job); batchNo++) {
-      const batch = await readBatch(tx, job.id, batchNo);
-      const outcome = classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE);
+    const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
+    for await (const { size, outcome } of batchesOf(services, job, all)) {
       const written = await apply(tx, tenant, job, outcome.rows);
       await addKeptIds(tx, outcome.rows.map((r) => r.externalId));
       valid += outcome.rows.length;
-      tally(counts, job, batch.records.length, outcome, written);
+      tally(counts, job, size, outcome, written);
       // Progress (on another connection) moves while the writes stay invisible until the one commit.
       await saveCounts(services.db, job.id, { ...counts, processedBatches: 0 });
     }
@@ -193,7 +231,7 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
       // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
       if (!found || found.status !== 'processing') return 'finished';
       if (found.attempts >= MAX_ATTEMPTS) {
-        const counts = found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : committedCounts(found);
+        const counts = found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
         await conn.transaction().execute((tx) =>
           finish(tx, services, found, counts, {
             status: 'failed',

@@ -62,6 +62,7 @@ export interface SyncJobBatchesTable {
   batch_no: number;
   records: ColumnType<unknown, string, never>;
   superseded: number[];
+  done: Generated<boolean>;
 }
 
 export interface RespondentTables {
