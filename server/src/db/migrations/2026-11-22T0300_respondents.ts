@@ -74,7 +74,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('sync_job_batches')
     .addColumn('job_id', 'text', (c) => c.notNull().references('sync_jobs.id').onDelete('cascade'))
     .addColumn('batch_no', 'integer', (c) => c.notNull())
-    .addColumn('records', 'json', (c) => c.notNull())
+    // JSON text of the batch's records, as received. `text`, not json/jsonb: the worker parses and checks every
+    // record anyway, and the request path should not pay for a second parse.
+    .addColumn('records', 'text', (c) => c.notNull())
     // Positions (within the batch) of records whose externalId occurs again later in the request.
     .addColumn('superseded', sql`integer[]`, (c) => c.notNull())
     // Set in the transaction that writes the batch (upsert, append): a resumed job skips exactly these.

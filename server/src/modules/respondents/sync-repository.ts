@@ -82,7 +82,7 @@ export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Pro
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .executeTakeFirstOrThrow();
-  return { records: row.records as unknown[], superseded: row.superseded };
+  return { records: JSON.parse(row.records) as unknown[], superseded: row.superseded };
 }
 
 /** Batches not written yet (all of them for a job that has not started). */

@@ -60,7 +60,8 @@ export interface SyncJobsTable {
 export interface SyncJobBatchesTable {
   job_id: string;
   batch_no: number;
-  records: ColumnType<unknown, string, never>;
+  /** JSON text of an array of records. */
+  records: ColumnType<string, string, never>;
   superseded: number[];
   done: Generated<boolean>;
 }
