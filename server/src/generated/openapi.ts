@@ -997,7 +997,8 @@ export interface paths {
          * Start a respondent sync job
          * @description Starts an asynchronous sync of up to 100,000 respondent records (body up to 64 MiB; 413 `payload_too_large`
          *     beyond) and answers 202 at once with the job id; poll `GET /api/v1/respondents/sync/{jobId}`, or subscribe to
-         *     `respondents.sync.completed` / `respondents.sync.failed`. Processing runs at about 1,000 records per second.
+         *     `respondents.sync.completed` / `respondents.sync.failed`. `estimatedCompletionTime` comes from the rate measured
+         *     over the latest completed syncs (tens of thousands of records per second; the specification promises about 1,000).
          *
          *     | mode | behaviour |
          *     |---|---|
@@ -1008,14 +1009,19 @@ export interface paths {
          *     Rules:
          *     - The request is checked as a whole (400 `validation_failed` for a missing or unknown `mode`, a non-array
          *       `respondents`, more than 100,000 records, or a record that is not an object). Each record is then validated
-         *       on its own against `RespondentInput`: a bad record is counted in `stats.errors` and described in `errors`
+         *       on its own against `RespondentUpsert` with `externalId` required: a bad record is counted in `stats.errors` and described in `errors`
          *       (index, externalId, message) — it never fails the whole sync.
-         *     - Duplicate `externalId`s in one request: the last occurrence wins, earlier ones count as `skipped`.
+         *     - Duplicate `externalId`s in one request: the last occurrence wins, earlier ones count as `skipped` (unvalidated).
          *     - The sync is idempotent on `externalId`: sending the same records again changes nothing more.
          *     - `replace` with no valid record fails the job and deletes nothing.
          *     - `dryRun: true` validates everything and reports the same stats, changing nothing.
          *     - Syncs of one organization and environment never interleave: a sync started while another runs is queued
-         *       (`status: pending`) and starts when the earlier one finishes.
+         *       (`status: pending`) and starts when the earlier one finishes; syncs of other tenants are not held up.
+         *     - `progress` moves as batches of 5,000 records are applied. `upsert` and `append` commit batch by batch (a
+         *       reader may see the first batches applied before the last); `replace` commits once, at the end.
+         *     - Crash safety: the request is stored with the job before the 202. If the worker dies, another worker resumes the
+         *       job within seconds (`upsert`/`append` after the last committed batch, `replace` from the start), so the result and
+         *       the stats are those of one uninterrupted run. A job interrupted 5 times fails.
          */
         post: operations["startRespondentSync"];
         delete?: never;
@@ -2755,8 +2761,10 @@ export interface components {
         };
         /**
          * @description `pending`: queued behind another sync of the same organization and environment (syncs never interleave);
-         *     `processing`: running; `completed`: finished (records in error do not fail a job); `failed`: stopped
-         *     without applying anything (see `failureReason`).
+         *     `processing`: running (or about to run); `completed`: finished (records in error do not fail a job);
+         *     `failed`: stopped, see `failureReason` — a `replace` with no valid record (nothing applied), or a job
+         *     interrupted 5 times (a `replace` then applies nothing; an `upsert` or `append` keeps the batches counted in
+         *     `stats`).
          * @example processing
          * @enum {string}
          */
@@ -3204,7 +3212,8 @@ export interface components {
          * @description The body of `PUT /api/v1/respondents/{externalId}`: the full record of one respondent, created or replaced.
          *     `email` is required. `externalId` may be omitted because the path names it; when present it must equal the
          *     path's value (otherwise 400 `validation_failed`). Optional fields that are absent or `null` are stored as
-         *     `null` (and `attributes` as `{}`).
+         *     `null` (and `attributes` as `{}`). A record of a sync request (`POST /api/v1/respondents/sync`) has the same
+         *     fields, with `externalId` required.
          * @example {
          *       "email": "ada.lovelace@example.com",
          *       "firstName": "Ada",
@@ -3226,7 +3235,7 @@ export interface components {
             externalId?: string;
             /**
              * Format: email
-             * @description E-mail address.
+             * @description E-mail address, stored as sent; filters compare e-mail addresses case-insensitively.
              */
             email: string;
             /** @description Given name. */
@@ -3252,10 +3261,13 @@ export interface components {
         };
         /**
          * @description Starts a respondent sync. The request is checked as a whole (`mode`, the array, its size, `dryRun`);
-         *     each element of `respondents` is then validated on its own by the worker against `RespondentInput`, so one
+         *     each element of `respondents` is then validated on its own by the worker against
+         *     `RespondentUpsert` (the body of `PUT /api/v1/respondents/{externalId}`) with `externalId` required, so one
          *     bad record never fails the request: it is counted in `stats.errors` and reported in the job's `errors`.
          *
-         *     Duplicate `externalId`s inside one request: the last occurrence wins; earlier ones count as `skipped`.
+         *     Duplicate `externalId`s inside one request: the last occurrence wins; earlier ones count as `skipped` without
+         *     being validated (if the last one is invalid, it counts as an error and nothing is written for that `externalId`).
+         *     E-mail addresses are stored as sent; filters compare them case-insensitively.
          *     The body of this route may be up to 64 MiB (413 `payload_too_large` beyond).
          * @example {
          *       "mode": "upsert",
@@ -3286,7 +3298,7 @@ export interface components {
          */
         SyncRequest: {
             mode: components["schemas"]["SyncMode"];
-            /** @description The records, 1 to 100,000. Each must be an object; its fields are checked per record against `RespondentInput`. */
+            /** @description The records, 1 to 100,000. Each must be an object; its fields are checked per record against `RespondentUpsert`, with `externalId` required. */
             respondents: Record<string, unknown>[];
             /**
              * @description When `true`, the job validates every record and reports the stats it would produce (created, updated, skipped, deleted, errors) but changes nothing.
@@ -3316,7 +3328,7 @@ export interface components {
             totalRecords: number;
             /**
              * Format: date-time
-             * @description When the job is expected to finish (about 1,000 records per second, plus any queued sync ahead of it). An estimate, not a promise.
+             * @description When the job is expected to finish, from the rate measured over the latest completed syncs (20,000 records per second before the first), counting the records of syncs queued ahead of it. An estimate, not a promise.
              */
             estimatedCompletionTime: string;
             /** @description Whether this is a dry run that changes nothing. */
