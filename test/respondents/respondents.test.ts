@@ -60,6 +60,12 @@ describe('PUT /respondents/{externalId}', () => {
     });
     expect(bad.response.status).toBe(400);
     expect(bad.error?.error.code).toBe('validation_failed');
+    const unstorable = await client.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E-1' } },
+      body: { email: 'a@example.com', attributes: { note: 'x\u0000y' } },
+    });
+    expect(unstorable.response.status).toBe(400);
+    expect(unstorable.error?.error.details?.[0]?.path).toBe('/body/attributes/note');
   });
 });
 

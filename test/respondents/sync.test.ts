@@ -53,10 +53,13 @@ describe('upsert', () => {
       { externalId: 'E-date', email: 'd@example.com', hireDate: '2021-02-30x' },
       { externalId: 'E-type', email: 't@example.com', employmentType: 'boss' },
       { externalId: 'E-attr', email: 'a@example.com', attributes: { nested: { x: 1 } } },
+      // Valid for the schema, but not storable in PostgreSQL.
+      { externalId: 'E-nul', email: 'n@example.com', firstName: 'A\u0000B' },
+      { externalId: 'E-year0', email: 'y@example.com', hireDate: '0000-01-01' },
     ];
     const { job } = await sync(client, 'upsert', [good[0], ...bad, good[1], good[2]]);
     expect(job.status).toBe('completed');
-    expect(job.stats).toEqual({ totalRecords: 9, created: 3, updated: 0, skipped: 0, errors: 6, deleted: 0 });
+    expect(job.stats).toEqual({ totalRecords: 11, created: 3, updated: 0, skipped: 0, errors: 8, deleted: 0 });
     expect(job.errors.map((e) => [e.index, e.externalId, e.path])).toEqual([
       [1, 'E-bad-email', '/email'],
       [2, null, '/externalId'],
@@ -64,6 +67,8 @@ describe('upsert', () => {
       [4, 'E-date', '/hireDate'],
       [5, 'E-type', '/employmentType'],
       [6, 'E-attr', expect.stringMatching(/^\/attributes/)],
+      [7, 'E-nul', '/firstName'],
+      [8, 'E-year0', '/hireDate'],
     ]);
     for (const error of job.errors) expect(error.message.length).toBeGreaterThan(3);
     expect(await countRespondents(t, organizationId)).toBe(3);

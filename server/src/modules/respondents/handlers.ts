@@ -4,7 +4,7 @@ import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { normalize } from './records.js';
+import { normalize, unstorable } from './records.js';
 import { deleteRespondent as removeRespondent, findRespondent, listRespondents as selectRespondents, writeRespondents } from './repository.js';
 import { toRespondent, toSyncJob } from './service.js';
 import { findSyncJob } from './sync-repository.js';
@@ -31,6 +31,8 @@ export const upsertRespondent: Handler<'upsertRespondent'> = async ({ params, bo
       { path: '/body/externalId', message: 'must equal the externalId in the path' },
     ]);
   }
+  const problem = unstorable(body);
+  if (problem) throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: `/body${problem.path}`, message: problem.message }]);
   const tenant = tenantOf(auth);
   const { created } = await writeRespondents(services.db, tenant, [normalize({ ...body, externalId })], 'upsert');
   const row = await findRespondent(services.db, tenant, externalId);

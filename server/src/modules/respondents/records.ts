@@ -62,12 +62,31 @@ export function usableExternalId(record: unknown): string | null {
 
 export type Checked = { ok: true; row: RespondentRow } | { ok: false; error: SyncRecordError };
 
+/**
+ * What the schema allows but PostgreSQL cannot store: NUL characters in text, and the year 0000 in a date. Found
+ * here, they are one record's error (or a 400) instead of a failed write.
+ */
+export function unstorable(input: Omit<RespondentInput, 'externalId'> & { externalId?: string }): { path: string; message: string } | undefined {
+  if (input.hireDate?.startsWith('0000')) return { path: '/hireDate', message: 'must be a date from 0001-01-01 on' };
+  for (const [key, value] of Object.entries(input)) {
+    if (typeof value === 'string' && value.includes('\0')) return { path: `/${key}`, message: 'must not contain NUL characters' };
+  }
+  for (const [key, value] of Object.entries(input.attributes ?? {})) {
+    if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) {
+      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must not contain NUL characters' };
+    }
+  }
+  return undefined;
+}
+
 /** Validates one sync record; `index` is its position in the request. */
 export function checkRecord(record: unknown, index: number): Checked {
   const validate = respondentInputValidator();
-  if (validate(record)) return { ok: true, row: normalize(record as RespondentInput) };
+  const valid = validate(record);
+  const problem = valid ? unstorable(record as RespondentInput) : undefined;
+  if (valid && !problem) return { ok: true, row: normalize(record as RespondentInput) };
   const first = validate.errors?.[0];
-  const { path, message } = first ? describe(first) : { path: undefined, message: 'is invalid' };
+  const { path, message } = problem ?? (first ? describe(first) : { path: undefined, message: 'is invalid' });
   const error: SyncRecordError = { index, externalId: usableExternalId(record), message };
   if (path !== undefined) error.path = path;
   return { ok: false, error };

@@ -35,11 +35,12 @@ import {
   readBatch,
   saveCounts,
   batchesToDo,
+  bossDb,
   commitBatch,
   type SyncCounts,
   type SyncJobRecord,
 } from './sync-repository.js';
-import { enqueueSync, SYNC_BATCH_SIZE } from './sync-service.js';
+import { enqueueSync, SYNC_BATCH_SIZE, SYNC_QUEUE } from './sync-service.js';
 import type { SyncRecordError } from './tables.js';
 
 /** Seconds between dead-man's-switch checks of a running job. */
@@ -114,9 +115,12 @@ async function finish(
   job: SyncJobRecord,
   counts: SyncCounts | undefined,
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
+  watchdogId?: string | null,
 ): Promise<void> {
   const tenant = tenantOfJob(job);
   await lockTenantSyncs(tx, tenant);
+  // The owner's pending check has nothing left to check.
+  if (watchdogId) await services.boss.cancel(SYNC_QUEUE, watchdogId, { db: bossDb(tx) });
   if (counts) await saveCounts(tx, job.id, counts);
   await finishSyncJob(tx, job.id, outcome);
   await deleteBatches(tx, job.id);
@@ -155,7 +159,7 @@ function batchesOf(services: RunServices, job: SyncJobRecord, batchNos: readonly
  * upsert and append: batches hold distinct externalIds, so they are written by WRITERS transactions in parallel
  * (PostgreSQL then uses more than one core); each commits its rows, its done flag and its counts together.
  */
-async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
+async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfJob(job);
   const batches = batchesOf(services, job, await batchesToDo(conn, job.id));
   const writeAll = async (db: Db) => {
@@ -185,10 +189,10 @@ async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecor
   const results = await Promise.allSettled([writeAll(conn), ...helpers]);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
-  await conn.transaction().execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }));
+  await conn.transaction().execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
 }
 
-async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord): Promise<void> {
+async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfJob(job);
   const counts = emptyCounts();
   await conn.transaction().execute(async (tx) => {
@@ -208,11 +212,11 @@ async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord): P
       return finish(tx, services, job, counts, {
         status: 'failed',
         failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
-      });
+      }, watchdogId);
     }
     counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
     counts.processedBatches = batchCountOf(job);
-    return finish(tx, services, job, counts, { status: 'completed', failureReason: null });
+    return finish(tx, services, job, counts, { status: 'completed', failureReason: null }, watchdogId);
   });
 }
 
@@ -241,9 +245,9 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
         return 'finished';
       }
       const job = await markAttempt(conn, syncJobId);
-      await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
-      if (job.mode === 'replace') await runAtomic(conn, services, job);
-      else await runIncremental(conn, services, job);
+      const watchdogId = await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
+      if (job.mode === 'replace') await runAtomic(conn, services, job, watchdogId);
+      else await runIncremental(conn, services, job, watchdogId);
       return 'finished';
     } finally {
       await sql`select pg_advisory_unlock(${lockKey(syncJobId)})`.execute(conn).catch(() => undefined);

@@ -42,9 +42,16 @@ export function supersededPositions(records: readonly unknown[], batchSize: numb
   return batches;
 }
 
-export async function enqueueSync(boss: PgBoss, db: Parameters<typeof bossDb>[0], syncJobId: string, startAfterSeconds?: number): Promise<void> {
+/**
+ * Enqueues a run of the sync job: at once (a new or promoted job, ahead of any check) or, for the dead-man's
+ * switch, after `checkAfterSeconds`. Returns the queue entry's id.
+ */
+export async function enqueueSync(boss: PgBoss, db: Parameters<typeof bossDb>[0], syncJobId: string, checkAfterSeconds?: number): Promise<string | null> {
   const data: SyncJobData = { syncJobId };
-  await boss.send(SYNC_QUEUE, data, { db: bossDb(db), ...(startAfterSeconds ? { startAfter: startAfterSeconds } : {}) });
+  return boss.send(SYNC_QUEUE, data, {
+    db: bossDb(db),
+    ...(checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 }),
+  });
 }
 
 export async function startSync(
