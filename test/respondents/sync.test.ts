@@ -1,5 +1,6 @@
 /** Respondent sync through the SDK, worker in-process: every mode, dry runs, per-record errors, duplicates, idempotency. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runSyncJob } from '../../server/src/modules/respondents/sync-runner.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countRespondents, people, sync } from './fixtures.js';
 
@@ -189,6 +190,28 @@ describe('jobs', () => {
     expect(Date.parse(b.startedAt!)).toBeGreaterThanOrEqual(Date.parse(a.completedAt!));
     expect(b.stats).toEqual({ totalRecords: 10, created: 0, updated: 0, skipped: 10, errors: 0, deleted: 19_990 });
     expect(addsUp(a.stats)).toBe(true);
+  });
+
+  it('fails a job that keeps being interrupted instead of taking it up forever, and starts the next one', async () => {
+    const { liveKey, organizationId } = await t.createTenant();
+    const client = t.client(liveKey);
+    // A job as a worker that died five times leaves it: processing, five attempts, its batch still stored.
+    const jobId = 'job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T';
+    await t.db
+      .insertInto('sync_jobs')
+      .values({ id: jobId, organization_id: organizationId, environment: 'LIVE', mode: 'replace', dry_run: false, status: 'processing', total_records: 1, failure_reason: null, attempts: 5 })
+      .execute();
+    await t.db.insertInto('sync_job_batches').values({ job_id: jobId, batch_no: 0, records: JSON.stringify(people(1)), superseded: [] }).execute();
+    const queued = await client.unwrap(client.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: people(2) as never } }));
+    expect(queued.status).toBe('pending');
+
+    expect(await runSyncJob(t.service.services, jobId)).toBe('finished');
+    const failed = await client.unwrap(client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId } } }));
+    expect(failed).toMatchObject({ status: 'failed', progress: 100, failureReason: expect.stringMatching(/interrupted attempts.*Nothing was applied/) });
+    expect(await countRespondents(t, organizationId)).toBe(0);
+    const { waitForSyncJob } = await import('@survey-service/sdk');
+    const next = await waitForSyncJob(client, queued.jobId, { initialDelayMs: 100, maxDelayMs: 500, timeoutMs: 30_000 });
+    expect(next.stats.created).toBe(2);
   });
 
   it('shows a job only to its organization and environment', async () => {
