@@ -1,13 +1,13 @@
 /**
- * The service as a separate OS process (`tsx server/src/main.ts`), for what an in-process server cannot show:
- * several processes sharing one database, start-up output, signals, crashes.
+ * The service as a separate OS process (`node --import tsx server/src/main.ts`), for what an in-process server
+ * cannot show: several processes sharing one database, start-up output, signals, crashes. One process, not the
+ * tsx CLI (which runs the script in a grandchild): a SIGKILL must hit the process that does the work.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const tsxCli = path.join(repoRoot, 'node_modules', 'tsx', 'dist', 'cli.mjs');
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -19,7 +19,7 @@ export interface ServiceProcess {
 }
 
 export function runTsx(script: string, args: string[], env: Record<string, string | undefined>): ChildProcess {
-  return spawn(process.execPath, [tsxCli, script, ...args], {
+  return spawn(process.execPath, ['--import', 'tsx', script, ...args], {
     cwd: repoRoot,
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
