@@ -10,26 +10,20 @@
  * request but never refuses one. Everything listens on 127.0.0.1 only. BENCH_SECONDS (default 10) and
  * BENCH_CONNECTIONS (default 10) tune the runs. The table is printed and written to BENCHMARKS.md.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import express from 'express';
-import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
-import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { createLogger } from '../../server/src/logger.js';
-import { insertKey } from '../../server/src/modules/api-keys/repository.js';
-import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 import { startService } from '../../server/src/service.js';
+import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const host = '127.0.0.1';
 
 interface Measure {
   name: string;
@@ -46,39 +40,6 @@ async function measure(name: string, options: autocannon.Options): Promise<Measu
 }
 
 /** A PostgreSQL database of its own: on DATABASE_URL's server, or an embedded server. */
-async function benchDatabase(): Promise<{ url: string; release(): Promise<void> }> {
-  const name = `survey_bench_${process.pid}`;
-  if (process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      async release() {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
-      },
-    };
-  }
-  const folder = mkdtempSync(path.join(tmpdir(), 'survey-bench-'));
-  chmodSync(folder, 0o755);
-  const free = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, host, () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-  const embedded: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: folder, port: free, database: name });
-  return {
-    url: embedded.url,
-    async release() {
-      await embedded.stop();
-      rmSync(folder, { recursive: true, force: true });
-    },
-  };
-}
 
 function bareServer(body: unknown): Promise<Server> {
   const app = express();
@@ -92,32 +53,16 @@ function bareServer(body: unknown): Promise<Server> {
   });
 }
 
-function writeSection(markdown: string): void {
-  const file = path.join(root, 'BENCHMARKS.md');
-  const heading = '## Surveys and responses';
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nNumbers from `npm run bench -- <name>`, one section per benchmark.\n';
-  const start = current.indexOf(heading);
-  let next: string;
-  if (start < 0) {
-    next = `${current.trimEnd()}\n\n${markdown}`;
-  } else {
-    const after = current.indexOf('\n## ', start + heading.length);
-    next = current.slice(0, start) + markdown + (after < 0 ? '' : `\n${current.slice(after + 1)}`);
-  }
-  writeFileSync(file, `${next.trimEnd()}\n`);
-}
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase();
+  const database = await benchDatabase('surveys');
   const log = createLogger('warn');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn', databasePoolSize: 10 };
   const service = await startService(config, database.url, log);
   let bare: Server | undefined;
   try {
     const db = service.services.db;
-    const organization = await insertOrganization(db, { name: 'Benchmark', plan: 'BUSINESS' });
-    await db.updateTable('organizations').set({ rate_limit_per_minute: 100_000_000, rate_limit_per_day: 1_000_000_000 }).where('id', '=', organization.id).execute();
-    const { key } = await insertKey(db, { organizationId: organization.id, environment: 'LIVE', name: 'bench', scopes: ['*'] });
+    const { key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {
       const response = await fetch(`${service.url}${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -191,11 +136,9 @@ export async function run(): Promise<void> {
       '',
     ].join('\n');
     console.log(`\n${markdown}`);
-    writeSection(markdown);
+    writeBenchmarkSection('## Surveys and responses', markdown);
     console.log('Written to BENCHMARKS.md.');
   } finally {
-    // autocannon drops its sockets at the deadline; let the requests still running on them end before the pool closes.
-    await new Promise((resolve) => setTimeout(resolve, 1000));
     await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
     await service.close();
     await database.release();

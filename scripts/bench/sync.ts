@@ -12,10 +12,8 @@
  * The table is printed and written to the "Respondent sync" section of BENCHMARKS.md.
  */
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -23,52 +21,16 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
 import { loadConfig, type Config } from '../../server/src/config.js';
-import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { createLogger } from '../../server/src/logger.js';
-import { insertKey } from '../../server/src/modules/api-keys/repository.js';
-import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 import { normalize } from '../../server/src/modules/respondents/records.js';
 import { startService } from '../../server/src/service.js';
+import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const host = '127.0.0.1';
 const total = Number(process.env.BENCH_RECORDS ?? 100_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const heading = '## Respondent sync';
 
-async function benchDatabase(): Promise<{ url: string; release(): Promise<void> }> {
-  const name = `survey_bench_sync_${process.pid}`;
-  if (process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
-    await admin.connect();
-    await admin.query(`create database ${name}`);
-    const url = new URL(process.env.DATABASE_URL);
-    url.pathname = `/${name}`;
-    return {
-      url: url.toString(),
-      async release() {
-        await admin.query(`drop database if exists ${name} with (force)`);
-        await admin.end();
-      },
-    };
-  }
-  const folder = mkdtempSync(path.join(tmpdir(), 'survey-bench-'));
-  chmodSync(folder, 0o755);
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, host, () => {
-      const address = probe.address() as AddressInfo;
-      probe.close(() => resolve(address.port));
-    });
-  });
-  const embedded = await startEmbeddedPostgres({ dataDir: folder, port, database: name });
-  return {
-    url: embedded.url,
-    async release() {
-      await embedded.stop();
-      rmSync(folder, { recursive: true, force: true });
-    },
-  };
-}
 
 function records(count: number, prefix = ''): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
@@ -145,29 +107,15 @@ async function copyBaseline(databaseUrl: string, organizationId: string, input: 
   }
 }
 
-function writeSection(markdown: string): void {
-  const file = path.join(root, 'BENCHMARKS.md');
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nNumbers from `npm run bench -- <name>`, one section per benchmark.\n';
-  const start = current.indexOf(heading);
-  let next: string;
-  if (start < 0) next = `${current.trimEnd()}\n\n${markdown}`;
-  else {
-    const after = current.indexOf('\n## ', start + heading.length);
-    next = current.slice(0, start) + markdown + (after < 0 ? '' : `\n${current.slice(after + 1)}`);
-  }
-  writeFileSync(file, `${next.trimEnd()}\n`);
-}
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase();
+  const database = await benchDatabase('sync');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
   const service = await startService(config, database.url, createLogger('warn'));
   const worker = await startWorker(database.url);
   try {
     const db = service.services.db;
-    const organization = await insertOrganization(db, { name: 'Benchmark', plan: 'BUSINESS' });
-    await db.updateTable('organizations').set({ rate_limit_per_minute: 100_000_000, rate_limit_per_day: 1_000_000_000 }).where('id', '=', organization.id).execute();
-    const { key } = await insertKey(db, { organizationId: organization.id, environment: 'LIVE', name: 'bench', scopes: ['*'] });
+    const { organizationId, key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
     type Run = { seconds: number; acceptedAfter?: number; workerSeconds?: number };
@@ -205,7 +153,7 @@ export async function run(): Promise<void> {
       if (fresh.job.status !== 'completed' || fresh.job.stats.created !== total) throw new Error(`unexpected result: ${JSON.stringify(fresh.job)}`);
       const unchanged = await syncToCompletion(body);
       if (unchanged.job.stats.skipped !== total) throw new Error(`unexpected re-run result: ${JSON.stringify(unchanged.job)}`);
-      const copy = await copyBaseline(database.url, organization.id, input, `respondents_copy_${round}`);
+      const copy = await copyBaseline(database.url, organizationId, input, `respondents_copy_${round}`);
       measured.push({ fresh, unchanged, copy });
     }
     const peakRss = worker.peakRssMb();
@@ -248,7 +196,7 @@ export async function run(): Promise<void> {
       '',
     ].join('\n');
     console.log(`\n${markdown}`);
-    writeSection(markdown);
+    writeBenchmarkSection(heading, markdown);
     console.log('Written to BENCHMARKS.md.');
   } finally {
     await worker.stop();

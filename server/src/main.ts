@@ -12,6 +12,31 @@ import { startService } from './service.js';
 const config = loadConfig();
 const log = createLogger(config.logLevel);
 
+// Signals are handled from the first moment: one that arrives during start-up waits for it to finish, then
+// drains like any other (an orchestrator may stop a process that is still starting).
+let started: () => void = () => {};
+const startUp = new Promise<void>((resolve) => (started = resolve));
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'draining');
+    void (async () => {
+      try {
+        await startUp;
+        await service.close();
+        await embedded?.stop();
+        log.info('stopped');
+        process.exit(0);
+      } catch (error) {
+        log.error({ err: error }, 'unclean shutdown');
+        process.exit(1);
+      }
+    })();
+  });
+}
+
 let embedded: EmbeddedPostgres | undefined;
 let databaseUrl = config.databaseUrl;
 if (!databaseUrl) {
@@ -47,22 +72,5 @@ if (service.url) {
 if (config.role !== 'api') console.log('Worker: processing background jobs');
 log.info({ role: config.role, url: service.url }, 'ready');
 
-let stopping = false;
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(signal, () => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'draining');
-    void (async () => {
-      try {
-        await service.close();
-        await embedded?.stop();
-        log.info('stopped');
-        process.exit(0);
-      } catch (error) {
-        log.error({ err: error }, 'unclean shutdown');
-        process.exit(1);
-      }
-    })();
-  });
-}
+// Start-up is over: a signal that arrived meanwhile is acted on now.
+started();

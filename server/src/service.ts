@@ -11,6 +11,7 @@ import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { contractPath } from './http/contract.js';
 import type { Services } from './http/handler.js';
+import { InFlightWork } from './http/in-flight.js';
 import { RateLimits } from './http/rate-limit.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
@@ -38,6 +39,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     log,
     rateLimits: new RateLimits(counters.pool),
     counters: counters.db,
+    inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
   };
 
@@ -68,6 +70,8 @@ export async function startService(config: Config, databaseUrl: string, log: Log
           const forceAfter = setTimeout(() => server!.closeAllConnections(), config.shutdownGraceMs);
           await drained;
           clearTimeout(forceAfter);
+          // Handlers of clients that hung up may still be running: let them finish before the pools close.
+          await services.inFlight.settled(config.shutdownGraceMs);
         }
         await stopWorkers();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.

@@ -28,7 +28,7 @@ export function createApp(services: Services, handlers: HandlerMap): Express {
   app.use(requestId);
   app.use(accessLog(services.log));
   app.get('/docs', serveDocs(services.log));
-  app.use(authenticate({ db: services.db, counters: services.counters, rateLimits: services.rateLimits, operations: operationsOf(contract), log: services.log }));
+  app.use(authenticate({ db: services.db, counters: services.counters, rateLimits: services.rateLimits, operations: operationsOf(contract), log: services.log, inFlight: services.inFlight }));
   app.use('/api/v1/respondents/sync', express.json({ limit: bodyLimits['/api/v1/respondents/sync'] }));
   app.use(express.json({ limit: bodyLimits.default }));
   app.use(

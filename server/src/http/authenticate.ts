@@ -13,6 +13,7 @@ import { findKeyByHash, touchKey } from '../modules/api-keys/repository.js';
 import { hashKey, keyFormat } from '../modules/api-keys/key-material.js';
 import { findOperation, type OperationInfo } from './contract.js';
 import { ApiError, insufficientScope, unauthenticated } from './errors.js';
+import type { InFlightWork } from './in-flight.js';
 import { headersOf, type RateLimits } from './rate-limit.js';
 
 export interface AuthContext {
@@ -28,8 +29,10 @@ export interface AuthContext {
   rateLimitPerDay: number | null;
 }
 
-export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimits; operations: readonly OperationInfo[]; log: Logger }) {
-  return async (req: Request, res: Response, next: NextFunction): Promise<void> => {
+export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimits; operations: readonly OperationInfo[]; log: Logger; inFlight: InFlightWork }) {
+  return (req: Request, res: Response, next: NextFunction): Promise<void> => deps.inFlight.run(() => check(req, res, next));
+
+  async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
     const operation = findOperation(deps.operations, req.method, req.path);
     if (!operation) return next(); // unknown route: the validator answers 404/405
     res.locals.operationId = operation.operationId;
@@ -49,7 +52,7 @@ export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimit
       throw insufficientScope(`This API key lacks the scope ${operation.requiredScope}.`, [operation.requiredScope]);
     }
     next();
-  };
+  }
 }
 
 async function identify(db: Db, header: string | undefined): Promise<AuthContext> {

@@ -45,7 +45,9 @@ export function resolverFor(handlers: HandlerMap, services: Services) {
 }
 
 function adapt(operationId: OperationId, handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, services: Services): RequestHandler {
-  return async (req: Request, res: Response, next: NextFunction) => {
+  return (req: Request, res: Response, next: NextFunction) => services.inFlight.run(() => respond(req, res, next));
+
+  async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
     const input = {
       params: req.params,
       query: req.query,
@@ -89,7 +91,7 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
       return next(new ApiError(answer.status, stored.code, stored.message, stored.details));
     }
     sendJson(res, answer);
-  };
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import type { Pagination } from './envelope.js';
+import type { InFlightWork } from './in-flight.js';
 import type { RateLimits } from './rate-limit.js';
 
 export type { OperationId };
@@ -52,6 +53,8 @@ export interface Services {
   rateLimits: RateLimits;
   /** The bookkeeping pool (no synchronous commit): key use, counters. Not for business data. */
   counters: Db;
+  /** Request work still running (shutdown waits for it). */
+  inFlight: InFlightWork;
   /** The bundled contract, as served by getOpenApiDocument. */
   contractJson: string;
 }

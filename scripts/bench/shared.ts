@@ -1,0 +1,73 @@
+/** What every benchmark needs: a throw-away database, a tenant whose limits never refuse, and BENCHMARKS.md. */
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import type { Db } from '../../server/src/db/database.js';
+import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
+import { insertKey } from '../../server/src/modules/api-keys/repository.js';
+import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
+
+export const host = '127.0.0.1';
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** A database of its own: on DATABASE_URL's server (created, then dropped), else on an embedded server. */
+export async function benchDatabase(label: string): Promise<{ url: string; release(): Promise<void> }> {
+  const name = `survey_bench_${label}_${process.pid}`;
+  if (process.env.DATABASE_URL) {
+    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+    await admin.connect();
+    await admin.query(`create database ${name}`);
+    const url = new URL(process.env.DATABASE_URL);
+    url.pathname = `/${name}`;
+    return {
+      url: url.toString(),
+      async release() {
+        await admin.query(`drop database if exists ${name} with (force)`);
+        await admin.end();
+      },
+    };
+  }
+  const folder = mkdtempSync(path.join(tmpdir(), 'survey-bench-'));
+  chmodSync(folder, 0o755); // reachable by the postgres OS user when run as root
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, host, () => {
+      const address = probe.address() as AddressInfo;
+      probe.close(() => resolve(address.port));
+    });
+  });
+  const embedded = await startEmbeddedPostgres({ dataDir: folder, port, database: name });
+  return {
+    url: embedded.url,
+    async release() {
+      await embedded.stop();
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A BUSINESS organization whose limit override is so high that the limiter counts every request but refuses none. */
+export async function benchTenant(db: Db): Promise<{ organizationId: string; key: string }> {
+  const organization = await insertOrganization(db, { name: 'Benchmark', plan: 'BUSINESS' });
+  await db.updateTable('organizations').set({ rate_limit_per_minute: 100_000_000, rate_limit_per_day: 1_000_000_000 }).where('id', '=', organization.id).execute();
+  const { key } = await insertKey(db, { organizationId: organization.id, environment: 'LIVE', name: 'bench', scopes: ['*'] });
+  return { organizationId: organization.id, key };
+}
+
+/** Replaces (or appends) the section that starts with `heading` in BENCHMARKS.md. */
+export function writeBenchmarkSection(heading: string, markdown: string): void {
+  const file = path.join(root, 'BENCHMARKS.md');
+  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nNumbers from `npm run bench -- <name>`, one section per benchmark.\n';
+  const start = current.indexOf(heading);
+  let next: string;
+  if (start < 0) {
+    next = `${current.trimEnd()}\n\n${markdown}`;
+  } else {
+    const after = current.indexOf('\n## ', start + heading.length);
+    next = current.slice(0, start) + markdown + (after < 0 ? '' : `\n${current.slice(after + 1)}`);
+  }
+  writeFileSync(file, `${next.trimEnd()}\n`);
+}
