@@ -25,6 +25,7 @@ export interface AuthContext {
   apiKeyName: string;
   scopes: string[];
   expiresAt: Date | null;
+  lastUsedAt: Date | null;
   rateLimitPerMinute: number | null;
   rateLimitPerDay: number | null;
 }
@@ -43,7 +44,10 @@ export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimit
     if (auth.plan !== 'PRO' && auth.plan !== 'BUSINESS') {
       throw new ApiError(403, 'plan_not_eligible', `The ${auth.plan} plan has no API access; upgrade to PRO or BUSINESS.`);
     }
-    touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
+    // The lookup already read last_used_at: write only when it is a minute old, not on every request.
+    if (!auth.lastUsedAt || Date.now() - auth.lastUsedAt.getTime() > 60_000) {
+      touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
+    }
 
     const window = await deps.rateLimits.consume(auth);
     for (const [name, value] of Object.entries(headersOf(window))) res.setHeader(name, value);
@@ -78,6 +82,7 @@ async function identify(db: Db, header: string | undefined): Promise<AuthContext
     apiKeyName: row.name,
     scopes: row.scopes,
     expiresAt: row.expires_at,
+    lastUsedAt: row.last_used_at,
     rateLimitPerMinute: row.rate_limit_per_minute,
     rateLimitPerDay: row.rate_limit_per_day,
   };

@@ -64,22 +64,24 @@ export class RateLimits {
   async consume(caller: LimitedCaller): Promise<WindowState> {
     const key = `${caller.organizationId}:${caller.environment}`;
     const limits = this.limitsOf(caller);
+    // Both windows at once (every request counts in both, refused ones included): one round trip of latency.
+    const results = await Promise.allSettled((['minute', 'day'] as const).map((window) => this.limiter(window, limits[window]).consume(key)));
     const states: WindowState[] = [];
-    for (const window of ['minute', 'day'] as const) {
-      try {
-        const res = await this.limiter(window, limits[window]).consume(key);
-        states.push(stateOf(window, limits[window], res));
-      } catch (error) {
-        if (!(error instanceof RateLimiterRes)) throw error;
-        const state = stateOf(window, limits[window], error);
-        throw new ApiError(
-          429,
-          'rate_limited',
-          `Rate limit exceeded: ${state.limit} requests per ${window}. Retry in ${state.resetSeconds} seconds.`,
-          [{ message: `per-${window} limit of ${state.limit} requests exceeded`, code: window }],
-          { 'Retry-After': String(state.resetSeconds), ...headersOf(state) },
-        );
+    for (const [index, window] of (['minute', 'day'] as const).entries()) {
+      const result = results[index]!;
+      if (result.status === 'fulfilled') {
+        states.push(stateOf(window, limits[window], result.value));
+        continue;
       }
+      if (!(result.reason instanceof RateLimiterRes)) throw result.reason;
+      const state = stateOf(window, limits[window], result.reason);
+      throw new ApiError(
+        429,
+        'rate_limited',
+        `Rate limit exceeded: ${state.limit} requests per ${window}. Retry in ${state.resetSeconds} seconds.`,
+        [{ message: `per-${window} limit of ${state.limit} requests exceeded`, code: window }],
+        { 'Retry-After': String(state.resetSeconds), ...headersOf(state) },
+      );
     }
     return states.reduce((closest, state) => (state.remaining < closest.remaining ? state : closest));
   }
