@@ -56,7 +56,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     const address = server.address() as AddressInfo;
     url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
   }
-  const stopWorkers = runsWorker ? await startWorkers(boss, services) : async () => {};
+  const stopWorkers = runsWorker ? await startWorkers(boss, services, databaseUrl) : async () => {};
 
   let closing: Promise<void> | undefined;
   return {

@@ -3,9 +3,11 @@
  * any number of API and worker processes share the queues. Only worker processes supervise (maintenance) and
  * run cron schedules.
  */
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
 import type { Services } from '../http/handler.js';
+import { wakeChannel } from './enqueue.js';
 import { jobs } from './registry.js';
 
 export async function startBoss(connectionString: string, options: { worker: boolean; log: Logger }): Promise<PgBoss> {
@@ -24,12 +26,16 @@ export async function startBoss(connectionString: string, options: { worker: boo
   return boss;
 }
 
-/** Starts the workers of every queue; returns a function that stops taking new jobs. */
-export async function startWorkers(boss: PgBoss, services: Services): Promise<() => Promise<void>> {
+/**
+ * Starts the workers of every queue, listening for wake-ups (jobs/enqueue.ts) so that a new job starts at once
+ * rather than at the next poll; returns a function that stops taking new jobs.
+ */
+export async function startWorkers(boss: PgBoss, services: Services, connectionString: string): Promise<() => Promise<void>> {
+  const workerIds = new Map<string, string[]>();
   for (const job of jobs) {
     const concurrency = job.concurrency ?? 1;
     for (let i = 0; i < concurrency; i++) {
-      await boss.work(job.queue, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([item]) => {
+      const workerId = await boss.work(job.queue, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([item]) => {
         if (!item) return;
         const log = services.log.child({ queue: job.queue, jobId: item.id });
         log.debug('job started');
@@ -40,10 +46,31 @@ export async function startWorkers(boss: PgBoss, services: Services): Promise<()
           throw error;
         }
       });
+      workerIds.set(job.queue, [...(workerIds.get(job.queue) ?? []), workerId]);
     }
     if (job.cron) await boss.schedule(job.queue, job.cron);
   }
+  const stopListening = await listenForWakeUps(connectionString, services.log, (queue) => {
+    for (const id of workerIds.get(queue) ?? []) boss.notifyWorker(id);
+  });
   return async () => {
+    await stopListening();
     for (const job of jobs) await boss.offWork(job.queue);
   };
+}
+
+/** A dedicated connection LISTENing on the wake channel. If it fails, the workers still poll. */
+async function listenForWakeUps(connectionString: string, log: Logger, wake: (queue: string) => void): Promise<() => Promise<void>> {
+  const client = new pg.Client({ connectionString, application_name: 'survey-service-worker-wake' });
+  client.on('error', (error) => log.warn({ err: error }, 'wake-up listener lost; workers keep polling'));
+  client.on('notification', (message) => {
+    if (message.channel === wakeChannel && message.payload) wake(message.payload);
+  });
+  try {
+    await client.connect();
+    await client.query(`listen ${wakeChannel}`);
+  } catch (error) {
+    log.warn({ err: error }, 'could not listen for wake-ups; workers keep polling');
+  }
+  return () => client.end().catch(() => {});
 }

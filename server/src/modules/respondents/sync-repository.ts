@@ -1,21 +1,10 @@
 /** All SQL on `sync_jobs` and `sync_job_batches`. */
-import { CompiledQuery, sql, type Selectable } from 'kysely';
-import type PgBoss from 'pg-boss';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from './repository.js';
 import type { SyncJobsTable, SyncMode, SyncRecordError, SyncStatus } from './tables.js';
 
 export type SyncJobRecord = Selectable<SyncJobsTable>;
-
-/** Lets pg-boss enqueue inside our transaction, so a job row never exists without its queue entry (or the reverse). */
-export function bossDb(db: DbOrTx): PgBoss.Db {
-  return {
-    async executeSql(text: string, values: unknown[]) {
-      const result = await db.executeQuery(CompiledQuery.raw(text, values));
-      return { rows: result.rows as unknown[] as never[] };
-    },
-  };
-}
 
 /**
  * Serializes, per organization and environment, the decisions "does this sync wait?" and "which sync is next?"

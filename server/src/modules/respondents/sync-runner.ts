@@ -16,6 +16,7 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Services } from '../../http/handler.js';
+import { bossDb } from '../../jobs/enqueue.js';
 import { checkRecord, type RespondentRow } from './records.js';
 import {
   addKeptIds,
@@ -35,7 +36,6 @@ import {
   readBatch,
   saveCounts,
   batchesToDo,
-  bossDb,
   commitBatch,
   type SyncCounts,
   type SyncJobRecord,

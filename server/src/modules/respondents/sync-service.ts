@@ -5,11 +5,12 @@
  * one finishes (see sync-runner.ts).
  */
 import type PgBoss from 'pg-boss';
-import type { Db } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
+import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { usableExternalId } from './records.js';
 import type { Tenant } from './repository.js';
-import { bossDb, insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
+import { insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
 import type { SyncMode } from './tables.js';
 
 export const SYNC_QUEUE = 'respondents.sync';
@@ -46,12 +47,9 @@ export function supersededPositions(records: readonly unknown[], batchSize: numb
  * Enqueues a run of the sync job: at once (a new or promoted job, ahead of any check) or, for the dead-man's
  * switch, after `checkAfterSeconds`. Returns the queue entry's id.
  */
-export async function enqueueSync(boss: PgBoss, db: Parameters<typeof bossDb>[0], syncJobId: string, checkAfterSeconds?: number): Promise<string | null> {
+export async function enqueueSync(boss: PgBoss, db: DbOrTx, syncJobId: string, checkAfterSeconds?: number): Promise<string | null> {
   const data: SyncJobData = { syncJobId };
-  return boss.send(SYNC_QUEUE, data, {
-    db: bossDb(db),
-    ...(checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 }),
-  });
+  return sendInTransaction(boss, db, SYNC_QUEUE, data, checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 });
 }
 
 export async function startSync(
