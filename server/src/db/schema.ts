@@ -8,6 +8,12 @@ import type { RespondentTables } from '../modules/respondents/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
 export type Environment = 'LIVE' | 'TEST';
+
+/** Whose data a query may touch: every query that serves a caller is scoped by both. */
+export interface Tenant {
+  organizationId: string;
+  environment: Environment;
+}
 export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
 export type Timestamp = ColumnType<Date, Date | string, Date | string>;
 export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;

@@ -7,6 +7,7 @@ import type PgBoss from 'pg-boss';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { Tenant } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
@@ -74,6 +75,6 @@ export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Promi
 export type HandlerMap = { [Id in OperationId]: Handler<Id> };
 
 /** The tenant every query of a handler is scoped by. */
-export function tenantOf(auth: AuthContext): { organizationId: string; environment: AuthContext['environment'] } {
+export function tenantOf(auth: AuthContext): Tenant {
   return { organizationId: auth.organizationId, environment: auth.environment };
 }

@@ -1,7 +1,7 @@
 /** All SQL on `api_keys`. Every query that serves a caller is scoped by organization and environment. */
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Environment, Plan } from '../../db/schema.js';
+import type { Environment, Plan, Tenant } from '../../db/schema.js';
 import { newId } from '../../lib/ids.js';
 import { environmentOfKey, generateKey, hashKey } from './key-material.js';
 
@@ -81,11 +81,6 @@ export async function insertKey(db: DbOrTx, input: NewKey) {
     .returningAll()
     .executeTakeFirstOrThrow();
   return { row, key };
-}
-
-export interface Tenant {
-  organizationId: string;
-  environment: Environment;
 }
 
 export async function listKeys(db: DbOrTx, tenant: Tenant, options: { includeRevoked: boolean; limit: number; offset: number }) {

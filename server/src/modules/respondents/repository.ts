@@ -1,14 +1,9 @@
 /** All SQL on `respondents`. Every query is scoped by organization and environment. */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Environment } from '../../db/schema.js';
+import type { Tenant } from '../../db/schema.js';
 import type { RespondentRow } from './records.js';
 import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
-
-export interface Tenant {
-  organizationId: string;
-  environment: Environment;
-}
 
 export type RespondentRecord = Selectable<RespondentsTable>;
 

@@ -1,7 +1,7 @@
 /** All SQL on `sync_jobs` and `sync_job_batches`. */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from './repository.js';
+import type { Tenant } from '../../db/schema.js';
 import type { SyncJobsTable, SyncMode, SyncRecordError, SyncStatus } from './tables.js';
 
 export type SyncJobRecord = Selectable<SyncJobsTable>;

@@ -15,6 +15,7 @@
  */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
 import type { Services } from '../../http/handler.js';
 import { bossDb } from '../../jobs/enqueue.js';
 import { checkRecord, type RespondentRow } from './records.js';
@@ -24,7 +25,6 @@ import {
   existingHashes,
   removeRespondentsNotKept,
   writeRespondents,
-  type Tenant,
 } from './repository.js';
 import {
   deleteBatches,

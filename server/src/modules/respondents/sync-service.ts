@@ -9,7 +9,7 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { usableExternalId } from './records.js';
-import type { Tenant } from './repository.js';
+import type { Tenant } from '../../db/schema.js';
 import { insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
 import type { SyncMode } from './tables.js';
 

@@ -4,16 +4,11 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Environment } from '../../db/schema.js';
+import type { Tenant } from '../../db/schema.js';
 import type { Question, SurveySettings } from './questions.js';
 import type { SurveysTable, SurveyStatus } from './tables.js';
 
 export type SurveyRow = Selectable<SurveysTable>;
-
-export interface Tenant {
-  organizationId: string;
-  environment: Environment;
-}
 
 function scoped(db: DbOrTx, tenant: Tenant) {
   return db.selectFrom('surveys').where('organization_id', '=', tenant.organizationId).where('environment', '=', tenant.environment);

@@ -2,7 +2,7 @@
 import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
-import type { Tenant } from './repository.js';
+import type { Tenant } from '../../db/schema.js';
 import type { ResponsesTable } from './tables.js';
 
 export type ResponseRow = Selectable<ResponsesTable>;

@@ -10,7 +10,8 @@ import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
 import { defaultSettings, mergeSettings, normaliseQuestions } from './questions.js';
 import * as surveys from './repository.js';
-import type { SurveyRow, Tenant, Transition } from './repository.js';
+import type { Tenant } from '../../db/schema.js';
+import type { SurveyRow, Transition } from './repository.js';
 import * as responses from './responses-repository.js';
 import type { ResponseRow } from './responses-repository.js';
 
