@@ -68,12 +68,33 @@ describe('npm start', () => {
     expect(await second.stop('SIGTERM')).toBe(0);
   }, 120_000);
 
+  it('never writes a key to its logs, even at debug level and on errors', async () => {
+    const server = await startServiceProcess({ databaseUrl: database.url, env: { LOG_LEVEL: 'debug' } });
+    const keys = await cli(['keys', 'create', '--org', await firstOrganization(), '--env', 'LIVE', '--scopes', '*', '--name', 'log probe', '--json']);
+    const key = (JSON.parse(keys.stdout) as { key: string }).key;
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    expect((await fetch(`${server.url}/api/v1/me`, { headers })).status).toBe(200);
+    expect((await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers, body: '{"name":' })).status).toBe(400);
+    const created = await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'x', scopes: ['*'] }) });
+    const secret = ((await created.json()) as { data: { key: string } }).data.key;
+    await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${key.slice(0, -1)}0` } });
+    expect(await server.stop('SIGTERM')).toBe(0);
+    const logs = server.output();
+    expect(logs).toContain('"msg":"request"'); // debug logging was on and saw the requests
+    for (const value of [key, key.slice(9), secret, secret.slice(9)]) expect(logs).not.toContain(value);
+  }, 60_000);
+
   it('runs a worker-only process that starts and stops cleanly', async () => {
     const worker = await startServiceProcess({ databaseUrl: database.url, role: 'worker' });
     expect(worker.url).toBeUndefined();
     expect(await worker.stop('SIGTERM')).toBe(0);
   }, 60_000);
 });
+
+async function firstOrganization(): Promise<string> {
+  const list = await cli(['orgs', 'list', '--json']);
+  return (JSON.parse(list.stdout) as Array<{ id: string }>)[0]!.id;
+}
 
 describe('admin CLI', () => {
   it('creates an organization and a key, prints the one-time key in --json, changes the plan, revokes', async () => {
