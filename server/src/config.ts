@@ -15,8 +15,8 @@ export interface Config {
   logLevel: string;
   /** Response validation against the contract: on unless NODE_ENV=production (tests always turn it on). */
   validateResponses: boolean;
-  /** Public base URL, used in links the service prints or hands out. */
-  publicBaseUrl: string;
+  /** Public base URL, used in links the service prints or hands out; unset: the address it listens on. */
+  publicBaseUrl: string | undefined;
   /** Pool size of each process's PostgreSQL pool. */
   databasePoolSize: number;
   /** How long SIGTERM waits for in-flight requests and jobs before exiting anyway. */
@@ -53,7 +53,7 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     role: roleFrom(argv),
     logLevel: process.env.LOG_LEVEL ?? (process.env.NODE_ENV === 'test' ? 'warn' : 'info'),
     validateResponses: process.env.VALIDATE_RESPONSES ? process.env.VALIDATE_RESPONSES === 'true' : !production,
-    publicBaseUrl: process.env.PUBLIC_BASE_URL ?? `http://localhost:${port}`,
+    publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,

@@ -63,7 +63,7 @@ if (service.url) {
     console.log(`LIVE key: ${demo.liveKey}`);
     console.log(`TEST key: ${demo.testKey}`);
   }
-  const publicUrl = process.env.PUBLIC_BASE_URL ?? service.url;
+  const publicUrl = config.publicBaseUrl ?? service.url;
   // Built in the background: start-up does not wait for it, and /docs waits only if it is still running.
   void ensureDocsBuilt(log).catch((error: unknown) => log.warn({ err: error }, 'could not build the docs page'));
   console.log(`API: ${publicUrl}/api/v1`);

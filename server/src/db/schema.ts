@@ -2,7 +2,7 @@
  * The database as Kysely sees it: one interface per table, columns in snake_case as in SQL. Feature modules
  * declare their own tables next to their repositories and are merged here.
  */
-import type { ColumnType, Generated } from 'kysely';
+import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 
@@ -69,4 +69,3 @@ export interface CoreTables {
 
 export interface Database extends CoreTables, SurveyTables, RespondentTables {}
 
-export type { Generated };

@@ -4,7 +4,7 @@ import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
 import { uncovered } from '../../lib/scopes.js';
-import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
+import { insertKey, listKeys, revokeKey } from './repository.js';
 import { toApiKey } from './service.js';
 
 export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, services }) => {
@@ -48,4 +48,3 @@ export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, serv
   return { status: 200, data: toApiKey(row) };
 };
 
-export { findKey };
