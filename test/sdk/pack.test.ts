@@ -1,7 +1,8 @@
 /**
  * The published shape of the SDK: `npm pack` it, install the tarball into an empty project (as an integrator
  * would), type-check a consumer file with `tsc` (NodeNext, strict) and import the package from plain Node.
- * Dependencies come from the local npm cache (`--offline`): the test sends nothing to the network.
+ * Dependencies come from the local npm cache when it has them (`--prefer-offline`), otherwise from the registry
+ * (a fresh machine's cache may lack the SDK's own dependencies, which the workspace install never fetched alone).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -80,7 +81,7 @@ describe('the packed SDK', () => {
     const project = join(work, 'consumer');
     mkdirSync(project);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    run('npm', ['install', '--offline', '--no-audit', '--no-fund', join(work, tarball!)], project);
+    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!)], project);
 
     writeFileSync(join(project, 'index.ts'), consumerTs);
     writeFileSync(

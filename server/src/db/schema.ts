@@ -5,6 +5,7 @@
 import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
+import type { EventTables } from '../modules/events/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
 export type Environment = 'LIVE' | 'TEST';
@@ -67,5 +68,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables {}
 
