@@ -1714,31 +1714,61 @@ export interface components {
          *     | `insufficient_scope` | 403 | The key lacks the scope named in `details`. |
          *     | `plan_not_eligible` | 403 | The organization's plan has no API access (PRO or BUSINESS needed). |
          *     | `not_found` | 404 | No such resource for this organization and environment. |
-         *     | `method_not_allowed` | 405 | The path exists but not with this method. |
+         *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
-         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent; see `Retry-After`. |
+         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent, or this source failed authentication too often; see `Retry-After`. |
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
          *     | `unavailable` | 503 | The service is temporarily unavailable (database down, shutting down); retry. |
          * @enum {string}
          */
         ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
-        /** @description One problem found in the request. */
+        /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
              * @description JSON Pointer to the offending part of the request, prefixed with where it was found (`/body/…`, `/query/…`, `/path/…`, `/headers/…`); absent when the problem is not tied to one place.
              * @example /body/respondents/3/email
              */
             path?: string;
-            /** @description What is wrong, for humans. */
+            /** @description What is wrong, written for the integrator. */
             message: string;
-            /** @description A finer machine-readable reason when there is one (for example the missing scope name, or the JSON Schema keyword that failed). */
-            code?: string;
+            /**
+             * @description Machine-readable reason, snake_case. Branch on it together with `path`. The list is open: an operation
+             *     may add codes of its own (its description says which), so treat an unknown code like `invalid_value`.
+             *
+             *     | code | meaning |
+             *     |---|---|
+             *     | `required` | A required field, parameter or header is missing. |
+             *     | `type` | The value has the wrong JSON type (bodies are never coerced: `"5"` is not a number). |
+             *     | `format` | A string breaks its format (`date`, `date-time`, `email`, `uri`, …), including impossible dates such as `2024-02-30`. |
+             *     | `enum` | The value is not one of the allowed values. |
+             *     | `const` | The value differs from the only allowed value. |
+             *     | `minimum` / `maximum` | A number is below / above its bound. |
+             *     | `min_length` / `max_length` | A string is shorter / longer than allowed. |
+             *     | `min_items` / `max_items` | An array has too few / too many items. |
+             *     | `unique_items` | An array repeats an item. |
+             *     | `min_properties` / `max_properties` | An object has too few / too many members (for example an empty update). |
+             *     | `pattern` | A string does not match its pattern. |
+             *     | `unknown_field` | A body member or query parameter the operation does not define. |
+             *     | `one_of` / `any_of` | The value matches none of the allowed shapes. |
+             *     | `invalid_character` | A string contains a NUL character or a lone UTF-16 surrogate, which cannot be stored. |
+             *     | `too_deep` | A value nests objects or arrays deeper than allowed. |
+             *     | `out_of_range` | A value is well-formed but outside what the resource accepts (for example an NPS score of 11). |
+             *     | `answer_type` | An answer's value does not fit its question's type (a text answer to an NPS question). |
+             *     | `invalid_value` | Any other value the operation does not accept. |
+             *     | `not_found` | A referenced resource (a question, a choice) does not exist. |
+             *     | `duplicate` | A value that must be unique appears twice. |
+             *     | `missing_scope` | The key lacks the scope named in the message (403 `insufficient_scope`). |
+             *     | `minute` / `day` | The rate-limit window that is spent (429 `rate_limited`). |
+             *     | `auth_failures` | Too many failed authentications from this source (429 `rate_limited`). |
+             * @example format
+             */
+            code: string;
         };
         /** @description The `error` member of an error envelope. */
         Error: {
@@ -3536,7 +3566,7 @@ export interface components {
     };
     responses: {
         /**
-         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type, out of bounds or unknown. Every problem is listed in `details`. Also `invalid_json` when the body is not well-formed JSON.
+         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type (bodies are never coerced), out of bounds or unknown (unknown query parameters included), or contains characters that cannot be stored (NUL, lone UTF-16 surrogates). Every problem is listed in `details` at once, each with its `path` and `code`. Also `invalid_json` when the body is not well-formed JSON.
          *
          *     Codes: `validation_failed`, `invalid_json`.
          */
@@ -3566,7 +3596,7 @@ export interface components {
             };
         };
         /**
-         * @description The key lacks the scope this operation requires (named in `details`), or the organization's plan has no API access (`plan_not_eligible`).
+         * @description The key lacks the scope this operation requires (named in the message and in `details`, code `missing_scope`), or the organization's plan has no API access (`plan_not_eligible`).
          *
          *     Codes: `insufficient_scope`, `plan_not_eligible`.
          */
@@ -3580,7 +3610,23 @@ export interface components {
             };
         };
         /**
-         * @description A per-minute or per-day limit of the organization's plan is spent for this environment. `details` says which window; wait `Retry-After` seconds.
+         * @description The path exists, but not with this method. `Allow` lists the methods the path documents.
+         *
+         *     Codes: `method_not_allowed`.
+         */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods this path supports, comma-separated (for example `GET, PATCH, DELETE`). */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description A per-minute or per-day limit of the organization's plan is spent for this environment (`details[].code` is `minute` or `day`); a request refused by the minute window does not count against the day. Also sent, before any key lookup, to a source that has failed authentication too often (`details[].code` `auth_failures`: a few hundred failures within a minute). Wait `Retry-After` seconds.
          *
          *     Codes: `rate_limited`.
          */
@@ -3627,7 +3673,7 @@ export interface components {
             };
         };
         /**
-         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`).
+         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`, with `Retry-After`; see the lease in the introduction's Idempotency section).
          *
          *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
          */
@@ -3656,7 +3702,7 @@ export interface components {
             };
         };
         /**
-         * @description The body is not sent as `application/json`.
+         * @description The body is not sent as `application/json` in UTF-8: another media type, or a `charset` other than `utf-8`.
          *
          *     Codes: `unsupported_media_type`.
          */
@@ -3858,6 +3904,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3905,6 +3952,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -3957,6 +4005,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4001,6 +4050,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4041,6 +4091,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4086,6 +4137,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4138,6 +4190,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4188,6 +4241,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4238,6 +4292,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4301,6 +4356,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4355,6 +4411,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4403,6 +4460,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4448,6 +4506,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4502,6 +4561,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4546,6 +4606,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4591,6 +4652,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4644,6 +4706,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4699,6 +4762,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4743,6 +4807,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4789,6 +4854,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4836,6 +4902,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4891,6 +4958,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4949,6 +5017,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5000,6 +5069,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5046,6 +5116,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5104,6 +5175,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5145,6 +5217,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5192,6 +5265,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5235,6 +5309,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5275,6 +5350,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5320,6 +5396,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5421,6 +5498,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5489,6 +5567,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5588,6 +5667,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5644,6 +5724,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5689,6 +5770,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5736,6 +5818,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5779,6 +5862,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5854,6 +5938,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5894,6 +5979,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5955,6 +6041,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5997,6 +6084,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6044,6 +6132,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6087,6 +6176,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6117,8 +6207,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6154,6 +6246,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLiveness: {
@@ -6179,6 +6274,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -6204,6 +6302,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
