@@ -214,6 +214,13 @@ describe('events and delivery', () => {
     expect(rows[0]!.nextRetryAt).toBeNull();
     const failed = await live.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: hook.id }, query: { status: 'failed' } } });
     expect(failed.data!.data).toHaveLength(2);
+    // Time window: createdAfter inclusive, createdBefore exclusive.
+    const window = await live.GET('/api/v1/webhooks/{id}/deliveries', {
+      params: { path: { id: hook.id }, query: { createdAfter: rows[1]!.createdAt, createdBefore: rows[0]!.createdAt, eventType: 'survey.launched' } },
+    });
+    expect(window.data!.data.map((d) => d.attempt)).toEqual([2]);
+    const none = await live.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: hook.id }, query: { eventType: 'response.submitted' } } });
+    expect(none.data!.data).toEqual([]);
   });
 
   it('gives up after the last attempt of the schedule', async () => {

@@ -210,7 +210,7 @@ export class WebhookDispatcher {
     // A disabled webhook gets only test sends; anything else still queued is cancelled.
     if (!row.enabled && row.event_type !== 'webhook.test') {
       const outcome = { succeeded: false, responseStatus: null, latencyMs: null, error: 'cancelled: the webhook was disabled', excerpt: null };
-      await recordFailure(db, row, outcome, { gone: false, retryDelayMs: undefined, disableAfterMs: this.options.disableAfterMs });
+      await recordFailure(db, row, outcome, { gone: false, retryDelayMs: undefined, disableAfterMs: this.options.disableAfterMs, cancelled: true });
       return;
     }
     const body = eventBody(row);

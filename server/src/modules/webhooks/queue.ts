@@ -151,6 +151,8 @@ export interface FailurePlan {
   retryDelayMs: number | undefined;
   /** Five days without a success disable the webhook. */
   disableAfterMs: number;
+  /** Not sent at all (the webhook was disabled meanwhile): recorded, nothing else. */
+  cancelled?: boolean;
 }
 
 export interface FailureRecord {
@@ -168,6 +170,8 @@ export async function recordFailure(db: Db, row: ClaimedDelivery, outcome: Outco
   return db.transaction().execute(async (tx) => {
     const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
+    // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
+    if (plan.cancelled) return { recorded: true, nextRetryAt: null, disabled: null };
     const tenant = tenantOf(row);
     const webhook = await tx
       .updateTable('webhooks')
