@@ -23,6 +23,8 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
+  exportClockMarginMs: number;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -57,5 +59,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
   };
 }
