@@ -34,12 +34,17 @@ export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, 
     throw new ApiError(416, 'range_not_satisfiable', `The range ${headers.range} is outside the file (${size} bytes).`, undefined, { 'Content-Range': `bytes */${size}` });
   }
   const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, size - 1];
-  const common = { ETag: etag, 'Accept-Ranges': 'bytes', 'Content-Length': String(end - start + 1) };
+  // Ids and the format are plain ASCII, so the quoted form needs no RFC 5987 encoding.
+  const common = {
+    ETag: etag,
+    'Accept-Ranges': 'bytes',
+    'Content-Length': String(end - start + 1),
+    'Content-Disposition': `attachment; filename="survey-${row.survey_id}-${row.id}.${row.format}"`,
+  };
   return {
     status: range.kind === 'partial' ? 206 : 200,
     raw: {
       contentType: mediaTypes[row.format],
-      filename: `survey-${row.survey_id}-${row.id}.${row.format}`,
       body: fileStream(services.db, tenant, row.id, row.file_attempt, start, end),
       headers: range.kind === 'partial' ? { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` } : common,
     },
