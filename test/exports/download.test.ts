@@ -73,7 +73,7 @@ describe('a download', () => {
     const beyond = await get(big.export.id, owner.liveKey, { Range: `bytes=${size}-` });
     expect(beyond.status).toBe(416);
     expect(beyond.headers.get('content-range')).toBe(`bytes */${size}`);
-    expect((await beyond.json()).error.code).toBe('range_not_satisfiable');
+    expect(((await beyond.json()) as { error: { code: string } }).error.code).toBe('range_not_satisfiable');
     for (const range of ['bytes=0-1,5-9', 'items=0-5', 'bytes=9-2']) {
       const whole = await get(big.export.id, owner.liveKey, { Range: range });
       expect(whole.status, range).toBe(200);
@@ -132,7 +132,7 @@ describe('lifecycle', () => {
     await t.db.updateTable('exports').set({ expires_at: sql`now() - interval '1 second'` }).where('id', '=', small.export.id).execute();
     const gone = await get(small.export.id, owner.liveKey);
     expect(gone.status).toBe(410);
-    expect((await gone.json()).error.code).toBe('export_expired');
+    expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('export_expired');
     const result = await exportsCleanup.work({} as never, t.service.services);
     expect(result).toMatchObject({ files: 1 });
     expect(await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', small.export.id).execute()).toEqual([]);
@@ -151,7 +151,7 @@ describe('lifecycle', () => {
       .executeTakeFirstOrThrow();
     const response = await get(pending.id, owner.liveKey);
     expect(response.status).toBe(409);
-    expect((await response.json()).error.code).toBe('invalid_state');
+    expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_state');
     const deletions = await owner.live.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: pending.id } } });
     expect(deletions.response.status).toBe(409);
 
@@ -190,7 +190,7 @@ describe('isolation and scopes', () => {
     const writer = await t.createKey(owner.organizationId, { scopes: ['responses:write', 'surveys:read'] });
     const refused = await get(big.export.id, writer.key);
     expect(refused.status).toBe(403);
-    expect((await refused.json()).error.code).toBe('insufficient_scope');
+    expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('insufficient_scope');
     const reader = await t.createKey(owner.organizationId, { scopes: ['responses:read'] });
     expect((await get(big.export.id, reader.key, { Range: 'bytes=0-0' })).status).toBe(206);
   });
