@@ -95,30 +95,32 @@ export async function countWindow(db: DbOrTx, tenant: Tenant, w: Window): Promis
   return Number(row.count);
 }
 
-/** Keyset position: the last row read. `ts` is the exact timestamptz as text (microseconds survive). */
-export interface Cursor {
-  ts: string;
-  id: string;
-}
-
 export interface PageRow {
   id: string;
   respondent_external_id: string | null;
   answers: unknown;
   submitted_at: Date;
-  ts: string;
 }
 
-/** One page in (submitted_at, id) order, after `cursor`: an index range scan, constant work per page. */
-export function readPage(db: DbOrTx, tenant: Tenant, w: Window, cursor: Cursor | null, limit: number): Promise<PageRow[]> {
-  let query = windowed(db, tenant, w);
-  if (cursor) query = query.where(sql<boolean>`(submitted_at, id) > (${cursor.ts}::timestamptz, ${cursor.id})`);
-  return query
-    .select(['id', 'respondent_external_id', 'answers', 'submitted_at', sql<string>`submitted_at::text`.as('ts')])
-    .orderBy('submitted_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+const CURSOR = 'export_rows';
+
+/**
+ * Opens a cursor over the window in (submitted_at, id) order, in `tx` (a transaction the caller keeps open for
+ * the whole read). A cursor plans for the first rows (an index scan on responses_by_survey, read backwards)
+ * whatever the table's statistics say, and reads everything from one snapshot; `fetchPage` then pulls it a
+ * page at a time, so the worker holds one page in memory.
+ */
+export async function openCursor(tx: DbOrTx, tenant: Tenant, w: Window): Promise<void> {
+  await sql`declare ${sql.raw(CURSOR)} no scroll cursor for
+    select id, respondent_external_id, answers, submitted_at from responses
+    where survey_id = ${w.surveyId} and organization_id = ${tenant.organizationId} and environment = ${tenant.environment}
+      and submitted_at < ${w.before} and (${w.after}::timestamptz is null or submitted_at >= ${w.after}::timestamptz)
+    order by submitted_at, id`.execute(tx);
+}
+
+export async function fetchPage(tx: DbOrTx, limit: number): Promise<PageRow[]> {
+  const { rows } = await sql<PageRow>`fetch forward ${sql.raw(String(Math.trunc(limit)))} from ${sql.raw(CURSOR)}`.execute(tx);
+  return rows;
 }
 
 /** Claims a new attempt; the window's end and row total are fixed by the first one. */

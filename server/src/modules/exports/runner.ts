@@ -29,9 +29,9 @@ import {
   deleteChunksExcept,
   failExport,
   findExport,
-  readPage,
+  fetchPage,
+  openCursor,
   saveProgress,
-  type Cursor,
   type PageRow,
   type Window,
 } from './repository.js';
@@ -117,22 +117,23 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 
       let rows = 0;
       let lastProgress = Date.now();
-      let cursor: Cursor | null = null;
-      // One page read ahead: the next query runs while this page is formatted and stored.
-      let next: Promise<PageRow[]> | undefined = readPage(services.db, tenant, window, null, PAGE_SIZE);
-      while (next) {
-        const page: PageRow[] = await next;
-        const last = page.at(-1);
-        cursor = last ? { ts: last.ts, id: last.id } : cursor;
-        next = page.length === PAGE_SIZE ? readPage(services.db, tenant, window, cursor, PAGE_SIZE) : undefined;
-        next?.catch(() => undefined);
-        await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
-        rows += page.length;
-        if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-          await saveProgress(services.db, tenant, job.id, attempt, rows);
-          lastProgress = Date.now();
+      // Read-only, one snapshot: the file is a consistent picture of the window.
+      await conn.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
+        await openCursor(tx, tenant, window);
+        // One page fetched ahead: the next FETCH runs while this page is formatted and stored (on other connections).
+        let next: Promise<PageRow[]> | undefined = fetchPage(tx, PAGE_SIZE);
+        while (next) {
+          const page: PageRow[] = await next;
+          next = page.length === PAGE_SIZE ? fetchPage(tx, PAGE_SIZE) : undefined;
+          next?.catch(() => undefined);
+          await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
+          rows += page.length;
+          if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+            await saveProgress(services.db, tenant, job.id, attempt, rows);
+            lastProgress = Date.now();
+          }
         }
-      }
+      });
       await writer.finish();
 
       await conn.transaction().execute(async (tx) => {
