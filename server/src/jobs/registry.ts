@@ -5,6 +5,7 @@
  */
 import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
+import { eventsCleanup } from './events.cleanup.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
 import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
@@ -25,4 +26,5 @@ export const jobs: JobDefinition[] = [
   respondentsSync as JobDefinition,
   responsesExport as JobDefinition,
   exportsCleanup as JobDefinition,
+  eventsCleanup,
 ];
