@@ -123,10 +123,10 @@ export async function run(): Promise<void> {
       await api('POST', `/api/v1/surveys/${survey.id}/launch`);
       return String(survey.id);
     };
-    const fill = async (surveyId: string, count: number) => {
+    const fill = async (surveyId: string, count: number, prefix: string) => {
       await sql`
         insert into responses (id, survey_id, organization_id, environment, respondent_external_id, answers, submitted_at)
-        select 'rsp_' || lpad(i::text, 26, '0'), ${surveyId}, ${organizationId}, 'LIVE', 'E-' || i,
+        select 'rsp_' || ${prefix} || lpad(i::text, 25, '0'), ${surveyId}, ${organizationId}, 'LIVE', 'E-' || i,
           jsonb_build_array(
             jsonb_build_object('questionId', 'q_1', 'value', i % 11),
             jsonb_build_object('questionId', 'q_2', 'value', 1 + i % 5),
@@ -139,8 +139,8 @@ export async function run(): Promise<void> {
     const smallSurvey = await createSurvey();
     const largeSurvey = await createSurvey();
     console.log(`Inserting ${small} + ${large} responses…`);
-    await fill(smallSurvey, small);
-    await fill(largeSurvey, large);
+    await fill(smallSurvey, small, '1');
+    await fill(largeSurvey, large, '2');
     await sql`vacuum analyze responses`.execute(db);
 
     const exportToCompletion = async (surveyId: string, format: string) => {
