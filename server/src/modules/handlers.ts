@@ -6,6 +6,7 @@ import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
+import * as exportsModule from './exports/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
@@ -29,9 +30,10 @@ export const handlers = {
   getResponse: surveys.getResponse,
   deleteResponse: surveys.deleteResponse,
   // Exports
-  exportResponses: notImplemented('exportResponses'),
-  getExport: notImplemented('getExport'),
-  downloadExport: notImplemented('downloadExport'),
+  exportResponses: exportsModule.exportResponses,
+  getExport: exportsModule.getExport,
+  downloadExport: exportsModule.downloadExport,
+  listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
   getStaticAnalytics: notImplemented('getStaticAnalytics'),
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
