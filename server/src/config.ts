@@ -23,6 +23,18 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** Distribution e-mail: SMTP server URL (`smtp://user:pass@host:587`, `smtps://…`); unset: the outbox folder. */
+  smtpUrl: string | undefined;
+  /** Sender of distribution e-mails. */
+  mailFrom: string;
+  /** Distribution e-mails per second per sending worker; 0 = no limit. */
+  mailRatePerSecond: number;
+  /** Where messages go (one .eml file each) when SMTP_URL is unset. */
+  mailOutboxDir: string;
+  /** Key personal survey links are derived from (HMAC); unset: a random key kept in the database. */
+  linkSecret: string | undefined;
+  /** How often a held distribution (survey paused or not launched yet at the send time) checks again. */
+  distributionHoldRecheckSeconds: number;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -57,5 +69,11 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    smtpUrl: process.env.SMTP_URL || undefined,
+    mailFrom: process.env.MAIL_FROM || 'Survey Service <surveys@localhost>',
+    mailRatePerSecond: intFrom('MAIL_RATE_PER_SECOND', 50),
+    mailOutboxDir: process.env.MAIL_OUTBOX_DIR || `${process.env.DATA_DIR ?? '.data'}/outbox`,
+    linkSecret: process.env.LINK_SECRET || undefined,
+    distributionHoldRecheckSeconds: intFrom('DISTRIBUTION_HOLD_RECHECK_SECONDS', 60),
   };
 }

@@ -5,6 +5,7 @@
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
+import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
@@ -37,11 +38,11 @@ export const handlers = {
   getAiAnalysis: notImplemented('getAiAnalysis'),
   getSmartAnalytics: notImplemented('getSmartAnalytics'),
   // Distributions
-  distributeSurvey: notImplemented('distributeSurvey'),
-  previewDistribution: notImplemented('previewDistribution'),
-  listDistributions: notImplemented('listDistributions'),
-  getDistribution: notImplemented('getDistribution'),
-  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  distributeSurvey: distributions.distributeSurvey,
+  previewDistribution: distributions.previewDistribution,
+  listDistributions: distributions.listDistributions,
+  getDistribution: distributions.getDistribution,
+  listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
   listWebhooks: notImplemented('listWebhooks'),
   createWebhook: notImplemented('createWebhook'),
