@@ -160,6 +160,7 @@ describe('unsubscribe and reminders', () => {
     const d = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'email', reminder: { enabled: true, afterDays: 2 } } } }));
     const sent = await waitForStatus(live, surveyId, d.id, ['sent']);
     expect(sent.sentCount).toBe(4);
+    await smtp.settled();
     const mails = (address: string) => smtp.received.filter((m) => m.envelopeTo.includes(address));
     const linkOf = (address: string) => mails(address)[0]!.text.match(/http\S+\/s\/\S+/)![0];
     const unsubscribeOf = (address: string) => mails(address)[0]!.headers['list-unsubscribe']!.slice(1, -1);
@@ -184,6 +185,7 @@ describe('unsubscribe and reminders', () => {
       if (Date.now() > deadline) throw new Error('no reminder');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
+    await smtp.settled();
     const reminders = smtp.received.filter((m) => m.subject?.startsWith('Reminder:'));
     expect(reminders.map((m) => m.envelopeTo[0])).toEqual(['r3@example.com']);
     const recipients = await allRecipients(live, surveyId, d.id);
@@ -197,6 +199,7 @@ describe('unsubscribe and reminders', () => {
     // A later distribution never mails r1.
     const next = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'email' } } }));
     expect(await waitForStatus(live, surveyId, next.id, ['sent'])).toMatchObject({ matchedCount: 4, sentCount: 3, unsubscribedCount: 1 });
+    await smtp.settled();
     expect(mails('r1@example.com')).toHaveLength(1);
     expect((await allRecipients(live, surveyId, next.id))[1]!.status).toBe('unsubscribed');
   });

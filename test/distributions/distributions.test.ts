@@ -80,6 +80,7 @@ describe('distributeSurvey by e-mail', () => {
 
   it('sends each matched recipient one message with a personal link, text and HTML, and one-click unsubscribe', async () => {
     const done = await waitForStatus(live, surveyId, distributionId, ['sent'], 30_000);
+    await smtp.settled();
     // Sales: E-0001, E-0004 (bounces), E-0007 (deferred 3×, fails), E-0010.
     expect(done).toMatchObject({ matchedCount: 4, sentCount: 2, failedCount: 2, unsubscribedCount: 0 });
     expect(done.completedAt).not.toBeNull();

@@ -22,6 +22,8 @@ export interface TestSmtp {
   refusals: Map<string, number>;
   /** Only counts envelopes, without parsing (fast, for large sends). */
   counts: Map<string, number>;
+  /** Waits until every message received so far is parsed into `received`. */
+  settled(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,6 +32,7 @@ export async function startTestSmtp(options: { parse?: boolean } = {}): Promise<
   const received: ReceivedMail[] = [];
   const refusals = new Map<string, number>();
   const counts = new Map<string, number>();
+  const parsing = new Set<Promise<void>>();
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS', 'AUTH'],
@@ -47,27 +50,28 @@ export async function startTestSmtp(options: { parse?: boolean } = {}): Promise<
     },
     onData(stream, session, callback) {
       const envelopeTo = session.envelope.rcptTo.map((r) => r.address.toLowerCase());
-      if (!parse) {
-        stream.on('data', () => undefined);
-        stream.on('end', () => {
-          for (const to of envelopeTo) counts.set(to, (counts.get(to) ?? 0) + 1);
-          callback();
-        });
-        return;
-      }
-      simpleParser(stream)
-        .then((mail) => {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => parse && chunks.push(chunk));
+      stream.on('error', () => undefined);
+      // Acknowledged as soon as the message is complete, before any parsing (RFC 1047: a late 250 invites
+      // duplicates); a message whose client vanished before the final dot never ends and is not counted.
+      stream.on('end', () => {
+        for (const to of envelopeTo) counts.set(to, (counts.get(to) ?? 0) + 1);
+        callback();
+        if (!parse) return;
+        const parsed = simpleParser(Buffer.concat(chunks)).then((mail) => {
           const headers: Record<string, string> = {};
           for (const line of mail.headerLines) headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
-          for (const to of envelopeTo) counts.set(to, (counts.get(to) ?? 0) + 1);
           received.push({ envelopeTo, messageId: mail.messageId, subject: mail.subject, text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '', headers });
-          callback();
-        })
-        .catch(callback);
+        });
+        parsing.add(parsed);
+        void parsed.finally(() => parsing.delete(parsed));
+      });
     },
   });
+  // A client killed mid-session resets its connection: expected here, not a failure of the server.
+  server.on('error', () => undefined);
   const port = await new Promise<number>((resolve, reject) => {
-    server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve((server.server.address() as { port: number }).port));
   });
   return {
@@ -76,6 +80,9 @@ export async function startTestSmtp(options: { parse?: boolean } = {}): Promise<
     received,
     refusals,
     counts,
+    async settled() {
+      while (parsing.size > 0) await Promise.all([...parsing]);
+    },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
