@@ -110,7 +110,9 @@ export function surveyPage(page: SurveyPage): string {
   if (page.description) parts.push(`<p class="lead">${e(page.description)}</p>`);
   if (page.notice) parts.push(`<p class="notice">${e(page.notice)}</p>`);
   if (page.errors.size > 0) {
-    const items = [...page.errors.entries()].map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`).join('');
+    // In the order of the questions, each linking to its question.
+    const ordered = page.questions.filter((q) => page.errors.has(q.id)).map((q) => [q.id, page.errors.get(q.id)!] as const);
+    const items = ordered.map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`).join('');
     parts.push(`<div class="summary" role="alert" tabindex="-1" id="errors"><h2>There ${page.errors.size === 1 ? 'is 1 problem' : `are ${page.errors.size} problems`} with your answers</h2><ul>${items}</ul></div>`);
   }
   parts.push(`<form method="post" action="${e(page.action)}" novalidate>`);
