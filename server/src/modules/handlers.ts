@@ -7,6 +7,7 @@ import * as account from './account/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
 import * as exportsModule from './exports/handlers.js';
+import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
@@ -41,11 +42,11 @@ export const handlers = {
   getAiAnalysis: notImplemented('getAiAnalysis'),
   getSmartAnalytics: notImplemented('getSmartAnalytics'),
   // Distributions
-  distributeSurvey: notImplemented('distributeSurvey'),
-  previewDistribution: notImplemented('previewDistribution'),
-  listDistributions: notImplemented('listDistributions'),
-  getDistribution: notImplemented('getDistribution'),
-  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  distributeSurvey: distributions.distributeSurvey,
+  previewDistribution: distributions.previewDistribution,
+  listDistributions: distributions.listDistributions,
+  getDistribution: distributions.getDistribution,
+  listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,
