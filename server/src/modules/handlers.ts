@@ -4,6 +4,7 @@
  */
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
+import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
@@ -31,11 +32,13 @@ export const handlers = {
   getExport: notImplemented('getExport'),
   downloadExport: notImplemented('downloadExport'),
   // Analytics
-  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
   getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
   getAiAnalysis: notImplemented('getAiAnalysis'),
-  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  getSmartAnalytics: analytics.getSmartAnalytics,
+  getAnalyticsSettings: analytics.getAnalyticsSettings,
+  updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
   distributeSurvey: notImplemented('distributeSurvey'),
   previewDistribution: notImplemented('previewDistribution'),

@@ -1,0 +1,403 @@
+/**
+ * Static and smart analytics: runs the aggregate queries of the repository in parallel, applies the anonymity
+ * rules (suppression.ts) and turns histograms and correlation matrices into the contract's figures.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import { validationFailed } from '../../http/errors.js';
+import { iso } from '../../lib/time.js';
+import { findSurveyOrThrow } from '../surveys/service.js';
+import type { SurveyRow } from '../surveys/repository.js';
+import { relativeWeights } from './relative-weights.js';
+import * as repository from './repository.js';
+import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
+import {
+  favourableCut,
+  favourableShareOf,
+  histogramsByPosition,
+  meanOf,
+  npsOf,
+  questionStats,
+  round,
+  type Histogram,
+} from './statistics.js';
+import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
+
+type Question = components['schemas']['Question'];
+type StaticAnalytics = components['schemas']['StaticAnalytics'];
+type SmartAnalytics = components['schemas']['SmartAnalytics'];
+type StaticSegment = components['schemas']['StaticAnalyticsSegment'];
+type SmartSegment = components['schemas']['SmartAnalyticsSegment'];
+type Heatmap = components['schemas']['SmartAnalyticsHeatmap'];
+type DriverAnalysis = NonNullable<components['schemas']['SmartAnalyticsDriverAnalysis']>;
+type Driver = components['schemas']['SmartAnalyticsDriver'];
+type Comparison = components['schemas']['SmartAnalyticsComparison'];
+
+/** Fewest complete responses for driver analysis (unless the anonymity threshold is higher). */
+export const MINIMUM_DRIVER_RESPONSES = 30;
+
+export interface AnalyticsRequest {
+  submittedAfter?: string;
+  submittedBefore?: string;
+  distributionId?: string;
+  segmentBy?: string;
+  filter?: AnalyticsScope['filter'];
+}
+
+const segmentColumns: Record<string, SegmentField> = {
+  department: { kind: 'column', column: 'department' },
+  location: { kind: 'column', column: 'location' },
+  jobTitle: { kind: 'column', column: 'job_title' },
+  employmentType: { kind: 'column', column: 'employment_type' },
+  managerId: { kind: 'column', column: 'manager_id' },
+  tenure: { kind: 'tenure' },
+};
+
+/** The validator has checked the shape (enum or `attributes.<name>`); this maps it to SQL terms. */
+export function parseSegment(segmentBy: string | undefined): SegmentField | undefined {
+  if (segmentBy === undefined) return undefined;
+  const known = segmentColumns[segmentBy];
+  if (known) return known;
+  const attribute = /^attributes\.([A-Za-z0-9_]{1,64})$/.exec(segmentBy);
+  if (attribute) return { kind: 'attribute', name: attribute[1]! };
+  throw validationFailed([{ path: '/query/segmentBy', message: `"${segmentBy}" is not a respondent field to group by`, code: 'enum' }]);
+}
+
+function windowOrThrow(request: AnalyticsRequest): { after?: Date; before?: Date } {
+  const after = request.submittedAfter === undefined ? undefined : new Date(request.submittedAfter);
+  const before = request.submittedBefore === undefined ? undefined : new Date(request.submittedBefore);
+  if (after && before && before <= after) {
+    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' }]);
+  }
+  return { after, before };
+}
+
+interface Context {
+  survey: SurveyRow;
+  threshold: number;
+  scope: AnalyticsScope;
+}
+
+async function contextOf(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest, segment: SegmentField | undefined): Promise<Context> {
+  const window = windowOrThrow(request);
+  const [survey, { threshold }] = await Promise.all([findSurveyOrThrow(db, tenant, surveyId), repository.findThreshold(db, tenant)]);
+  const scope: AnalyticsScope = {
+    tenant,
+    surveyId,
+    submittedAfter: window.after,
+    submittedBefore: window.before,
+    distributionId: request.distributionId,
+    segment,
+    filter: request.filter,
+    distinctRespondents: survey.settings.allowMultipleResponses && !survey.settings.anonymous,
+  };
+  return { survey, threshold, scope };
+}
+
+interface Group {
+  value: string | null;
+  responses: number;
+  respondents: number;
+  suppressed: boolean;
+  histograms: Map<number, Histogram>;
+}
+
+interface Measured {
+  whole: { responses: number; respondents: number; histograms: Map<number, Histogram> };
+  groups: Group[];
+  days: GroupRow[];
+}
+
+/** Group sizes, days and histograms, with the anonymity rules applied to the groups. */
+function measure(sizes: GroupRow[], cells: CellRow[], threshold: number): Measured {
+  const whole = sizes.find((row) => row.kind === 'whole');
+  const segmentRows = sizes.filter((row) => row.kind === 'segment');
+  const hidden = suppressedGroups(segmentRows, threshold);
+  const cellsBySegment = new Map<string | null, { code: number; n: number }[]>();
+  const wholeCells: { code: number; n: number }[] = [];
+  for (const cell of cells) {
+    if (cell.whole) wholeCells.push(cell);
+    else {
+      const list = cellsBySegment.get(cell.segment) ?? [];
+      list.push(cell);
+      cellsBySegment.set(cell.segment, list);
+    }
+  }
+  const groups = segmentRows.map((row, index) => ({
+    value: row.segment,
+    responses: row.responses,
+    respondents: row.respondents,
+    suppressed: hidden.has(index),
+    // A suppressed group's histograms are never read: leave them out so that no code path can show them.
+    histograms: hidden.has(index) ? new Map<number, Histogram>() : histogramsByPosition(cellsBySegment.get(row.segment) ?? []),
+  }));
+  return {
+    whole: { responses: whole?.responses ?? 0, respondents: whole?.respondents ?? 0, histograms: histogramsByPosition(wholeCells) },
+    groups: orderGroups(groups),
+    days: sizes.filter((row) => row.kind === 'day').sort((a, b) => (a.day! < b.day! ? -1 : 1)),
+  };
+}
+
+export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
+  const segment = parseSegment(request.segmentBy);
+  const { survey, threshold, scope } = await contextOf(db, tenant, surveyId, request, segment);
+  const [sizes, cells] = await Promise.all([repository.groupSizes(db, scope), repository.cellCounts(db, scope)]);
+  const measured = measure(sizes, cells, threshold);
+  const suppressed = resultSuppressed(measured.whole.respondents, threshold);
+  const base = {
+    surveyId,
+    submittedAfter: request.submittedAfter ?? null,
+    submittedBefore: request.submittedBefore ?? null,
+    distributionId: request.distributionId ?? null,
+    segmentBy: request.segmentBy ?? null,
+    anonymityThreshold: threshold,
+    // Recipients come from distributions; without any, there is no denominator.
+    invitedCount: null,
+    responseRate: null,
+    generatedAt: iso(new Date()),
+  };
+  if (suppressed) return { ...base, suppressed: true, responseCount: 0, questions: [], daily: [], segments: [] };
+  const questions = survey.questions;
+  return {
+    ...base,
+    suppressed: false,
+    responseCount: measured.whole.responses,
+    questions: questions.map((question, position) => questionStats(question, measured.whole.histograms.get(position))),
+    daily: measured.days.map((row) => ({ date: row.day!, count: row.responses })),
+    segments: segment
+      ? measured.groups.map((group): StaticSegment =>
+          group.suppressed
+            ? { value: group.value, suppressed: true, responseCount: null, questions: null }
+            : {
+                value: group.value,
+                suppressed: false,
+                responseCount: group.responses,
+                questions: questions.map((question, position) => questionStats(question, group.histograms.get(position))),
+              },
+        )
+      : [],
+  };
+}
+
+export interface SmartRequest extends AnalyticsRequest {
+  outcomeQuestionId?: string;
+  heatmapMetric?: 'mean' | 'favourable';
+}
+
+function scoreOf(question: Question, histogram: Histogram | undefined, metric: 'mean' | 'favourable'): number | null {
+  if (!histogram) return null;
+  return metric === 'mean' ? meanOf(histogram) : favourableShareOf(histogram, question);
+}
+
+function ratingAverage(questions: Question[], histograms: Map<number, Histogram>): number | null {
+  const all: Histogram = new Map();
+  questions.forEach((question, position) => {
+    if (question.type !== 'rating') return;
+    for (const [value, count] of histograms.get(position) ?? []) all.set(value, (all.get(value) ?? 0) + count);
+  });
+  const mean = meanOf(all);
+  return mean === null ? null : round(mean, 2);
+}
+
+function outcomeOrThrow(questions: Question[], outcomeQuestionId: string | undefined): number | undefined {
+  if (outcomeQuestionId === undefined) {
+    const first = questions.findIndex((question) => question.type === 'nps');
+    return first < 0 ? undefined : first;
+  }
+  const position = questions.findIndex((question) => question.id === outcomeQuestionId);
+  if (position < 0 || (questions[position]!.type !== 'nps' && questions[position]!.type !== 'rating')) {
+    throw validationFailed([{ path: '/query/outcomeQuestionId', message: `"${outcomeQuestionId}" is not an nps or rating question of this survey`, code: 'invalid_value' }]);
+  }
+  return position;
+}
+
+async function driverAnalysis(
+  db: Db,
+  scope: AnalyticsScope,
+  questions: Question[],
+  outcome: number | undefined,
+  threshold: number,
+): Promise<{ analysis: DriverAnalysis; drivers: Driver[] }> {
+  const minimumResponses = Math.max(MINIMUM_DRIVER_RESPONSES, threshold);
+  const analysis: DriverAnalysis = {
+    method: 'relative_weights',
+    outcomeQuestionId: outcome === undefined ? null : questions[outcome]!.id,
+    status: 'computed',
+    minimumResponses,
+    responseCount: 0,
+    rSquared: null,
+  };
+  if (outcome === undefined) return { analysis: { ...analysis, status: 'no_outcome' }, drivers: [] };
+  const driverPositions = questions.flatMap((question, position) => (question.type === 'rating' && position !== outcome ? [position] : []));
+  if (driverPositions.length === 0) return { analysis: { ...analysis, status: 'no_drivers' }, drivers: [] };
+  const positions = [outcome, ...driverPositions];
+  const matrix = await repository.correlations(db, scope, {
+    positions: positions.map((position) => position + 1),
+    favourableAbove: positions.map((position) => favourableCut(questions[position]!)),
+  });
+  if (matrix.n < minimumResponses) return { analysis: { ...analysis, status: 'too_few_responses', responseCount: matrix.n }, drivers: [] };
+  const degenerate = { analysis: { ...analysis, status: 'degenerate' as const, responseCount: matrix.n }, drivers: [] };
+  if (matrix.corr.some((row) => row.some((value) => value === null))) return degenerate;
+  const corr = matrix.corr as number[][];
+  const rxx = corr.slice(1).map((row) => row.slice(1));
+  const rxy = corr[0]!.slice(1);
+  const result = relativeWeights(rxx, rxy);
+  if (!result) return degenerate;
+  const drivers = driverPositions
+    .map((position, i): Driver => ({
+      questionId: questions[position]!.id,
+      text: questions[position]!.text,
+      relativeWeight: round(Math.max(0, result.weights[i]!), 4),
+      importance: result.rSquared > 0 ? round((100 * result.weights[i]!) / result.rSquared, 1) : 0,
+      correlation: round(rxy[i]!, 3),
+      responseCount: matrix.n,
+      average: round(matrix.means[i + 1]!, 2),
+      favourable: round((100 * matrix.favourable[i + 1]!) / matrix.n, 1),
+    }))
+    .sort((a, b) => b.relativeWeight - a.relativeWeight);
+  return { analysis: { ...analysis, responseCount: matrix.n, rSquared: round(Math.min(1, Math.max(0, result.rSquared)), 4) }, drivers };
+}
+
+/** High impact (weight at or above the mean weight) and low score (favourable below the drivers' mean). */
+export function focusAreasOf(drivers: Driver[], rSquared: number | null): SmartAnalytics['focusAreas'] {
+  if (drivers.length === 0 || rSquared === null) return [];
+  const meanWeight = rSquared / drivers.length;
+  const meanFavourable = drivers.reduce((sum, driver) => sum + driver.favourable, 0) / drivers.length;
+  return drivers
+    .filter((driver) => driver.relativeWeight >= meanWeight && driver.favourable < meanFavourable)
+    .slice(0, 3)
+    .map(({ questionId, text, relativeWeight, importance, favourable }) => ({ questionId, text, relativeWeight, importance, favourable }));
+}
+
+function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date } | undefined {
+  if (request.submittedAfter === undefined || request.submittedBefore === undefined) return undefined;
+  const after = new Date(request.submittedAfter);
+  const before = new Date(request.submittedBefore);
+  const length = before.getTime() - after.getTime();
+  return { after: new Date(after.getTime() - length), before: after };
+}
+
+async function comparisonOf(db: Db, context: Context, request: AnalyticsRequest, current: Map<number, Histogram>): Promise<Comparison> {
+  const period = previousPeriod(request);
+  if (!period) return null;
+  const scope: AnalyticsScope = { ...context.scope, segment: undefined, submittedAfter: period.after, submittedBefore: period.before };
+  const [sizes, cells] = await Promise.all([repository.groupSizes(db, scope), repository.cellCounts(db, scope)]);
+  const previous = measure(sizes, cells, context.threshold);
+  const base = { basis: 'previous_period' as const, distributionId: null, submittedAfter: iso(period.after), submittedBefore: iso(period.before) };
+  if (resultSuppressed(previous.whole.respondents, context.threshold)) return { ...base, suppressed: true, responseCount: null, questions: [] };
+  const questions = context.survey.questions.flatMap((question, position) => {
+    if (question.type !== 'nps' && question.type !== 'rating') return [];
+    const value = (histogram: Histogram | undefined) => (!histogram ? null : question.type === 'nps' ? npsOf(histogram).score : meanOf(histogram));
+    const now = value(current.get(position));
+    const before = value(previous.whole.histograms.get(position));
+    const decimals = question.type === 'nps' ? 1 : 2;
+    return [{
+      questionId: question.id,
+      metric: question.type === 'nps' ? ('nps' as const) : ('mean' as const),
+      current: now === null ? null : round(now, decimals),
+      previous: before === null ? null : round(before, decimals),
+      change: now === null || before === null ? null : round(now - before, decimals),
+    }];
+  });
+  return { ...base, suppressed: false, responseCount: previous.whole.responses, questions };
+}
+
+export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string, request: SmartRequest): Promise<SmartAnalytics> {
+  const segmentBy = request.segmentBy ?? 'department';
+  const segment = parseSegment(segmentBy)!;
+  const context = await contextOf(db, tenant, surveyId, request, segment);
+  const { survey, threshold, scope } = context;
+  const questions = survey.questions;
+  const outcome = outcomeOrThrow(questions, request.outcomeQuestionId);
+  const metric = request.heatmapMetric ?? 'mean';
+  const [sizes, cells, drivers] = await Promise.all([
+    repository.groupSizes(db, scope),
+    repository.cellCounts(db, scope),
+    driverAnalysis(db, { ...scope, segment: undefined }, questions, outcome, threshold),
+  ]);
+  const measured = measure(sizes, cells, threshold);
+  const columns = questions.flatMap((question, position) => (question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : []));
+  const base = {
+    surveyId,
+    segmentBy,
+    anonymityThreshold: threshold,
+    submittedAfter: request.submittedAfter ?? null,
+    submittedBefore: request.submittedBefore ?? null,
+    distributionId: request.distributionId ?? null,
+    // Invitations come from distributions; without any, nobody was invited.
+    participation: { invited: 0, responded: 0, rate: null, segments: [] },
+    generatedAt: iso(new Date()),
+  };
+  if (resultSuppressed(measured.whole.respondents, threshold)) {
+    return {
+      ...base,
+      responseCount: 0,
+      suppressed: true,
+      segments: [],
+      heatmap: { metric, questions: [], rows: [] },
+      driverAnalysis: null,
+      drivers: [],
+      focusAreas: [],
+      comparison: null,
+    };
+  }
+  const npsPosition = questions.findIndex((question) => question.type === 'nps');
+  const segments = measured.groups.map((group): SmartSegment => {
+    if (group.suppressed) return { value: group.value, responseCount: null, suppressed: true, nps: null, averageRating: null };
+    const score = npsPosition < 0 ? null : npsOf(group.histograms.get(npsPosition) ?? new Map()).score;
+    return {
+      value: group.value,
+      responseCount: group.responses,
+      suppressed: false,
+      nps: score === null ? null : round(score, 1),
+      averageRating: ratingAverage(questions, group.histograms),
+    };
+  });
+  const decimals = metric === 'mean' ? 2 : 1;
+  const overall = columns.map(({ question, position }) => scoreOf(question, measured.whole.histograms.get(position), metric));
+  const heatmap: Heatmap = {
+    metric,
+    questions: columns.map(({ question }, i) => ({
+      questionId: question.id,
+      text: question.text,
+      type: question.type as 'nps' | 'rating',
+      overall: overall[i] === null ? null : round(overall[i]!, decimals),
+    })),
+    rows: measured.groups.map((group) => ({
+      value: group.value,
+      suppressed: group.suppressed,
+      cells: columns.map(({ question, position }, i) => {
+        const score = group.suppressed ? null : scoreOf(question, group.histograms.get(position), metric);
+        const whole = overall[i] ?? null;
+        return {
+          questionId: question.id,
+          score: score === null ? null : round(score, decimals),
+          difference: score === null || whole === null ? null : round(score - whole, decimals),
+        };
+      }),
+    })),
+  };
+  return {
+    ...base,
+    responseCount: measured.whole.responses,
+    suppressed: false,
+    segments,
+    heatmap,
+    driverAnalysis: drivers.analysis,
+    drivers: drivers.drivers,
+    focusAreas: focusAreasOf(drivers.drivers, drivers.analysis.rSquared),
+    comparison: await comparisonOf(db, context, request, measured.whole.histograms),
+  };
+}
+
+export async function getSettings(db: Db, tenant: Tenant): Promise<components['schemas']['AnalyticsSettings']> {
+  const { threshold, updatedAt } = await repository.findThreshold(db, tenant);
+  return { anonymityThreshold: threshold, updatedAt: updatedAt === null ? null : iso(updatedAt) };
+}
+
+export async function updateSettings(db: Db, tenant: Tenant, body: components['schemas']['AnalyticsSettingsUpdate']): Promise<components['schemas']['AnalyticsSettings']> {
+  if (body.anonymityThreshold === undefined) return getSettings(db, tenant);
+  const saved = await repository.saveThreshold(db, tenant, body.anonymityThreshold);
+  return { anonymityThreshold: saved.threshold, updatedAt: iso(saved.updatedAt) };
+}
