@@ -682,9 +682,13 @@ export interface paths {
         /**
          * Preview a distribution audience
          * @description Counts the respondents that a targeting matches right now and returns up to 10 of them, so you can check
-         *     filters before distributing. Nothing is sent or stored. Works in any survey state.
+         *     filters before distributing. Nothing is sent or stored. Works in any survey state. It runs the same
+         *     compiled query as the send, so the rules can never disagree.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     **Scopes:** `surveys:launch` **and** `respondents:read` — the sample is people's data. A key without
+         *     `respondents:read` gets 403 `insufficient_scope` naming it.
+         *
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["previewDistribution"];
         delete?: never;
@@ -776,7 +780,8 @@ export interface paths {
         /**
          * List the recipients of a distribution
          * @description Lists the respondents a distribution was sent to, ordered by `respondentExternalId`, paginated, with
-         *     their personal links and delivery status. Filter by `status`. Empty while the distribution is `scheduled`.
+         *     their personal links, delivery status and the snapshot of their fields taken at the send. Filter by
+         *     `status`. Empty while the distribution is `scheduled` or `held`.
          *
          *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
@@ -2035,6 +2040,8 @@ export interface components {
              * @description When the response was accepted (ISO 8601 UTC).
              */
             submittedAt: string;
+            /** @description The distribution whose answer page received the response (`dst_…`); `null` for responses submitted through the API. */
+            distributionId?: string | null;
         };
         /**
          * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
@@ -2689,18 +2696,24 @@ export interface components {
             anonymityThreshold?: number;
         };
         /**
-         * @description One condition on respondents. The type of `value` depends on `operator`:
+         * @description One condition on respondents. `field` is a respondent field or a custom attribute (`attributes.<name>`);
+         *     the type of `value` depends on the operator and on the field:
          *
-         *     | operator | matches when the field … | `value` |
-         *     |---|---|---|
-         *     | `equals` | equals the value exactly (strings case-sensitive) | string, number or boolean |
-         *     | `in` | equals any element | array of 1–100 strings or numbers |
-         *     | `contains` | contains the value as a substring (case-insensitive) | string |
-         *     | `gte` | is greater than or equal (ISO dates compare as dates, numbers as numbers, else as strings) | string or number |
-         *     | `lte` | is less than or equal (same comparison) | string or number |
-         *     | `exists` | has a non-null value (`true`) or has none (`false`) | boolean |
+         *     | operator | matches when the field … | `value` on a text field | on `hireDate` | on `attributes.<name>` |
+         *     |---|---|---|---|---|
+         *     | `equals` | equals the value | a string (exact, case-sensitive; `email` case-insensitive) | a date `YYYY-MM-DD` | a string, number or boolean, compared with the attribute's JSON value *and type* (`"3"` ≠ `3`) |
+         *     | `in` | equals any element | 1–100 strings | 1–100 dates | 1–100 strings or numbers |
+         *     | `contains` | contains the value as a substring, case-insensitively | a string | — (400) | a string; only string attributes match |
+         *     | `gte` / `lte` | is ≥ / ≤ the value | a string, compared as text in the database's collation (code-point order, `"B" < "a"`, under the C collation the service's databases use) | a date, compared as a date | a number (only number attributes match, compared as numbers) or a string (only string attributes match, compared as text the same way; ISO dates `YYYY-MM-DD` therefore compare as dates) |
+         *     | `exists` | has a value (`true`) or has none (`false`) | `true` or `false` | `true` or `false` | `true` or `false` (a JSON `null` counts as no value) |
          *
-         *     A `value` of the wrong type for its operator gives 400 `validation_failed` at `/body/targeting/filters/<i>/value`.
+         *     Text fields: `externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`,
+         *     `managerId`, `employmentType` (its value must be one of the `EmploymentType` values). A respondent without
+         *     a value for the field never matches `equals`, `in`, `contains`, `gte` or `lte`.
+         *
+         *     An unknown field, a `value` of the wrong type or an operator that does not fit the field gives 400
+         *     `validation_failed`, with a detail at `/body/targeting/filters/<i>/field`, `…/operator` or `…/value` whose
+         *     message names the filter by its index ("filter 2: …").
          */
         TargetingFilter: {
             /** @description A respondent field (`externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`) or a custom attribute as `attributes.<name>`. */
@@ -2710,10 +2723,15 @@ export interface components {
              * @enum {string}
              */
             operator: "equals" | "in" | "contains" | "gte" | "lte" | "exists";
-            /** @description The value to compare with; its type depends on `operator` (see the table above). */
+            /** @description The value to compare with; its type depends on `operator` and `field` (see the table above). */
             value: string | number | boolean | (string | number)[];
         };
-        /** @description Which respondents receive the survey. With no filters every respondent of the organization and environment matches. */
+        /**
+         * @description Which respondents receive the survey. With no filters every respondent of the organization and environment
+         *     matches (with either `logic`). The targeting is compiled to one parameterised SQL query over the
+         *     respondents' indexed columns; `previewDistribution` and the send run the same query, so a preview and the
+         *     send that follows it never disagree about the rules (only about respondents synced in between).
+         */
         DistributionTargeting: {
             /** @description The conditions. */
             filters: components["schemas"]["TargetingFilter"][];
@@ -2731,7 +2749,10 @@ export interface components {
          * @enum {string}
          */
         DistributionMethod: "email" | "link" | "embed";
-        /** @description A reminder sent once to recipients who have not responded yet. */
+        /**
+         * @description A reminder e-mailed once, `afterDays` after the send, to the recipients who have not responded and have
+         *     not unsubscribed. Method `email` only: `enabled: true` with `link` or `embed` gives 400.
+         */
         DistributionReminder: {
             /** @description Whether to send the reminder. */
             enabled: boolean;
@@ -2746,10 +2767,17 @@ export interface components {
             method: components["schemas"]["DistributionMethod"];
             /**
              * Format: date-time
-             * @description When to send (ISO 8601 UTC). Omitted or in the past means now. At most one year ahead.
+             * @description When to send (ISO 8601 UTC). Omitted or in the past means now. At most one year ahead. A `draft` or
+             *     `paused` survey can be distributed only with a future `schedule` (it must be launched by then, or the
+             *     distribution is `held` until it is).
              */
             schedule?: string;
             reminder?: components["schemas"]["DistributionReminder"];
+            /**
+             * @description Days after the send during which the personal links (and the embed token) work. Default 60.
+             * @default 60
+             */
+            linkExpiresInDays?: number;
             /** @description E-mail subject (method `email` only; default "<survey title>"). Ignored for other methods. */
             subject?: string;
             /** @description Plain-text message placed above the personal link in the e-mail (method `email` only). Ignored for other methods. */
@@ -2762,8 +2790,12 @@ export interface components {
         };
         /**
          * @description One sending of a survey to the respondents matched by its targeting. Matching happens when the
-         *     distribution is sent (at `schedule`), so respondents synced in between are included. The event
-         *     `distribution.sent` is sent to webhooks when sending ends.
+         *     distribution is sent (at `schedule`), so respondents synced in between are included, and at that moment
+         *     the audience is snapshotted: each recipient keeps the respondent's fields as they were then (see
+         *     `listDistributionRecipients`), so answers can later be segmented by the department a person had when
+         *     asked. An audience that matches nobody is not an error: the distribution ends `sent` with
+         *     `matchedCount: 0` (try the targeting first with `previewDistribution`). The event `distribution.sent` is
+         *     emitted when sending ends.
          */
         Distribution: {
             /** @description Identifier of the distribution, `dst_` + 26 Crockford base32 characters. */
@@ -2771,10 +2803,13 @@ export interface components {
             /** @description The survey distributed. */
             surveyId: string;
             /**
-             * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in `failedCount`) or `failed` (nothing could be sent).
+             * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in
+             *     `failedCount`), `held` (the send time came while the survey was `paused` or still `draft`: it is sent
+             *     as soon as the survey is launched), `cancelled` (the survey was closed before the send) or `failed`
+             *     (the mail server could not be reached after retries; recipients not reached are `pending`).
              * @enum {string}
              */
-            status: "scheduled" | "sending" | "sent" | "failed";
+            status: "scheduled" | "sending" | "sent" | "held" | "cancelled" | "failed";
             method: components["schemas"]["DistributionMethod"];
             targeting: components["schemas"]["DistributionTargeting"];
             /**
@@ -2787,18 +2822,27 @@ export interface components {
             subject: string | null;
             /** @description E-mail message; `null` when none or for other methods. */
             message: string | null;
+            /** @description Days after the send during which the personal links work. */
+            linkExpiresInDays: number;
             /** @description Respondents matched by the targeting when sending started; `null` while `scheduled`. */
             matchedCount: number | null;
             /** @description Recipients the survey was sent to (for `link` and `embed`, links created). */
             sentCount: number;
             /** @description Recipients it could not be sent to (see the recipients' `status`). */
             failedCount: number;
+            /** @description Recipients not e-mailed because their address had unsubscribed (method `email`). */
+            unsubscribedCount: number;
             /**
              * Format: date-time
              * @description When the reminder went out; `null` before or when disabled.
              */
             reminderSentAt: string | null;
-            /** @description HTML snippet to embed the survey (method `embed`); `null` for other methods. */
+            /**
+             * @description HTML snippet to embed the survey (method `embed`): an `<iframe>` of the answer page at
+             *     `<base URL>/s/{embed token}`. The shared embed token lets anyone who sees the page answer once per
+             *     browser; to know who answered, put a recipient's personal `link` in the iframe's `src` instead (it
+             *     accepts one response from that person). `null` for other methods, and until the send time.
+             */
             embedCode: string | null;
             /**
              * Format: date-time
@@ -2840,7 +2884,53 @@ export interface components {
                 jobTitle: string | null;
             }[];
         };
-        /** @description One respondent a distribution was sent to, with their personal link. */
+        /**
+         * @description How the respondent is employed, as mapped from the HR system.
+         * @example full_time
+         * @enum {string}
+         */
+        EmploymentType: "full_time" | "part_time" | "contractor" | "temporary" | "intern";
+        /**
+         * @description Free custom attributes copied from the HR system, usable in distribution targeting as `attributes.<name>`.
+         *     At most 50 keys; each key is 1–64 characters of `A–Z a–z 0–9 _`; each value is a string (≤ 1000
+         *     characters), a number, a boolean or `null`. Nested objects and arrays are not allowed.
+         * @example {
+         *       "costCenter": "CC-4410",
+         *       "remote": true,
+         *       "level": 3
+         *     }
+         */
+        RespondentAttributes: {
+            [key: string]: string | number | boolean | null;
+        };
+        /** @description The respondent's fields as they were when the distribution was sent (see `Respondent`). */
+        RecipientSnapshot: {
+            /** @description Given name. */
+            firstName: string | null;
+            /** @description Family name. */
+            lastName: string | null;
+            /** @description Department. */
+            department: string | null;
+            /** @description Office or location. */
+            location: string | null;
+            /** @description Job title. */
+            jobTitle: string | null;
+            /** @description The `externalId` of the manager. */
+            managerId: string | null;
+            /**
+             * Format: date
+             * @description Hire date (`YYYY-MM-DD`).
+             */
+            hireDate: string | null;
+            /** @description How the respondent was employed, or `null`. */
+            employmentType: components["schemas"]["EmploymentType"] | null;
+            attributes: components["schemas"]["RespondentAttributes"];
+        };
+        /**
+         * @description One respondent a distribution was sent to, with their personal link and the respondent's fields as they
+         *     were when the distribution was sent (`snapshot`): later syncs do not change them, so answers can be
+         *     segmented by the department a person had when asked.
+         */
         DistributionRecipient: {
             /** @description The respondent's `externalId`. */
             respondentExternalId: string;
@@ -2849,16 +2939,27 @@ export interface components {
              * @description The e-mail address used (as it was when sending).
              */
             email: string;
+            snapshot: components["schemas"]["RecipientSnapshot"];
             /**
              * Format: uri
-             * @description The respondent's personal survey link; responses through it carry their `externalId` (unless the survey is anonymous).
+             * @description The respondent's personal answer page, `<base URL>/s/{token}`. The token is unguessable (256 bits) and
+             *     stored only as a hash; the link works until `expiresAt` and accepts one response. Responses through it
+             *     carry the respondent's `externalId` (unless the survey is anonymous) and the distribution's id.
              */
             link: string;
             /**
-             * @description `pending` (not sent yet), `sent`, `failed` (see `error`) or `responded`.
+             * @description `pending` (not sent yet), `sent` (e-mailed, or for `link` and `embed` the link was created), `failed`
+             *     (the mail server could not be reached or refused temporarily, see `error`), `bounced` (the mail server
+             *     refused the address permanently, see `error`), `unsubscribed` (the address had unsubscribed from this
+             *     organization's e-mails: nothing was sent) or `responded` (answered through the link).
              * @enum {string}
              */
-            status: "pending" | "sent" | "failed" | "responded";
+            status: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
+            /**
+             * Format: date-time
+             * @description When the personal link stops working (the send time plus `linkExpiresInDays`).
+             */
+            expiresAt: string;
             /**
              * Format: date-time
              * @description When the survey was sent to this recipient; `null` before.
@@ -2866,7 +2967,7 @@ export interface components {
             sentAt: string | null;
             /**
              * Format: date-time
-             * @description When the recipient responded; `null` before.
+             * @description When the recipient responded through the link; `null` before.
              */
             respondedAt: string | null;
             /**
@@ -2874,7 +2975,7 @@ export interface components {
              * @description When the reminder was sent to this recipient; `null` when none was.
              */
             reminderSentAt: string | null;
-            /** @description Why sending failed; `null` unless `status` is `failed`. */
+            /** @description Why sending failed (the mail server's answer); `null` unless `status` is `failed` or `bounced`. */
             error: string | null;
         };
         /**
@@ -3499,25 +3600,6 @@ export interface components {
             revokedAt: string | null;
             /** @description The full key (`svc_live_` or `svc_test_` + 64 lowercase hex characters from a CSPRNG). Send it as `Authorization: Bearer <key>`. Store it now; it cannot be shown again. `null` only in an idempotent replay of this request (`Idempotent-Replayed: true`): the value is never stored, not even for replays, so a retry after a lost answer should revoke the key by its `id` and create another. */
             key: string | null;
-        };
-        /**
-         * @description How the respondent is employed, as mapped from the HR system.
-         * @example full_time
-         * @enum {string}
-         */
-        EmploymentType: "full_time" | "part_time" | "contractor" | "temporary" | "intern";
-        /**
-         * @description Free custom attributes copied from the HR system, usable in distribution targeting as `attributes.<name>`.
-         *     At most 50 keys; each key is 1–64 characters of `A–Z a–z 0–9 _`; each value is a string (≤ 1000
-         *     characters), a number, a boolean or `null`. Nested objects and arrays are not allowed.
-         * @example {
-         *       "costCenter": "CC-4410",
-         *       "remote": true,
-         *       "level": 3
-         *     }
-         */
-        RespondentAttributes: {
-            [key: string]: string | number | boolean | null;
         };
         /**
          * @description An employee record synced from an HR system. Identified by `externalId` (the employee id in the HR
@@ -5524,7 +5606,7 @@ export interface operations {
                  * @description Only recipients in this status.
                  * @example failed
                  */
-                status?: "pending" | "sent" | "failed" | "responded";
+                status?: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
                 /** @description Page number, from 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Items per page, 1 to 100. */

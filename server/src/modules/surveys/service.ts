@@ -45,6 +45,7 @@ export function toResponse(row: ResponseRow): Response {
     respondentExternalId: row.respondent_external_id,
     answers: row.answers,
     submittedAt: iso(row.submitted_at),
+    distributionId: row.distribution_id,
   };
 }
 
