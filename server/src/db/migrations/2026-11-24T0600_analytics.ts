@@ -4,7 +4,7 @@
  * into new migration files.
  *
  * `analytics_responses` is maintained by triggers on `responses` in the same transaction as the response row
- * (insert and delete; responses are never updated), so it is never stale: every figure read from it equals the
+ * (insert, delete, and update should a row ever change), so it is never stale: every figure read from it equals the
  * figure computed from `responses.answers`. Two encodings per response, both by question position (questions
  * freeze at the first launch, and responses exist only after it):
  *
@@ -34,8 +34,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('survey_id', 'text', (c) => c.notNull())
     .addColumn('response_id', 'text', (c) => c.notNull())
     .addColumn('respondent_external_id', 'text')
-    // Filled from responses.distribution_id when that column exists (read through to_jsonb, so this migration
-    // does not depend on the order in which the distributions migration runs).
+    // responses.distribution_id (read through to_jsonb(new), so the trigger does not break should that column
+    // ever be renamed or dropped).
     .addColumn('distribution_id', 'text')
     .addColumn('submitted_at', 'timestamptz', (c) => c.notNull())
     .addColumn('nums', sql`smallint[]`, (c) => c.notNull())
@@ -43,6 +43,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addPrimaryKeyConstraint('analytics_responses_pk', ['organization_id', 'environment', 'survey_id', 'response_id'])
     .execute();
   await sql`create index analytics_responses_by_time on analytics_responses (organization_id, environment, survey_id, submitted_at)`.execute(db);
+  // Participation: has this recipient responded?
+  await sql`create index analytics_responses_by_respondent on analytics_responses (organization_id, environment, survey_id, respondent_external_id) where respondent_external_id is not null`.execute(db);
 
   await sql`
     create function analytics_encode(answers jsonb, questions jsonb, out nums smallint[], out cells integer[])
@@ -78,11 +80,13 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     declare
       encoded record;
     begin
-      if tg_op = 'DELETE' then
+      if tg_op in ('DELETE', 'UPDATE') then
         delete from analytics_responses
         where organization_id = old.organization_id and environment = old.environment
           and survey_id = old.survey_id and response_id = old.id;
-        return old;
+        if tg_op = 'DELETE' then
+          return old;
+        end if;
       end if;
       select e.nums, e.cells into encoded
       from surveys s, analytics_encode(new.answers, s.questions) e
@@ -95,6 +99,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     end $$`.execute(db);
   await sql`create trigger analytics_responses_insert after insert on responses for each row execute function analytics_responses_sync()`.execute(db);
   await sql`create trigger analytics_responses_delete after delete on responses for each row execute function analytics_responses_sync()`.execute(db);
+  // Responses are not edited through the API; should a column change anyway (a distribution linked later), the
+  // copy follows in the same transaction.
+  await sql`create trigger analytics_responses_update after update on responses for each row execute function analytics_responses_sync()`.execute(db);
 
   // Responses stored before this migration.
   await sql`
@@ -108,6 +115,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop trigger if exists analytics_responses_insert on responses`.execute(db);
   await sql`drop trigger if exists analytics_responses_delete on responses`.execute(db);
+  await sql`drop trigger if exists analytics_responses_update on responses`.execute(db);
   await sql`drop function if exists analytics_responses_sync()`.execute(db);
   await sql`drop function if exists analytics_encode(jsonb, jsonb)`.execute(db);
   await db.schema.dropTable('analytics_responses').ifExists().execute();

@@ -10,9 +10,9 @@ function surveyIdOrThrow(id: string): string {
   return id;
 }
 
-/** Until distributions exist on this server no id names one of this survey's distributions. */
+/** Malformed distribution ids are unknown ones (the service checks that a well-formed one is the survey's). */
 function distributionIdOrThrow(id: string | undefined): string | undefined {
-  if (id === undefined) return undefined;
+  if (id === undefined || isId('dst', id)) return id;
   throw notFound('distribution', id);
 }
 
@@ -23,6 +23,7 @@ export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
     segmentBy: query.segmentBy,
+    filters: query.filters,
   }),
 });
 
@@ -33,6 +34,7 @@ export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, 
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
     segmentBy: query.segmentBy,
+    filters: query.filters,
     outcomeQuestionId: query.outcomeQuestionId,
     heatmapMetric: query.heatmapMetric,
   }),

@@ -21,30 +21,55 @@ export interface AnalyticsScope {
   submittedBefore?: Date;
   distributionId?: string;
   segment?: SegmentField;
-  /** A condition on the respondent row `p` (null when the response has no known respondent). */
+  /** A condition on the respondent row `who` (compiled by the targeting module). */
   filter?: RawBuilder<unknown>;
   /** Count respondents as distinct ids (surveys that accept several responses per respondent). */
   distinctRespondents: boolean;
+  /** The survey has distributions, so recipient snapshots may apply. */
+  snapshots: boolean;
 }
 
-const tenureBands = sql<string | null>`case
-  when p.hire_date is null then null
-  when ar.submitted_at < p.hire_date + interval '1 year' then 'under_1_year'
-  when ar.submitted_at < p.hire_date + interval '2 years' then '1_to_2_years'
-  when ar.submitted_at < p.hire_date + interval '5 years' then '2_to_5_years'
-  when ar.submitted_at < p.hire_date + interval '10 years' then '5_to_10_years'
-  else '10_years_or_more' end`;
+/** The respondent columns the segments and filters read (the snapshot has the same names). */
+const respondentColumns = ['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title', 'manager_id', 'hire_date', 'employment_type', 'attributes'];
 
-function segmentExpression(segment: SegmentField | undefined): RawBuilder<string | null> {
-  if (!segment) return sql`null::text`;
+function tenureBands(alias: string, at: RawBuilder<unknown>) {
+  const hired = sql.ref(`${alias}.hire_date`);
+  return sql<string | null>`case
+    when ${hired} is null then null
+    when ${at} < ${hired} + interval '1 year' then 'under_1_year'
+    when ${at} < ${hired} + interval '2 years' then '1_to_2_years'
+    when ${at} < ${hired} + interval '5 years' then '2_to_5_years'
+    when ${at} < ${hired} + interval '10 years' then '5_to_10_years'
+    else '10_years_or_more' end`;
+}
+
+/** The group value of a respondent row `alias`; tenure is measured at `at` (submission or send). */
+function segmentExpression(segment: SegmentField | undefined, alias: string, at: RawBuilder<unknown>): RawBuilder<string | null> {
+  if (!segment) return sql<string | null>`null::text`;
   switch (segment.kind) {
     case 'column':
-      return sql`p.${sql.ref(segment.column)}`;
+      return sql<string | null>`${sql.ref(`${alias}.${segment.column}`)}::text`;
     case 'tenure':
-      return tenureBands;
+      return tenureBands(alias, at);
     case 'attribute':
-      return sql`left(p.attributes ->> ${segment.name}, 255)`;
+      return sql<string | null>`left(${sql.ref(`${alias}.attributes`)} ->> cast(${segment.name} as text), 255)`;
   }
+}
+
+/**
+ * The respondent `who` of each response: the snapshot stored with the distribution's recipient when the
+ * response came through a distribution that holds the respondent, else the current respondent record.
+ */
+function subjectJoin(scope: AnalyticsScope): RawBuilder<unknown> {
+  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
+  if (!scope.snapshots) {
+    return sql`${current} cross join lateral (select ${sql.join(respondentColumns.map((c) => sql`p.${sql.ref(c)}`))}) who`;
+  }
+  const pick = respondentColumns.map((c) => sql`case when dr.external_id is not null then dr.${sql.ref(c)} else p.${sql.ref(c)} end as ${sql.ref(c)}`);
+  return sql`${current}
+    left join distribution_recipients dr on dr.organization_id = ar.organization_id and dr.environment = ar.environment
+      and dr.distribution_id = ar.distribution_id and dr.external_id = ar.respondent_external_id
+    cross join lateral (select ${sql.join(pick)}) who`;
 }
 
 /** FROM … WHERE … of the responses in scope, with the respondent joined when a segment or filter needs it. */
@@ -57,13 +82,13 @@ function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
   if (scope.submittedAfter) conditions.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
   if (scope.submittedBefore) conditions.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
   if (scope.distributionId) conditions.push(sql`ar.distribution_id = ${scope.distributionId}`);
-  if (scope.filter) conditions.push(sql`coalesce((${scope.filter}), false)`);
-  const join =
-    scope.segment || scope.filter
-      ? sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`
-      : sql``;
+  // Responses without a known respondent never match a filter.
+  if (scope.filter) conditions.push(sql`who.external_id is not null and coalesce((${scope.filter}), false)`);
+  const join = scope.segment || scope.filter ? subjectJoin(scope) : sql``;
   return sql`from analytics_responses ar ${join} where ${sql.join(conditions, sql` and `)}`;
 }
+
+const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'who', sql`ar.submitted_at`);
 
 export interface GroupRow {
   /** Rows of the whole result have `whole` true; segment rows carry `segment`; day rows carry `day`. */
@@ -81,7 +106,7 @@ export async function groupSizes(db: DbOrTx, scope: AnalyticsScope): Promise<Gro
     select grouping(segment) as by_segment, grouping(day) as by_day, segment, day::text as day,
            count(*)::int as responses, ${respondents} as respondents
     from (
-      select ${segmentExpression(scope.segment)} as segment, (ar.submitted_at at time zone 'UTC')::date as day,
+      select ${responseSegment(scope)} as segment, (ar.submitted_at at time zone 'UTC')::date as day,
              coalesce(ar.respondent_external_id, ar.response_id) as who
       ${fromScope(scope)}
     ) s
@@ -112,7 +137,7 @@ export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<Cel
   }
   const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
     select grouping(segment) as whole, segment, code, count(*)::int as n
-    from (select ${segmentExpression(scope.segment)} as segment, ar.cells ${fromScope(scope)}) s, unnest(s.cells) as code
+    from (select ${responseSegment(scope)} as segment, ar.cells ${fromScope(scope)}) s, unnest(s.cells) as code
     group by grouping sets ((segment, code), (code))`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
 }
@@ -155,6 +180,88 @@ export async function correlations(db: DbOrTx, scope: AnalyticsScope, input: Cor
     means: positions.map((_, i) => row[`m_${i}`] ?? 0),
     favourable: positions.map((_, i) => row[`f_${i}`] ?? 0),
   };
+}
+
+export interface ParticipationRow {
+  whole: boolean;
+  segment: string | null;
+  invited: number;
+  responded: number;
+}
+
+/**
+ * Recipients the survey was sent to (status sent or responded; each respondent once, in the latest
+ * distribution that reached them) and whether each has a response in scope, grouped by the segment of their
+ * snapshot. `filter` is compiled over the snapshot alias `dr`.
+ */
+export async function participation(db: DbOrTx, scope: AnalyticsScope, recipientFilter?: RawBuilder<unknown>): Promise<ParticipationRow[]> {
+  const responded = [
+    sql`ar.organization_id = dr.organization_id`,
+    sql`ar.environment = dr.environment`,
+    sql`ar.survey_id = dr.survey_id`,
+    sql`ar.respondent_external_id = dr.external_id`,
+  ];
+  if (scope.submittedAfter) responded.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
+  if (scope.submittedBefore) responded.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
+  if (scope.distributionId) responded.push(sql`ar.distribution_id = ${scope.distributionId}`);
+  const recipients = [
+    sql`dr.organization_id = ${scope.tenant.organizationId}`,
+    sql`dr.environment = ${scope.tenant.environment}`,
+    sql`dr.survey_id = ${scope.surveyId}`,
+    sql`dr.status in ('sent', 'responded')`,
+  ];
+  if (scope.distributionId) recipients.push(sql`dr.distribution_id = ${scope.distributionId}`);
+  if (recipientFilter) recipients.push(sql`coalesce((${recipientFilter}), false)`);
+  const { rows } = await sql<{ whole: number; segment: string | null; invited: number; responded: number }>`
+    select grouping(segment) as whole, segment, count(*)::int as invited, (count(*) filter (where responded))::int as responded
+    from (
+      select distinct on (dr.external_id)
+        ${segmentExpression(scope.segment, 'dr', sql`coalesce(dr.sent_at, now())`)} as segment,
+        exists (select 1 from analytics_responses ar where ${sql.join(responded, sql` and `)}) as responded
+      from distribution_recipients dr
+      where ${sql.join(recipients, sql` and `)}
+      order by dr.external_id, dr.sent_at desc nulls last
+    ) r
+    group by grouping sets ((segment), ())`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, invited: row.invited, responded: row.responded }));
+}
+
+/** Whether the survey has any distribution (then snapshots and recipients exist). */
+export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('distributions')
+    .select('id')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The distribution if it belongs to the survey, with the one created just before it (for comparisons). */
+export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<{ id: string; previousId: string | null } | undefined> {
+  const row = await db
+    .selectFrom('distributions')
+    .select(['id', 'created_at'])
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const previous = await db
+    .selectFrom('distributions')
+    .select('id')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .where((eb) => eb.or([eb('created_at', '<', row.created_at), eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)])]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { id: row.id, previousId: previous?.id ?? null };
 }
 
 export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {

@@ -5,10 +5,11 @@
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
-import { validationFailed } from '../../http/errors.js';
+import { notFound, validationFailed } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import { findSurveyOrThrow } from '../surveys/service.js';
 import type { SurveyRow } from '../surveys/repository.js';
+import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import { relativeWeights } from './relative-weights.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
@@ -42,7 +43,38 @@ export interface AnalyticsRequest {
   submittedBefore?: string;
   distributionId?: string;
   segmentBy?: string;
-  filter?: AnalyticsScope['filter'];
+  /** The `filters` query parameter: JSON text of `{ filters, logic }`. */
+  filters?: string;
+}
+
+/** The respondent of a response, as analytics sees it (see repository.subjectJoin). */
+const subjectTarget: TargetShape = { alias: 'who' };
+const recipientTarget: TargetShape = { ...recipientsTarget, alias: 'dr' };
+
+/**
+ * Parses and checks `filters` with the targeting module (the distribution's filter language); every problem is
+ * a 400 under /query/filters. Returns the condition over responses' respondents and over recipients.
+ */
+export function parseFilters(text: string | undefined): { responses: AnalyticsScope['filter']; recipients: AnalyticsScope['filter'] } | undefined {
+  if (text === undefined) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw validationFailed([{ path: '/query/filters', message: 'must be the JSON text of an object { "filters": [...], "logic": "AND" | "OR" }', code: 'format' }]);
+  }
+  const unknown = (value: unknown, allowed: string[], at: string) =>
+    typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? Object.keys(value).filter((key) => !allowed.includes(key)).map((key) => ({ path: `${at}/${key}`, message: `unknown field "${key.slice(0, 80)}"`, code: 'unknown_field' }))
+      : [];
+  const problems = unknown(parsed, ['filters', 'logic'], '/query/filters');
+  const filters = (parsed as { filters?: unknown } | null)?.filters;
+  if (Array.isArray(filters)) filters.forEach((filter, i) => problems.push(...unknown(filter, ['field', 'operator', 'value'], `/query/filters/filters/${i}`)));
+  if (problems.length > 0) throw validationFailed(problems);
+  return {
+    responses: compileTargeting(parsed, subjectTarget, '/query/filters'),
+    recipients: compileTargeting(parsed, recipientTarget, '/query/filters'),
+  };
 }
 
 const segmentColumns: Record<string, SegmentField> = {
@@ -77,11 +109,25 @@ interface Context {
   survey: SurveyRow;
   threshold: number;
   scope: AnalyticsScope;
+  /** The recipients' side of the filter (over the snapshot), for participation. */
+  recipientFilter: AnalyticsScope['filter'];
+  previousDistributionId: string | null;
 }
 
 async function contextOf(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest, segment: SegmentField | undefined): Promise<Context> {
   const window = windowOrThrow(request);
-  const [survey, { threshold }] = await Promise.all([findSurveyOrThrow(db, tenant, surveyId), repository.findThreshold(db, tenant)]);
+  const filters = parseFilters(request.filters);
+  const [survey, { threshold }, snapshots] = await Promise.all([
+    findSurveyOrThrow(db, tenant, surveyId),
+    repository.findThreshold(db, tenant),
+    repository.hasDistributions(db, tenant, surveyId),
+  ]);
+  let previousDistributionId: string | null = null;
+  if (request.distributionId !== undefined) {
+    const distribution = await repository.findDistribution(db, tenant, surveyId, request.distributionId);
+    if (!distribution) throw notFound('distribution', request.distributionId);
+    previousDistributionId = distribution.previousId;
+  }
   const scope: AnalyticsScope = {
     tenant,
     surveyId,
@@ -89,10 +135,29 @@ async function contextOf(db: Db, tenant: Tenant, surveyId: string, request: Anal
     submittedBefore: window.before,
     distributionId: request.distributionId,
     segment,
-    filter: request.filter,
+    filter: filters?.responses,
     distinctRespondents: survey.settings.allowMultipleResponses && !survey.settings.anonymous,
+    snapshots,
   };
-  return { survey, threshold, scope };
+  return { survey, threshold, scope, recipientFilter: filters?.recipients, previousDistributionId };
+}
+
+type Participation = SmartAnalytics['participation'];
+
+/** Invited, responded and rate, overall and per group, with the anonymity rules on the groups' invitees. */
+async function participationOf(db: Db, context: Context): Promise<Participation | undefined> {
+  if (!context.scope.snapshots) return undefined;
+  const rows = await repository.participation(db, context.scope, context.recipientFilter);
+  const whole = rows.find((row) => row.whole) ?? { invited: 0, responded: 0 };
+  const groups = rows.filter((row) => !row.whole);
+  const hidden = suppressedGroups(groups.map((row) => ({ respondents: row.invited })), context.threshold);
+  const rate = (responded: number, invited: number) => (invited === 0 ? null : round(responded / invited, 3));
+  const segments = orderGroups(groups.map((row, index) => ({ ...row, value: row.segment, responses: row.invited, suppressed: hidden.has(index) }))).map((row) =>
+    row.suppressed
+      ? { value: row.value, suppressed: true, invited: null, responded: null, rate: null }
+      : { value: row.value, suppressed: false, invited: row.invited, responded: row.responded, rate: rate(row.responded, row.invited) },
+  );
+  return { invited: whole.invited, responded: whole.responded, rate: rate(whole.responded, whole.invited), segments: context.scope.segment ? segments : [] };
 }
 
 interface Group {
@@ -141,8 +206,13 @@ function measure(sizes: GroupRow[], cells: CellRow[], threshold: number): Measur
 
 export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
   const segment = parseSegment(request.segmentBy);
-  const { survey, threshold, scope } = await contextOf(db, tenant, surveyId, request, segment);
-  const [sizes, cells] = await Promise.all([repository.groupSizes(db, scope), repository.cellCounts(db, scope)]);
+  const context = await contextOf(db, tenant, surveyId, request, segment);
+  const { survey, threshold, scope } = context;
+  const [sizes, cells, participation] = await Promise.all([
+    repository.groupSizes(db, scope),
+    repository.cellCounts(db, scope),
+    participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
+  ]);
   const measured = measure(sizes, cells, threshold);
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
@@ -153,11 +223,11 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
     segmentBy: request.segmentBy ?? null,
     anonymityThreshold: threshold,
     // Recipients come from distributions; without any, there is no denominator.
-    invitedCount: null,
-    responseRate: null,
+    invitedCount: participation?.invited ?? null,
+    responseRate: participation?.rate ?? null,
     generatedAt: iso(new Date()),
   };
-  if (suppressed) return { ...base, suppressed: true, responseCount: 0, questions: [], daily: [], segments: [] };
+  if (suppressed) return { ...base, invitedCount: null, responseRate: null, suppressed: true, responseCount: 0, questions: [], daily: [], segments: [] };
   const questions = survey.questions;
   return {
     ...base,
@@ -280,11 +350,19 @@ function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date 
 
 async function comparisonOf(db: Db, context: Context, request: AnalyticsRequest, current: Map<number, Histogram>): Promise<Comparison> {
   const period = previousPeriod(request);
-  if (!period) return null;
-  const scope: AnalyticsScope = { ...context.scope, segment: undefined, submittedAfter: period.after, submittedBefore: period.before };
+  let scope: AnalyticsScope;
+  let base: Pick<NonNullable<Comparison>, 'basis' | 'distributionId' | 'submittedAfter' | 'submittedBefore'>;
+  if (context.previousDistributionId !== null) {
+    scope = { ...context.scope, segment: undefined, distributionId: context.previousDistributionId };
+    base = { basis: 'previous_distribution', distributionId: context.previousDistributionId, submittedAfter: null, submittedBefore: null };
+  } else if (period) {
+    scope = { ...context.scope, segment: undefined, submittedAfter: period.after, submittedBefore: period.before };
+    base = { basis: 'previous_period', distributionId: null, submittedAfter: iso(period.after), submittedBefore: iso(period.before) };
+  } else {
+    return null;
+  }
   const [sizes, cells] = await Promise.all([repository.groupSizes(db, scope), repository.cellCounts(db, scope)]);
   const previous = measure(sizes, cells, context.threshold);
-  const base = { basis: 'previous_period' as const, distributionId: null, submittedAfter: iso(period.after), submittedBefore: iso(period.before) };
   if (resultSuppressed(previous.whole.respondents, context.threshold)) return { ...base, suppressed: true, responseCount: null, questions: [] };
   const questions = context.survey.questions.flatMap((question, position) => {
     if (question.type !== 'nps' && question.type !== 'rating') return [];
@@ -311,10 +389,11 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
   const questions = survey.questions;
   const outcome = outcomeOrThrow(questions, request.outcomeQuestionId);
   const metric = request.heatmapMetric ?? 'mean';
-  const [sizes, cells, drivers] = await Promise.all([
+  const [sizes, cells, drivers, participation] = await Promise.all([
     repository.groupSizes(db, scope),
     repository.cellCounts(db, scope),
     driverAnalysis(db, { ...scope, segment: undefined }, questions, outcome, threshold),
+    participationOf(db, context),
   ]);
   const measured = measure(sizes, cells, threshold);
   const columns = questions.flatMap((question, position) => (question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : []));
@@ -326,7 +405,7 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
     submittedBefore: request.submittedBefore ?? null,
     distributionId: request.distributionId ?? null,
     // Invitations come from distributions; without any, nobody was invited.
-    participation: { invited: 0, responded: 0, rate: null, segments: [] },
+    participation: participation ?? { invited: 0, responded: 0, rate: null, segments: [] },
     generatedAt: iso(new Date()),
   };
   if (resultSuppressed(measured.whole.respondents, threshold)) {
@@ -336,6 +415,7 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
       suppressed: true,
       segments: [],
       heatmap: { metric, questions: [], rows: [] },
+      participation: { invited: 0, responded: 0, rate: null, segments: [] },
       driverAnalysis: null,
       drivers: [],
       focusAreas: [],
