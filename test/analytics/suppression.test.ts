@@ -79,7 +79,7 @@ describe('analytics never reveal a small group', () => {
             if (!respondent) return false;
             const i = index.get(respondent)!;
             const fields: Record<string, unknown> = { department: data.department.get(respondent), location: locationOf(i), 'attributes.level': `L${i % 3}` };
-            const results = filter.filters.map((f) => (f.operator === 'in' ? (f.value as string[]).includes(fields[f.field] as string) : fields[f.field] === f.value));
+            const results = filter.filters.map((f) => (f.operator === 'in' ? (f.value as readonly string[]).includes(fields[f.field] as string) : fields[f.field] === f.value));
             return results.every(Boolean);
           };
           const inScope = data.responses.filter((r) => r.submittedAt >= after && r.submittedAt < before && matches(r.respondent));
