@@ -607,7 +607,7 @@ export interface paths {
          * @description The analytics settings of the organization in the calling key's environment: the anonymity threshold that
          *     every analytics result and breakdown applies (default 5 until changed).
          *
-         *     Errors: none beyond authentication, scope and limits.
+         *     Errors: 400 `validation_failed` (an unknown query parameter).
          */
         get: operations["getAnalyticsSettings"];
         put?: never;
@@ -804,8 +804,6 @@ export interface paths {
         /**
          * List webhooks
          * @description Lists the webhook subscriptions of the calling key's organization and environment, newest first. Secrets are never included.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -814,12 +812,14 @@ export interface paths {
          * @description Subscribes an endpoint to events. The answer carries the signing `secret` (`whsec_…`) — shown only this once;
          *     use it to verify the `webhook-signature` header of every delivery (Standard Webhooks, see the `webhooks` section).
          *
-         *     `url` must be `https` and must not resolve to a private, loopback or link-local address (loopback `http` is
-         *     accepted only when the server's development switch is on); `events` lists 1–20 event types or is `["*"]`.
-         *     Errors: 400 `validation_failed` (bad URL, unknown event type), 403 `insufficient_scope` (needs `webhooks:write`),
-         *     409 `idempotency_conflict`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     `url` must be `https` and its host must resolve only to public addresses (see "Address rules" in the
+         *     introduction: loopback, private, link-local, multicast, CGNAT, unique-local and IPv4-in-IPv6 addresses are
+         *     refused; loopback and `http` are accepted only when the server's development switch is on). `events` lists
+         *     1–20 event types or is `["*"]` (every type, including types added later in v1); `webhook.test` cannot be
+         *     subscribed to (it is sent only by `POST /api/v1/webhooks/{id}/test`).
+         *     Errors: 400 `validation_failed` (bad URL or address, unknown event type — the message lists the valid ones),
+         *     403 `insufficient_scope` (needs `webhooks:write`), 409 `idempotency_conflict`. An idempotent replay answers
+         *     `secret: null`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -838,8 +838,6 @@ export interface paths {
         /**
          * Get a webhook
          * @description Returns one webhook subscription (without its secret). 404 `not_found` when no such webhook exists in this organization and environment.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["getWebhook"];
         put?: never;
@@ -847,8 +845,6 @@ export interface paths {
         /**
          * Delete a webhook
          * @description Deletes a webhook subscription and cancels its pending deliveries. Its delivery history is deleted with it. Deleting again gives 404 `not_found`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -858,10 +854,34 @@ export interface paths {
          * @description Changes the URL, the events, the description or `enabled`; fields not sent are unchanged. Disabling stops
          *     deliveries at once and cancels scheduled retries; events that occur while disabled are not delivered later
          *     (use `GET /api/v1/events` to catch up). The same URL rules as at creation apply (400 `validation_failed`).
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Creates a new signing secret and returns it — shown only in this response. The previous secret keeps
+         *     signing for an overlap window of **24 hours** (`previousSecretExpiresAt`): meanwhile every delivery carries
+         *     two signatures in `webhook-signature` (`v1,<new> v1,<previous>`), and any Standard Webhooks verifier accepts
+         *     the delivery with either secret, so you can switch your endpoint to the new secret at any moment of the
+         *     window. Rotating again within the window ends the older secret at once (at most two secrets sign).
+         *     No body. Errors: 404 `not_found`; 409 `idempotency_conflict`. An idempotent replay answers `secret: null`
+         *     (the secret is never stored for replays): rotate again if the answer was lost.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks/{id}/test": {
@@ -878,8 +898,6 @@ export interface paths {
          * @description Creates a `webhook.test` event (`data`: `{ webhookId, message }`) and queues its delivery to this webhook only,
          *     even when the webhook is disabled — so an endpoint can be checked before it is enabled. The answer is the queued
          *     delivery (`pending`); read its outcome with `GET /api/v1/webhooks/{id}/deliveries`. No body.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         post: operations["sendTestWebhook"];
         delete?: never;
@@ -898,11 +916,34 @@ export interface paths {
         /**
          * List deliveries of a webhook
          * @description The delivery history of one webhook, newest first: one record per attempt, with the HTTP status answered,
-         *     the latency, the error and the attempt number. Filter by `status` and `eventType`. Deliveries are kept 30 days.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     the latency, the error, the first bytes of the answer, the attempt number and, for a failed attempt that will
+         *     be retried, `nextRetryAt`. Filter by `status`, `eventType` and a time window (`createdAfter` inclusive,
+         *     `createdBefore` exclusive). Deliveries are kept 30 days. 404 `not_found` when no such webhook exists in this
+         *     organization and environment.
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery
+         * @description One delivery attempt of a webhook: its status, the HTTP status answered or the error, the latency, the first
+         *     bytes of the answer and, when it failed and will be retried, `nextRetryAt`. 404 `not_found` when no such
+         *     webhook or delivery exists in this organization and environment, or the delivery belongs to another webhook.
+         */
+        get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -925,10 +966,10 @@ export interface paths {
          * @description Sends the event of this delivery again to the webhook, as a new delivery attempt (same `eventId` and
          *     `webhook-id` header, so receivers can deduplicate; the next `attempt` number). A manual redelivery is a
          *     single attempt and is not retried automatically. The event must still be kept (30 days).
-         *     Errors: 404 `not_found` (no such webhook or delivery, or the delivery belongs to another webhook),
-         *     409 `invalid_state` when the webhook is disabled.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     It goes through the same queue and rules as every delivery (signature, timeout, SSRF check); read its outcome
+         *     with `GET /api/v1/webhooks/{id}/deliveries/{deliveryId}`.
+         *     Errors: 404 `not_found` (no such webhook or delivery, or the delivery belongs to another webhook, or its event
+         *     is no longer kept), 409 `invalid_state` when the webhook is disabled.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -949,8 +990,6 @@ export interface paths {
          * @description The events of the calling key's organization and environment — the same objects webhooks receive — newest
          *     first. Events are kept 30 days. A client that missed deliveries can page through this list (filtering by
          *     `type` and a time window) and deduplicate on `id`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1759,31 +1798,61 @@ export interface components {
          *     | `insufficient_scope` | 403 | The key lacks the scope named in `details`. |
          *     | `plan_not_eligible` | 403 | The organization's plan has no API access (PRO or BUSINESS needed). |
          *     | `not_found` | 404 | No such resource for this organization and environment. |
-         *     | `method_not_allowed` | 405 | The path exists but not with this method. |
+         *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
-         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent; see `Retry-After`. |
+         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent, or this source failed authentication too often; see `Retry-After`. |
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
          *     | `unavailable` | 503 | The service is temporarily unavailable (database down, shutting down); retry. |
          * @enum {string}
          */
         ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
-        /** @description One problem found in the request. */
+        /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
              * @description JSON Pointer to the offending part of the request, prefixed with where it was found (`/body/…`, `/query/…`, `/path/…`, `/headers/…`); absent when the problem is not tied to one place.
              * @example /body/respondents/3/email
              */
             path?: string;
-            /** @description What is wrong, for humans. */
+            /** @description What is wrong, written for the integrator. */
             message: string;
-            /** @description A finer machine-readable reason when there is one (for example the missing scope name, or the JSON Schema keyword that failed). */
-            code?: string;
+            /**
+             * @description Machine-readable reason, snake_case. Branch on it together with `path`. The list is open: an operation
+             *     may add codes of its own (its description says which), so treat an unknown code like `invalid_value`.
+             *
+             *     | code | meaning |
+             *     |---|---|
+             *     | `required` | A required field, parameter or header is missing. |
+             *     | `type` | The value has the wrong JSON type (bodies are never coerced: `"5"` is not a number). |
+             *     | `format` | A string breaks its format (`date`, `date-time`, `email`, `uri`, …), including impossible dates such as `2024-02-30`. |
+             *     | `enum` | The value is not one of the allowed values. |
+             *     | `const` | The value differs from the only allowed value. |
+             *     | `minimum` / `maximum` | A number is below / above its bound. |
+             *     | `min_length` / `max_length` | A string is shorter / longer than allowed. |
+             *     | `min_items` / `max_items` | An array has too few / too many items. |
+             *     | `unique_items` | An array repeats an item. |
+             *     | `min_properties` / `max_properties` | An object has too few / too many members (for example an empty update). |
+             *     | `pattern` | A string does not match its pattern. |
+             *     | `unknown_field` | A body member or query parameter the operation does not define. |
+             *     | `one_of` / `any_of` | The value matches none of the allowed shapes. |
+             *     | `invalid_character` | A string contains a NUL character or a lone UTF-16 surrogate, which cannot be stored. |
+             *     | `too_deep` | A value nests objects or arrays deeper than allowed. |
+             *     | `out_of_range` | A value is well-formed but outside what the resource accepts (for example an NPS score of 11). |
+             *     | `answer_type` | An answer's value does not fit its question's type (a text answer to an NPS question). |
+             *     | `invalid_value` | Any other value the operation does not accept. |
+             *     | `not_found` | A referenced resource (a question, a choice) does not exist. |
+             *     | `duplicate` | A value that must be unique appears twice. |
+             *     | `missing_scope` | The key lacks the scope named in the message (403 `insufficient_scope`). |
+             *     | `minute` / `day` | The rate-limit window that is spent (429 `rate_limited`). |
+             *     | `auth_failures` | Too many failed authentications from this source (429 `rate_limited`). |
+             * @example format
+             */
+            code: string;
         };
         /** @description The `error` member of an error envelope. */
         Error: {
@@ -3027,6 +3096,8 @@ export interface components {
          *       ],
          *       "description": "Feeds the HR dashboard",
          *       "enabled": true,
+         *       "disabledReason": null,
+         *       "disabledAt": null,
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "updatedAt": "2026-11-22T09:30:00.000Z"
          *     }
@@ -3040,6 +3111,17 @@ export interface components {
             description: string | null;
             /** @description Disabled webhooks receive no deliveries (tests excepted). */
             enabled: boolean;
+            /**
+             * @description Why the webhook is disabled: `manual` (`enabled: false` was sent), `endpoint_gone` (the endpoint answered
+             *     410 Gone), `failing` (every delivery failed for five days). `null` while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "endpoint_gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description When the webhook was disabled; `null` while enabled.
+             */
+            disabledAt: string | null;
             /**
              * Format: date-time
              * @description When the webhook was created.
@@ -3084,6 +3166,8 @@ export interface components {
          *       ],
          *       "description": "Feeds the HR dashboard",
          *       "enabled": true,
+         *       "disabledReason": null,
+         *       "disabledAt": null,
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "updatedAt": "2026-11-22T09:30:00.000Z",
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5oF5sCKEmCo="
@@ -3099,6 +3183,17 @@ export interface components {
             /** @description Disabled webhooks receive no deliveries (tests excepted). */
             enabled: boolean;
             /**
+             * @description Why the webhook is disabled: `manual` (`enabled: false` was sent), `endpoint_gone` (the endpoint answered
+             *     410 Gone), `failing` (every delivery failed for five days). `null` while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "endpoint_gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description When the webhook was disabled; `null` while enabled.
+             */
+            disabledAt: string | null;
+            /**
              * Format: date-time
              * @description When the webhook was created.
              */
@@ -3108,8 +3203,8 @@ export interface components {
              * @description When the webhook was last changed.
              */
             updatedAt: string;
-            /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. */
-            secret: string;
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. `null` only in an idempotent replay of this request (`Idempotent-Replayed` true) because the secret is never stored for replays, so a retry after a lost answer should rotate the secret (`POST /api/v1/webhooks/{id}/rotate-secret`) or delete the webhook and create another. */
+            secret: string | null;
         };
         /**
          * @description The answer of every delete — which resource was deleted.
@@ -3128,7 +3223,7 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description Changes to a webhook; only the fields sent change. At least one field. The secret cannot be changed (create a new webhook to rotate it).
+         * @description Changes to a webhook; only the fields sent change. At least one field. The secret is not changed here; rotate it with `POST /api/v1/webhooks/{id}/rotate-secret`.
          * @example {
          *       "enabled": false
          *     }
@@ -3138,8 +3233,27 @@ export interface components {
             events?: components["schemas"]["WebhookEvents"];
             /** @description Free text for your own bookkeeping; `null` clears it. */
             description?: string | null;
-            /** @description `false` stops deliveries (pending retries are cancelled); `true` resumes them for new events. */
+            /** @description `false` stops deliveries (pending retries are cancelled; `disabledReason` becomes `manual`); `true` resumes them for new events and clears `disabledReason`, `disabledAt` and the five-day failure clock. */
             enabled?: boolean;
+        };
+        /**
+         * @description The answer of `rotateWebhookSecret` — the new signing secret, shown only this once, and when the previous one stops signing.
+         * @example {
+         *       "webhookId": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "secret": "whsec_3Q2bT0p9lJm8pE1cXkV7yQ5uN4rW6sZ1aH8dF2gK0oM=",
+         *       "previousSecretExpiresAt": "2026-11-23T09:30:00.000Z"
+         *     }
+         */
+        WebhookSecretRotated: {
+            /** @description The webhook whose secret was rotated. */
+            webhookId: string;
+            /** @description The new signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response. `null` only in an idempotent replay (`Idempotent-Replayed` true). */
+            secret: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret also signs every delivery (24 hours after the rotation).
+             */
+            previousSecretExpiresAt: string;
         };
         /**
          * @description `pending`: queued or in flight; `succeeded`: the endpoint answered 2xx within 10 seconds; `failed`: any other answer, a timeout or a network error.
@@ -3148,8 +3262,9 @@ export interface components {
          */
         WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
         /**
-         * @description One delivery attempt of one event to one webhook. Failed attempts are retried with exponential backoff
-         *     for about a day (`nextRetryAt` says when); every attempt is its own record with the next `attempt` number.
+         * @description One delivery attempt of one event to one webhook. Failed attempts are retried after 5 s, 5 min, 30 min, 2 h,
+         *     5 h, 10 h and 10 h (eight attempts, about 27 hours, ±10 % jitter; `nextRetryAt` says when); every attempt is
+         *     its own record with the next `attempt` number.
          *     A manual redelivery is one more attempt of the same event (same `eventId`, same `webhook-id` header) and is
          *     not retried automatically.
          * @example {
@@ -3162,6 +3277,7 @@ export interface components {
          *       "responseStatus": 200,
          *       "latencyMs": 142,
          *       "error": null,
+         *       "responseExcerpt": "{\"ok\":true}",
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "deliveredAt": "2026-11-22T09:30:00.142Z",
          *       "nextRetryAt": null
@@ -3184,9 +3300,11 @@ export interface components {
             latencyMs: number | null;
             /** @description Why the attempt failed (for example `timeout after 10000 ms`, `HTTP 500`); `null` otherwise. */
             error: string | null;
+            /** @description The first bytes (at most 1 KiB, decoded as UTF-8) of the endpoint's answer body; `null` while pending or when no answer came. */
+            responseExcerpt: string | null;
             /**
              * Format: date-time
-             * @description When the attempt was queued.
+             * @description When the attempt was queued (an automatic retry is queued when the attempt before it fails, and runs at that attempt's `nextRetryAt`).
              */
             createdAt: string;
             /**
@@ -3902,7 +4020,7 @@ export interface components {
     };
     responses: {
         /**
-         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type, out of bounds or unknown. Every problem is listed in `details`. Also `invalid_json` when the body is not well-formed JSON.
+         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type (bodies are never coerced), out of bounds or unknown (unknown query parameters included), or contains characters that cannot be stored (NUL, lone UTF-16 surrogates). Every problem is listed in `details` at once, each with its `path` and `code`. Also `invalid_json` when the body is not well-formed JSON.
          *
          *     Codes: `validation_failed`, `invalid_json`.
          */
@@ -3932,7 +4050,7 @@ export interface components {
             };
         };
         /**
-         * @description The key lacks the scope this operation requires (named in `details`), or the organization's plan has no API access (`plan_not_eligible`).
+         * @description The key lacks the scope this operation requires (named in the message and in `details`, code `missing_scope`), or the organization's plan has no API access (`plan_not_eligible`).
          *
          *     Codes: `insufficient_scope`, `plan_not_eligible`.
          */
@@ -3946,7 +4064,23 @@ export interface components {
             };
         };
         /**
-         * @description A per-minute or per-day limit of the organization's plan is spent for this environment. `details` says which window; wait `Retry-After` seconds.
+         * @description The path exists, but not with this method. `Allow` lists the methods the path documents.
+         *
+         *     Codes: `method_not_allowed`.
+         */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods this path supports, comma-separated (for example `GET, PATCH, DELETE`). */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description A per-minute or per-day limit of the organization's plan is spent for this environment (`details[].code` is `minute` or `day`); a request refused by the minute window does not count against the day. Also sent, before any key lookup, to a source that has failed authentication too often (`details[].code` `auth_failures`: a few hundred failures within a minute). Wait `Retry-After` seconds.
          *
          *     Codes: `rate_limited`.
          */
@@ -3993,7 +4127,7 @@ export interface components {
             };
         };
         /**
-         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`).
+         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`, with `Retry-After`; see the lease in the introduction's Idempotency section).
          *
          *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
          */
@@ -4022,7 +4156,7 @@ export interface components {
             };
         };
         /**
-         * @description The body is not sent as `application/json`.
+         * @description The body is not sent as `application/json` in UTF-8: another media type, or a `charset` other than `utf-8`.
          *
          *     Codes: `unsupported_media_type`.
          */
@@ -4265,6 +4399,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4312,6 +4447,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4364,6 +4500,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4408,6 +4545,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4448,6 +4586,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4493,6 +4632,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4545,6 +4685,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4595,6 +4736,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4645,6 +4787,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4708,6 +4851,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4762,6 +4906,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4810,6 +4955,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4855,6 +5001,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4909,6 +5056,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4953,6 +5101,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4998,6 +5147,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5078,6 +5228,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5132,6 +5283,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5176,6 +5328,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5222,6 +5375,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5312,6 +5466,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5342,8 +5497,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5382,6 +5539,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5438,6 +5596,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5496,6 +5655,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5547,6 +5707,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5593,6 +5754,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5651,6 +5813,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5692,9 +5855,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5740,12 +5903,12 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5784,9 +5947,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5825,9 +5988,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5871,11 +6034,61 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. The new secret is shown only in this response. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookSecretRotated"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5923,10 +6136,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5943,6 +6156,16 @@ export interface operations {
                  * @example response.submitted
                  */
                 eventType?: components["schemas"]["EventType"];
+                /**
+                 * @description Only deliveries created at or after this instant (ISO 8601, UTC; inclusive).
+                 * @example 2026-11-21T00:00:00.000Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only deliveries created strictly before this instant (ISO 8601, UTC; exclusive).
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                createdBefore?: string;
                 /** @description Page number, from 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Items per page, 1 to 100. */
@@ -5982,9 +6205,54 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery id (`whd_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whd_01JD3MH5W8X3D1SN6Y9A2C4P7R
+                 */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6037,10 +6305,10 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6094,9 +6362,9 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6140,6 +6408,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6187,6 +6456,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6230,6 +6500,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6305,6 +6576,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6345,6 +6617,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6406,6 +6679,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -6448,6 +6722,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6495,6 +6770,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6538,6 +6814,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6568,8 +6845,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6605,6 +6884,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLiveness: {
@@ -6630,6 +6912,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -6655,6 +6940,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -6,6 +6,7 @@ import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
+import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { DistributionTables } from '../modules/distributions/tables.js';
 import type { AnalyticsTables } from '../modules/analytics/tables.js';
 
@@ -70,5 +71,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, DistributionTables, AnalyticsTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, DistributionTables, AnalyticsTables {}
 
