@@ -46,34 +46,48 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Participation: has this recipient responded?
   await sql`create index analytics_responses_by_respondent on analytics_responses (organization_id, environment, survey_id, respondent_external_id) where respondent_external_id is not null`.execute(db);
 
+  // PL/pgSQL, one pass over the questions: it runs for every submitted response, so it must be cheap.
   await sql`
     create function analytics_encode(answers jsonb, questions jsonb, out nums smallint[], out cells integer[])
-    language sql immutable parallel safe as $$
-      with q as (
-        select (ord - 1)::int as pos, item->>'id' as id, item->>'type' as type, item->'choices' as choices
-        from jsonb_array_elements(questions) with ordinality as t(item, ord)
-      ), a as (
-        select q.pos, q.type, q.choices, ans->'value' as value
-        from jsonb_array_elements(answers) as ans join q on q.id = ans->>'questionId'
-      )
-      select
-        coalesce((select array_agg((select (a.value #>> '{}')::smallint from a where a.pos = q.pos and a.type in ('nps', 'rating')) order by q.pos) from q), '{}'),
-        coalesce((select array_agg(code) from (
-          select a.pos * 100000 + (a.value #>> '{}')::int as code from a where a.type in ('nps', 'rating')
-          union all
-          select a.pos * 100000 + length(a.value #>> '{}') from a where a.type = 'text'
-          union all
-          select a.pos * 100000 + (c.ord - 1)::int
-          from a, jsonb_array_elements(a.choices) with ordinality as c(choice, ord)
-          where a.type = 'single_choice' and c.choice->>'id' = a.value #>> '{}'
-          union all
-          select a.pos * 100000 + (c.ord - 1)::int
-          from a, jsonb_array_elements(a.choices) with ordinality as c(choice, ord)
-          where a.type = 'multiple_choice' and a.value ? (c.choice->>'id')
-          union all
-          select a.pos * 100000 + 99999 from a where a.type = 'multiple_choice'
-        ) codes), '{}')
-    $$`.execute(db);
+    language plpgsql immutable parallel safe as $$
+    declare
+      by_id jsonb;
+      question jsonb;
+      choice jsonb;
+      answer jsonb;
+      kind text;
+      pos integer := 0;
+      choice_pos integer;
+    begin
+      nums := '{}';
+      cells := '{}';
+      select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id from jsonb_array_elements(answers) as item;
+      for question in select value from jsonb_array_elements(questions) loop
+        answer := by_id -> (question->>'id');
+        kind := question->>'type';
+        if kind in ('nps', 'rating') and answer is not null then
+          nums := array_append(nums, (answer #>> '{}')::smallint);
+          cells := array_append(cells, pos * 100000 + (answer #>> '{}')::integer);
+        else
+          nums := array_append(nums, null::smallint);
+          if answer is not null and kind = 'text' then
+            cells := array_append(cells, pos * 100000 + length(answer #>> '{}'));
+          elsif answer is not null and kind in ('single_choice', 'multiple_choice') then
+            if kind = 'multiple_choice' then
+              cells := array_append(cells, pos * 100000 + 99999);
+            end if;
+            choice_pos := 0;
+            for choice in select value from jsonb_array_elements(question->'choices') loop
+              if (kind = 'single_choice' and choice->>'id' = answer #>> '{}') or (kind = 'multiple_choice' and answer ? (choice->>'id')) then
+                cells := array_append(cells, pos * 100000 + choice_pos);
+              end if;
+              choice_pos := choice_pos + 1;
+            end loop;
+          end if;
+        end if;
+        pos := pos + 1;
+      end loop;
+    end $$`.execute(db);
 
   await sql`
     create function analytics_responses_sync() returns trigger language plpgsql as $$

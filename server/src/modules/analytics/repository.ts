@@ -91,33 +91,22 @@ function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
 const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'who', sql`ar.submitted_at`);
 
 export interface GroupRow {
-  /** Rows of the whole result have `whole` true; segment rows carry `segment`; day rows carry `day`. */
-  kind: 'whole' | 'segment' | 'day';
+  /** The whole result's row (`whole`), else the row of `segment`. */
+  whole: boolean;
   segment: string | null;
-  day: string | null;
-  responses: number;
   respondents: number;
 }
 
-/** Sizes of the whole result, of each segment, and responses per UTC day — one scan. */
-export async function groupSizes(db: DbOrTx, scope: AnalyticsScope): Promise<GroupRow[]> {
-  const respondents = scope.distinctRespondents ? sql`count(distinct who)::int` : sql`count(*)::int`;
-  const { rows } = await sql<{ by_segment: number; by_day: number; segment: string | null; day: string | null; responses: number; respondents: number }>`
-    select grouping(segment) as by_segment, grouping(day) as by_day, segment, day::text as day,
-           count(*)::int as responses, ${respondents} as respondents
-    from (
-      select ${responseSegment(scope)} as segment, (ar.submitted_at at time zone 'UTC')::date as day,
-             coalesce(ar.respondent_external_id, ar.response_id) as who
-      ${fromScope(scope)}
-    ) s
-    group by grouping sets ((segment), (day), ())`.execute(db);
-  return rows.map((row) => ({
-    kind: row.by_segment === 1 && row.by_day === 1 ? 'whole' : row.by_day === 1 ? 'segment' : 'day',
-    segment: row.segment,
-    day: row.day,
-    responses: row.responses,
-    respondents: row.respondents,
-  }));
+/**
+ * Distinct respondents of the whole result and of each segment — only needed for surveys that accept several
+ * responses per respondent (otherwise respondents = responses, which `cellCounts` already gives).
+ */
+export async function distinctRespondents(db: DbOrTx, scope: AnalyticsScope): Promise<GroupRow[]> {
+  const { rows } = await sql<{ whole: number; segment: string | null; respondents: number }>`
+    select grouping(segment) as whole, segment, count(distinct who)::int as respondents
+    from (select ${responseSegment(scope)} as segment, coalesce(ar.respondent_external_id, ar.response_id) as who ${fromScope(scope)}) s
+    group by grouping sets ((segment), ())`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, respondents: row.respondents }));
 }
 
 export interface CellRow {
@@ -128,16 +117,21 @@ export interface CellRow {
   n: number;
 }
 
-/** Histogram of every question (see the cells encoding), for the whole result and, with a segment, per group. */
+/**
+ * Everything static analytics needs, in one scan: the histogram of every question (the cells encoding), plus
+ * one negative code per response for its UTC day (−1 − days since 1970-01-01), which gives the daily series and
+ * the response counts. For the whole result and, with a segment, per group (GROUPING SETS).
+ */
 export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+  const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
   if (!scope.segment) {
     const { rows } = await sql<{ code: number; n: number }>`
-      select code, count(*)::int as n from (select ar.cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
+      select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
     return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
   }
   const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
     select grouping(segment) as whole, segment, code, count(*)::int as n
-    from (select ${responseSegment(scope)} as segment, ar.cells ${fromScope(scope)}) s, unnest(s.cells) as code
+    from (select ${responseSegment(scope)} as segment, ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code
     group by grouping sets ((segment, code), (code))`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
 }

@@ -171,49 +171,77 @@ interface Group {
 interface Measured {
   whole: { responses: number; respondents: number; histograms: Map<number, Histogram> };
   groups: Group[];
-  days: GroupRow[];
+  days: { date: string; count: number }[];
 }
 
-/** Group sizes, days and histograms, with the anonymity rules applied to the groups. */
-function measure(sizes: GroupRow[], cells: CellRow[], threshold: number): Measured {
-  const whole = sizes.find((row) => row.kind === 'whole');
-  const segmentRows = sizes.filter((row) => row.kind === 'segment');
-  const hidden = suppressedGroups(segmentRows, threshold);
-  const cellsBySegment = new Map<string | null, { code: number; n: number }[]>();
-  const wholeCells: { code: number; n: number }[] = [];
+const DAY = 86_400_000;
+
+/** Splits one scan's rows into responses per day (negative codes) and question histograms. */
+function summarise(rows: CellRow[]): { responses: number; days: Map<number, number>; histograms: Map<number, Histogram> } {
+  const days = new Map<number, number>();
+  const cells: CellRow[] = [];
+  let responses = 0;
+  for (const row of rows) {
+    if (row.code < 0) {
+      days.set(-1 - row.code, row.n);
+      responses += row.n;
+    } else cells.push(row);
+  }
+  return { responses, days, histograms: histogramsByPosition(cells) };
+}
+
+/** Sizes, days and histograms, with the anonymity rules applied to the groups. */
+function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Measured {
+  const wholeRows: CellRow[] = [];
+  const bySegment = new Map<string | null, CellRow[]>();
   for (const cell of cells) {
-    if (cell.whole) wholeCells.push(cell);
+    if (cell.whole) wholeRows.push(cell);
     else {
-      const list = cellsBySegment.get(cell.segment) ?? [];
-      list.push(cell);
-      cellsBySegment.set(cell.segment, list);
+      const rows = bySegment.get(cell.segment);
+      if (rows) rows.push(cell);
+      else bySegment.set(cell.segment, [cell]);
     }
   }
-  const groups = segmentRows.map((row, index) => ({
-    value: row.segment,
-    responses: row.responses,
-    respondents: row.respondents,
+  const whole = summarise(wholeRows);
+  const respondentsOf = (segment: string | null, isWhole: boolean, responses: number) =>
+    distinct?.find((row) => row.whole === isWhole && (isWhole || row.segment === segment))?.respondents ?? responses;
+  const sized = [...bySegment].map(([value, rows]) => {
+    const summary = summarise(rows);
+    return { value, summary, responses: summary.responses, respondents: respondentsOf(value, false, summary.responses) };
+  });
+  const hidden = suppressedGroups(sized, threshold);
+  const groups = sized.map((group, index) => ({
+    value: group.value,
+    responses: group.responses,
+    respondents: group.respondents,
     suppressed: hidden.has(index),
-    // A suppressed group's histograms are never read: leave them out so that no code path can show them.
-    histograms: hidden.has(index) ? new Map<number, Histogram>() : histogramsByPosition(cellsBySegment.get(row.segment) ?? []),
+    // A suppressed group's histograms are dropped here, so that no code path can show them.
+    histograms: hidden.has(index) ? new Map<number, Histogram>() : group.summary.histograms,
   }));
   return {
-    whole: { responses: whole?.responses ?? 0, respondents: whole?.respondents ?? 0, histograms: histogramsByPosition(wholeCells) },
+    whole: { responses: whole.responses, respondents: respondentsOf(null, true, whole.responses), histograms: whole.histograms },
     groups: orderGroups(groups),
-    days: sizes.filter((row) => row.kind === 'day').sort((a, b) => (a.day! < b.day! ? -1 : 1)),
+    days: [...whole.days].sort(([a], [b]) => a - b).map(([day, count]) => ({ date: new Date(day * DAY).toISOString().slice(0, 10), count })),
   };
+}
+
+/** One scan (plus the distinct-respondent count when a survey takes several responses per respondent). */
+async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
+  const [cells, distinct] = await Promise.all([
+    repository.cellCounts(db, scope),
+    scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
+  ]);
+  return measure(cells, threshold, distinct);
 }
 
 export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
   const segment = parseSegment(request.segmentBy);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
-  const [sizes, cells, participation] = await Promise.all([
-    repository.groupSizes(db, scope),
-    repository.cellCounts(db, scope),
+  const [measured, participation] = await Promise.all([
+    measureScope(db, scope, threshold),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
   ]);
-  const measured = measure(sizes, cells, threshold);
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
     surveyId,
@@ -234,7 +262,7 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
     suppressed: false,
     responseCount: measured.whole.responses,
     questions: questions.map((question, position) => questionStats(question, measured.whole.histograms.get(position))),
-    daily: measured.days.map((row) => ({ date: row.day!, count: row.responses })),
+    daily: measured.days,
     segments: segment
       ? measured.groups.map((group): StaticSegment =>
           group.suppressed
@@ -361,8 +389,7 @@ async function comparisonOf(db: Db, context: Context, request: AnalyticsRequest,
   } else {
     return null;
   }
-  const [sizes, cells] = await Promise.all([repository.groupSizes(db, scope), repository.cellCounts(db, scope)]);
-  const previous = measure(sizes, cells, context.threshold);
+  const previous = await measureScope(db, scope, context.threshold);
   if (resultSuppressed(previous.whole.respondents, context.threshold)) return { ...base, suppressed: true, responseCount: null, questions: [] };
   const questions = context.survey.questions.flatMap((question, position) => {
     if (question.type !== 'nps' && question.type !== 'rating') return [];
@@ -389,13 +416,11 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
   const questions = survey.questions;
   const outcome = outcomeOrThrow(questions, request.outcomeQuestionId);
   const metric = request.heatmapMetric ?? 'mean';
-  const [sizes, cells, drivers, participation] = await Promise.all([
-    repository.groupSizes(db, scope),
-    repository.cellCounts(db, scope),
+  const [measured, drivers, participation] = await Promise.all([
+    measureScope(db, scope, threshold),
     driverAnalysis(db, { ...scope, segment: undefined }, questions, outcome, threshold),
     participationOf(db, context),
   ]);
-  const measured = measure(sizes, cells, threshold);
   const columns = questions.flatMap((question, position) => (question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : []));
   const base = {
     surveyId,
