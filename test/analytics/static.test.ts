@@ -206,6 +206,11 @@ describe('getStaticAnalytics', () => {
     const final = await staticOf();
     expect(final.responseCount).toBe(rest.length);
     expectQuestions(final.questions, rest);
+    // Rows changed in place (not an API operation, but a migration or a later link could do it) are followed too.
+    const changed = rest[0]!;
+    changed.answers = changed.answers.map((a) => (a.questionId === 'nps' ? { ...a, value: a.value === 0 ? 10 : 0 } : a));
+    await t.db.updateTable('responses').set({ answers: JSON.stringify(changed.answers) }).where('id', '=', changed.id).execute();
+    expectQuestions((await staticOf()).questions, rest);
     data.responses = rest;
   });
 
