@@ -171,6 +171,24 @@ describe('getStaticAnalytics', () => {
     expect(result).toMatchObject({ suppressed: true, responseCount: 0, questions: [], daily: [], segments: [], responseRate: null });
   });
 
+  it('counts respondents, not responses, where one person may answer several times', async () => {
+    const created = await client.POST('/api/v1/surveys', { body: { title: 'Repeat', questions: [{ id: 'nps', type: 'nps', text: 'Recommend?' }], settings: { allowMultipleResponses: true } } });
+    const id = created.data!.data.id;
+    await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id } } });
+    // Two people, four answers each: eight responses, but only two respondents.
+    for (let i = 0; i < 8; i++) {
+      const sent = await client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { respondentExternalId: `ENG-7-${i % 2}`, answers: [{ questionId: 'nps', value: 9 }] } });
+      expect(sent.response.status).toBe(201);
+    }
+    expect(await staticOf({}, id)).toMatchObject({ suppressed: true, responseCount: 0, questions: [] });
+    // Three more people answering once: five respondents, eleven responses.
+    for (let i = 2; i < 5; i++) await client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { respondentExternalId: `ENG-7-${i}`, answers: [{ questionId: 'nps', value: 3 }] } });
+    const shown = await staticOf({ segmentBy: 'department' }, id);
+    expect(shown).toMatchObject({ suppressed: false, responseCount: 11 });
+    // All five are in Engineering: one group of five respondents, shown with its eleven responses.
+    expect(shown.segments).toEqual([expect.objectContaining({ value: 'Engineering', suppressed: false, responseCount: 11 })]);
+  });
+
   it('groups by tenure bands and custom attributes', async () => {
     const byLevel = await staticOf({ segmentBy: 'attributes.level' });
     expect(byLevel.segments.map((s) => s.value).sort((a, b) => String(a).localeCompare(String(b)))).toEqual(['L0', 'L1', 'L2', null]);
