@@ -4,6 +4,7 @@
  */
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
+import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
 import * as exportsModule from './exports/handlers.js';
@@ -36,11 +37,13 @@ export const handlers = {
   downloadExport: exportsModule.downloadExport,
   listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
-  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
   getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
   getAiAnalysis: notImplemented('getAiAnalysis'),
-  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  getSmartAnalytics: analytics.getSmartAnalytics,
+  getAnalyticsSettings: analytics.getAnalyticsSettings,
+  updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
   distributeSurvey: distributions.distributeSurvey,
   previewDistribution: distributions.previewDistribution,
