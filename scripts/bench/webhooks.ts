@@ -210,9 +210,9 @@ export async function run(): Promise<void> {
         'Goal: at least 1,000 deliveries/s.',
       '',
       'Each delivery costs the dispatcher a share of one claim statement (up to 100 rows per `UPDATE … FOR UPDATE SKIP LOCKED`, ' +
-        'joined with the event, the webhook and its secrets), one HMAC per signing secret, the HTTP round trip, and one ' +
-        '`UPDATE` recording the attempt (a transaction of three to four statements on failure: the failure clock and the ' +
-        'next attempt). The bare loop does only the HMAC and the round trip. Latency: the NOTIFY sent by the event\'s ' +
+        'joined with the event, the webhook and its secrets), one HMAC per signing secret, the HTTP round trip, and a share of one ' +
+        '`UPDATE … FROM unnest(…)` recording up to 100 successes at once (a failure is its own transaction of three to four ' +
+        'statements: the attempt, the failure clock and the next attempt). Both statements wait for a WAL flush (synchronous commit), sampling `pg_stat_activity` during a (single-process) profiling run showed its sessions mostly waiting in `WalSync`/`WALWrite`. The bare loop does only the HMAC and the round trip. Latency: the NOTIFY sent by the event\'s ' +
         'transaction wakes the dispatcher on commit, so a delivery starts within a claim query of the commit.',
       '',
     ].join('\n');

@@ -10,6 +10,8 @@ import { verifyWebhook, type components } from '@survey-service/sdk';
 import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jobs } from '../../server/src/jobs/registry.js';
+import { deleteExpiredEvents } from '../../server/src/modules/events/repository.js';
 import { createAjv, loadDocument } from '../contract/document.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
@@ -406,5 +408,24 @@ describe('operator tools', () => {
     const [got] = await receiver.waitFor('/sync', 1);
     const event = verifyBoth(got!, hook.secret);
     expect(event).toMatchObject({ type: 'respondents.sync.completed', data: { jobId: started.data!.data.jobId, status: 'completed' } });
+  });
+});
+
+describe('retention', () => {
+  it('deletes events older than 30 days with their deliveries, hourly', async () => {
+    const hook = await subscribe('/retention', ['survey.launched']);
+    await launchedSurvey();
+    await receiver.waitFor('/retention', 1);
+    const [delivery] = await eventually(async () => {
+      const list = await deliveries(live, hook.id);
+      return list[0]?.status === 'succeeded' ? list : undefined;
+    });
+    // Age that event past the retention period; the other events stay.
+    await sql`update events set created_at = now() - interval '31 days' where id = ${delivery!.eventId}`.execute(t.db);
+    const before = (await live.GET('/api/v1/events', {})).data!.pagination.totalItems;
+    expect(await deleteExpiredEvents(t.db, 30)).toBe(1);
+    expect((await live.GET('/api/v1/events', {})).data!.pagination.totalItems).toBe(before - 1);
+    expect(await deliveries(live, hook.id)).toEqual([]);
+    expect(jobs.find((job) => job.queue === 'events.cleanup')?.cron).toMatch(/^\d+ \* \* \* \*$/);
   });
 });
