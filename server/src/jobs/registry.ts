@@ -7,6 +7,7 @@ import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
 import { eventsCleanup } from './events.cleanup.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
+import { distributionsSend } from './distributions.send.js';
 import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
@@ -27,4 +28,5 @@ export const jobs: JobDefinition[] = [
   responsesExport as JobDefinition,
   exportsCleanup as JobDefinition,
   eventsCleanup,
+  distributionsSend as JobDefinition,
 ];
