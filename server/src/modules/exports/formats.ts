@@ -22,6 +22,7 @@ export interface SourceRow {
   id: string;
   surveyId: string;
   respondentExternalId: string | null;
+  distributionId: string | null;
   answers: { questionId: string; value: AnswerValue }[];
   /** ISO 8601 UTC, as the API shows it. */
   submittedAt: string;
@@ -84,7 +85,7 @@ export class AnswerMapper {
       const value = byQuestion.get(q.id);
       if (value !== undefined) answers.push({ questionId: q.id, value: this.value(q.id, value) });
     }
-    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, answers, submittedAt: row.submittedAt };
+    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, distributionId: row.distributionId, answers, submittedAt: row.submittedAt };
   }
 
   /** One cell per question for the tabular formats; null when unanswered. */

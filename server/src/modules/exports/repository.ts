@@ -98,6 +98,7 @@ export async function countWindow(db: DbOrTx, tenant: Tenant, w: Window): Promis
 export interface PageRow {
   id: string;
   respondent_external_id: string | null;
+  distribution_id: string | null;
   answers: unknown;
   /** ISO 8601 UTC with milliseconds, formatted by PostgreSQL (cheaper than a Date per row in the worker). */
   submitted_at: string;
@@ -113,7 +114,7 @@ const CURSOR = 'export_rows';
  */
 export async function openCursor(tx: DbOrTx, tenant: Tenant, w: Window): Promise<void> {
   await sql`declare ${sql.raw(CURSOR)} no scroll cursor for
-    select id, respondent_external_id, answers,
+    select id, respondent_external_id, distribution_id, answers,
       to_char(submitted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as submitted_at
     from responses
     where survey_id = ${w.surveyId} and organization_id = ${tenant.organizationId} and environment = ${tenant.environment}

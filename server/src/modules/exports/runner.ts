@@ -65,6 +65,7 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
     id: row.id,
     surveyId,
     respondentExternalId: row.respondent_external_id,
+    distributionId: row.distribution_id,
     answers: row.answers as SourceRow['answers'],
     submittedAt: row.submitted_at,
   };
