@@ -2330,6 +2330,8 @@ export interface components {
             surveyId: string;
             /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
             respondentExternalId: string | null;
+            /** @description The distribution whose answer page received the response; `null` for responses submitted through the API. */
+            distributionId: string | null;
             /** @description The answers to the exported questions, in the survey's question order (empty when none of them was answered). */
             answers: {
                 /** @description Id of the answered question. */
