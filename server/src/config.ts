@@ -23,6 +23,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** Failed authentications per source address and minute before 429 (counted in memory, per process). */
+  authFailuresPerMinute: number;
+  /** API processes `npm start` runs (node:cluster workers sharing the port); 1 runs the API in the main process. */
+  apiProcesses: number;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -57,5 +61,7 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 300),
+    apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
   };
 }

@@ -11,7 +11,9 @@ import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { contractPath } from './http/contract.js';
 import type { Services } from './http/handler.js';
+import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
+import { KeyCache } from './http/key-cache.js';
 import { RateLimits } from './http/rate-limit.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
@@ -41,7 +43,10 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     counters: counters.db,
     inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
+    keys: new KeyCache(database.db, databaseUrl, log),
+    authFailures: new AuthFailures(config.authFailuresPerMinute),
   };
+  if (runsApi) await services.keys.start();
 
   let server: Server | undefined;
   let url: string | undefined;
@@ -73,6 +78,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
           // Handlers of clients that hung up may still be running: let them finish before the pools close.
           await services.inFlight.settled(config.shutdownGraceMs);
         }
+        await services.keys.close();
         await stopWorkers();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.
         await boss.stop({ graceful: true, wait: true, timeout: config.shutdownGraceMs });

@@ -8,7 +8,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import { metaFor } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
 import type { HandlerInput, HandlerMap, Reply, Services } from './handler.js';
 import { requestHash, runIdempotent, type StoredAnswer } from './idempotency.js';
 
@@ -48,6 +48,10 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
   return (req: Request, res: Response, next: NextFunction) => services.inFlight.run(() => respond(req, res, next));
 
   async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
+    // The validator routed with the same settings as routeRequest; should they ever disagree, nothing runs.
+    if (res.locals.operationId !== operationId) throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
+    const problems = res.locals.problems as ErrorDetail[] | undefined;
+    if (problems?.length) throw validationFailed(problems);
     const input = {
       params: req.params,
       query: req.query,

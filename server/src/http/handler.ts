@@ -12,7 +12,9 @@ import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import type { Pagination } from './envelope.js';
+import type { AuthFailures } from './auth-failures.js';
 import type { InFlightWork } from './in-flight.js';
+import type { KeyCache } from './key-cache.js';
 import type { RateLimits } from './rate-limit.js';
 
 export type { OperationId };
@@ -58,6 +60,10 @@ export interface Services {
   inFlight: InFlightWork;
   /** The bundled contract, as served by getOpenApiDocument. */
   contractJson: string;
+  /** API keys cached in this process, dropped on change by LISTEN/NOTIFY. */
+  keys: KeyCache;
+  /** Failed authentications per source (429 before a lookup). */
+  authFailures: AuthFailures;
 }
 
 export interface HandlerInput<Id extends OperationId> {
