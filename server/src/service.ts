@@ -17,7 +17,7 @@ import { KeyCache } from './http/key-cache.js';
 import { RateLimits } from './http/rate-limit.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
-import { handlers } from './modules/handlers.js';
+import { handlers, semanticChecks } from './modules/handlers.js';
 
 export interface RunningService {
   /** Base URL of the API, when this process serves it. */
@@ -51,7 +51,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
-    server = createServer(createApp(services, handlers));
+    server = createServer(createApp(services, handlers, semanticChecks));
     // Connections idle between requests must not hold a shutdown open.
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {

@@ -12,7 +12,7 @@ import { accessLog } from './access-log.js';
 import { authenticate } from './authenticate.js';
 import { assertEveryOperationHandled, resolverFor } from './bind.js';
 import { readBody } from './body.js';
-import { loadContract, routesOf } from './contract.js';
+import { loadContract, routesOf, type OperationInfo } from './contract.js';
 import { serveDocs } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
@@ -21,10 +21,11 @@ import type { HandlerMap, Services } from './handler.js';
 import { checkValue, tooDeep } from './input-checks.js';
 import { requestId } from './request-id.js';
 import { routeRequest } from './route.js';
+import { withSemanticChecks, type SemanticChecks } from './semantic.js';
 
 export { bodyLimits } from './body.js';
 
-export function createApp(services: Services, handlers: HandlerMap): Express {
+export function createApp(services: Services, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
   const contract = loadContract();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
@@ -57,6 +58,7 @@ export function createApp(services: Services, handlers: HandlerMap): Express {
       operationHandlers: { basePath: '/', resolver: resolverFor(handlers, services) as never },
     }),
   );
+  app.use(withSemanticChecks(semanticChecks, services));
   app.use(errorHandler(services.log));
   return app;
 }
@@ -70,6 +72,12 @@ function checkInput(req: Request, res: Response, next: NextFunction): void {
   const problems: ErrorDetail[] = [];
   for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>)) checkValue(value, `/path/${name}`, problems);
   checkValue(req.query, '/query', problems);
+  // A numeric parameter must be a finite number: `1e400`, `Infinity` and `NaN` would be coerced into numbers
+  // that no query can use.
+  for (const name of (res.locals.operation as OperationInfo).numericQuery) {
+    const value = (req.query as Record<string, unknown>)[name];
+    if (typeof value === 'string' && !Number.isFinite(Number(value))) problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
+  }
   const body = req.body as Record<string, unknown> | undefined;
   if (res.locals.operationId === 'startRespondentSync' && body && typeof body === 'object' && Array.isArray(body.respondents)) {
     // A sync record with characters PostgreSQL cannot store is that record's error (the worker reports it),

@@ -12,10 +12,18 @@ export type OperationId = Exclude<keyof operations, `receive${string}`>;
 
 export const contractPath = fileURLToPath(new URL('../../../openapi/bundled/openapi.json', import.meta.url));
 
+interface OpenApiParameter {
+  $ref?: string;
+  name?: string;
+  in?: string;
+  schema?: { type?: string | string[] };
+}
+
 interface OpenApiOperation {
   operationId: OperationId;
   security?: Array<Record<string, string[]>>;
   requestBody?: unknown;
+  parameters?: OpenApiParameter[];
 }
 
 export interface OpenApiDocument {
@@ -33,6 +41,8 @@ export interface OperationInfo {
   requiredScope: string | null | '';
   /** Whether the operation takes a request body (and so may read one). */
   takesBody: boolean;
+  /** Query parameters of type integer or number (`1e400` and `Infinity` must not reach a query as numbers). */
+  numericQuery: string[];
 }
 
 /** One documented path with its operations by method. */
@@ -59,10 +69,20 @@ export function loadContract(): OpenApiDocument {
  */
 const segment = "(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})+";
 
+function numericQueryOf(document: OpenApiDocument, parameters: OpenApiParameter[]): string[] {
+  const components = (document.components as { parameters?: Record<string, OpenApiParameter> } | undefined)?.parameters ?? {};
+  return parameters
+    .map((parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter))
+    .filter((parameter): parameter is OpenApiParameter => parameter?.in === 'query')
+    .filter((parameter) => [parameter.schema?.type].flat().some((type) => type === 'integer' || type === 'number'))
+    .map((parameter) => parameter.name!);
+}
+
 export function routesOf(document: OpenApiDocument): RouteInfo[] {
   const routes: RouteInfo[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
     const operations = new Map<string, OperationInfo>();
+    const shared = ((item as { parameters?: OpenApiParameter[] }).parameters ?? []) as OpenApiParameter[];
     for (const method of methods) {
       const operation = item[method];
       if (!operation) continue;
@@ -75,6 +95,7 @@ export function routesOf(document: OpenApiDocument): RouteInfo[] {
         path,
         requiredScope: scopes === null ? null : (scopes[0] ?? ''),
         takesBody: operation.requestBody !== undefined,
+        numericQuery: numericQueryOf(document, [...shared, ...(operation.parameters ?? [])]),
       });
     }
     const paramNames = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);

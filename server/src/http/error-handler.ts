@@ -68,6 +68,15 @@ export function codeOf(issue: ValidatorIssue): string {
   return /^[a-z][a-z0-9_]*$/.test(code) ? code : 'invalid_value';
 }
 
+/**
+ * `anyOf`/`oneOf` failures come with one error per branch at the same place ("must be string", "must be
+ * number", …): the single any_of/one_of line says it better.
+ */
+function withoutBranchNoise(issues: ValidatorIssue[]): ValidatorIssue[] {
+  const alternatives = new Set(issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '')).map((issue) => issue.path));
+  return issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '') || !alternatives.has(issue.path) || !/^(type|enum|const)\./.test(issue.errorCode ?? ''));
+}
+
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (databaseUnavailable(error)) {
@@ -81,7 +90,7 @@ function translate(error: unknown): ApiError | undefined {
   if (typeof status !== 'number' || status >= 500) return undefined;
   switch (status) {
     case 400: {
-      const details: ErrorDetail[] = (e.errors ?? []).map((issue) => {
+      const details: ErrorDetail[] = withoutBranchNoise(e.errors ?? []).map((issue) => {
         const detail: ErrorDetail = { message: issue.message ?? 'is invalid', code: codeOf(issue) };
         const path = pointer(issue.path);
         if (path) detail.path = path;
@@ -104,11 +113,12 @@ function translate(error: unknown): ApiError | undefined {
 
 /** Problems found before the validator (characters, depth) are listed together with the validator's. */
 function withEarlierProblems(error: ApiError, res: Response): ApiError {
-  const earlier = res.locals.problems as ErrorDetail[] | undefined;
-  if (!earlier?.length || error.status !== 400 || error.code !== 'validation_failed') return error;
-  const details = [...(error.details ?? [])];
+  const earlier = [...((res.locals.problems as ErrorDetail[] | undefined) ?? []), ...((res.locals.semanticProblems as ErrorDetail[] | undefined) ?? [])];
+  if (!earlier.length || error.status !== 400 || error.code !== 'validation_failed') return error;
+  // An earlier problem is the more precise one: the validator's at the same place give way to it.
+  const details = (error.details ?? []).filter((detail) => !earlier.some((problem) => problem.path !== undefined && problem.path === detail.path));
   for (const problem of earlier) if (!details.some((d) => d.path === problem.path && d.code === problem.code)) details.push(problem);
-  return details.length === (error.details ?? []).length ? error : validationFailed(details);
+  return validationFailed(details);
 }
 
 export function errorHandler(log: Logger) {

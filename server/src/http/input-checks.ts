@@ -34,6 +34,11 @@ export function checkValue(value: unknown, path: string, problems: ErrorDetail[]
     if (hasUnstorableCharacter(value)) problems.push({ path, code: 'invalid_character', message: 'must not contain NUL characters or unpaired UTF-16 surrogates' });
     return;
   }
+  if (typeof value === 'number') {
+    // 1e400 parses as Infinity, which JSON cannot carry back: refused rather than stored as something else.
+    if (!Number.isFinite(value)) problems.push({ path, code: 'out_of_range', message: 'must be a finite number (at most about 1.8e308)' });
+    return;
+  }
   if (value === null || typeof value !== 'object') return;
   if (depth >= maxDepth) {
     problems.push({ path, code: 'too_deep', message: `nests deeper than ${maxDepth} levels` });

@@ -104,6 +104,9 @@ export function unstorable(input: Omit<RespondentInput, 'externalId'> & { extern
     if (typeof value === 'string' && hasUnstorableCharacter(value)) return { path: `/${key}`, message, code: 'invalid_character' };
   }
   for (const [key, value] of Object.entries(input.attributes ?? {})) {
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must be a finite number (at most about 1.8e308)', code: 'out_of_range' };
+    }
     if (hasUnstorableCharacter(key) || (typeof value === 'string' && hasUnstorableCharacter(value))) {
       return { path: `/attributes/${key.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD').replace(/~/g, '~0').replace(/\//g, '~1')}`, message, code: 'invalid_character' };
     }
