@@ -2,6 +2,8 @@
  * Every setting of the service, read once from the environment. The README's "Configuration" table
  * documents each variable; keep the two in step.
  */
+import { parseSchedule } from './modules/webhooks/schedule.js';
+
 export type Role = 'all' | 'api' | 'worker';
 
 export interface Config {
@@ -27,6 +29,10 @@ export interface Config {
   authFailuresPerMinute: number;
   /** API processes `npm start` runs (node:cluster workers sharing the port); 1 runs the API in the main process. */
   apiProcesses: number;
+  /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
+  webhookRetryScheduleMs: readonly number[];
+  /** Per-attempt timeout of a webhook delivery (10 s, the contract's promise; tests may shorten it). */
+  webhookTimeoutMs: number;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -63,5 +69,7 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
     authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 300),
     apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
+    webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
   };
 }

@@ -11,14 +11,14 @@ const ops = operations(doc);
 const hooks = operations(doc, 'webhooks');
 
 const VERBS = ['list', 'get', 'create', 'update', 'delete', 'upsert', 'launch', 'pause', 'close', 'submit', 'export',
-  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start'];
+  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start', 'rotate'];
 const PUBLIC = new Set(['getOpenApiDocument', 'getLiveness', 'getReadiness']);
 const ANY_KEY = new Set(['getMe']);
 /** Success bodies that are a document or a file, not an envelope (each operation says why). */
 const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
 /** Operations the server does not provide in issues 3–5: they also declare 501. */
-const NOT_YET_TAGS = new Set(['Analytics', 'Distributions', 'Webhooks']);
-const NOT_YET_OPS = new Set(['generateSurvey', 'exportResponses', 'getExport', 'downloadExport', 'listEvents']);
+const NOT_YET_TAGS = new Set(['Analytics', 'Distributions']);
+const NOT_YET_OPS = new Set(['generateSurvey', 'exportResponses', 'getExport', 'downloadExport']);
 const SHARED: Record<string, string> = {
   '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
   '405': 'MethodNotAllowed', '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType', '429': 'TooManyRequests', '500': 'InternalError',
