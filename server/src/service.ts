@@ -38,6 +38,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
   const services: Services = {
     config,
     db: database.db,
+    pool: database.pool,
     boss,
     log,
     rateLimits: new RateLimits(counters.pool),

@@ -70,15 +70,18 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
 
     const { answer, replayed } = await runIdempotent(
       services.db,
+      services.pool,
+      { leaseMs: services.config.idempotencyLeaseMs, waitMs: services.config.idempotencyWaitMs },
       {
         organizationId: input.auth.organizationId,
         environment: input.auth.environment,
         key: idempotencyKey,
         hash: requestHash(req.method, req.path, req.body),
       },
-      async () => {
+      async (tx) => {
         try {
-          const reply = await handler(input);
+          // Every write of the handler goes into the transaction that also stores the answer.
+          const reply = await handler({ ...input, services: { ...services, db: tx } });
           if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
           return toAnswer(reply);
         } catch (error) {

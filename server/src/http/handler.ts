@@ -4,6 +4,7 @@
  * `data` it may return for each success status. Handlers return data; the envelope is added in one place.
  */
 import type PgBoss from 'pg-boss';
+import type pg from 'pg';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
@@ -51,6 +52,8 @@ export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
 export interface Services {
   config: Config;
   db: Db;
+  /** The pool behind `db` (for the idempotency store's request transactions). */
+  pool: pg.Pool;
   boss: PgBoss;
   log: Logger;
   rateLimits: RateLimits;
