@@ -5,6 +5,8 @@
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   surveys: () => import('./surveys.js'),
   sync: () => import('./sync.js'),
+  exports: () => import('./exports.js'),
+  analytics: () => import('./analytics.js'),
 };
 
 const name = process.argv[2];

@@ -19,6 +19,7 @@ import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
 import type { HandlerMap, Services } from './handler.js';
 import { checkValue, tooDeep } from './input-checks.js';
+import { answerPages } from '../modules/distributions/answer-page.js';
 import { requestId } from './request-id.js';
 import { routeRequest } from './route.js';
 import { withSemanticChecks, type SemanticChecks } from './semantic.js';
@@ -39,6 +40,8 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
   app.use(requestId);
   app.use(accessLog(services.log));
   app.get('/docs', serveDocs(services.log));
+  // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
+  app.use(answerPages(services));
   app.use(routeRequest(routesOf(contract)));
   app.use(authenticate({ counters: services.counters, rateLimits: services.rateLimits, keys: services.keys, failures: services.authFailures, log: services.log, inFlight: services.inFlight }));
   app.use(readBody);

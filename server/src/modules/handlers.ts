@@ -5,8 +5,11 @@
 import type { HandlerMap } from '../http/handler.js';
 import type { SemanticChecks } from '../http/semantic.js';
 import * as account from './account/handlers.js';
+import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
+import * as exportsModule from './exports/handlers.js';
+import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
@@ -30,21 +33,24 @@ export const handlers = {
   getResponse: surveys.getResponse,
   deleteResponse: surveys.deleteResponse,
   // Exports
-  exportResponses: notImplemented('exportResponses'),
-  getExport: notImplemented('getExport'),
-  downloadExport: notImplemented('downloadExport'),
+  exportResponses: exportsModule.exportResponses,
+  getExport: exportsModule.getExport,
+  downloadExport: exportsModule.downloadExport,
+  listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
-  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
   getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
   getAiAnalysis: notImplemented('getAiAnalysis'),
-  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  getSmartAnalytics: analytics.getSmartAnalytics,
+  getAnalyticsSettings: analytics.getAnalyticsSettings,
+  updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
-  distributeSurvey: notImplemented('distributeSurvey'),
-  previewDistribution: notImplemented('previewDistribution'),
-  listDistributions: notImplemented('listDistributions'),
-  getDistribution: notImplemented('getDistribution'),
-  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  distributeSurvey: distributions.distributeSurvey,
+  previewDistribution: distributions.previewDistribution,
+  listDistributions: distributions.listDistributions,
+  getDistribution: distributions.getDistribution,
+  listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,
