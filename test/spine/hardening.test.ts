@@ -242,6 +242,14 @@ describe('4. no input gives a 5xx', () => {
     expect(arrays.status).toBe(400);
   });
 
+  it('a required body that is missing is 400 required, for PATCH too (found by the fuzz suite)', async () => {
+    for (const [method, path] of [['PATCH', `/api/v1/surveys/${surveyId}`], ['POST', '/api/v1/surveys'], ['PUT', '/api/v1/respondents/E-empty']] as const) {
+      const answer = await call(method, path, { rawBody: '' });
+      expect(answer.status, `${method} ${path}`).toBe(400);
+      expect(details(answer)).toEqual([expect.objectContaining({ path: '/body', code: 'required' })]);
+    }
+  });
+
   it('a 404 does not echo a 3,000-character id', async () => {
     const id = 'x'.repeat(3000);
     for (const path of [`/api/v1/respondents/${id}`, `/api/v1/surveys/${id}`, `/api/v1/respondents/sync/${id}`]) {

@@ -82,6 +82,9 @@ function checkInput(req: Request, res: Response, next: NextFunction): void {
     if (typeof value === 'string' && !Number.isFinite(Number(value))) problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
   }
   const body = req.body as Record<string, unknown> | undefined;
+  if (body === undefined && (res.locals.operation as OperationInfo).bodyRequired) {
+    problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
+  }
   if (res.locals.operationId === 'startRespondentSync' && body && typeof body === 'object' && Array.isArray(body.respondents)) {
     // A sync record with characters PostgreSQL cannot store is that record's error (the worker reports it),
     // not the request's: only its depth is checked here.

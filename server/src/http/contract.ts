@@ -41,6 +41,8 @@ export interface OperationInfo {
   requiredScope: string | null | '';
   /** Whether the operation takes a request body (and so may read one). */
   takesBody: boolean;
+  /** Whether the body is required (express-openapi-validator does not enforce it for every method). */
+  bodyRequired: boolean;
   /** Query parameters of type integer or number (`1e400` and `Infinity` must not reach a query as numbers). */
   numericQuery: string[];
 }
@@ -95,6 +97,7 @@ export function routesOf(document: OpenApiDocument): RouteInfo[] {
         path,
         requiredScope: scopes === null ? null : (scopes[0] ?? ''),
         takesBody: operation.requestBody !== undefined,
+        bodyRequired: (operation.requestBody as { required?: boolean } | undefined)?.required === true,
         numericQuery: numericQueryOf(document, [...shared, ...(operation.parameters ?? [])]),
       });
     }
