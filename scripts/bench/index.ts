@@ -7,6 +7,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   sync: () => import('./sync.js'),
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
+  webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
 };
 
