@@ -7,6 +7,9 @@
  * `npm test` runs FUZZ_RUNS=2000 (default) with a fixed seed; `npm run fuzz` runs longer campaigns:
  * `FUZZ_RUNS=50000 FUZZ_SEED=123 npm run fuzz`. A failure report names the seed and the exact requests.
  */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDocumented, raw } from '../helpers/answers.js';
@@ -28,7 +31,8 @@ async function json(method: string, path: string, key: string, body?: unknown): 
 }
 
 beforeAll(async () => {
-  t = await startTestService({ authFailuresPerMinute: 1_000_000 });
+  // Distribution e-mails (if the fuzz sends any) go to a throw-away outbox, never to a network.
+  t = await startTestService({ authFailuresPerMinute: 1_000_000, mailOutboxDir: mkdtempSync(path.join(tmpdir(), 'fuzz-outbox-')) });
   const org = await t.createOrganization('BUSINESS');
   await t.db.updateTable('organizations').set({ rate_limit_per_minute: 10_000_000, rate_limit_per_day: 100_000_000 }).where('id', '=', org).execute();
   const full = await t.createKey(org);
