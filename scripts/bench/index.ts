@@ -8,6 +8,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
   webhooks: () => import('./webhooks.js'),
+  'request-path': () => import('./request-path.js'),
 };
 
 const name = process.argv[2];

@@ -25,6 +25,14 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** Failed authentications per source address and minute before 429 (counted in memory, per process). */
+  authFailuresPerMinute: number;
+  /** Idempotency: how long a running key's claim holds before a retry may take over a crashed request. */
+  idempotencyLeaseMs: number;
+  /** Idempotency: how long a duplicate waits for the running original before 409 idempotency_in_progress. */
+  idempotencyWaitMs: number;
+  /** API processes `npm start` runs (node:cluster workers sharing the port); 1 runs the API in the main process. */
+  apiProcesses: number;
   /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
   exportClockMarginMs: number;
   /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
@@ -77,6 +85,10 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 300),
+    apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
+    idempotencyLeaseMs: Math.max(1, intFrom('IDEMPOTENCY_LEASE_MS', 30_000)),
+    idempotencyWaitMs: intFrom('IDEMPOTENCY_WAIT_MS', 10_000),
     exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
     webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),

@@ -57,6 +57,9 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   response_body: unknown;
   created_at: CreatedAt;
+  /** The request that holds a running key, and until when (issue 10's lease). */
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
 }
 
 export interface RateLimitsTable {

@@ -3,6 +3,7 @@
  * mistyped handler a compile error; the resolver in http/bind.ts makes it a boot error too.
  */
 import type { HandlerMap } from '../http/handler.js';
+import type { SemanticChecks } from '../http/semantic.js';
 import * as account from './account/handlers.js';
 import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
@@ -79,3 +80,8 @@ export const handlers = {
   getLiveness: meta.getLiveness,
   getReadiness: meta.getReadiness,
 } satisfies HandlerMap;
+
+/** Checks that need the database, run when a request also breaks the schema, so one 400 lists everything. */
+export const semanticChecks: SemanticChecks = {
+  submitResponse: surveys.checkSubmitResponse,
+};
