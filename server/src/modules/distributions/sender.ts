@@ -42,6 +42,43 @@ const PAGE_SIZE = 500;
 /** Messages in flight at once (the transport queues them over its connections). */
 const IN_FLIGHT = SMTP_CONNECTIONS * 2;
 
+/**
+ * Writes outcomes as soon as possible, batching only what arrives while a write is running (group commit):
+ * at low load every outcome is written alone right after the server's answer, under load the backlog is
+ * written in one statement instead of queueing one statement per message.
+ */
+class OutcomeWriter {
+  private queue: repo.Outcome[] = [];
+  private running: Promise<void> | undefined;
+  private failure: unknown;
+  constructor(private readonly write: (batch: repo.Outcome[]) => Promise<void>) {}
+
+  push(outcome: repo.Outcome): void {
+    if (this.failure) throw this.failure;
+    this.queue.push(outcome);
+    this.running ??= this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue;
+        this.queue = [];
+        await this.write(batch);
+      }
+    } catch (error) {
+      this.failure = error;
+    } finally {
+      this.running = undefined;
+    }
+  }
+
+  async flush(): Promise<void> {
+    while (this.running) await this.running;
+    if (this.failure) throw this.failure;
+  }
+}
+
 type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
 
 const lockKey = (kind: DistributionJobData['kind'], id: string) => sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
@@ -171,6 +208,7 @@ function messageFor(services: RunServices, context: MailContext, tenant: Tenant,
 async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<void> {
   const context = await mailContext(services, tenant, distribution);
   const log = services.log.child({ distributionId: distribution.id });
+  const outcomes = new OutcomeWriter((batch) => repo.recordOutcomes(conn, tenant, distribution.id, batch));
   try {
     for (let pass = 0; ; pass++) {
       await repo.skipUnsubscribed(conn, tenant, distribution.id);
@@ -186,18 +224,20 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
           const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, false));
           if (outcome.kind === 'sent') {
             sent++;
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'sent' });
+            outcomes.push({ externalId: target.external_id, status: 'sent', error: null });
           } else if (outcome.kind === 'bounced') {
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'bounced', error: outcome.error });
+            outcomes.push({ externalId: target.external_id, status: 'bounced', error: outcome.error });
           } else if (outcome.connection) {
             // The server, not the address: the recipient keeps its attempts.
             unreachable++;
           } else {
             deferred++;
             const attempts = target.attempts + 1;
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
+            outcomes.push({ externalId: target.external_id, status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
           }
         });
+        // The next page must not see recipients whose outcome is still being written.
+        await outcomes.flush();
       }
       if (unreachable > 0 && sent === 0) {
         log.warn({ unreachable }, 'mail server unreachable; the send is retried later');
@@ -207,6 +247,7 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
       await sleep(PASS_DELAYS_MS[Math.min(pass, PASS_DELAYS_MS.length - 1)]!);
     }
   } finally {
+    await outcomes.flush().catch(() => undefined);
     context.sender.close();
   }
 }
