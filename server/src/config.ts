@@ -2,6 +2,8 @@
  * Every setting of the service, read once from the environment. The README's "Configuration" table
  * documents each variable; keep the two in step.
  */
+import { parseSchedule } from './modules/webhooks/schedule.js';
+
 export type Role = 'all' | 'api' | 'worker';
 
 export interface Config {
@@ -23,6 +25,12 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
+  exportClockMarginMs: number;
+  /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
+  webhookRetryScheduleMs: readonly number[];
+  /** Per-attempt timeout of a webhook delivery (10 s, the contract's promise; tests may shorten it). */
+  webhookTimeoutMs: number;
   /** Distribution e-mail: SMTP server URL (`smtp://user:pass@host:587`, `smtps://…`); unset: the outbox folder. */
   smtpUrl: string | undefined;
   /** Sender of distribution e-mails. */
@@ -69,6 +77,9 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
+    webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
     smtpUrl: process.env.SMTP_URL || undefined,
     mailFrom: process.env.MAIL_FROM || 'Survey Service <surveys@localhost>',
     mailRatePerSecond: intFrom('MAIL_RATE_PER_SECOND', 50),

@@ -4,12 +4,16 @@
  */
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
+import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
+import * as events from './events/handlers.js';
+import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
+import * as webhooks from './webhooks/handlers.js';
 
 export const handlers = {
   // Surveys
@@ -28,15 +32,18 @@ export const handlers = {
   getResponse: surveys.getResponse,
   deleteResponse: surveys.deleteResponse,
   // Exports
-  exportResponses: notImplemented('exportResponses'),
-  getExport: notImplemented('getExport'),
-  downloadExport: notImplemented('downloadExport'),
+  exportResponses: exportsModule.exportResponses,
+  getExport: exportsModule.getExport,
+  downloadExport: exportsModule.downloadExport,
+  listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
-  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
   getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
   getAiAnalysis: notImplemented('getAiAnalysis'),
-  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  getSmartAnalytics: analytics.getSmartAnalytics,
+  getAnalyticsSettings: analytics.getAnalyticsSettings,
+  updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
   distributeSurvey: distributions.distributeSurvey,
   previewDistribution: distributions.previewDistribution,
@@ -44,15 +51,17 @@ export const handlers = {
   getDistribution: distributions.getDistribution,
   listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
-  listWebhooks: notImplemented('listWebhooks'),
-  createWebhook: notImplemented('createWebhook'),
-  getWebhook: notImplemented('getWebhook'),
-  updateWebhook: notImplemented('updateWebhook'),
-  deleteWebhook: notImplemented('deleteWebhook'),
-  sendTestWebhook: notImplemented('sendTestWebhook'),
-  listWebhookDeliveries: notImplemented('listWebhookDeliveries'),
-  redeliverWebhookDelivery: notImplemented('redeliverWebhookDelivery'),
-  listEvents: notImplemented('listEvents'),
+  listWebhooks: webhooks.listWebhooks,
+  createWebhook: webhooks.createWebhook,
+  getWebhook: webhooks.getWebhook,
+  updateWebhook: webhooks.updateWebhook,
+  deleteWebhook: webhooks.deleteWebhook,
+  rotateWebhookSecret: webhooks.rotateWebhookSecret,
+  sendTestWebhook: webhooks.sendTestWebhook,
+  listWebhookDeliveries: webhooks.listWebhookDeliveries,
+  getWebhookDelivery: webhooks.getWebhookDelivery,
+  redeliverWebhookDelivery: webhooks.redeliverWebhookDelivery,
+  listEvents: events.listEvents,
   // API keys
   listApiKeys: apiKeys.listApiKeys,
   createApiKey: apiKeys.createApiKey,
