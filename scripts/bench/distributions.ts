@@ -50,7 +50,7 @@ async function fillRespondents(db: Db, organizationId: string, count: number, em
         (array['Engineering','Sales','Support','Finance','People','Legal','Marketing','Operations'])[1 + i % 8],
         (array['London','Paris','Berlin','Lisbon','New York','Toronto','Madrid','Oslo','Dublin','Vienna'])[1 + i % 10],
         (array['Engineer','Manager','Analyst','Designer','Director'])[1 + i % 5],
-        'E-' || lpad((i / 10)::text, 7, '0'), date '2010-01-01' + (i * 7919 % 5000),
+        'E-' || lpad((i / 10)::text, 7, '0'), date '2010-01-01' + (i::bigint * 7919 % 5000)::int,
         (array['full_time','part_time','contractor','temporary','intern'])[1 + i % 5],
         jsonb_build_object('costCenter', 'CC-' || (i % 97), 'remote', i % 3 = 0, 'level', i % 9, 'team', 'T' || (i % 400)), 'x'
       from generate_series(${from}::int, ${to}::int) i`.execute(db);

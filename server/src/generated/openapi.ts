@@ -3060,7 +3060,7 @@ export interface components {
              * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in
              *     `failedCount`), `held` (the send time came while the survey was `paused` or still `draft`: it is sent
              *     as soon as the survey is launched), `cancelled` (the survey was closed before the send) or `failed`
-             *     (the mail server could not be reached after retries; recipients not reached are `pending`).
+             *     (the mail server could not be reached for about 12 minutes of retries; recipients not reached stay `pending`).
              * @enum {string}
              */
             status: "scheduled" | "sending" | "sent" | "held" | "cancelled" | "failed";

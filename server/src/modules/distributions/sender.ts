@@ -38,6 +38,10 @@ const MAX_RUNS = 8;
 const MAX_RECIPIENT_ATTEMPTS = 3;
 /** Waits between passes over recipients the server deferred. */
 const PASS_DELAYS_MS = [1_000, 3_000];
+/** Waits while the mail server cannot be reached at all (about 12 minutes), then the distribution fails. */
+const OUTAGE_DELAYS_MS = [5_000, 30_000, 120_000, 600_000];
+
+class MailServerUnreachable extends Error {}
 const PAGE_SIZE = 500;
 /** Messages in flight at once (the transport queues them over its connections). */
 const IN_FLIGHT = SMTP_CONNECTIONS * 2;
@@ -122,7 +126,15 @@ async function runSend(conn: Db, services: RunServices, data: DistributionJobDat
   }
   distribution = await repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 });
   await enqueueCheck(services, data);
-  if (distribution.method === 'email') await sendAll(conn, services, tenant, distribution);
+  if (distribution.method === 'email') {
+    try {
+      await sendAll(conn, services, tenant, distribution);
+    } catch (error) {
+      if (!(error instanceof MailServerUnreachable)) throw error;
+      await fail(conn, tenant, distribution, error.message);
+      return 'finished';
+    }
+  }
   await finish(conn, services, tenant, distribution.id);
   return 'finished';
 }
@@ -204,11 +216,15 @@ function messageFor(services: RunServices, context: MailContext, tenant: Tenant,
   });
 }
 
-/** Mails every pending recipient; passes again over deferred ones; throws when the server is unreachable. */
+/**
+ * Mails every pending recipient; passes again over deferred ones. While the server cannot be reached at all,
+ * waits (holding the distribution) with growing delays, then gives up with MailServerUnreachable.
+ */
 async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<void> {
   const context = await mailContext(services, tenant, distribution);
   const log = services.log.child({ distributionId: distribution.id });
   const outcomes = new OutcomeWriter((batch) => repo.recordOutcomes(conn, tenant, distribution.id, batch));
+  let outages = 0;
   try {
     for (let pass = 0; ; pass++) {
       await repo.skipUnsubscribed(conn, tenant, distribution.id);
@@ -239,11 +255,15 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
         // The next page must not see recipients whose outcome is still being written.
         await outcomes.flush();
       }
-      if (unreachable > 0 && sent === 0) {
-        log.warn({ unreachable }, 'mail server unreachable; the send is retried later');
-        throw new Error(`The mail server could not be reached (${unreachable} messages not sent).`);
-      }
       if (unreachable === 0 && deferred === 0) return;
+      if (unreachable > 0 && sent === 0) {
+        const delay = OUTAGE_DELAYS_MS[outages++];
+        if (delay === undefined) throw new MailServerUnreachable(`The mail server could not be reached; ${unreachable} recipients were not sent to.`);
+        log.warn({ unreachable, retryInMs: delay }, 'mail server unreachable; retrying');
+        await sleep(delay);
+        continue;
+      }
+      outages = 0;
       await sleep(PASS_DELAYS_MS[Math.min(pass, PASS_DELAYS_MS.length - 1)]!);
     }
   } finally {
