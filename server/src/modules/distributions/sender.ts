@@ -49,37 +49,35 @@ const IN_FLIGHT = SMTP_CONNECTIONS * 2;
 /**
  * Writes outcomes as soon as possible, batching only what arrives while a write is running (group commit):
  * at low load every outcome is written alone right after the server's answer, under load the backlog is
- * written in one statement instead of queueing one statement per message.
+ * written in one statement instead of queueing one statement per message. `record` resolves once the outcome
+ * is committed, and a sending lane waits for it before its next message: so at any moment at most IN_FLIGHT
+ * messages are accepted by the server without being written down (the only ones a kill can duplicate).
  */
 class OutcomeWriter {
-  private queue: repo.Outcome[] = [];
-  private running: Promise<void> | undefined;
-  private failure: unknown;
+  private queue: Array<{ outcome: repo.Outcome; done: () => void; failed: (error: unknown) => void }> = [];
+  private running = false;
   constructor(private readonly write: (batch: repo.Outcome[]) => Promise<void>) {}
 
-  push(outcome: repo.Outcome): void {
-    if (this.failure) throw this.failure;
-    this.queue.push(outcome);
-    this.running ??= this.drain();
+  record(outcome: repo.Outcome): Promise<void> {
+    return new Promise((done, failed) => {
+      this.queue.push({ outcome, done, failed });
+      if (!this.running) void this.drain();
+    });
   }
 
   private async drain(): Promise<void> {
-    try {
-      while (this.queue.length > 0) {
-        const batch = this.queue;
-        this.queue = [];
-        await this.write(batch);
+    this.running = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        await this.write(batch.map((entry) => entry.outcome));
+        for (const entry of batch) entry.done();
+      } catch (error) {
+        for (const entry of batch) entry.failed(error);
       }
-    } catch (error) {
-      this.failure = error;
-    } finally {
-      this.running = undefined;
     }
-  }
-
-  async flush(): Promise<void> {
-    while (this.running) await this.running;
-    if (this.failure) throw this.failure;
+    this.running = false;
   }
 }
 
@@ -240,20 +238,18 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
           const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, false));
           if (outcome.kind === 'sent') {
             sent++;
-            outcomes.push({ externalId: target.external_id, status: 'sent', error: null });
+            await outcomes.record({ externalId: target.external_id, status: 'sent', error: null });
           } else if (outcome.kind === 'bounced') {
-            outcomes.push({ externalId: target.external_id, status: 'bounced', error: outcome.error });
+            await outcomes.record({ externalId: target.external_id, status: 'bounced', error: outcome.error });
           } else if (outcome.connection) {
             // The server, not the address: the recipient keeps its attempts.
             unreachable++;
           } else {
             deferred++;
             const attempts = target.attempts + 1;
-            outcomes.push({ externalId: target.external_id, status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
+            await outcomes.record({ externalId: target.external_id, status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
           }
         });
-        // The next page must not see recipients whose outcome is still being written.
-        await outcomes.flush();
       }
       if (unreachable === 0 && deferred === 0) return;
       if (unreachable > 0 && sent === 0) {
@@ -267,7 +263,6 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
       await sleep(PASS_DELAYS_MS[Math.min(pass, PASS_DELAYS_MS.length - 1)]!);
     }
   } finally {
-    await outcomes.flush().catch(() => undefined);
     context.sender.close();
   }
 }
