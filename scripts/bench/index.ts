@@ -8,6 +8,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   distributions: () => import('./distributions.js'),
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
+  webhooks: () => import('./webhooks.js'),
 };
 
 const name = process.argv[2];
