@@ -700,16 +700,35 @@ export interface paths {
         put?: never;
         /**
          * Distribute a survey
-         * @description Sends an `active` survey to the respondents matched by `targeting`: filters on respondent fields or
-         *     custom attributes (`attributes.<name>`), combined with `AND` or `OR`. Delivery is by e-mail (the
-         *     service sends personal links), by personal links you send yourself (`link`), or as an embeddable
-         *     snippet (`embed`), at `schedule` (now when omitted), with an optional reminder to those who have not
-         *     responded after `afterDays`. Returns the distribution at once with status `scheduled`; follow it with
-         *     `GET …/distributions/{distributionId}` and its recipients. Try the targeting first with
-         *     `POST …/distribute/preview`.
+         * @description Sends a survey to the respondents matched by `targeting`: filters on respondent fields or custom
+         *     attributes (`attributes.<name>`), combined with `AND` or `OR` (type rules in `TargetingFilter`).
+         *     Delivery is by e-mail (the service sends each recipient a personal link), by personal links you send
+         *     yourself (`link`), or as an embeddable snippet (`embed`), at `schedule` (now when omitted or past),
+         *     with an optional e-mail reminder `afterDays` later to those who have not responded. Try the targeting
+         *     first with `POST …/distribute/preview`: it runs the same compiled query.
          *
-         *     Errors: 400 `validation_failed` (including a `value` of the wrong type for its `operator`); 404
-         *     `not_found`; 409 `invalid_state` when the survey is not `active`, `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     The request is stored and answered **202** at once with the distribution (`status: scheduled`); the
+         *     send is a background job. At the send time the audience is matched and **snapshotted**: each recipient
+         *     keeps the respondent's fields as they were then. Follow the distribution with
+         *     `GET …/distributions/{distributionId}` (status, live counts) and its recipients, or wait for the
+         *     `distribution.sent` event.
+         *
+         *     - The survey must be `active` — or, with a future `schedule`, `draft` or `paused` (launch it by then).
+         *       If it is still not active at the send time the distribution is `held` and sent as soon as the survey
+         *       is launched; if it was closed, the distribution is `cancelled`.
+         *     - An audience that matches nobody is not an error: the distribution is `sent` with `matchedCount: 0`
+         *       (the audience is only known at the send time, which may be later).
+         *     - E-mail never goes to an address that unsubscribed from the organization's survey e-mails (the
+         *       recipient is listed as `unsubscribed`). Each message has a plain-text and an HTML part, the personal
+         *       link and `List-Unsubscribe` / `List-Unsubscribe-Post` (RFC 8058 one-click). Refusals are recorded per
+         *       recipient: `bounced` (5xx) or, after three temporary refusals (4xx), `failed`.
+         *     - Personal links (`<base URL>/s/{token}`) hold a 256-bit token stored only as a hash, work for
+         *       `linkExpiresInDays` (default 60) and accept one response. Survived crashes of the sending worker do
+         *       not send twice: see Asynchronous jobs.
+         *
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index; a reminder for `link` or
+         *     `embed`; a `schedule` more than a year ahead); 404 `not_found`; 409 `invalid_state` when the survey is
+         *     closed, or not `active` and no future `schedule` was given, `idempotency_conflict`.
          */
         post: operations["distributeSurvey"];
         delete?: never;
@@ -742,7 +761,7 @@ export interface paths {
          *     **Scopes:** `surveys:launch` **and** `respondents:read` — the sample is people's data. A key without
          *     `respondents:read` gets 403 `insufficient_scope` naming it.
          *
-         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["previewDistribution"];
         delete?: never;
@@ -768,7 +787,7 @@ export interface paths {
          * List a survey's distributions
          * @description Lists the distributions of a survey, newest first (`createdAt` descending), paginated.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed`; 404 `not_found`.
          */
         get: operations["listDistributions"];
         put?: never;
@@ -802,7 +821,7 @@ export interface paths {
          * @description Returns one distribution with its status and counts (matched, sent, failed) and, for `embed`, the
          *     snippet.
          *
-         *     Errors: 404 `not_found` (also when the distribution belongs to another survey). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` (also when the distribution belongs to another survey).
          */
         get: operations["getDistribution"];
         put?: never;
@@ -837,7 +856,7 @@ export interface paths {
          *     their personal links, delivery status and the snapshot of their fields taken at the send. Filter by
          *     `status`. Empty while the distribution is `scheduled` or `held`.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed`; 404 `not_found`.
          */
         get: operations["listDistributionRecipients"];
         put?: never;
@@ -3043,7 +3062,7 @@ export interface components {
              * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in
              *     `failedCount`), `held` (the send time came while the survey was `paused` or still `draft`: it is sent
              *     as soon as the survey is launched), `cancelled` (the survey was closed before the send) or `failed`
-             *     (the mail server could not be reached after retries; recipients not reached are `pending`).
+             *     (the mail server could not be reached for about 12 minutes of retries; recipients not reached stay `pending`).
              * @enum {string}
              */
             status: "scheduled" | "sending" | "sent" | "held" | "cancelled" | "failed";
