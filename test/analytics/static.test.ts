@@ -232,6 +232,26 @@ describe('getStaticAnalytics', () => {
     data.responses = rest;
   });
 
+  it('adds each question\'s correlation with an outcome question', async () => {
+    const result = await staticOf({ outcomeQuestionId: 'nps' });
+    for (const id of ['tools', 'manager', 'growth']) {
+      const pairs = data.responses.flatMap((r) => {
+        const x = r.answers.find((a) => a.questionId === id)?.value as number | undefined;
+        const y = r.answers.find((a) => a.questionId === 'nps')!.value as number;
+        return x === undefined ? [] : [[x, y] as const];
+      });
+      const stats = result.questions.find((q) => q.questionId === id)!;
+      if (stats.type !== 'rating') throw new Error('expected rating');
+      expect(stats.outcomeCorrelation?.outcomeQuestionId).toBe('nps');
+      expect(stats.outcomeCorrelation?.responseCount).toBe(pairs.length);
+      expect(stats.outcomeCorrelation?.correlation).toBeCloseTo(ss.sampleCorrelation(pairs.map((p) => p[0]), pairs.map((p) => p[1])), 3);
+    }
+    expect(result.questions.find((q) => q.questionId === 'nps')).not.toHaveProperty('outcomeCorrelation');
+    expect((await staticOf()).questions.some((q) => 'outcomeCorrelation' in q)).toBe(false);
+    const refused = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: data.surveyId }, query: { outcomeQuestionId: 'change' } } });
+    expect(refused.response.status).toBe(400);
+  });
+
   it('refuses bad parameters and unknown surveys or distributions', async () => {
     const bad = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: data.surveyId }, query: { segmentBy: 'salary' as never } } });
     expect(bad.response.status).toBe(400);

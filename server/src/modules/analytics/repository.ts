@@ -258,6 +258,20 @@ export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: str
   return { id: row.id, previousId: previous?.id ?? null };
 }
 
+/** Per other position: responses that answered both it and the outcome, and their Pearson correlation. */
+export async function outcomeCorrelations(db: DbOrTx, scope: AnalyticsScope, outcome: number, others: number[]): Promise<{ n: number; corr: number | null }[]> {
+  if (others.length === 0) return [];
+  const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
+  const selections = others.flatMap((other, i) => [
+    sql`(count(*) filter (where ${at(other)} is not null))::int as ${sql.ref(`n_${i}`)}`,
+    sql`corr(${at(outcome)}, ${at(other)}) as ${sql.ref(`c_${i}`)}`,
+  ]);
+  const { rows } = await sql<Record<string, number | null>>`
+    select ${sql.join(selections)} ${fromScope(scope)} and ${at(outcome)} is not null`.execute(db);
+  const row = rows[0] ?? {};
+  return others.map((_, i) => ({ n: row[`n_${i}`] ?? 0, corr: row[`c_${i}`] ?? null }));
+}
+
 export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {
   const row = await db
     .selectFrom('analytics_settings')

@@ -39,6 +39,7 @@ type Comparison = components['schemas']['SmartAnalyticsComparison'];
 export const MINIMUM_DRIVER_RESPONSES = 30;
 
 export interface AnalyticsRequest {
+  outcomeQuestionId?: string;
   submittedAfter?: string;
   submittedBefore?: string;
   distributionId?: string;
@@ -238,10 +239,19 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
   const segment = parseSegment(request.segmentBy);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
-  const [measured, participation] = await Promise.all([
+  const outcome = request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
+  const others = outcome === undefined ? [] : survey.questions.flatMap((q, position) => ((q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : []));
+  const [measured, participation, correlations] = await Promise.all([
     measureScope(db, scope, threshold),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
+    outcome === undefined ? Promise.resolve([]) : repository.outcomeCorrelations(db, { ...scope, segment: undefined }, outcome + 1, others.map((p) => p + 1)),
   ]);
+  const withOutcome = (stats: components['schemas']['QuestionStats'], position: number): components['schemas']['QuestionStats'] => {
+    const i = others.indexOf(position);
+    if (i < 0 || (stats.type !== 'nps' && stats.type !== 'rating')) return stats;
+    const { n, corr } = correlations[i]!;
+    return { ...stats, outcomeCorrelation: { outcomeQuestionId: request.outcomeQuestionId!, correlation: corr === null || n < threshold ? null : round(corr, 3), responseCount: n } };
+  };
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
     surveyId,
@@ -261,7 +271,7 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
     ...base,
     suppressed: false,
     responseCount: measured.whole.responses,
-    questions: questions.map((question, position) => questionStats(question, measured.whole.histograms.get(position))),
+    questions: questions.map((question, position) => withOutcome(questionStats(question, measured.whole.histograms.get(position)), position)),
     daily: measured.days,
     segments: segment
       ? measured.groups.map((group): StaticSegment =>
