@@ -136,6 +136,28 @@ export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<Cel
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
 }
 
+const isMidnightUtc = (date: Date | undefined) => date === undefined || date.getTime() % 86_400_000 === 0;
+
+/** The daily pre-aggregation answers exactly when nothing narrows below whole UTC days of the whole survey. */
+export const dailyCountsApply = (scope: AnalyticsScope) =>
+  !scope.segment && !scope.filter && !scope.distributionId && isMidnightUtc(scope.submittedAfter) && isMidnightUtc(scope.submittedBefore);
+
+/** The same rows as `cellCounts` for the whole result, from `analytics_daily_cells` (see `dailyCountsApply`). */
+export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+  const conditions: RawBuilder<unknown>[] = [
+    sql`organization_id = ${scope.tenant.organizationId}`,
+    sql`environment = ${scope.tenant.environment}`,
+    sql`survey_id = ${scope.surveyId}`,
+  ];
+  if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
+  if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
+  const { rows } = await sql<{ code: number; n: number }>`
+    select case when code < 0 then -1 - (day - date '1970-01-01') else code end as code, sum(n)::bigint as n
+    from analytics_daily_cells where ${sql.join(conditions, sql` and `)}
+    group by 1 having sum(n) > 0`.execute(db);
+  return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
+}
+
 export interface CorrelationInput {
   /** 1-based positions in `nums`: the outcome first, then the drivers. */
   positions: number[];

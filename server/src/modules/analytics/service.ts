@@ -229,7 +229,8 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
 /** One scan (plus the distinct-respondent count when a survey takes several responses per respondent). */
 async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
   const [cells, distinct] = await Promise.all([
-    repository.cellCounts(db, scope),
+    // Exact either way; the daily counts just skip the scan when they answer the question.
+    !scope.distinctRespondents && repository.dailyCountsApply(scope) ? repository.dailyCellCounts(db, scope) : repository.cellCounts(db, scope),
     scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
   ]);
   return measure(cells, threshold, distinct);
