@@ -273,6 +273,15 @@ describe('getStaticAnalytics', () => {
       expect(days.responseCount).toBe(inWindow.length);
       expectQuestions(days.questions, inWindow);
       expect(days.daily.reduce((sum, d) => sum + d.count, 0)).toBe(inWindow.length);
+      // A breakdown: the whole from the daily counts, the groups from the scan — both exact.
+      const byDepartment = await staticOf({ segmentBy: 'department' }, once.surveyId);
+      expectQuestions(byDepartment.questions, responses);
+      for (const segment of byDepartment.segments.filter((g) => !g.suppressed)) {
+        const members = responses.filter((r) => (r.respondent ? once.department.get(r.respondent) : null) === segment.value);
+        expect(segment.responseCount).toBe(members.length);
+        expectQuestions(segment.questions!, members);
+      }
+      expect(byDepartment.segments.filter((g) => !g.suppressed).length).toBeGreaterThan(1);
     };
     await check(once.responses);
     // New responses, a deletion and an in-place change: the counts stay exact.

@@ -61,10 +61,11 @@ function segmentExpression(segment: SegmentField | undefined, alias: string, at:
  * response came through a distribution that holds the respondent, else the current respondent record.
  */
 function subjectJoin(scope: AnalyticsScope): RawBuilder<unknown> {
-  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
   if (!scope.snapshots) {
-    return sql`${current} cross join lateral (select ${sql.join(respondentColumns.map((c) => sql`p.${sql.ref(c)}`))}) who`;
+    // No distribution, no snapshot: the current record is `who`, joined directly (no per-row projection).
+    return sql`left join respondents who on who.organization_id = ar.organization_id and who.environment = ar.environment and who.external_id = ar.respondent_external_id`;
   }
+  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
   const pick = respondentColumns.map((c) => sql`case when dr.external_id is not null then dr.${sql.ref(c)} else p.${sql.ref(c)} end as ${sql.ref(c)}`);
   return sql`${current}
     left join distribution_recipients dr on dr.organization_id = ar.organization_id and dr.environment = ar.environment
@@ -122,17 +123,18 @@ export interface CellRow {
  * one negative code per response for its UTC day (−1 − days since 1970-01-01), which gives the daily series and
  * the response counts. For the whole result and, with a segment, per group (GROUPING SETS).
  */
-export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+export async function cellCounts(db: DbOrTx, scope: AnalyticsScope, options: { whole: boolean } = { whole: true }): Promise<CellRow[]> {
   const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
   if (!scope.segment) {
     const { rows } = await sql<{ code: number; n: number }>`
       select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
     return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
   }
+  const groups = options.whole ? sql`grouping sets ((segment, code), (code))` : sql`segment, code`;
   const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
     select grouping(segment) as whole, segment, code, count(*)::int as n
     from (select ${responseSegment(scope)} as segment, ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code
-    group by grouping sets ((segment, code), (code))`.execute(db);
+    group by ${groups}`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
 }
 

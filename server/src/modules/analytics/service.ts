@@ -226,14 +226,18 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
   };
 }
 
-/** One scan (plus the distinct-respondent count when a survey takes several responses per respondent). */
+/**
+ * One scan (plus the distinct-respondent count when a survey takes several responses per respondent). The
+ * whole result comes from the exact daily counts when they answer it; then the scan only groups by segment.
+ */
 async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
-  const [cells, distinct] = await Promise.all([
-    // Exact either way; the daily counts just skip the scan when they answer the question.
-    !scope.distinctRespondents && repository.dailyCountsApply(scope) ? repository.dailyCellCounts(db, scope) : repository.cellCounts(db, scope),
+  const daily = !scope.distinctRespondents && repository.dailyCountsApply({ ...scope, segment: undefined });
+  const [cells, wholeCells, distinct] = await Promise.all([
+    daily && !scope.segment ? Promise.resolve([]) : repository.cellCounts(db, scope, { whole: !daily }),
+    daily ? repository.dailyCellCounts(db, scope) : Promise.resolve([]),
     scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
   ]);
-  return measure(cells, threshold, distinct);
+  return measure([...wholeCells, ...cells], threshold, distinct);
 }
 
 export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
