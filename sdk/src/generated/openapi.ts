@@ -310,12 +310,22 @@ export interface paths {
         put?: never;
         /**
          * Export responses
-         * @description Starts an asynchronous export of the survey's responses (optionally only a submission window) to CSV,
-         *     JSON or XLSX, in any survey state, and returns the export at once with status `pending`. Poll
-         *     `GET /api/v1/exports/{exportId}` until it is `completed`, then download the file from `downloadUrl`;
-         *     the `responses.export.completed` event is also sent. Files are kept for 24 hours.
+         * @description Starts an asynchronous export of the survey's responses (optionally only a submission window, some
+         *     questions, choice labels instead of ids) to CSV, JSON, NDJSON or XLSX, in any survey state, and returns the
+         *     export at once with status `pending`. Poll `GET /api/v1/exports/{exportId}` until it is `completed`, then
+         *     download the file from `downloadUrl` (the SDK's `exportResponsesToFile` does all three); the
+         *     `responses.export.completed` event is also sent. Files are kept for 7 days.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     The file is written by a background job that reads the responses in pages (its memory does not grow with the
+         *     export) and stores the file in the service's database, so any server process can serve the download. A job
+         *     interrupted by a crash starts its file over; a half-written file is never visible.
+         *
+         *     For a nightly pull, chain exports with `sinceExport` (see `Export.watermark`): each response arrives exactly
+         *     once; deleted responses are listed by `GET /api/v1/exports/{exportId}/deletions`.
+         *
+         *     Errors: 400 `validation_failed` (`submittedBefore` not after `submittedAfter`, an unknown question id, `bom`
+         *     with a format other than `csv`, a `sinceExport` that is not a completed export of this survey, both
+         *     `sinceExport` and `submittedAfter`); 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["exportResponses"];
         delete?: never;
@@ -339,10 +349,11 @@ export interface paths {
         };
         /**
          * Get an export
-         * @description Returns an export and its progress. When `status` is `completed`, `downloadUrl` and `rowCount` are set;
-         *     when `failed`, `error` says why.
+         * @description Returns an export and its progress: `progress` is the share of the export's rows already written to the file
+         *     (counted when the job starts). When `status` is `completed`, `downloadUrl`, `rowCount`, `size`, `watermark`
+         *     and `expiresAt` (7 days later) are set; when `failed`, `error` says why.
          *
-         *     Errors: 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` (also for another organization's or environment's export).
          */
         get: operations["getExport"];
         put?: never;
@@ -368,16 +379,59 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description Downloads the file of a `completed` export, with the media type of its format (`text/csv`,
-         *     `application/json` or the XLSX type) and a `Content-Disposition: attachment` header.
+         * @description Downloads the file of a `completed` export, with the media type of its format (see `ExportFormat`), a
+         *     `Content-Disposition: attachment` file name, and its exact `Content-Length` (the export's `size`).
          *
          *     **This is the one success response that is a file, not an envelope**: the body is the file itself
-         *     (errors still use the error envelope). The JSON file is an array of `Response` objects.
+         *     (errors still use the error envelope). The JSON file is an array of `ExportRecord` objects; the NDJSON file
+         *     has one per line.
          *
-         *     Errors: 404 `not_found`; 409 `invalid_state` when the export is not `completed` yet, has `failed`, or its
-         *     file has expired (`expiresAt` passed). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     **Resuming a broken download.** Send `Range: bytes=<bytes you have>-` (and `If-Range` with the `ETag` of the
+         *     first answer, to be sure the file is the same): the answer is **206** with `Content-Range` and only the rest.
+         *     One range per request (`bytes=a-b`, `bytes=a-` or the last n bytes, `bytes=-n`); a `Range` in another unit or
+         *     with several ranges is ignored and the whole file is sent with 200, as HTTP allows. A range that starts at or
+         *     beyond the end of the file gives **416** `range_not_satisfiable` with `Content-Range: bytes *\/<size>`. An
+         *     `If-Range` that does not match the `ETag` gives the whole file with 200.
+         *
+         *     Needs `responses:read`. Errors: 404 `not_found` (also another organization's or environment's export);
+         *     409 `invalid_state` when the export is not `completed` yet or has `failed`; 410 `export_expired` once the file
+         *     has expired (`expiresAt`, 7 days after completion) and was deleted; 416 `range_not_satisfiable`.
          */
         get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{exportId}/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export id (`exp_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List responses deleted in an export's window
+         * @description How an integrator learns of deletions: the responses of the export's survey that were **deleted** with a
+         *     deletion time in the export's window (`submittedAfter` inclusive — or from the start — to `watermark`
+         *     exclusive), oldest first, paginated. Deleted responses are never in later files; after importing a file,
+         *     delete these ids from your copy too. With a chain of incremental exports (`sinceExport`), every deletion is
+         *     listed by exactly one export of the chain (the one whose window contains the deletion time), by the same
+         *     rule as `watermark`. A deleted response you never received (submitted and deleted within one window) may be
+         *     listed: ignore unknown ids. Deletions are remembered for 30 days; pull at least that often.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` while the export has no `watermark` yet (`pending`).
+         */
+        get: operations["listExportDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1804,15 +1858,17 @@ export interface components {
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
+         *     | `export_expired` | 410 | The export's file has expired (7 days after completion) and was deleted; start a new export. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
+         *     | `range_not_satisfiable` | 416 | The `Range` of a download starts beyond the end of the file; `Content-Range` gives the size. |
          *     | `rate_limited` | 429 | A per-minute or per-day limit is spent, or this source failed authentication too often; see `Retry-After`. |
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
          *     | `unavailable` | 503 | The service is temporarily unavailable (database down, shutting down); retry. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -2136,18 +2192,33 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description File format of an export. `csv`: one row per response, one column per question (multiple-choice answers
-         *     joined with `;`), UTF-8 with a header row. `json`: an array of `Response` objects. `xlsx`: the CSV
-         *     layout as an Excel workbook.
+         * @description File format of an export, with the media type `downloadExport` answers with:
+         *
+         *     | format | media type | layout |
+         *     |---|---|---|
+         *     | `csv` | `text/csv; charset=utf-8` | RFC 4180, UTF-8 (optionally with a BOM, see `bom`), `\r\n` line ends, a header row `responseId,submittedAt,respondentExternalId` then one column per question id in the survey's question order. Multiple-choice answers are joined with `;` in one cell (choice ids never contain `;`; with `choiceValues: labels` a `;` inside a label is written as `\;`). Unanswered questions are empty cells. |
+         *     | `json` | `application/json` | One JSON array of `ExportRecord` objects. |
+         *     | `ndjson` | `application/x-ndjson` | One `ExportRecord` per line (newline-delimited JSON), so a reader can stream it. |
+         *     | `xlsx` | `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` | The CSV layout on one sheet named `Responses`, with typed cells: `submittedAt` is a date cell (UTC), NPS and rating answers are numbers, the rest text (XML turns `\r\n` inside a text into `\n`). |
+         *
+         *     Rows are ordered by `submittedAt`, then `id`, ascending (oldest first) in every format.
          * @enum {string}
          */
-        ExportFormat: "csv" | "json" | "xlsx";
-        /** @description What to export. Without a time window every response of the survey is exported. */
+        ExportFormat: "csv" | "json" | "ndjson" | "xlsx";
+        /**
+         * @description What to export. Without a time window every response of the survey is exported. The window is
+         *     `submittedAfter` **inclusive** and `submittedBefore` **exclusive**, as in `listResponses`.
+         *
+         *     **Incremental exports.** Every completed export states its `watermark`. To get each response exactly once
+         *     across runs (a nightly job, say), start the next export with `sinceExport` set to the previous export's id
+         *     (or, equivalently, `submittedAfter` set to its `watermark`). See `Export.watermark` for why this is exact even
+         *     while responses keep arriving, and `listExportDeletions` for the responses deleted since.
+         */
         ExportRequest: {
             format: components["schemas"]["ExportFormat"];
             /**
              * Format: date-time
-             * @description Only responses submitted at or after this instant (ISO 8601).
+             * @description Only responses submitted at or after this instant (ISO 8601). Not together with `sinceExport`.
              */
             submittedAfter?: string;
             /**
@@ -2155,11 +2226,31 @@ export interface components {
              * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`.
              */
             submittedBefore?: string;
+            /**
+             * @description Continue after a previous `completed` export of the same survey: the same as `submittedAfter` set to that
+             *     export's `watermark`. 400 `validation_failed` when it is unknown, of another survey, or not completed.
+             */
+            sinceExport?: string;
+            /** @description Only these questions' answers (columns in CSV and XLSX), still in the survey's question order. Every id must be a question of the survey. Default all questions. */
+            questionIds?: string[];
+            /**
+             * @description How choice answers are written — `ids` (`c_1`, stable, for machines) or `labels` (the choice text, for people). Applies to every format.
+             * @default ids
+             * @enum {string}
+             */
+            choiceValues?: "ids" | "labels";
+            /**
+             * @description Start a CSV file with a UTF-8 byte order mark, so that spreadsheet programs detect UTF-8. Only with `format` `csv`.
+             * @default false
+             */
+            bom?: boolean;
         };
         /**
          * @description An asynchronous export of a survey's responses to a file. Poll `GET /api/v1/exports/{exportId}` until
-         *     `status` is `completed` (then download the file) or `failed`. The event `responses.export.completed`
-         *     is also sent to webhooks. Files are kept for 24 hours after completion.
+         *     `status` is `completed` (then download the file from `downloadUrl`) or `failed` (`error` says why). The event
+         *     `responses.export.completed` is also sent to webhooks. Files are kept for **7 days** after completion
+         *     (`expiresAt`); after that a download answers 410 `export_expired` and the export itself stays readable.
+         *     Exports are visible only to the organization and environment that created them.
          */
         Export: {
             /** @description Identifier of the export, `exp_` + 26 Crockford base32 characters. */
@@ -2172,8 +2263,40 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "processing" | "completed" | "failed";
+            /** @description Percentage of the export's rows written to the file; 100 exactly when `completed`. */
+            progress: number;
             /** @description Number of responses in the file; `null` until completed. */
             rowCount: number | null;
+            /** @description Size of the file in bytes (the download's `Content-Length`); `null` until completed. */
+            size: number | null;
+            /**
+             * Format: date-time
+             * @description The window's inclusive start as requested (or taken from `sinceExport`); `null` for "from the first response".
+             */
+            submittedAfter: string | null;
+            /**
+             * Format: date-time
+             * @description The window's exclusive end as requested; `null` for "up to now".
+             */
+            submittedBefore: string | null;
+            /**
+             * Format: date-time
+             * @description The exclusive end of what this export covers, set when the export starts processing: the file holds every
+             *     response of the survey with `submittedAfter <= submittedAt < watermark` that existed when it was written.
+             *     Start the next incremental export from here (`sinceExport`, or `submittedAfter` = `watermark`).
+             *
+             *     **Why this is exact.** `submittedAt` is taken when a response's transaction starts, but a response becomes
+             *     visible only when that transaction commits, a moment later. A watermark of "now" could therefore miss a
+             *     response that commits just after the export reads, with a `submittedAt` before the watermark — and the next
+             *     export, starting at the watermark, would miss it too. So the watermark is never later than the start of the
+             *     oldest database transaction still running when the export begins (less a margin for clock differences
+             *     between servers, one second by default; never later than `submittedBefore`). So a response appears in
+             *     exports about a second after it was submitted. Every response with `submittedAt` before
+             *     it is committed before the export reads; every response committed later has `submittedAt` at or after it and
+             *     belongs to the next export. A chain of exports, each started from the previous `watermark`, therefore
+             *     delivers every response exactly once. `null` until the export is `processing`.
+             */
+            watermark: string | null;
             /**
              * Format: uri-reference
              * @description Where to download the file (relative to the API base URL, same API key); `null` until completed.
@@ -2193,9 +2316,52 @@ export interface components {
             completedAt: string | null;
             /**
              * Format: date-time
-             * @description When the file is deleted (24 hours after completion); `null` until completed. Downloading later gives 409 `invalid_state`.
+             * @description When the file is deleted (7 days after completion); `null` until completed. Downloading later gives 410 `export_expired`.
              */
             expiresAt: string | null;
+        };
+        /**
+         * @description One response in a `json` or `ndjson` export file: a `Response`, with only the requested questions' answers, and
+         *     with choice labels instead of ids in `value` when the export asked for `choiceValues: labels`.
+         */
+        ExportRecord: {
+            /** @description Identifier of the response. */
+            id: string;
+            /** @description The survey answered. */
+            surveyId: string;
+            /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
+            respondentExternalId: string | null;
+            /** @description The answers to the exported questions, in the survey's question order (empty when none of them was answered). */
+            answers: {
+                /** @description Id of the answered question. */
+                questionId: string;
+                /** @description As in `Answer`, or the choice label(s) with `choiceValues` `labels`. */
+                value: number | string | string[];
+            }[];
+            /**
+             * Format: date-time
+             * @description When the response was accepted (ISO 8601 UTC).
+             */
+            submittedAt: string;
+        };
+        /**
+         * @description A response that was deleted; if you stored it from an earlier export, delete it too.
+         * @example {
+         *       "responseId": "rsp_01JD3MB9X2Y5Z8A1C4E7G0H3J6",
+         *       "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "deletedAt": "2026-11-22T08:12:40.000Z"
+         *     }
+         */
+        ExportDeletion: {
+            /** @description The deleted response. */
+            responseId: string;
+            /** @description Its survey. */
+            surveyId: string;
+            /**
+             * Format: date-time
+             * @description When it was deleted (ISO 8601 UTC).
+             */
+            deletedAt: string;
         };
         /**
          * @description The respondent field whose values form the groups: `department`, `location`, `jobTitle`,
@@ -4213,6 +4379,41 @@ export interface components {
                 "application/json": components["schemas"]["ErrorEnvelope"];
             };
         };
+        /**
+         * @description The export's file has expired (7 days after completion) and was deleted. The export itself is still readable;
+         *     start a new export to get the data again.
+         *
+         *     Codes: `export_expired`.
+         */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The `Range` asks for bytes that the file does not have (it starts at or beyond the end). `Content-Range`
+         *     (`bytes *\/<size>`) gives the file's size.
+         *
+         *     Codes: `range_not_satisfiable`.
+         */
+        RangeNotSatisfiable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /**
+                 * @description `bytes *\/<size of the file>`.
+                 * @example bytes *\/48213
+                 */
+                "Content-Range"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
     };
     parameters: {
         /** @description Page number, from 1. */
@@ -5079,7 +5280,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5121,13 +5321,131 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadExport: {
         parameters: {
             query?: never;
+            header?: {
+                /**
+                 * @description One byte range, to resume a download: `bytes=1048576-`, `bytes=0-1023` or `bytes=-500` (the last 500 bytes).
+                 * @example bytes=1048576-
+                 */
+                Range?: string;
+                /**
+                 * @description The `ETag` of an earlier answer; the `Range` is honoured only if the file is still that one.
+                 * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                 */
+                "If-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description The export id (`exp_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole export file (not an envelope). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Always `attachment`, with a file name such as `survey-srv_…-exp_….csv`.
+                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description Size of the file in bytes (the export's `size`).
+                     * @example 9135
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description Always `bytes`.
+                     * @example bytes
+                     */
+                    "Accept-Ranges"?: "bytes";
+                    /**
+                     * @description A strong validator of the file, for `If-Range`.
+                     * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": components["schemas"]["ExportRecord"][];
+                    "application/x-ndjson": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /**
+             * @description The requested byte range of the file (not an envelope), after a `Range` header. The media type is the
+             *     format's, as for 200.
+             */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description `bytes <first>-<last>/<size>` (inclusive positions).
+                     * @example bytes 1048576-2097151/2097152
+                     */
+                    "Content-Range"?: string;
+                    /**
+                     * @description Bytes in this part.
+                     * @example 1048576
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description As for 200.
+                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description As for 200.
+                     * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": string;
+                    "application/x-ndjson": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listExportDeletions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -5140,24 +5458,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The export file (not an envelope). */
+            /** @description A page of deletions. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    /**
-                     * @description Always `attachment`, with a file name such as `survey-srv_…-responses.csv`.
-                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-responses.csv"
-                     */
-                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": string;
-                    "application/json": components["schemas"]["Response"][];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/json": {
+                        /** @description The deletions of this page, oldest first. */
+                        data: components["schemas"]["ExportDeletion"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5168,7 +5484,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

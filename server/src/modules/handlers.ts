@@ -7,6 +7,8 @@ import * as account from './account/handlers.js';
 import * as analytics from './analytics/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
+import * as exportsModule from './exports/handlers.js';
+import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
@@ -30,9 +32,10 @@ export const handlers = {
   getResponse: surveys.getResponse,
   deleteResponse: surveys.deleteResponse,
   // Exports
-  exportResponses: notImplemented('exportResponses'),
-  getExport: notImplemented('getExport'),
-  downloadExport: notImplemented('downloadExport'),
+  exportResponses: exportsModule.exportResponses,
+  getExport: exportsModule.getExport,
+  downloadExport: exportsModule.downloadExport,
+  listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
   getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: notImplemented('generateAiAnalysis'),
@@ -42,11 +45,11 @@ export const handlers = {
   getAnalyticsSettings: analytics.getAnalyticsSettings,
   updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
-  distributeSurvey: notImplemented('distributeSurvey'),
-  previewDistribution: notImplemented('previewDistribution'),
-  listDistributions: notImplemented('listDistributions'),
-  getDistribution: notImplemented('getDistribution'),
-  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  distributeSurvey: distributions.distributeSurvey,
+  previewDistribution: distributions.previewDistribution,
+  listDistributions: distributions.listDistributions,
+  getDistribution: distributions.getDistribution,
+  listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,
