@@ -388,6 +388,8 @@ function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date 
   const after = new Date(request.submittedAfter);
   const before = new Date(request.submittedBefore);
   const length = before.getTime() - after.getTime();
+  // No previous period before the year 1 (the API's timestamps have four-digit years).
+  if (after.getTime() - length < Date.UTC(1, 0, 1)) return undefined;
   return { after: new Date(after.getTime() - length), before: after };
 }
 
