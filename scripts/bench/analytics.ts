@@ -202,6 +202,9 @@ export async function run(): Promise<void> {
             `percentile_cont, plus the daily series) took ${median(raw).toFixed(0)} ms for the ${total.toLocaleString('en')} responses (${rawRounds} run${rawRounds === 1 ? '' : 's'}).`
           : ''),
       '',
+      'Whole-survey figures are read from the exact daily counts, so against that lookup the ratio measures the fixed cost of an API request ' +
+        '(authentication, rate limit, lookups); breakdowns by a respondent field scan, and are compared with the same scan by hand.',
+      '',
       `Set-up through the real triggers: ${total.toLocaleString('en')} respondents in ${respondentSeconds.toFixed(1)} s; ` +
         `${total.toLocaleString('en')} responses (one INSERT … SELECT generate_series, each row encoded by the trigger into \`analytics_responses\`) in ${responseSeconds.toFixed(1)} s, ` +
         `${((responseSeconds * 1e6) / total).toFixed(0)} µs per response — the cost a submission pays for exact, always-current analytics.`,
