@@ -49,8 +49,8 @@ export const departments: Array<[string, number]> = [
 ];
 
 /** A launched survey and one response per respondent of `departments`, plus `anonymous` responses without one. */
-export async function generate(t: TestService, client: Client, organizationId: string, seed: number, anonymous = 4): Promise<Generated> {
-  const created = await client.POST('/api/v1/surveys', { body: { title: 'Engagement', questions, settings: { allowMultipleResponses: true } } });
+export async function generate(t: TestService, client: Client, organizationId: string, seed: number, anonymous = 4, allowMultipleResponses = true): Promise<Generated> {
+  const created = await client.POST('/api/v1/surveys', { body: { title: 'Engagement', questions, settings: { allowMultipleResponses } } });
   expect(created.response.status).toBe(201);
   const surveyId = created.data!.data.id;
   expect((await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } })).response.status).toBe(200);

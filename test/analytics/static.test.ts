@@ -33,6 +33,12 @@ async function staticOf(query: Record<string, string> = {}, surveyId = data.surv
   return body!.data;
 }
 
+/** A figure rounded to `decimals` by the service, against the exact value computed here. */
+function expectRounded(actual: number | null | undefined, exact: number, decimals: number) {
+  expect(actual).not.toBeNull();
+  expect(Math.abs(actual! - exact)).toBeLessThanOrEqual(0.5 * 10 ** -decimals + 1e-9);
+}
+
 /** Every figure of every question, recomputed from the raw answers. */
 function expectQuestions(questions: Stats[], responses: Responses) {
   const byId = new Map(questions.map((q) => [q.questionId, q]));
@@ -60,9 +66,9 @@ function expectQuestions(questions: Stats[], responses: Responses) {
     expect(stats.type).toBe('rating');
     if (stats.type !== 'rating') continue;
     expect(stats.answeredCount).toBe(values.length);
-    expect(stats.average).toBeCloseTo(ss.mean(values), 2);
+    expectRounded(stats.average, ss.mean(values), 2);
     expect(stats.median).toBe(ss.median(values));
-    expect(stats.standardDeviation).toBeCloseTo(ss.sampleStandardDeviation(values), 2);
+    expectRounded(stats.standardDeviation, ss.sampleStandardDeviation(values), 2);
     expect(stats.distribution).toEqual(Array.from({ length: max - min + 1 }, (_, i) => ({ value: min + i, count: values.filter((v) => v === min + i).length })));
   }
 
@@ -90,7 +96,7 @@ function expectQuestions(questions: Stats[], responses: Responses) {
   if (change.type !== 'text') throw new Error('expected text');
   expect(change.answeredCount).toBe(texts.length);
   // Characters are Unicode code points ("é" is one).
-  expect(change.averageLength).toBeCloseTo(ss.mean(texts.map((text) => [...text].length)), 1);
+  expectRounded(change.averageLength, ss.mean(texts.map((text) => [...text].length)), 1);
 }
 
 describe('getStaticAnalytics', () => {
@@ -230,6 +236,62 @@ describe('getStaticAnalytics', () => {
     await t.db.updateTable('responses').set({ answers: JSON.stringify(changed.answers) }).where('id', '=', changed.id).execute();
     expectQuestions((await staticOf()).questions, rest);
     data.responses = rest;
+  });
+
+  it('adds each question\'s correlation with an outcome question', async () => {
+    const result = await staticOf({ outcomeQuestionId: 'nps' });
+    for (const id of ['tools', 'manager', 'growth']) {
+      const pairs = data.responses.flatMap((r) => {
+        const x = r.answers.find((a) => a.questionId === id)?.value as number | undefined;
+        const y = r.answers.find((a) => a.questionId === 'nps')!.value as number;
+        return x === undefined ? [] : [[x, y] as const];
+      });
+      const stats = result.questions.find((q) => q.questionId === id)!;
+      if (stats.type !== 'rating') throw new Error('expected rating');
+      expect(stats.outcomeCorrelation?.outcomeQuestionId).toBe('nps');
+      expect(stats.outcomeCorrelation?.responseCount).toBe(pairs.length);
+      expect(stats.outcomeCorrelation?.correlation).toBeCloseTo(ss.sampleCorrelation(pairs.map((p) => p[0]), pairs.map((p) => p[1])), 3);
+    }
+    expect(result.questions.find((q) => q.questionId === 'nps')).not.toHaveProperty('outcomeCorrelation');
+    expect((await staticOf()).questions.some((q) => 'outcomeCorrelation' in q)).toBe(false);
+    const refused = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: data.surveyId }, query: { outcomeQuestionId: 'change' } } });
+    expect(refused.response.status).toBe(400);
+  });
+
+  it('answers whole days of a one-response-per-person survey from the exact daily counts, which follow every change', async () => {
+    const once = await generate(t, client, organizationId, 13, 6, false);
+    const counts = await t.db.selectFrom('analytics_daily_cells').select((eb) => eb.fn.sum<number>('n').as('n')).where('survey_id', '=', once.surveyId).where('code', '=', -1).executeTakeFirstOrThrow();
+    expect(Number(counts.n)).toBe(once.responses.length);
+    const check = async (responses: typeof once.responses) => {
+      const whole = await staticOf({}, once.surveyId);
+      expect(whole.responseCount).toBe(responses.length);
+      expectQuestions(whole.questions, responses);
+      const after = new Date(Date.UTC(2026, 9, 2));
+      const before = new Date(Date.UTC(2026, 9, 8));
+      const days = await staticOf({ submittedAfter: after.toISOString(), submittedBefore: before.toISOString() }, once.surveyId);
+      const inWindow = responses.filter((r) => r.submittedAt >= after && r.submittedAt < before);
+      expect(days.responseCount).toBe(inWindow.length);
+      expectQuestions(days.questions, inWindow);
+      expect(days.daily.reduce((sum, d) => sum + d.count, 0)).toBe(inWindow.length);
+      // A breakdown: the whole from the daily counts, the groups from the scan — both exact.
+      const byDepartment = await staticOf({ segmentBy: 'department' }, once.surveyId);
+      expectQuestions(byDepartment.questions, responses);
+      for (const segment of byDepartment.segments.filter((g) => !g.suppressed)) {
+        const members = responses.filter((r) => (r.respondent ? once.department.get(r.respondent) : null) === segment.value);
+        expect(segment.responseCount).toBe(members.length);
+        expectQuestions(segment.questions!, members);
+      }
+      expect(byDepartment.segments.filter((g) => !g.suppressed).length).toBeGreaterThan(1);
+    };
+    await check(once.responses);
+    // New responses, a deletion and an in-place change: the counts stay exact.
+    const sent = await client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: once.surveyId } }, body: { answers: [{ questionId: 'nps', value: 0 }, { questionId: 'tools', value: 1 }, { questionId: 'where', value: 'home' }] } });
+    const added = { id: sent.data!.data.id, respondent: null, submittedAt: new Date(sent.data!.data.submittedAt), answers: sent.data!.data.answers };
+    await client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: once.surveyId, responseId: once.responses[1]!.id } } });
+    const moved = once.responses[2]!;
+    moved.submittedAt = new Date(Date.UTC(2026, 9, 4, 8));
+    await t.db.updateTable('responses').set({ submitted_at: moved.submittedAt }).where('id', '=', moved.id).execute();
+    await check([...once.responses.filter((_, i) => i !== 1), added]);
   });
 
   it('refuses bad parameters and unknown surveys or distributions', async () => {

@@ -471,6 +471,7 @@ export interface paths {
          *     | choice `percentage` | count ÷ answeredCount × 100 — for `multiple_choice` over respondents, so shares can add up to more than 100 |
          *     | text `answeredCount`, `averageLength` | answers; mean length in characters (never the texts) |
          *     | `daily` | responses per UTC day |
+         *     | `outcomeCorrelation` (with `outcomeQuestionId`) | Pearson correlation of each `nps`/`rating` question with the outcome, over the responses that answered both |
          *
          *     Optionally narrowed to a submission window, to one distribution (`distributionId`) and to respondents
          *     matching `filters` (the targeting filter language), and broken down by a respondent field (`segmentBy`).
@@ -487,7 +488,7 @@ export interface paths {
          *     snapshot), else the current respondent record — see `SmartAnalyticsSegmentBy`.
          *
          *     Errors: 400 `validation_failed` (bad dates, `submittedBefore` not after `submittedAfter`, malformed
-         *     `filters`, unknown `segmentBy`); 404 `not_found` (survey, or `distributionId` not a distribution of it).
+         *     `filters`, unknown `segmentBy`, an `outcomeQuestionId` that is not an `nps` or `rating` question); 404 `not_found` (survey, or `distributionId` not a distribution of it).
          */
         get: operations["getStaticAnalytics"];
         put?: never;
@@ -2407,6 +2408,19 @@ export interface components {
             count: number;
         };
         /**
+         * @description How this question's answers move with the outcome question's (`outcomeQuestionId`): the Pearson correlation
+         *     over the responses that answered both. Present on `nps` and `rating` questions other than the outcome, only
+         *     when `outcomeQuestionId` was given.
+         */
+        OutcomeCorrelation: {
+            /** @description The outcome question. */
+            outcomeQuestionId: string;
+            /** @description Pearson correlation, three decimals; `null` when either side has no variance or fewer than `anonymityThreshold` responses answered both. */
+            correlation: number | null;
+            /** @description Responses that answered both questions. */
+            responseCount: number;
+        };
+        /**
          * NpsQuestionStats
          * @description Statistics of an `nps` question. The score is the percentage of promoters (9–10) minus the percentage of detractors (0–6).
          */
@@ -2439,6 +2453,7 @@ export interface components {
             detractors: number;
             /** @description Answer counts for every value 0 to 10, in order. */
             distribution: components["schemas"]["AnalyticsValueCount"][];
+            outcomeCorrelation?: components["schemas"]["OutcomeCorrelation"];
         };
         /**
          * RatingQuestionStats
@@ -2468,6 +2483,7 @@ export interface components {
             standardDeviation: number | null;
             /** @description Answer counts for every value from `min` to `max`, in order. */
             distribution: components["schemas"]["AnalyticsValueCount"][];
+            outcomeCorrelation?: components["schemas"]["OutcomeCorrelation"];
         };
         /**
          * ChoiceQuestionStats
@@ -4485,17 +4501,18 @@ export interface components {
          */
         AnalyticsSegmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
         /**
-         * @description The AI analysis id (`ana_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-         * @example ana_01JD3MD8F3K5W2QZ7R9T4V6X1B
-         */
-        AnalysisId: string;
-        /**
-         * @description The question the drivers are measured against: an `nps` or `rating` question of the survey. Default: the
-         *     survey's first `nps` question. An id that is not such a question gives 400 `validation_failed` at
+         * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
+         *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
+         *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
          *     `/query/outcomeQuestionId`.
          * @example q_1
          */
         AnalyticsOutcome: string;
+        /**
+         * @description The AI analysis id (`ana_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+         * @example ana_01JD3MD8F3K5W2QZ7R9T4V6X1B
+         */
+        AnalysisId: string;
         /**
          * @description What a heatmap cell shows: `mean` (the mean answer, two decimals) or `favourable` (the percentage of
          *     favourable answers, one decimal: 9–10 on an `nps` question, the top two fifths of a `rating` scale, that is a
@@ -5531,6 +5548,14 @@ export interface operations {
                  * @example department
                  */
                 segmentBy?: components["parameters"]["AnalyticsSegmentBy"];
+                /**
+                 * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
+                 *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
+                 *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
+                 *     `/query/outcomeQuestionId`.
+                 * @example q_1
+                 */
+                outcomeQuestionId?: components["parameters"]["AnalyticsOutcome"];
             };
             header?: never;
             path: {
@@ -5756,8 +5781,9 @@ export interface operations {
                  */
                 segmentBy?: components["schemas"]["SmartAnalyticsSegmentBy"];
                 /**
-                 * @description The question the drivers are measured against: an `nps` or `rating` question of the survey. Default: the
-                 *     survey's first `nps` question. An id that is not such a question gives 400 `validation_failed` at
+                 * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
+                 *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
+                 *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
                  *     `/query/outcomeQuestionId`.
                  * @example q_1
                  */

@@ -42,6 +42,19 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('cells', sql`integer[]`, (c) => c.notNull())
     .addPrimaryKeyConstraint('analytics_responses_pk', ['organization_id', 'environment', 'survey_id', 'response_id'])
     .execute();
+  // Exact daily pre-aggregation: per survey, UTC day and cell code, how many responses carry it (code −1: the
+  // responses themselves). Kept by the same triggers, in the same statement, so it is never stale; whole-survey
+  // analytics over whole days read a few hundred rows instead of scanning every response.
+  await db.schema
+    .createTable('analytics_daily_cells')
+    .addColumn('organization_id', 'text', (c) => c.notNull())
+    .addColumn('environment', 'text', (c) => c.notNull())
+    .addColumn('survey_id', 'text', (c) => c.notNull())
+    .addColumn('day', 'date', (c) => c.notNull())
+    .addColumn('code', 'integer', (c) => c.notNull())
+    .addColumn('n', 'bigint', (c) => c.notNull())
+    .addPrimaryKeyConstraint('analytics_daily_cells_pk', ['organization_id', 'environment', 'survey_id', 'day', 'code'])
+    .execute();
   await sql`create index analytics_responses_by_time on analytics_responses (organization_id, environment, survey_id, submitted_at)`.execute(db);
   // Participation: has this recipient responded?
   await sql`create index analytics_responses_by_respondent on analytics_responses (organization_id, environment, survey_id, respondent_external_id) where respondent_external_id is not null`.execute(db);
@@ -91,22 +104,40 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Statement-level triggers with transition tables: one set-based write per statement, so a bulk insert
   // (an import, the benchmark's INSERT … SELECT) pays no per-row trigger overhead.
+  // The daily counts are upserted in key order, so two concurrent statements lock the same rows in the same
+  // order and cannot deadlock (submissions to one survey also serialise on its response counter anyway).
   await sql`
     create function analytics_responses_added() returns trigger language plpgsql as $$
     begin
-      insert into analytics_responses
-        (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
-      select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
-             r.submitted_at, e.nums, e.cells
-      from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e;
+      with copied as (
+        insert into analytics_responses
+          (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
+        select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
+               r.submitted_at, e.nums, e.cells
+        from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e
+        returning organization_id, environment, survey_id, submitted_at, cells
+      )
+      insert into analytics_daily_cells as d (organization_id, environment, survey_id, day, code, n)
+      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
+      from copied, unnest(array_append(cells, -1)) as code
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (organization_id, environment, survey_id, day, code) do update set n = d.n + excluded.n;
       return null;
     end $$`.execute(db);
   await sql`
     create function analytics_responses_removed() returns trigger language plpgsql as $$
     begin
-      delete from analytics_responses a using removed r
-      where a.organization_id = r.organization_id and a.environment = r.environment
-        and a.survey_id = r.survey_id and a.response_id = r.id;
+      with dropped as (
+        delete from analytics_responses a using removed r
+        where a.organization_id = r.organization_id and a.environment = r.environment
+          and a.survey_id = r.survey_id and a.response_id = r.id
+        returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells
+      )
+      insert into analytics_daily_cells as d (organization_id, environment, survey_id, day, code, n)
+      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
+      from dropped, unnest(array_append(cells, -1)) as code
+      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
+      on conflict (organization_id, environment, survey_id, day, code) do update set n = d.n + excluded.n;
       return null;
     end $$`.execute(db);
   await sql`create trigger analytics_responses_insert after insert on responses referencing new table as added for each statement execute function analytics_responses_added()`.execute(db);
@@ -124,6 +155,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
            r.submitted_at, e.nums, e.cells
     from responses r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e`.execute(db);
+  await sql`
+    insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
+    select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
+    from analytics_responses, unnest(array_append(cells, -1)) as code
+    group by 1, 2, 3, 4, 5`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
@@ -133,6 +169,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop function if exists analytics_responses_added()`.execute(db);
   await sql`drop function if exists analytics_responses_removed()`.execute(db);
   await sql`drop function if exists analytics_encode(jsonb, jsonb)`.execute(db);
+  await db.schema.dropTable('analytics_daily_cells').ifExists().execute();
   await db.schema.dropTable('analytics_responses').ifExists().execute();
   await db.schema.dropTable('analytics_settings').ifExists().execute();
 }

@@ -24,6 +24,7 @@ export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params
     distributionId: distributionIdOrThrow(query.distributionId),
     segmentBy: query.segmentBy,
     filters: query.filters,
+    outcomeQuestionId: query.outcomeQuestionId,
   }),
 });
 

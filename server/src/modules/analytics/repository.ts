@@ -61,10 +61,11 @@ function segmentExpression(segment: SegmentField | undefined, alias: string, at:
  * response came through a distribution that holds the respondent, else the current respondent record.
  */
 function subjectJoin(scope: AnalyticsScope): RawBuilder<unknown> {
-  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
   if (!scope.snapshots) {
-    return sql`${current} cross join lateral (select ${sql.join(respondentColumns.map((c) => sql`p.${sql.ref(c)}`))}) who`;
+    // No distribution, no snapshot: the current record is `who`, joined directly (no per-row projection).
+    return sql`left join respondents who on who.organization_id = ar.organization_id and who.environment = ar.environment and who.external_id = ar.respondent_external_id`;
   }
+  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
   const pick = respondentColumns.map((c) => sql`case when dr.external_id is not null then dr.${sql.ref(c)} else p.${sql.ref(c)} end as ${sql.ref(c)}`);
   return sql`${current}
     left join distribution_recipients dr on dr.organization_id = ar.organization_id and dr.environment = ar.environment
@@ -122,18 +123,41 @@ export interface CellRow {
  * one negative code per response for its UTC day (−1 − days since 1970-01-01), which gives the daily series and
  * the response counts. For the whole result and, with a segment, per group (GROUPING SETS).
  */
-export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+export async function cellCounts(db: DbOrTx, scope: AnalyticsScope, options: { whole: boolean } = { whole: true }): Promise<CellRow[]> {
   const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
   if (!scope.segment) {
     const { rows } = await sql<{ code: number; n: number }>`
       select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
     return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
   }
+  const groups = options.whole ? sql`grouping sets ((segment, code), (code))` : sql`segment, code`;
   const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
     select grouping(segment) as whole, segment, code, count(*)::int as n
     from (select ${responseSegment(scope)} as segment, ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code
-    group by grouping sets ((segment, code), (code))`.execute(db);
+    group by ${groups}`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
+}
+
+const isMidnightUtc = (date: Date | undefined) => date === undefined || date.getTime() % 86_400_000 === 0;
+
+/** The daily pre-aggregation answers exactly when nothing narrows below whole UTC days of the whole survey. */
+export const dailyCountsApply = (scope: AnalyticsScope) =>
+  !scope.segment && !scope.filter && !scope.distributionId && isMidnightUtc(scope.submittedAfter) && isMidnightUtc(scope.submittedBefore);
+
+/** The same rows as `cellCounts` for the whole result, from `analytics_daily_cells` (see `dailyCountsApply`). */
+export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+  const conditions: RawBuilder<unknown>[] = [
+    sql`organization_id = ${scope.tenant.organizationId}`,
+    sql`environment = ${scope.tenant.environment}`,
+    sql`survey_id = ${scope.surveyId}`,
+  ];
+  if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
+  if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
+  const { rows } = await sql<{ code: number; n: number }>`
+    select case when code < 0 then -1 - (day - date '1970-01-01') else code end as code, sum(n)::bigint as n
+    from analytics_daily_cells where ${sql.join(conditions, sql` and `)}
+    group by 1 having sum(n) > 0`.execute(db);
+  return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
 }
 
 export interface CorrelationInput {
@@ -256,6 +280,20 @@ export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: str
     .limit(1)
     .executeTakeFirst();
   return { id: row.id, previousId: previous?.id ?? null };
+}
+
+/** Per other position: responses that answered both it and the outcome, and their Pearson correlation. */
+export async function outcomeCorrelations(db: DbOrTx, scope: AnalyticsScope, outcome: number, others: number[]): Promise<{ n: number; corr: number | null }[]> {
+  if (others.length === 0) return [];
+  const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
+  const selections = others.flatMap((other, i) => [
+    sql`(count(*) filter (where ${at(other)} is not null))::int as ${sql.ref(`n_${i}`)}`,
+    sql`corr(${at(outcome)}, ${at(other)}) as ${sql.ref(`c_${i}`)}`,
+  ]);
+  const { rows } = await sql<Record<string, number | null>>`
+    select ${sql.join(selections)} ${fromScope(scope)} and ${at(outcome)} is not null`.execute(db);
+  const row = rows[0] ?? {};
+  return others.map((_, i) => ({ n: row[`n_${i}`] ?? 0, corr: row[`c_${i}`] ?? null }));
 }
 
 export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {

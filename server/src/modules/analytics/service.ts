@@ -39,6 +39,7 @@ type Comparison = components['schemas']['SmartAnalyticsComparison'];
 export const MINIMUM_DRIVER_RESPONSES = 30;
 
 export interface AnalyticsRequest {
+  outcomeQuestionId?: string;
   submittedAfter?: string;
   submittedBefore?: string;
   distributionId?: string;
@@ -225,23 +226,37 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
   };
 }
 
-/** One scan (plus the distinct-respondent count when a survey takes several responses per respondent). */
+/**
+ * One scan (plus the distinct-respondent count when a survey takes several responses per respondent). The
+ * whole result comes from the exact daily counts when they answer it; then the scan only groups by segment.
+ */
 async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
-  const [cells, distinct] = await Promise.all([
-    repository.cellCounts(db, scope),
+  const daily = !scope.distinctRespondents && repository.dailyCountsApply({ ...scope, segment: undefined });
+  const [cells, wholeCells, distinct] = await Promise.all([
+    daily && !scope.segment ? Promise.resolve([]) : repository.cellCounts(db, scope, { whole: !daily }),
+    daily ? repository.dailyCellCounts(db, scope) : Promise.resolve([]),
     scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
   ]);
-  return measure(cells, threshold, distinct);
+  return measure([...wholeCells, ...cells], threshold, distinct);
 }
 
 export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
   const segment = parseSegment(request.segmentBy);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
-  const [measured, participation] = await Promise.all([
+  const outcome = request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
+  const others = outcome === undefined ? [] : survey.questions.flatMap((q, position) => ((q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : []));
+  const [measured, participation, correlations] = await Promise.all([
     measureScope(db, scope, threshold),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
+    outcome === undefined ? Promise.resolve([]) : repository.outcomeCorrelations(db, { ...scope, segment: undefined }, outcome + 1, others.map((p) => p + 1)),
   ]);
+  const withOutcome = (stats: components['schemas']['QuestionStats'], position: number): components['schemas']['QuestionStats'] => {
+    const i = others.indexOf(position);
+    if (i < 0 || (stats.type !== 'nps' && stats.type !== 'rating')) return stats;
+    const { n, corr } = correlations[i]!;
+    return { ...stats, outcomeCorrelation: { outcomeQuestionId: request.outcomeQuestionId!, correlation: corr === null || n < threshold ? null : round(corr, 3), responseCount: n } };
+  };
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
     surveyId,
@@ -261,7 +276,7 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
     ...base,
     suppressed: false,
     responseCount: measured.whole.responses,
-    questions: questions.map((question, position) => questionStats(question, measured.whole.histograms.get(position))),
+    questions: questions.map((question, position) => withOutcome(questionStats(question, measured.whole.histograms.get(position)), position)),
     daily: measured.days,
     segments: segment
       ? measured.groups.map((group): StaticSegment =>
@@ -373,6 +388,8 @@ function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date 
   const after = new Date(request.submittedAfter);
   const before = new Date(request.submittedBefore);
   const length = before.getTime() - after.getTime();
+  // No previous period before the year 1 (the API's timestamps have four-digit years).
+  if (after.getTime() - length < Date.UTC(1, 0, 1)) return undefined;
   return { after: new Date(after.getTime() - length), before: after };
 }
 

@@ -22,7 +22,18 @@ export interface AnalyticsResponsesTable {
   cells: ColumnType<number[], never, never>;
 }
 
+/** Exact daily counts per survey and cell code (code −1: responses), kept by the same triggers. */
+export interface AnalyticsDailyCellsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  day: ColumnType<string, never, never>;
+  code: number;
+  n: ColumnType<number, never, never>;
+}
+
 export interface AnalyticsTables {
+  analytics_daily_cells: AnalyticsDailyCellsTable;
   analytics_settings: AnalyticsSettingsTable;
   analytics_responses: AnalyticsResponsesTable;
 }
