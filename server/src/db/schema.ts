@@ -6,6 +6,7 @@ import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
+import type { AiTables } from '../modules/ai/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
 export type Environment = 'LIVE' | 'TEST';
@@ -68,5 +69,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, AiTables {}
 

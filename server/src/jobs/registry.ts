@@ -7,6 +7,7 @@ import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
 import { respondentsSync } from './respondents.sync.js';
+import { aiAnalyse } from './ai.analyse.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -18,4 +19,8 @@ export interface JobDefinition<Data extends object = object> {
   work(job: PgBoss.Job<Data>, services: Services): Promise<unknown>;
 }
 
-export const jobs: JobDefinition[] = [maintenanceCleanup as JobDefinition, respondentsSync as JobDefinition];
+export const jobs: JobDefinition[] = [
+  maintenanceCleanup as JobDefinition,
+  respondentsSync as JobDefinition,
+  aiAnalyse as JobDefinition,
+];

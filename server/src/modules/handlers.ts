@@ -4,6 +4,7 @@
  */
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
+import * as ai from './ai/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
@@ -14,7 +15,7 @@ export const handlers = {
   // Surveys
   listSurveys: surveys.listSurveys,
   createSurvey: surveys.createSurvey,
-  generateSurvey: notImplemented('generateSurvey'),
+  generateSurvey: ai.generateSurvey,
   getSurvey: surveys.getSurvey,
   updateSurvey: surveys.updateSurvey,
   deleteSurvey: surveys.deleteSurvey,
@@ -32,9 +33,9 @@ export const handlers = {
   downloadExport: notImplemented('downloadExport'),
   // Analytics
   getStaticAnalytics: notImplemented('getStaticAnalytics'),
-  generateAiAnalysis: notImplemented('generateAiAnalysis'),
-  getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
-  getAiAnalysis: notImplemented('getAiAnalysis'),
+  generateAiAnalysis: ai.generateAiAnalysis,
+  getLatestAiAnalysis: ai.getLatestAiAnalysis,
+  getAiAnalysis: ai.getAiAnalysis,
   getSmartAnalytics: notImplemented('getSmartAnalytics'),
   // Distributions
   distributeSurvey: notImplemented('distributeSurvey'),
