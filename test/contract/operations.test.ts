@@ -23,7 +23,7 @@ const NOT_YET_OPS = new Set(['exportResponses', 'getExport', 'downloadExport', '
 const SHIPPED = new Set(['generateAiAnalysis', 'getLatestAiAnalysis', 'getAiAnalysis']);
 const SHARED: Record<string, string> = {
   '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
-  '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType', '429': 'TooManyRequests', '500': 'InternalError',
+  '405': 'MethodNotAllowed', '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType', '429': 'TooManyRequests', '500': 'InternalError',
   '501': 'NotImplemented', '503': 'ServiceUnavailable',
 };
 
@@ -47,13 +47,13 @@ const hasExample = (media: JsonObject) =>
 function expectedErrors(op: Operation): string[] {
   const o = op.operation;
   const authenticated = !PUBLIC.has(id(op));
-  const hasBody = o.requestBody !== undefined;
   const hasJsonBody = jsonContent(o.requestBody) !== undefined;
-  const hasQuery = op.parameters.some((p) => p.in === 'query');
   const hasPathId = op.parameters.some((p) => p.in === 'path');
   const codes = new Set<string>();
-  if (authenticated) ['401', '403', '429', '500', '503'].forEach((c) => codes.add(c));
-  if (hasBody || hasQuery || hasPathId || !authenticated) codes.add('400');
+  // Every operation: unknown query parameters (400), another method on its path (405), our fault (500), and
+  // an unreachable database or a shutdown (503).
+  ['400', '405', '500', '503'].forEach((c) => codes.add(c));
+  if (authenticated) ['401', '403', '429'].forEach((c) => codes.add(c));
   if (hasPathId) codes.add('404');
   if (op.method === 'post') codes.add('409');
   if (hasJsonBody) { codes.add('413'); codes.add('415'); }

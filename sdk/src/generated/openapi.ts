@@ -1700,14 +1700,14 @@ export interface components {
          *     | `insufficient_scope` | 403 | The key lacks the scope named in `details`. |
          *     | `plan_not_eligible` | 403 | The organization's plan has no API access (PRO or BUSINESS needed). |
          *     | `not_found` | 404 | No such resource for this organization and environment. |
-         *     | `method_not_allowed` | 405 | The path exists but not with this method. |
+         *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
-         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent; see `Retry-After`. |
+         *     | `rate_limited` | 429 | A per-minute or per-day limit is spent, or this source failed authentication too often; see `Retry-After`. |
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
          *     | `unavailable` | 503 | The service is temporarily unavailable (database down, shutting down); retry. |
@@ -1717,17 +1717,47 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
-        /** @description One problem found in the request. */
+        /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
              * @description JSON Pointer to the offending part of the request, prefixed with where it was found (`/body/…`, `/query/…`, `/path/…`, `/headers/…`); absent when the problem is not tied to one place.
              * @example /body/respondents/3/email
              */
             path?: string;
-            /** @description What is wrong, for humans. */
+            /** @description What is wrong, written for the integrator. */
             message: string;
-            /** @description A finer machine-readable reason when there is one (for example the missing scope name, or the JSON Schema keyword that failed). */
-            code?: string;
+            /**
+             * @description Machine-readable reason, snake_case. Branch on it together with `path`. The list is open: an operation
+             *     may add codes of its own (its description says which), so treat an unknown code like `invalid_value`.
+             *
+             *     | code | meaning |
+             *     |---|---|
+             *     | `required` | A required field, parameter or header is missing. |
+             *     | `type` | The value has the wrong JSON type (bodies are never coerced: `"5"` is not a number). |
+             *     | `format` | A string breaks its format (`date`, `date-time`, `email`, `uri`, …), including impossible dates such as `2024-02-30`. |
+             *     | `enum` | The value is not one of the allowed values. |
+             *     | `const` | The value differs from the only allowed value. |
+             *     | `minimum` / `maximum` | A number is below / above its bound. |
+             *     | `min_length` / `max_length` | A string is shorter / longer than allowed. |
+             *     | `min_items` / `max_items` | An array has too few / too many items. |
+             *     | `unique_items` | An array repeats an item. |
+             *     | `min_properties` / `max_properties` | An object has too few / too many members (for example an empty update). |
+             *     | `pattern` | A string does not match its pattern. |
+             *     | `unknown_field` | A body member or query parameter the operation does not define. |
+             *     | `one_of` / `any_of` | The value matches none of the allowed shapes. |
+             *     | `invalid_character` | A string contains a NUL character or a lone UTF-16 surrogate, which cannot be stored. |
+             *     | `too_deep` | A value nests objects or arrays deeper than allowed. |
+             *     | `out_of_range` | A value is well-formed but outside what the resource accepts (for example an NPS score of 11). |
+             *     | `answer_type` | An answer's value does not fit its question's type (a text answer to an NPS question). |
+             *     | `invalid_value` | Any other value the operation does not accept. |
+             *     | `not_found` | A referenced resource (a question, a choice) does not exist. |
+             *     | `duplicate` | A value that must be unique appears twice. |
+             *     | `missing_scope` | The key lacks the scope named in the message (403 `insufficient_scope`). |
+             *     | `minute` / `day` | The rate-limit window that is spent (429 `rate_limited`). |
+             *     | `auth_failures` | Too many failed authentications from this source (429 `rate_limited`). |
+             * @example format
+             */
+            code: string;
         };
         /** @description The `error` member of an error envelope. */
         Error: {
@@ -3588,7 +3618,7 @@ export interface components {
     };
     responses: {
         /**
-         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type, out of bounds or unknown. Every problem is listed in `details`. Also `invalid_json` when the body is not well-formed JSON.
+         * @description The request breaks the contract: a body, query or path value is missing, of the wrong type (bodies are never coerced), out of bounds or unknown (unknown query parameters included), or contains characters that cannot be stored (NUL, lone UTF-16 surrogates). Every problem is listed in `details` at once, each with its `path` and `code`. Also `invalid_json` when the body is not well-formed JSON.
          *
          *     Codes: `validation_failed`, `invalid_json`.
          */
@@ -3618,7 +3648,7 @@ export interface components {
             };
         };
         /**
-         * @description The key lacks the scope this operation requires (named in `details`), or the organization's plan has no API access (`plan_not_eligible`).
+         * @description The key lacks the scope this operation requires (named in the message and in `details`, code `missing_scope`), or the organization's plan has no API access (`plan_not_eligible`).
          *
          *     Codes: `insufficient_scope`, `plan_not_eligible`.
          */
@@ -3632,7 +3662,23 @@ export interface components {
             };
         };
         /**
-         * @description A per-minute or per-day limit of the organization's plan is spent for this environment. `details` says which window; wait `Retry-After` seconds.
+         * @description The path exists, but not with this method. `Allow` lists the methods the path documents.
+         *
+         *     Codes: `method_not_allowed`.
+         */
+        MethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods this path supports, comma-separated (for example `GET, PATCH, DELETE`). */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description A per-minute or per-day limit of the organization's plan is spent for this environment (`details[].code` is `minute` or `day`); a request refused by the minute window does not count against the day. Also sent, before any key lookup, to a source that has failed authentication too often (`details[].code` `auth_failures`: a few hundred failures within a minute). Wait `Retry-After` seconds.
          *
          *     Codes: `rate_limited`.
          */
@@ -3680,7 +3726,7 @@ export interface components {
             };
         };
         /**
-         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`).
+         * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`, with `Retry-After`; see the lease in the introduction's Idempotency section).
          *
          *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
          */
@@ -3709,7 +3755,7 @@ export interface components {
             };
         };
         /**
-         * @description The body is not sent as `application/json`.
+         * @description The body is not sent as `application/json` in UTF-8: another media type, or a `charset` other than `utf-8`.
          *
          *     Codes: `unsupported_media_type`.
          */
@@ -3941,6 +3987,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3988,6 +4035,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4042,6 +4090,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4087,6 +4136,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4127,6 +4177,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4172,6 +4223,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4224,6 +4276,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4274,6 +4327,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4324,6 +4378,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4387,6 +4442,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4441,6 +4497,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4489,6 +4546,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4534,6 +4592,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4588,6 +4647,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4632,6 +4692,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4677,6 +4738,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -4730,6 +4792,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4785,6 +4848,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -4828,6 +4892,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4873,6 +4938,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -4919,6 +4985,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -4974,6 +5041,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5032,6 +5100,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5083,6 +5152,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5129,6 +5199,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5187,6 +5258,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5228,6 +5300,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5276,6 +5349,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5320,6 +5394,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5361,6 +5436,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5407,6 +5483,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5459,6 +5536,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5518,6 +5596,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5573,6 +5652,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -5630,6 +5710,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5676,6 +5757,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5723,6 +5805,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -5766,6 +5849,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5841,6 +5925,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5881,6 +5966,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5942,6 +6028,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -5984,6 +6071,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6031,6 +6119,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6074,6 +6163,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6104,8 +6194,10 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6141,6 +6233,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getLiveness: {
@@ -6166,6 +6261,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getReadiness: {
@@ -6191,6 +6289,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            405: components["responses"]["MethodNotAllowed"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

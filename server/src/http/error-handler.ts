@@ -36,6 +36,31 @@ function databaseUnavailable(error: unknown): boolean {
   return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
 }
 
+/** JSON Schema keywords the validator reports, as the contract's snake_case detail codes. */
+const keywordCodes: Record<string, string> = {
+  additionalProperties: 'unknown_field',
+  unevaluatedProperties: 'unknown_field',
+  anyOf: 'any_of',
+  oneOf: 'one_of',
+  minLength: 'min_length',
+  maxLength: 'max_length',
+  minItems: 'min_items',
+  maxItems: 'max_items',
+  uniqueItems: 'unique_items',
+  minProperties: 'min_properties',
+  maxProperties: 'max_properties',
+  exclusiveMinimum: 'minimum',
+  exclusiveMaximum: 'maximum',
+  propertyNames: 'pattern',
+};
+
+export function codeOf(issue: ValidatorIssue): string {
+  const keyword = issue.errorCode?.replace(/\.openapi\.(validation|requestValidation)$/, '') ?? '';
+  if (/^Unknown query parameter/i.test(issue.message ?? '')) return 'unknown_field';
+  const code = keywordCodes[keyword] ?? keyword.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+  return /^[a-z][a-z0-9_]*$/.test(code) ? code : 'invalid_value';
+}
+
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (databaseUnavailable(error)) {
@@ -50,13 +75,12 @@ function translate(error: unknown): ApiError | undefined {
   switch (status) {
     case 400: {
       const details: ErrorDetail[] = (e.errors ?? []).map((issue) => {
-        const detail: ErrorDetail = { message: issue.message ?? 'is invalid' };
+        const detail: ErrorDetail = { message: issue.message ?? 'is invalid', code: codeOf(issue) };
         const path = pointer(issue.path);
         if (path) detail.path = path;
-        if (issue.errorCode) detail.code = issue.errorCode.replace(/\.openapi\.validation$/, '');
         return detail;
       });
-      return validationFailed(details.length > 0 ? details : [{ message: e.message ?? 'invalid request' }]);
+      return validationFailed(details.length > 0 ? details : [{ message: e.message ?? 'invalid request', code: 'invalid_value' }]);
     }
     case 404:
       return new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');

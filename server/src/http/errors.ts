@@ -32,4 +32,4 @@ export const unauthenticated = (message: string) =>
   new ApiError(401, 'unauthenticated', message, undefined, { 'WWW-Authenticate': 'Bearer realm="survey-service"' });
 
 export const insufficientScope = (message: string, missing: string[]) =>
-  new ApiError(403, 'insufficient_scope', message, missing.map((scope) => ({ message: `requires the scope ${scope}`, code: scope })));
+  new ApiError(403, 'insufficient_scope', message, missing.map((scope) => ({ message: `requires the scope ${scope}`, code: 'missing_scope' })));

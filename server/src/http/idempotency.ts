@@ -87,7 +87,7 @@ export async function runIdempotent(
     if (!existing) continue; // released between our insert and select: try to claim again
     if (existing.request_hash !== scope.hash) {
       throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request.', [
-        { path: '/headers/idempotency-key', message: 'reuse a key only to retry the identical request' },
+        { path: '/headers/idempotency-key', message: 'reuse a key only to retry the identical request', code: 'duplicate' },
       ]);
     }
     if (existing.state === 'done' && existing.response_status !== null) {

@@ -21,7 +21,7 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, servic
   const environment = body.environment ?? auth.environment;
   if (environment !== auth.environment) {
     throw new ApiError(403, 'insufficient_scope', `A ${auth.environment} key can only create ${auth.environment} keys.`, [
-      { path: '/body/environment', message: `must be ${auth.environment}, the environment of the calling key` },
+      { path: '/body/environment', message: `must be ${auth.environment}, the environment of the calling key`, code: 'invalid_value' },
     ]);
   }
   const missing = uncovered(auth.scopes, body.scopes);
@@ -29,7 +29,7 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, servic
     throw insufficientScope(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`, missing);
   }
   if (body.expiresAt && new Date(body.expiresAt).getTime() <= Date.now()) {
-    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: '/body/expiresAt', message: 'must be in the future' }]);
+    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: '/body/expiresAt', message: 'must be in the future', code: 'out_of_range' }]);
   }
   const { row, key } = await insertKey(services.db, {
     organizationId: auth.organizationId,

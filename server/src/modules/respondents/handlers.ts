@@ -28,11 +28,11 @@ export const upsertRespondent: Handler<'upsertRespondent'> = async ({ params, bo
   if (externalId.length > 255) throw notFound('respondent', externalId);
   if (body.externalId !== undefined && body.externalId !== externalId) {
     throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [
-      { path: '/body/externalId', message: 'must equal the externalId in the path' },
+      { path: '/body/externalId', message: 'must equal the externalId in the path', code: 'invalid_value' },
     ]);
   }
   const problem = unstorable(body);
-  if (problem) throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: `/body${problem.path}`, message: problem.message }]);
+  if (problem) throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: `/body${problem.path}`, message: problem.message, code: problem.code }]);
   const tenant = tenantOf(auth);
   const { created } = await writeRespondents(services.db, tenant, [normalize({ ...body, externalId })], 'upsert');
   const row = await findRespondent(services.db, tenant, externalId);

@@ -66,14 +66,14 @@ export type Checked = { ok: true; row: RespondentRow } | { ok: false; error: Syn
  * What the schema allows but PostgreSQL cannot store: NUL characters in text, and the year 0000 in a date. Found
  * here, they are one record's error (or a 400) instead of a failed write.
  */
-export function unstorable(input: Omit<RespondentInput, 'externalId'> & { externalId?: string }): { path: string; message: string } | undefined {
-  if (input.hireDate?.startsWith('0000')) return { path: '/hireDate', message: 'must be a date from 0001-01-01 on' };
+export function unstorable(input: Omit<RespondentInput, 'externalId'> & { externalId?: string }): { path: string; message: string; code: string } | undefined {
+  if (input.hireDate?.startsWith('0000')) return { path: '/hireDate', message: 'must be a date from 0001-01-01 on', code: 'format' };
   for (const [key, value] of Object.entries(input)) {
-    if (typeof value === 'string' && value.includes('\0')) return { path: `/${key}`, message: 'must not contain NUL characters' };
+    if (typeof value === 'string' && value.includes('\0')) return { path: `/${key}`, message: 'must not contain NUL characters', code: 'invalid_character' };
   }
   for (const [key, value] of Object.entries(input.attributes ?? {})) {
     if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) {
-      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must not contain NUL characters' };
+      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must not contain NUL characters', code: 'invalid_character' };
     }
   }
   return undefined;

@@ -11,44 +11,64 @@ export type Answer = components['schemas']['Answer'];
 const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 
 function checkValue(question: Question, value: unknown, path: string): ErrorDetail[] {
-  const problem = (message: string, at = path): ErrorDetail[] => [{ path: at, message }];
+  const problem = (code: string, message: string, at = path): ErrorDetail[] => [{ path: at, message, code }];
+  // A value of the wrong kind is `answer_type` (and says what the question takes); a value of the right kind
+  // outside the question's bounds is `out_of_range`.
   switch (question.type) {
     case 'nps':
-      if (!isInteger(value) || value < 0 || value > 10) return problem(`question ${question.id} (nps) needs an integer from 0 to 10`);
+      if (typeof value !== 'number') return problem('answer_type', `question ${question.id} is an nps question: answer with an integer from 0 to 10, got ${describe(value)}`);
+      if (!isInteger(value) || value < 0 || value > 10) return problem('out_of_range', `question ${question.id} (nps) needs an integer from 0 to 10, got ${value}`);
       return [];
     case 'rating':
+      if (typeof value !== 'number') {
+        return problem('answer_type', `question ${question.id} is a rating question: answer with an integer from ${question.min} to ${question.max}, got ${describe(value)}`);
+      }
       if (!isInteger(value) || value < question.min || value > question.max) {
-        return problem(`question ${question.id} (rating) needs an integer from ${question.min} to ${question.max}`);
+        return problem('out_of_range', `question ${question.id} (rating) needs an integer from ${question.min} to ${question.max}, got ${value}`);
       }
       return [];
     case 'single_choice':
-      if (typeof value !== 'string') return problem(`question ${question.id} (single_choice) needs one choice id (a string)`);
-      if (!question.choices.some((choice) => choice.id === value)) return problem(`question ${question.id} has no choice "${value}"`);
+      if (typeof value !== 'string') return problem('answer_type', `question ${question.id} is a single_choice question: answer with one choice id (a string), got ${describe(value)}`);
+      if (!question.choices.some((choice) => choice.id === value)) return problem('not_found', `question ${question.id} has no choice "${clip(value)}"`);
       return [];
     case 'multiple_choice': {
-      if (!Array.isArray(value)) return problem(`question ${question.id} (multiple_choice) needs an array of choice ids`);
+      if (!Array.isArray(value)) return problem('answer_type', `question ${question.id} is a multiple_choice question: answer with an array of choice ids, got ${describe(value)}`);
       const problems: ErrorDetail[] = [];
       const known = new Set(question.choices.map((choice) => choice.id));
       const seen = new Set<unknown>();
       value.forEach((item, j) => {
-        if (seen.has(item)) problems.push({ path: `${path}/${j}`, message: `choice "${String(item)}" is selected twice` });
-        else if (typeof item !== 'string' || !known.has(item)) problems.push({ path: `${path}/${j}`, message: `question ${question.id} has no choice "${String(item)}"` });
+        if (seen.has(item)) problems.push({ path: `${path}/${j}`, message: `choice "${clip(String(item))}" is selected twice`, code: 'duplicate' });
+        else if (typeof item !== 'string') problems.push({ path: `${path}/${j}`, message: `choice ids are strings, got ${describe(item)}`, code: 'answer_type' });
+        else if (!known.has(item)) problems.push({ path: `${path}/${j}`, message: `question ${question.id} has no choice "${clip(item)}"`, code: 'not_found' });
         seen.add(item);
       });
       if (question.minSelections !== null && value.length < question.minSelections) {
-        problems.push({ path, message: `question ${question.id} needs at least ${question.minSelections} selections, got ${value.length}` });
+        problems.push({ path, message: `question ${question.id} needs at least ${question.minSelections} selections, got ${value.length}`, code: 'out_of_range' });
       }
       if (question.maxSelections !== null && value.length > question.maxSelections) {
-        problems.push({ path, message: `question ${question.id} allows at most ${question.maxSelections} selections, got ${value.length}` });
+        problems.push({ path, message: `question ${question.id} allows at most ${question.maxSelections} selections, got ${value.length}`, code: 'out_of_range' });
       }
       return problems;
     }
     case 'text':
-      if (typeof value !== 'string') return problem(`question ${question.id} (text) needs a string`);
-      if (value.length === 0) return problem(`question ${question.id} (text) needs at least 1 character`);
-      if (value.length > question.maxLength) return problem(`question ${question.id} (text) allows at most ${question.maxLength} characters, got ${value.length}`);
+      if (typeof value !== 'string') return problem('answer_type', `question ${question.id} is a text question: answer with a string, got ${describe(value)}`);
+      if (value.length === 0) return problem('out_of_range', `question ${question.id} (text) needs at least 1 character`);
+      if (value.length > question.maxLength) return problem('out_of_range', `question ${question.id} (text) allows at most ${question.maxLength} characters, got ${value.length}`);
       return [];
   }
+}
+
+/** The JSON type of a value, for messages ("a string", "an array"). */
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  const type = typeof value;
+  return type === 'object' ? 'an object' : type === 'number' ? `the number ${value}` : type === 'boolean' ? `the boolean ${value}` : 'a string';
+}
+
+/** Echoed values are cut short: a message must stay readable (and within ErrorDetail's 1,000 characters). */
+function clip(text: string): string {
+  return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
 export function validateAnswers(questions: readonly Question[], answers: readonly Answer[], basePath = '/body/answers'): ErrorDetail[] {
@@ -58,11 +78,11 @@ export function validateAnswers(questions: readonly Question[], answers: readonl
   answers.forEach((answer, i) => {
     const question = byId.get(answer.questionId);
     if (!question) {
-      problems.push({ path: `${basePath}/${i}/questionId`, message: `the survey has no question "${answer.questionId}"` });
+      problems.push({ path: `${basePath}/${i}/questionId`, message: `the survey has no question "${clip(answer.questionId)}"`, code: 'not_found' });
       return;
     }
     if (answered.has(answer.questionId)) {
-      problems.push({ path: `${basePath}/${i}/questionId`, message: `question ${answer.questionId} is answered more than once` });
+      problems.push({ path: `${basePath}/${i}/questionId`, message: `question ${answer.questionId} is answered more than once`, code: 'duplicate' });
       return;
     }
     answered.add(answer.questionId);

@@ -67,7 +67,7 @@ export const listResponses: Handler<'listResponses'> = async ({ params, query, a
   const submittedAfter = query.submittedAfter === undefined ? undefined : new Date(query.submittedAfter);
   const submittedBefore = query.submittedBefore === undefined ? undefined : new Date(query.submittedBefore);
   if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
-    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter' }]);
+    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' }]);
   }
   await service.findSurveyOrThrow(services.db, tenant, surveyId);
   const page = pageRequest(query);

@@ -64,10 +64,10 @@ export function normaliseQuestions(inputs: readonly QuestionInput[], basePath = 
         const minSelections = input.minSelections ?? null;
         const maxSelections = input.maxSelections ?? null;
         if (minSelections !== null && maxSelections !== null && minSelections > maxSelections) {
-          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) must not exceed maxSelections (${maxSelections})` });
+          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) must not exceed maxSelections (${maxSelections})`, code: 'out_of_range' });
         }
         if (minSelections !== null && minSelections > choices.length) {
-          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) exceeds the number of choices (${choices.length})` });
+          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) exceeds the number of choices (${choices.length})`, code: 'out_of_range' });
         }
         return { ...common, type: 'multiple_choice', choices, minSelections, maxSelections };
       }
