@@ -46,6 +46,8 @@ const workplaceLexicon: Record<string, number> = {
   rewarding: 2.5, fair: 1.5, generous: 2, smooth: 1.5, seamless: 2, efficient: 1.5, approachable: 2, mentor: 1, mentoring: 1.5,
   mentorship: 1.5, thriving: 2.5, balanced: 1.5, enjoy: 2, enjoyable: 2, proud: 2.5, grateful: 2.5, thankful: 2, kudos: 2,
   solid: 1, decent: 1, fine: 0.8, ok: 0.3, okay: 0.3, competitive: 1.2, reasonable: 1,
+  nightmare: -3, unnoticed: -2, arbitrary: -2, rumour: -1.5, rumours: -1.5, rumor: -1.5, rumors: -1.5, frowned: -2,
+  freezing: -1.5, ease: 1.5, eased: 1.5, lean: 1.5, quickly: 1, quick: 1, value: 1.5, manageable: 2, easier: 2, fixed: 1.2,
 };
 
 /** Phrases whose judgement lies in the combination, checked on the lower-cased text. Weights as above. */
@@ -76,6 +78,18 @@ const phrasePatterns: Array<[RegExp, number]> = [
   [/\bhas my back\b/, 2.5],
   [/\bgo(es)? above and beyond\b/, 2.5],
   [/\b(would|could) be nice\b/, -0.5],
+  // Requests for change are complaints in a survey ("fewer meetings please", "bring back remote work").
+  [/^(fewer|less|more|bring back|stop|please)\b/, -2],
+  [/\bneeds? (work|improvement|improving|fixing)\b/, -2],
+  [/\b(takes?|took|taking) (weeks|months|ages|forever)\b/, -2],
+  [/\b(weeks|months) after\b/, -1.5],
+  [/\bbelow (the )?(market|average|industry)\b/, -2.5],
+  [/\bnothing (changed|changes|to do|happens|happened)\b/, -2],
+  [/\bmakes? no sense\b/, -2.5],
+  [/\bleft for\b/, -1.5],
+  [/\brarely (work|stay) late\b/, 2],
+  [/\bowned up\b/, 1.5],
+  [/\bno (practical|real|proper)\b/, -2],
 ];
 
 /** Sarcastic openers and markers: praise words used to complain. They turn an apparently positive text negative. */
@@ -83,7 +97,8 @@ const sarcasmPatterns: RegExp[] = [
   /^(oh )?(great|wonderful|fantastic|perfect|brilliant|awesome|lovely|love it|nice|sure|yeah|right),? (another|more|yet another|just what|because|as if|exactly)\b/,
   /\b(yeah|oh) (right|sure)\b/,
   /\bthanks for nothing\b/,
-  /\b(love|loving|enjoy|enjoying) (how|that|when|the way) .*\b(never|no one|nobody|not|always|again|another)\b/,
+  /\b(love|loving|enjoy|enjoying) (how|that|when|the way) .*\b(never|no one|nobody|not|always|again|another|but)\b/,
+  /\b(love|loving|enjoy|enjoying) \w+ing\b.*\b(never|nothing|no one|nobody|all day|hours|alone)\b/,
   /\bjust what (we|i) needed\b/,
   /\bbecause that worked so well\b/,
   /\bwhat could (possibly )?go wrong\b/,
@@ -110,13 +125,47 @@ export interface TextFeatures {
 const contentPos = new Set(['NOUN', 'PROPN', 'ADJ', 'VERB']);
 const squash = (x: number) => x / Math.sqrt(x * x + 15);
 
+/**
+ * Words wink-nlp's general lexicon scores but that carry no judgement in employee comments ("I work on three
+ * projects" is not positive). They are masked for the sentiment pass only.
+ */
+const neutralInContext = /\b(work|works|working|worked|decided|award|awards|feels|paying|settling|settle|kind of|free time|home)\b/gi;
+/** "X, but Y": the clause after the contrast carries the judgement. */
+const contrast = /\b(but|however|though|yet)\b/gi;
+const negator = /\b(not|no|never|nobody|nothing|none|no one|without|\w+n't|cannot)\b/i;
+
+function sentimentOf(text: string): number {
+  const { its } = nlp();
+  const masked = text.replace(neutralInContext, (w) => (w.toLowerCase() === 'home' ? 'house' : 'it'));
+  const doc = nlp().readDoc(masked);
+  const base = doc.out(its.sentiment) as number;
+  const lower = text.toLowerCase();
+  let extra = 0;
+  let hits = 0;
+  doc.tokens().each((token: ItemToken) => {
+    if (token.out(its.type) !== 'word') return;
+    const lemma = (token.out(its.lemma as never) as string).toLowerCase();
+    const normal = (token.out(its.normal) as string).toLowerCase();
+    const weight = workplaceLexicon[normal] ?? workplaceLexicon[lemma];
+    if (weight === undefined) return;
+    hits++;
+    extra += token.out(its.negationFlag) ? -0.75 * weight : weight;
+  });
+  for (const [pattern, weight] of phrasePatterns) {
+    if (!pattern.test(lower)) continue;
+    hits++;
+    extra += weight;
+  }
+  // A negated statement with no judgement word ("nobody tells us why") is a complaint in a survey.
+  if (base === 0 && hits === 0 && negator.test(lower)) extra -= 1.5;
+  return base + squash(extra);
+}
+
 /** wink-nlp's sentiment (−1…1) plus the workplace lexicon, phrases and sarcasm, combined into −1…1. */
 export function analyseText(text: string): TextFeatures {
   const { its } = nlp();
   const doc = nlp().readDoc(text);
-  const base = doc.out(its.sentiment) as number;
   const lower = text.toLowerCase();
-  let extra = 0;
   const terms: string[] = [];
   const forms = new Set<string>();
   let words = 0;
@@ -129,15 +178,21 @@ export function analyseText(text: string): TextFeatures {
     if (token.out(its.stopWordFlag)) stopWords++;
     forms.add(lemma).add(normal);
     if (normal.length > 3 && normal.endsWith('s')) forms.add(normal.slice(0, -1));
-    const weight = workplaceLexicon[normal] ?? workplaceLexicon[lemma];
-    if (weight !== undefined) extra += token.out(its.negationFlag) ? -0.75 * weight : weight;
     const pos = token.out(its.pos) as string;
     if (contentPos.has(pos) && !token.out(its.stopWordFlag) && lemma.length > 2) terms.push(lemma);
   });
-  for (const [pattern, weight] of phrasePatterns) if (pattern.test(lower)) extra += weight;
-  let score = base + squash(extra);
-  const sarcastic = sarcasmPatterns.some((pattern) => pattern.test(lower));
-  if (sarcastic) score = Math.min(score, 0) - 0.5;
+  let score: number;
+  let cut = -1;
+  for (const match of lower.matchAll(contrast)) if (match.index > 0) cut = match.index;
+  if (cut > 0) {
+    const before = sentimentOf(text.slice(0, cut));
+    const after = sentimentOf(text.slice(cut));
+    // A contrast after praise with no judgement word of its own ("great, but leadership keeps changing") is still the point.
+    score = after === 0 ? 0.25 * before - 0.3 : 0.25 * before + 0.75 * after;
+  } else {
+    score = sentimentOf(text);
+  }
+  if (sarcasmPatterns.some((pattern) => pattern.test(lower))) score = Math.min(score, 0) - 0.5;
   score = Math.max(-1, Math.min(1, score));
   return {
     sentiment: Math.round(score * 1000) / 1000,
@@ -148,7 +203,6 @@ export function analyseText(text: string): TextFeatures {
     stopWords,
   };
 }
-
 export type SentimentLabel = 'positive' | 'neutral' | 'negative';
 /** Scores within ±0.05 are neutral (VADER's convention). */
 export const labelOf = (score: number): SentimentLabel => (score > 0.05 ? 'positive' : score < -0.05 ? 'negative' : 'neutral');

@@ -19,7 +19,7 @@ export function redactor(names: readonly string[]): Redactor {
     for (const part of name.split(/[\s-]+/)) if (part.length >= 2) known.add(part.toLowerCase());
   }
   return (text: string) => {
-    let out = text.replace(email, '[email]').replace(url, '[url]').replace(phone, '[phone]');
+    let out = text.replace(email, '[email]').replace(url, (match) => `[url]${/[.,;:!?]+$/.exec(match)?.[0] ?? ''}`).replace(phone, '[phone]');
     if (known.size > 0) {
       out = out.replace(/\p{Lu}[\p{L}'’]*/gu, (word) => (known.has(word.replace(/['’]s$/, '').toLowerCase()) ? '[name]' : word));
     }
