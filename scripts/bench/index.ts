@@ -5,6 +5,7 @@
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   surveys: () => import('./surveys.js'),
   sync: () => import('./sync.js'),
+  ai: () => import('./ai.js'),
 };
 
 const name = process.argv[2];

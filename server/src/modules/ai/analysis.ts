@@ -136,7 +136,11 @@ export function assemble(full: PreparedInput, responses: readonly ResponseText[]
 
   // Per response: the mean of its comments.
   const perResponse = new Map<number, number[]>();
-  commentResponse.forEach((r, i) => perResponse.set(r, [...(perResponse.get(r) ?? []), sentiments[i]!]));
+  commentResponse.forEach((r, i) => {
+    const scores = perResponse.get(r);
+    if (scores) scores.push(sentiments[i]!);
+    else perResponse.set(r, [sentiments[i]!]);
+  });
   const respondedWithText = perResponse.size;
   const suppressed = respondedWithText < threshold;
 

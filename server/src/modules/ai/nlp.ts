@@ -6,7 +6,7 @@
  * enough time", "could be better") and the common sarcastic openers ("great, another reorg"). Everything here is
  * pure and deterministic.
  */
-import winkNLP, { type ItemToken, type WinkMethods } from 'wink-nlp';
+import winkNLP, { type Document, type ItemToken, type WinkMethods } from 'wink-nlp';
 import model from 'wink-eng-lite-web-model';
 import { createRequire } from 'node:module';
 
@@ -134,10 +134,11 @@ const neutralInContext = /\b(work|works|working|worked|decided|award|awards|feel
 const contrast = /\b(but|however|though|yet)\b/gi;
 const negator = /\b(not|no|never|nobody|nothing|none|no one|without|\w+n't|cannot)\b/i;
 
-function sentimentOf(text: string): number {
+/** `parsed`: the text already read, reused when no word needs masking (one parse instead of two). */
+function sentimentOf(text: string, parsed?: Document): number {
   const { its } = nlp();
   const masked = text.replace(neutralInContext, (w) => (w.toLowerCase() === 'home' ? 'house' : 'it'));
-  const doc = nlp().readDoc(masked);
+  const doc = parsed && masked === text ? parsed : nlp().readDoc(masked);
   const base = doc.out(its.sentiment) as number;
   const lower = text.toLowerCase();
   let extra = 0;
@@ -190,7 +191,7 @@ export function analyseText(text: string): TextFeatures {
     // A contrast after praise with no judgement word of its own ("great, but leadership keeps changing") is still the point.
     score = after === 0 ? 0.25 * before - 0.3 : 0.25 * before + 0.75 * after;
   } else {
-    score = sentimentOf(text);
+    score = sentimentOf(text, doc);
   }
   if (sarcasmPatterns.some((pattern) => pattern.test(lower))) score = Math.min(score, 0) - 0.5;
   score = Math.max(-1, Math.min(1, score));

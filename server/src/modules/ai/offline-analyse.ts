@@ -102,7 +102,11 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
   features.forEach((f, i) => {
     const theme = taxonomyThemeOf(f);
     if (theme === undefined) unclaimed.push(i);
-    else byTaxonomy.set(theme, [...(byTaxonomy.get(theme) ?? []), i]);
+    else {
+      const members = byTaxonomy.get(theme);
+      if (members) members.push(i);
+      else byTaxonomy.set(theme, [i]);
+    }
   });
   const clusters: Array<{ name: string; members: number[]; taxonomy?: TaxonomyTheme }> = [...byTaxonomy].map(([theme, members]) => ({
     name: taxonomy[theme]!.name,
@@ -137,10 +141,10 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
     .map((cluster) => {
       const keywords = keywordsOf(cluster.members, features, documentFrequency, features.length);
       const mean = cluster.members.reduce((sum, i) => sum + sentiments[i]!, 0) / cluster.members.length;
-      const quoteOrder = [...cluster.members].sort((a, b) => {
-        const hits = (i: number) => keywords.filter((k) => features[i]!.terms.includes(k) || features[i]!.phrases.includes(k)).length;
-        return hits(b) - hits(a) || Math.abs(sentiments[a]! - mean) - Math.abs(sentiments[b]! - mean) || input.comments[a]!.text.length - input.comments[b]!.text.length || a - b;
-      });
+      const hits = new Map(cluster.members.map((i) => [i, keywords.filter((k) => features[i]!.terms.includes(k) || features[i]!.phrases.includes(k)).length]));
+      const quoteOrder = [...cluster.members].sort(
+        (a, b) => hits.get(b)! - hits.get(a)! || Math.abs(sentiments[a]! - mean) - Math.abs(sentiments[b]! - mean) || input.comments[a]!.text.length - input.comments[b]!.text.length || a - b,
+      );
       const quotes: string[] = [];
       for (const i of quoteOrder) {
         const quote = excerpt(input.comments[i]!.text, keywords);
