@@ -81,7 +81,7 @@ function apiErrorOf(error: ProviderError): ApiError {
 }
 
 export async function generateSurvey(
-  services: Pick<Services, 'db' | 'config'>,
+  services: Pick<Services, 'db' | 'config' | 'log'>,
   tenant: Tenant,
   body: SurveyGenerateRequest,
 ): Promise<{ survey: Survey; provider: AiProvider['name']; model: string }> {
@@ -92,7 +92,11 @@ export async function generateSurvey(
   try {
     draft = await provider.generateSurvey({ prompt: body.prompt, questionCount, ...(body.title ? { title: body.title } : {}) }, draftProblems);
   } catch (error) {
-    if (error instanceof ProviderError) throw apiErrorOf(error);
+    if (error instanceof ProviderError) {
+      // The reason only: never the prompt, the model's output or the key.
+      services.log.warn({ code: error.code, provider: provider.name, model: provider.generationModel }, 'survey generation failed at the AI provider');
+      throw apiErrorOf(error);
+    }
     throw error;
   }
   // The provider already checked it; a draft that still fails here is our bug, never stored half-valid.
