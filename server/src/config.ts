@@ -2,6 +2,8 @@
  * Every setting of the service, read once from the environment. The README's "Configuration" table
  * documents each variable; keep the two in step.
  */
+import { parseSchedule } from './modules/webhooks/schedule.js';
+
 export type Role = 'all' | 'api' | 'worker';
 
 export interface Config {
@@ -23,6 +25,10 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
+  webhookRetryScheduleMs: readonly number[];
+  /** Per-attempt timeout of a webhook delivery (10 s, the contract's promise; tests may shorten it). */
+  webhookTimeoutMs: number;
   /** The AI provider (modules/ai): built-in offline by default, or an OpenAI-compatible chat-completions API. */
   ai: AiConfig;
 }
@@ -91,6 +97,8 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
+    webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
     ai: aiFrom(),
   };
 }

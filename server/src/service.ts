@@ -16,6 +16,7 @@ import { RateLimits } from './http/rate-limit.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
 import { handlers } from './modules/handlers.js';
+import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
 export interface RunningService {
   /** Base URL of the API, when this process serves it. */
@@ -57,6 +58,9 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
   }
   const stopWorkers = runsWorker ? await startWorkers(boss, services, databaseUrl) : async () => {};
+  // Webhook deliveries: a dispatcher per worker process over the deliveries table (modules/webhooks/dispatcher.ts).
+  const dispatcher = runsWorker ? new WebhookDispatcher(services, databaseUrl) : undefined;
+  await dispatcher?.start();
 
   let closing: Promise<void> | undefined;
   return {
@@ -74,6 +78,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
           await services.inFlight.settled(config.shutdownGraceMs);
         }
         await stopWorkers();
+        await dispatcher?.stop();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.
         await boss.stop({ graceful: true, wait: true, timeout: config.shutdownGraceMs });
         await counters.close();

@@ -132,11 +132,6 @@ describe('error paths', () => {
     expect(body.error?.code).toBe('method_not_allowed');
   });
 
-  it('501 not_implemented, in the envelope, for an operation whose issue has not landed', async () => {
-    const { response, body } = await call('/api/v1/events');
-    expect(response.status).toBe(501);
-    expect(body.error?.code).toBe('not_implemented');
-  });
 });
 
 describe('public routes', () => {

@@ -6,6 +6,7 @@ import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
+import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
@@ -69,5 +70,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, AiTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, AiTables {}
 

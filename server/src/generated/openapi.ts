@@ -745,8 +745,6 @@ export interface paths {
         /**
          * List webhooks
          * @description Lists the webhook subscriptions of the calling key's organization and environment, newest first. Secrets are never included.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listWebhooks"];
         put?: never;
@@ -755,12 +753,14 @@ export interface paths {
          * @description Subscribes an endpoint to events. The answer carries the signing `secret` (`whsec_…`) — shown only this once;
          *     use it to verify the `webhook-signature` header of every delivery (Standard Webhooks, see the `webhooks` section).
          *
-         *     `url` must be `https` and must not resolve to a private, loopback or link-local address (loopback `http` is
-         *     accepted only when the server's development switch is on); `events` lists 1–20 event types or is `["*"]`.
-         *     Errors: 400 `validation_failed` (bad URL, unknown event type), 403 `insufficient_scope` (needs `webhooks:write`),
-         *     409 `idempotency_conflict`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     `url` must be `https` and its host must resolve only to public addresses (see "Address rules" in the
+         *     introduction: loopback, private, link-local, multicast, CGNAT, unique-local and IPv4-in-IPv6 addresses are
+         *     refused; loopback and `http` are accepted only when the server's development switch is on). `events` lists
+         *     1–20 event types or is `["*"]` (every type, including types added later in v1); `webhook.test` cannot be
+         *     subscribed to (it is sent only by `POST /api/v1/webhooks/{id}/test`).
+         *     Errors: 400 `validation_failed` (bad URL or address, unknown event type — the message lists the valid ones),
+         *     403 `insufficient_scope` (needs `webhooks:write`), 409 `idempotency_conflict`. An idempotent replay answers
+         *     `secret: null`.
          */
         post: operations["createWebhook"];
         delete?: never;
@@ -779,8 +779,6 @@ export interface paths {
         /**
          * Get a webhook
          * @description Returns one webhook subscription (without its secret). 404 `not_found` when no such webhook exists in this organization and environment.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["getWebhook"];
         put?: never;
@@ -788,8 +786,6 @@ export interface paths {
         /**
          * Delete a webhook
          * @description Deletes a webhook subscription and cancels its pending deliveries. Its delivery history is deleted with it. Deleting again gives 404 `not_found`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         delete: operations["deleteWebhook"];
         options?: never;
@@ -799,10 +795,34 @@ export interface paths {
          * @description Changes the URL, the events, the description or `enabled`; fields not sent are unchanged. Disabling stops
          *     deliveries at once and cancels scheduled retries; events that occur while disabled are not delivered later
          *     (use `GET /api/v1/events` to catch up). The same URL rules as at creation apply (400 `validation_failed`).
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's signing secret
+         * @description Creates a new signing secret and returns it — shown only in this response. The previous secret keeps
+         *     signing for an overlap window of **24 hours** (`previousSecretExpiresAt`): meanwhile every delivery carries
+         *     two signatures in `webhook-signature` (`v1,<new> v1,<previous>`), and any Standard Webhooks verifier accepts
+         *     the delivery with either secret, so you can switch your endpoint to the new secret at any moment of the
+         *     window. Rotating again within the window ends the older secret at once (at most two secrets sign).
+         *     No body. Errors: 404 `not_found`; 409 `idempotency_conflict`. An idempotent replay answers `secret: null`
+         *     (the secret is never stored for replays): rotate again if the answer was lost.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/webhooks/{id}/test": {
@@ -819,8 +839,6 @@ export interface paths {
          * @description Creates a `webhook.test` event (`data`: `{ webhookId, message }`) and queues its delivery to this webhook only,
          *     even when the webhook is disabled — so an endpoint can be checked before it is enabled. The answer is the queued
          *     delivery (`pending`); read its outcome with `GET /api/v1/webhooks/{id}/deliveries`. No body.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         post: operations["sendTestWebhook"];
         delete?: never;
@@ -839,11 +857,34 @@ export interface paths {
         /**
          * List deliveries of a webhook
          * @description The delivery history of one webhook, newest first: one record per attempt, with the HTTP status answered,
-         *     the latency, the error and the attempt number. Filter by `status` and `eventType`. Deliveries are kept 30 days.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     the latency, the error, the first bytes of the answer, the attempt number and, for a failed attempt that will
+         *     be retried, `nextRetryAt`. Filter by `status`, `eventType` and a time window (`createdAfter` inclusive,
+         *     `createdBefore` exclusive). Deliveries are kept 30 days. 404 `not_found` when no such webhook exists in this
+         *     organization and environment.
          */
         get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/webhooks/{id}/deliveries/{deliveryId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a delivery
+         * @description One delivery attempt of a webhook: its status, the HTTP status answered or the error, the latency, the first
+         *     bytes of the answer and, when it failed and will be retried, `nextRetryAt`. 404 `not_found` when no such
+         *     webhook or delivery exists in this organization and environment, or the delivery belongs to another webhook.
+         */
+        get: operations["getWebhookDelivery"];
         put?: never;
         post?: never;
         delete?: never;
@@ -866,10 +907,10 @@ export interface paths {
          * @description Sends the event of this delivery again to the webhook, as a new delivery attempt (same `eventId` and
          *     `webhook-id` header, so receivers can deduplicate; the next `attempt` number). A manual redelivery is a
          *     single attempt and is not retried automatically. The event must still be kept (30 days).
-         *     Errors: 404 `not_found` (no such webhook or delivery, or the delivery belongs to another webhook),
-         *     409 `invalid_state` when the webhook is disabled.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
+         *     It goes through the same queue and rules as every delivery (signature, timeout, SSRF check); read its outcome
+         *     with `GET /api/v1/webhooks/{id}/deliveries/{deliveryId}`.
+         *     Errors: 404 `not_found` (no such webhook or delivery, or the delivery belongs to another webhook, or its event
+         *     is no longer kept), 409 `invalid_state` when the webhook is disabled.
          */
         post: operations["redeliverWebhookDelivery"];
         delete?: never;
@@ -890,8 +931,6 @@ export interface paths {
          * @description The events of the calling key's organization and environment — the same objects webhooks receive — newest
          *     first. Events are kept 30 days. A client that missed deliveries can page through this list (filtering by
          *     `type` and a time window) and deduplicate on `id`.
-         *
-         *     This operation is part of the v1 contract; a server that does not provide it yet answers 501 `not_implemented`.
          */
         get: operations["listEvents"];
         put?: never;
@@ -2724,6 +2763,8 @@ export interface components {
          *       ],
          *       "description": "Feeds the HR dashboard",
          *       "enabled": true,
+         *       "disabledReason": null,
+         *       "disabledAt": null,
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "updatedAt": "2026-11-22T09:30:00.000Z"
          *     }
@@ -2737,6 +2778,17 @@ export interface components {
             description: string | null;
             /** @description Disabled webhooks receive no deliveries (tests excepted). */
             enabled: boolean;
+            /**
+             * @description Why the webhook is disabled: `manual` (`enabled: false` was sent), `endpoint_gone` (the endpoint answered
+             *     410 Gone), `failing` (every delivery failed for five days). `null` while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "endpoint_gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description When the webhook was disabled; `null` while enabled.
+             */
+            disabledAt: string | null;
             /**
              * Format: date-time
              * @description When the webhook was created.
@@ -2781,6 +2833,8 @@ export interface components {
          *       ],
          *       "description": "Feeds the HR dashboard",
          *       "enabled": true,
+         *       "disabledReason": null,
+         *       "disabledAt": null,
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "updatedAt": "2026-11-22T09:30:00.000Z",
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5oF5sCKEmCo="
@@ -2796,6 +2850,17 @@ export interface components {
             /** @description Disabled webhooks receive no deliveries (tests excepted). */
             enabled: boolean;
             /**
+             * @description Why the webhook is disabled: `manual` (`enabled: false` was sent), `endpoint_gone` (the endpoint answered
+             *     410 Gone), `failing` (every delivery failed for five days). `null` while enabled.
+             * @enum {string|null}
+             */
+            disabledReason: "manual" | "endpoint_gone" | "failing" | null;
+            /**
+             * Format: date-time
+             * @description When the webhook was disabled; `null` while enabled.
+             */
+            disabledAt: string | null;
+            /**
              * Format: date-time
              * @description When the webhook was created.
              */
@@ -2805,8 +2870,8 @@ export interface components {
              * @description When the webhook was last changed.
              */
             updatedAt: string;
-            /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. */
-            secret: string;
+            /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. `null` only in an idempotent replay of this request (`Idempotent-Replayed` true) because the secret is never stored for replays, so a retry after a lost answer should rotate the secret (`POST /api/v1/webhooks/{id}/rotate-secret`) or delete the webhook and create another. */
+            secret: string | null;
         };
         /**
          * @description The answer of every delete — which resource was deleted.
@@ -2825,7 +2890,7 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description Changes to a webhook; only the fields sent change. At least one field. The secret cannot be changed (create a new webhook to rotate it).
+         * @description Changes to a webhook; only the fields sent change. At least one field. The secret is not changed here; rotate it with `POST /api/v1/webhooks/{id}/rotate-secret`.
          * @example {
          *       "enabled": false
          *     }
@@ -2835,8 +2900,27 @@ export interface components {
             events?: components["schemas"]["WebhookEvents"];
             /** @description Free text for your own bookkeeping; `null` clears it. */
             description?: string | null;
-            /** @description `false` stops deliveries (pending retries are cancelled); `true` resumes them for new events. */
+            /** @description `false` stops deliveries (pending retries are cancelled; `disabledReason` becomes `manual`); `true` resumes them for new events and clears `disabledReason`, `disabledAt` and the five-day failure clock. */
             enabled?: boolean;
+        };
+        /**
+         * @description The answer of `rotateWebhookSecret` — the new signing secret, shown only this once, and when the previous one stops signing.
+         * @example {
+         *       "webhookId": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "secret": "whsec_3Q2bT0p9lJm8pE1cXkV7yQ5uN4rW6sZ1aH8dF2gK0oM=",
+         *       "previousSecretExpiresAt": "2026-11-23T09:30:00.000Z"
+         *     }
+         */
+        WebhookSecretRotated: {
+            /** @description The webhook whose secret was rotated. */
+            webhookId: string;
+            /** @description The new signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response. `null` only in an idempotent replay (`Idempotent-Replayed` true). */
+            secret: string | null;
+            /**
+             * Format: date-time
+             * @description Until when the previous secret also signs every delivery (24 hours after the rotation).
+             */
+            previousSecretExpiresAt: string;
         };
         /**
          * @description `pending`: queued or in flight; `succeeded`: the endpoint answered 2xx within 10 seconds; `failed`: any other answer, a timeout or a network error.
@@ -2845,8 +2929,9 @@ export interface components {
          */
         WebhookDeliveryStatus: "pending" | "succeeded" | "failed";
         /**
-         * @description One delivery attempt of one event to one webhook. Failed attempts are retried with exponential backoff
-         *     for about a day (`nextRetryAt` says when); every attempt is its own record with the next `attempt` number.
+         * @description One delivery attempt of one event to one webhook. Failed attempts are retried after 5 s, 5 min, 30 min, 2 h,
+         *     5 h, 10 h and 10 h (eight attempts, about 27 hours, ±10 % jitter; `nextRetryAt` says when); every attempt is
+         *     its own record with the next `attempt` number.
          *     A manual redelivery is one more attempt of the same event (same `eventId`, same `webhook-id` header) and is
          *     not retried automatically.
          * @example {
@@ -2859,6 +2944,7 @@ export interface components {
          *       "responseStatus": 200,
          *       "latencyMs": 142,
          *       "error": null,
+         *       "responseExcerpt": "{\"ok\":true}",
          *       "createdAt": "2026-11-22T09:30:00.000Z",
          *       "deliveredAt": "2026-11-22T09:30:00.142Z",
          *       "nextRetryAt": null
@@ -2881,9 +2967,11 @@ export interface components {
             latencyMs: number | null;
             /** @description Why the attempt failed (for example `timeout after 10000 ms`, `HTTP 500`); `null` otherwise. */
             error: string | null;
+            /** @description The first bytes (at most 1 KiB, decoded as UTF-8) of the endpoint's answer body; `null` while pending or when no answer came. */
+            responseExcerpt: string | null;
             /**
              * Format: date-time
-             * @description When the attempt was queued.
+             * @description When the attempt was queued (an automatic retry is queued when the attempt before it fails, and runs at that attempt's `nextRetryAt`).
              */
             createdAt: string;
             /**
@@ -5303,7 +5391,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5355,7 +5442,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5397,7 +5483,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5439,7 +5524,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5488,7 +5572,56 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
+                 */
+                id: components["parameters"]["WebhookId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK. The new secret is shown only in this response. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookSecretRotated"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5540,7 +5673,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5557,6 +5689,16 @@ export interface operations {
                  * @example response.submitted
                  */
                 eventType?: components["schemas"]["EventType"];
+                /**
+                 * @description Only deliveries created at or after this instant (ISO 8601, UTC; inclusive).
+                 * @example 2026-11-21T00:00:00.000Z
+                 */
+                createdAfter?: string;
+                /**
+                 * @description Only deliveries created strictly before this instant (ISO 8601, UTC; exclusive).
+                 * @example 2026-11-23T00:00:00.000Z
+                 */
+                createdBefore?: string;
                 /** @description Page number, from 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Items per page, 1 to 100. */
@@ -5599,7 +5741,51 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook id (`whk_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q
+                 */
+                id: components["parameters"]["WebhookId"];
+                /**
+                 * @description The delivery id (`whd_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example whd_01JD3MH5W8X3D1SN6Y9A2C4P7R
+                 */
+                deliveryId: components["parameters"]["DeliveryId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["WebhookDelivery"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5656,7 +5842,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5713,7 +5898,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

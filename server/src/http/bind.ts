@@ -98,7 +98,7 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
  * Secrets that exist only in the first answer and are never written to the idempotency store: a replay
  * carries `null` in their place (the contract says so).
  */
-const neverKept: Partial<Record<OperationId, string>> = { createApiKey: 'key' };
+const neverKept: Partial<Record<OperationId, string>> = { createApiKey: 'key', createWebhook: 'secret', rotateWebhookSecret: 'secret' };
 
 function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnswer): StoredAnswer {
   const field = operationId && neverKept[operationId];

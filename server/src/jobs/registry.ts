@@ -5,6 +5,7 @@
  */
 import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
+import { eventsCleanup } from './events.cleanup.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
 import { respondentsSync } from './respondents.sync.js';
 import { aiAnalyse } from './ai.analyse.js';
@@ -22,5 +23,6 @@ export interface JobDefinition<Data extends object = object> {
 export const jobs: JobDefinition[] = [
   maintenanceCleanup as JobDefinition,
   respondentsSync as JobDefinition,
+  eventsCleanup,
   aiAnalyse as JobDefinition,
 ];

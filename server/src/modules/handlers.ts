@@ -6,10 +6,12 @@ import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
 import * as ai from './ai/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
+import * as events from './events/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
+import * as webhooks from './webhooks/handlers.js';
 
 export const handlers = {
   // Surveys
@@ -44,15 +46,17 @@ export const handlers = {
   getDistribution: notImplemented('getDistribution'),
   listDistributionRecipients: notImplemented('listDistributionRecipients'),
   // Webhooks and events
-  listWebhooks: notImplemented('listWebhooks'),
-  createWebhook: notImplemented('createWebhook'),
-  getWebhook: notImplemented('getWebhook'),
-  updateWebhook: notImplemented('updateWebhook'),
-  deleteWebhook: notImplemented('deleteWebhook'),
-  sendTestWebhook: notImplemented('sendTestWebhook'),
-  listWebhookDeliveries: notImplemented('listWebhookDeliveries'),
-  redeliverWebhookDelivery: notImplemented('redeliverWebhookDelivery'),
-  listEvents: notImplemented('listEvents'),
+  listWebhooks: webhooks.listWebhooks,
+  createWebhook: webhooks.createWebhook,
+  getWebhook: webhooks.getWebhook,
+  updateWebhook: webhooks.updateWebhook,
+  deleteWebhook: webhooks.deleteWebhook,
+  rotateWebhookSecret: webhooks.rotateWebhookSecret,
+  sendTestWebhook: webhooks.sendTestWebhook,
+  listWebhookDeliveries: webhooks.listWebhookDeliveries,
+  getWebhookDelivery: webhooks.getWebhookDelivery,
+  redeliverWebhookDelivery: webhooks.redeliverWebhookDelivery,
+  listEvents: events.listEvents,
   // API keys
   listApiKeys: apiKeys.listApiKeys,
   createApiKey: apiKeys.createApiKey,

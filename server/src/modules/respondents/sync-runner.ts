@@ -41,6 +41,8 @@ import {
   type SyncJobRecord,
 } from './sync-repository.js';
 import { enqueueSync, SYNC_BATCH_SIZE, SYNC_QUEUE } from './sync-service.js';
+import { recordEvent } from '../events/record.js';
+import { toSyncJob } from './service.js';
 import type { SyncRecordError } from './tables.js';
 
 /** Seconds between dead-man's-switch checks of a running job. */
@@ -123,6 +125,9 @@ async function finish(
   if (watchdogId) await services.boss.cancel(SYNC_QUEUE, watchdogId, { db: bossDb(tx) });
   if (counts) await saveCounts(tx, job.id, counts);
   await finishSyncJob(tx, job.id, outcome);
+  // The job's end and its event commit together (events/record.ts).
+  const finished = await getSyncJobById(tx, job.id);
+  if (finished) await recordEvent(tx, tenant, outcome.status === 'completed' ? 'respondents.sync.completed' : 'respondents.sync.failed', toSyncJob(finished));
   await deleteBatches(tx, job.id);
   const next = await promoteNextSync(tx, tenant);
   if (next) await enqueueSync(services.boss, tx, next);

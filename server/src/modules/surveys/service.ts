@@ -6,6 +6,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
+import { recordEvent } from '../events/record.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
 import { defaultSettings, mergeSettings, normaliseQuestions } from './questions.js';
@@ -94,9 +95,18 @@ const refusal: Record<Transition, string> = {
   close: 'only active and paused surveys can be closed',
 };
 
+const eventOf = { launch: 'survey.launched', pause: 'survey.paused', close: 'survey.closed' } as const;
+
 export async function transitionSurvey(db: Db, tenant: Tenant, id: string, transition: Transition): Promise<Survey> {
-  const row = await surveys.transitionSurvey(db, tenant, id, transition);
-  if (row) return toSurvey(row);
+  // The change and its event commit together (events/record.ts).
+  const changed = await db.transaction().execute(async (tx) => {
+    const row = await surveys.transitionSurvey(tx, tenant, id, transition);
+    if (!row) return undefined;
+    const survey = toSurvey(row);
+    await recordEvent(tx, tenant, eventOf[transition], survey);
+    return survey;
+  });
+  if (changed) return changed;
   // Refused or absent: read the current state to say which.
   const current = await surveys.findSurvey(db, tenant, id);
   if (!current) throw notFound('survey', id);
@@ -136,6 +146,7 @@ export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, b
         if (!now) throw notFound('survey', surveyId);
         throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
       }
+      await recordEvent(trx, tenant, 'response.submitted', toResponse(inserted));
       return inserted;
     });
     return toResponse(row);

@@ -1,0 +1,42 @@
+/** All SQL of reading and expiring events. */
+import { sql } from 'kysely';
+import type { Db, DbOrTx } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import type { EventType } from './tables.js';
+
+export interface EventFilter {
+  type?: EventType;
+  createdAfter?: Date;
+  createdBefore?: Date;
+  limit: number;
+  offset: number;
+}
+
+export async function listEvents(db: DbOrTx, tenant: Tenant, filter: EventFilter) {
+  let query = db
+    .selectFrom('events')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
+  if (filter.type) query = query.where('type', '=', filter.type);
+  if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
+  if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
+  const [rows, count] = await Promise.all([
+    query.select(['id', 'type', 'data', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** Deletes events older than `days` (their deliveries go with them), in slices so no transaction grows large. */
+export async function deleteExpiredEvents(db: Db, days: number): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const result = await sql`
+      delete from events where (organization_id, environment, id) in (
+        select organization_id, environment, id from events
+        where created_at < now() - make_interval(days => ${days}) limit 5000)`.execute(db);
+    const n = Number(result.numAffectedRows ?? 0);
+    deleted += n;
+    if (n < 5000) return deleted;
+  }
+}

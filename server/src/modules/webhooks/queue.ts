@@ -1,0 +1,183 @@
+/**
+ * The delivery queue's SQL. Pending rows of `webhook_deliveries` are the queue: a dispatcher claims due rows
+ * with FOR UPDATE SKIP LOCKED (several worker processes never take the same row), stamping a lease and a claim
+ * token; the outcome is written only under that token. A worker killed mid-attempt leaves its rows pending with
+ * a lease that runs out, after which any dispatcher claims them again — at-least-once, same `webhook-id`.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db, DbOrTx } from '../../db/database.js';
+import type { Environment, Tenant } from '../../db/schema.js';
+import type { EventType } from '../events/tables.js';
+import { deliveryWakeChannel } from '../events/record.js';
+import { newId } from '../../lib/ids.js';
+import { cancelPendingDeliveries, disableWebhook } from './repository.js';
+
+export interface ClaimedDelivery {
+  organization_id: string;
+  environment: Environment;
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: EventType;
+  attempt: number;
+  manual: boolean;
+  claim_token: string;
+  event_created_at: Date;
+  /** The event's data as JSON text, put into the body as is. */
+  event_data: string;
+  url: string;
+  enabled: boolean;
+  failing_since: Date | null;
+  /** Secrets that sign now: the current one first, then a previous one inside its overlap window. */
+  secrets: string[];
+}
+
+export async function claimDue(db: Db, limit: number, leaseMs: number, excludeWebhooks: string[]): Promise<ClaimedDelivery[]> {
+  const token = randomUUID();
+  const { rows } = await sql<ClaimedDelivery>`
+    with due as (
+      select organization_id, environment, id from webhook_deliveries
+      where status = 'pending' and due_at <= now() and (lease_until is null or lease_until < now())
+        and not (webhook_id = any(${excludeWebhooks}::text[]))
+      order by due_at
+      limit ${limit}
+      for update skip locked
+    )
+    update webhook_deliveries d
+    set lease_until = now() + make_interval(secs => ${leaseMs / 1000}), claim_token = ${token}
+    from due, events e, webhooks w
+    where d.organization_id = due.organization_id and d.environment = due.environment and d.id = due.id
+      and e.organization_id = d.organization_id and e.environment = d.environment and e.id = d.event_id
+      and w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id
+    returning d.organization_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempt, d.manual,
+      d.claim_token, e.created_at as event_created_at, e.data::text as event_data, w.url, w.enabled, w.failing_since,
+      array(
+        select s.secret from webhook_secrets s
+        where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
+          and (s.expires_at is null or s.expires_at > now())
+        order by s.created_at desc
+      ) as secrets`.execute(db);
+  return rows;
+}
+
+/** Milliseconds until the next pending row becomes claimable (due, lease run out), or undefined when none. */
+export async function msUntilNextDue(db: Db): Promise<number | undefined> {
+  const { rows } = await sql<{ ms: number | null }>`
+    select extract(epoch from min(greatest(due_at, coalesce(lease_until, due_at))) - now()) * 1000 as ms
+    from webhook_deliveries where status = 'pending'`.execute(db);
+  const ms = rows[0]?.ms;
+  return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
+}
+
+export interface Outcome {
+  succeeded: boolean;
+  responseStatus: number | null;
+  latencyMs: number | null;
+  error: string | null;
+  excerpt: string | null;
+}
+
+const tenantOf = (row: ClaimedDelivery): Tenant => ({ organizationId: row.organization_id, environment: row.environment });
+
+function finishAttempt(db: DbOrTx, row: ClaimedDelivery, outcome: Outcome) {
+  return db
+    .updateTable('webhook_deliveries')
+    .set({
+      status: outcome.succeeded ? 'succeeded' : 'failed',
+      response_status: outcome.responseStatus,
+      latency_ms: outcome.latencyMs,
+      error: outcome.error,
+      response_excerpt: outcome.excerpt,
+      delivered_at: sql`now()`,
+      lease_until: null,
+    })
+    .where('organization_id', '=', row.organization_id)
+    .where('environment', '=', row.environment)
+    .where('id', '=', row.id)
+    .where('claim_token', '=', row.claim_token)
+    .where('status', '=', 'pending');
+}
+
+/** A success: the row, and the webhook's failure clock stopped. Returns false when the claim was lost. */
+export async function recordSuccess(db: Db, row: ClaimedDelivery, outcome: Outcome): Promise<boolean> {
+  const result = await finishAttempt(db, row, outcome).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) return false;
+  if (row.failing_since !== null) {
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: null })
+      .where('organization_id', '=', row.organization_id)
+      .where('environment', '=', row.environment)
+      .where('id', '=', row.webhook_id)
+      .execute();
+  }
+  return true;
+}
+
+export interface FailurePlan {
+  /** 410 Gone: disable the webhook. */
+  gone: boolean;
+  /** Delay before the next attempt, when the schedule has one (ignored for manual attempts). */
+  retryDelayMs: number | undefined;
+  /** Five days without a success disable the webhook. */
+  disableAfterMs: number;
+}
+
+export interface FailureRecord {
+  recorded: boolean;
+  nextRetryAt: Date | null;
+  disabled: 'endpoint_gone' | 'failing' | null;
+}
+
+/**
+ * A failure, in one transaction: the row; the webhook's failure clock; then either disabling the webhook (410, or
+ * failing for five days — which cancels its scheduled retries) or the next attempt, queued as a pending row due at
+ * `nextRetryAt`. The unique (webhook, event, attempt) index makes a retry queued twice one retry.
+ */
+export async function recordFailure(db: Db, row: ClaimedDelivery, outcome: Outcome, plan: FailurePlan): Promise<FailureRecord> {
+  return db.transaction().execute(async (tx) => {
+    const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
+    const tenant = tenantOf(row);
+    const webhook = await tx
+      .updateTable('webhooks')
+      .set({ failing_since: sql`coalesce(failing_since, now())` })
+      .where('organization_id', '=', row.organization_id)
+      .where('environment', '=', row.environment)
+      .where('id', '=', row.webhook_id)
+      .returning(['enabled', 'failing_since', sql<boolean>`failing_since <= now() - make_interval(secs => ${plan.disableAfterMs / 1000})`.as('failed_too_long')])
+      .executeTakeFirst();
+    if (!webhook) return { recorded: true, nextRetryAt: null, disabled: null };
+    const disable = plan.gone ? 'endpoint_gone' : webhook.failed_too_long && row.event_type !== 'webhook.test' ? 'failing' : null;
+    if (disable) {
+      if (await disableWebhook(tx, tenant, row.webhook_id, disable)) await cancelPendingDeliveries(tx, tenant, row.webhook_id);
+      return { recorded: true, nextRetryAt: null, disabled: disable };
+    }
+    if (row.manual || !webhook.enabled || plan.retryDelayMs === undefined) return { recorded: true, nextRetryAt: null, disabled: null };
+    const nextRetryAt = new Date(Date.now() + plan.retryDelayMs);
+    await tx
+      .updateTable('webhook_deliveries')
+      .set({ next_retry_at: nextRetryAt })
+      .where('organization_id', '=', row.organization_id)
+      .where('environment', '=', row.environment)
+      .where('id', '=', row.id)
+      .execute();
+    await tx
+      .insertInto('webhook_deliveries')
+      .values({
+        organization_id: row.organization_id,
+        environment: row.environment,
+        id: newId('whd'),
+        webhook_id: row.webhook_id,
+        event_id: row.event_id,
+        event_type: row.event_type,
+        attempt: row.attempt + 1,
+        due_at: nextRetryAt,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    if (plan.retryDelayMs === 0) await sql`select pg_notify(${deliveryWakeChannel}, '')`.execute(tx);
+    return { recorded: true, nextRetryAt, disabled: null };
+  });
+}
