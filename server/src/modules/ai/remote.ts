@@ -134,8 +134,9 @@ export class OpenAiCompatibleProvider implements AiProvider {
     this.generationModel = this.model;
   }
 
-  /** One chat completion; the content of the first choice. */
-  private async complete(messages: Message[], schemaName: string, schema: object): Promise<string> {
+  /** One chat completion; the content of the first choice. `deadline`: the whole operation's end (generateSurvey). */
+  private async complete(messages: Message[], schemaName: string, schema: object, deadline?: number): Promise<string> {
+    const timeoutMs = deadline === undefined ? this.config.timeoutMs : Math.max(1, Math.min(this.config.timeoutMs, deadline - Date.now()));
     const url = `${this.config.baseUrl!.replace(/\/+$/, '')}/chat/completions`;
     let response: Response;
     try {
@@ -148,7 +149,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
           messages,
           response_format: { type: 'json_schema', json_schema: { name: schemaName, strict: true, schema } },
         }),
-        signal: AbortSignal.timeout(this.config.timeoutMs),
+        signal: AbortSignal.timeout(timeoutMs),
       });
     } catch (error) {
       const name = (error as Error)?.name;
@@ -180,11 +181,18 @@ export class OpenAiCompatibleProvider implements AiProvider {
    * Asks, parses and validates; on invalid output asks once more with the problems (the repair). `check` adds
    * checks beyond the schema.
    */
-  private async structured<T>(messages: Message[], schemaName: string, schema: object, validate: ValidateFunction, check: (value: T) => string[] = () => []): Promise<T> {
+  private async structured<T>(
+    messages: Message[],
+    schemaName: string,
+    schema: object,
+    validate: ValidateFunction,
+    check: (value: T) => string[] = () => [],
+    deadline?: number,
+  ): Promise<T> {
     let conversation = messages;
     let problems = '';
     for (let attempt = 0; attempt < 2; attempt++) {
-      const content = await this.complete(conversation, schemaName, schema);
+      const content = await this.complete(conversation, schemaName, schema, deadline);
       let value: unknown;
       try {
         value = JSON.parse(content);
@@ -207,6 +215,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 
   async generateSurvey(request: GenerateRequest, check: DraftCheck = () => []): Promise<SurveyDraft> {
+    // The request waits for this: AI_TIMEOUT_MS bounds the whole generation, the repair included.
+    const deadline = Date.now() + this.config.timeoutMs;
     const redact = redactor([]);
     const messages: Message[] = [
       {
@@ -228,6 +238,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
         const problems = value.questions.length > request.questionCount ? [`/questions has ${value.questions.length} questions, at most ${request.questionCount} were asked for`] : [];
         return [...problems, ...check(draft)];
       },
+      deadline,
     );
     return toDraft(generated, request);
   }
