@@ -92,6 +92,6 @@ The columns after the fourth are accuracy per kind on the whole set. \`test/ai/q
 |---:|---:|---:|---:|---:|---:|---:|
 ${throughput.join('\n')}
 
-The analysis reads each comment with wink-nlp once more for its sentiment (with general words masked, and each side of a "but" on its own), so about three tokenization passes' worth of work is the floor; clustering, keywords and the assembly are linear in the comments.`,
+Each comment is read by wink-nlp once for its features and, when a general word must be masked or it contains a contrast ("but"), once or twice more for its sentiment: about 2–3 tokenization passes, which is what the ratio shows; clustering, keywords and the assembly are linear in the comments. The machine was heavily loaded (see the load average); the ratios, measured in the same run, are the numbers to compare.`,
   );
 }
