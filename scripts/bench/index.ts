@@ -5,6 +5,9 @@
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   surveys: () => import('./surveys.js'),
   sync: () => import('./sync.js'),
+  exports: () => import('./exports.js'),
+  analytics: () => import('./analytics.js'),
+  webhooks: () => import('./webhooks.js'),
   ai: () => import('./ai.js'),
 };
 

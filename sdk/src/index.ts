@@ -25,6 +25,7 @@ export {
 export { unwrap, unwrapEnvelope, type ApiResult, type EnvelopeData } from './unwrap.js';
 export { paginate, type ListItem, type ListPath, type PaginateInit } from './pagination.js';
 export { waitFor, waitForSyncJob, type WaitOptions } from './polling.js';
+export { exportResponsesToFile, downloadExportToFile, waitForExport, ExportFailedError, type DownloadOptions } from './exports.js';
 export { type RetryOptions } from './retry.js';
 export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export { SDK_VERSION } from './version.js';

@@ -25,10 +25,24 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
+  exportClockMarginMs: number;
   /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
   webhookRetryScheduleMs: readonly number[];
   /** Per-attempt timeout of a webhook delivery (10 s, the contract's promise; tests may shorten it). */
   webhookTimeoutMs: number;
+  /** Distribution e-mail: SMTP server URL (`smtp://user:pass@host:587`, `smtps://…`); unset: the outbox folder. */
+  smtpUrl: string | undefined;
+  /** Sender of distribution e-mails. */
+  mailFrom: string;
+  /** Distribution e-mails per second per sending worker; 0 = no limit. */
+  mailRatePerSecond: number;
+  /** Where messages go (one .eml file each) when SMTP_URL is unset. */
+  mailOutboxDir: string;
+  /** Key personal survey links are derived from (HMAC); unset: a random key kept in the database. */
+  linkSecret: string | undefined;
+  /** How often a held distribution (survey paused or not launched yet at the send time) checks again. */
+  distributionHoldRecheckSeconds: number;
   /** The AI provider (modules/ai): built-in offline by default, or an OpenAI-compatible chat-completions API. */
   ai: AiConfig;
 }
@@ -97,8 +111,15 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
     webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
+    smtpUrl: process.env.SMTP_URL || undefined,
+    mailFrom: process.env.MAIL_FROM || 'Survey Service <surveys@localhost>',
+    mailRatePerSecond: intFrom('MAIL_RATE_PER_SECOND', 50),
+    mailOutboxDir: process.env.MAIL_OUTBOX_DIR || `${process.env.DATA_DIR ?? '.data'}/outbox`,
+    linkSecret: process.env.LINK_SECRET || undefined,
+    distributionHoldRecheckSeconds: intFrom('DISTRIBUTION_HOLD_RECHECK_SECONDS', 60),
     ai: aiFrom(),
   };
 }

@@ -171,6 +171,21 @@ describe('AI analysis (offline)', () => {
     expect(JSON.stringify(mixed.themes)).not.toMatch(/parking|meeting/i);
   });
 
+  it("applies the organization's own anonymity threshold (analytics settings)", async () => {
+    const own = await aiTenant(t);
+    const client = own.live;
+    const { response } = await client.PATCH('/api/v1/settings/analytics', { body: { anonymityThreshold: 3 } });
+    expect(response.status).toBe(200);
+    const survey = await launchedSurvey(client);
+    await submitComments(client, survey.id, meetingComments.slice(0, 4));
+    const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id)).id);
+    expect(analysis.anonymity).toEqual({ threshold: 3, suppressed: false, suppressedThemes: 0, suppressedQuestions: 0 });
+    expect(analysis.themes.map((th) => th.name)).toEqual(['meetings']);
+    expect(analysis.responseSentiments).toHaveLength(4);
+    // A summary still needs 5 comments.
+    expect(analysis.summary).toBeNull();
+  });
+
   it('answers 404 for unknown surveys and analyses, and for a survey never analysed', async () => {
     const client = tenant.live;
     const survey = await launchedSurvey(client);

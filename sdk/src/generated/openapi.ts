@@ -324,12 +324,22 @@ export interface paths {
         put?: never;
         /**
          * Export responses
-         * @description Starts an asynchronous export of the survey's responses (optionally only a submission window) to CSV,
-         *     JSON or XLSX, in any survey state, and returns the export at once with status `pending`. Poll
-         *     `GET /api/v1/exports/{exportId}` until it is `completed`, then download the file from `downloadUrl`;
-         *     the `responses.export.completed` event is also sent. Files are kept for 24 hours.
+         * @description Starts an asynchronous export of the survey's responses (optionally only a submission window, some
+         *     questions, choice labels instead of ids) to CSV, JSON, NDJSON or XLSX, in any survey state, and returns the
+         *     export at once with status `pending`. Poll `GET /api/v1/exports/{exportId}` until it is `completed`, then
+         *     download the file from `downloadUrl` (the SDK's `exportResponsesToFile` does all three); the
+         *     `responses.export.completed` event is also sent. Files are kept for 7 days.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     The file is written by a background job that reads the responses in pages (its memory does not grow with the
+         *     export) and stores the file in the service's database, so any server process can serve the download. A job
+         *     interrupted by a crash starts its file over; a half-written file is never visible.
+         *
+         *     For a nightly pull, chain exports with `sinceExport` (see `Export.watermark`): each response arrives exactly
+         *     once; deleted responses are listed by `GET /api/v1/exports/{exportId}/deletions`.
+         *
+         *     Errors: 400 `validation_failed` (`submittedBefore` not after `submittedAfter`, an unknown question id, `bom`
+         *     with a format other than `csv`, a `sinceExport` that is not a completed export of this survey, both
+         *     `sinceExport` and `submittedAfter`); 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["exportResponses"];
         delete?: never;
@@ -353,10 +363,11 @@ export interface paths {
         };
         /**
          * Get an export
-         * @description Returns an export and its progress. When `status` is `completed`, `downloadUrl` and `rowCount` are set;
-         *     when `failed`, `error` says why.
+         * @description Returns an export and its progress: `progress` is the share of the export's rows already written to the file
+         *     (counted when the job starts). When `status` is `completed`, `downloadUrl`, `rowCount`, `size`, `watermark`
+         *     and `expiresAt` (7 days later) are set; when `failed`, `error` says why.
          *
-         *     Errors: 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` (also for another organization's or environment's export).
          */
         get: operations["getExport"];
         put?: never;
@@ -382,16 +393,59 @@ export interface paths {
         };
         /**
          * Download an export file
-         * @description Downloads the file of a `completed` export, with the media type of its format (`text/csv`,
-         *     `application/json` or the XLSX type) and a `Content-Disposition: attachment` header.
+         * @description Downloads the file of a `completed` export, with the media type of its format (see `ExportFormat`), a
+         *     `Content-Disposition: attachment` file name, and its exact `Content-Length` (the export's `size`).
          *
          *     **This is the one success response that is a file, not an envelope**: the body is the file itself
-         *     (errors still use the error envelope). The JSON file is an array of `Response` objects.
+         *     (errors still use the error envelope). The JSON file is an array of `ExportRecord` objects; the NDJSON file
+         *     has one per line.
          *
-         *     Errors: 404 `not_found`; 409 `invalid_state` when the export is not `completed` yet, has `failed`, or its
-         *     file has expired (`expiresAt` passed). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     **Resuming a broken download.** Send `Range: bytes=<bytes you have>-` (and `If-Range` with the `ETag` of the
+         *     first answer, to be sure the file is the same): the answer is **206** with `Content-Range` and only the rest.
+         *     One range per request (`bytes=a-b`, `bytes=a-` or the last n bytes, `bytes=-n`); a `Range` in another unit or
+         *     with several ranges is ignored and the whole file is sent with 200, as HTTP allows. A range that starts at or
+         *     beyond the end of the file gives **416** `range_not_satisfiable` with `Content-Range: bytes *\/<size>`. An
+         *     `If-Range` that does not match the `ETag` gives the whole file with 200.
+         *
+         *     Needs `responses:read`. Errors: 404 `not_found` (also another organization's or environment's export);
+         *     409 `invalid_state` when the export is not `completed` yet or has `failed`; 410 `export_expired` once the file
+         *     has expired (`expiresAt`, 7 days after completion) and was deleted; 416 `range_not_satisfiable`.
          */
         get: operations["downloadExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/exports/{exportId}/deletions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The export id (`exp_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List responses deleted in an export's window
+         * @description How an integrator learns of deletions: the responses of the export's survey that were **deleted** with a
+         *     deletion time in the export's window (`submittedAfter` inclusive — or from the start — to `watermark`
+         *     exclusive), oldest first, paginated. Deleted responses are never in later files; after importing a file,
+         *     delete these ids from your copy too. With a chain of incremental exports (`sinceExport`), every deletion is
+         *     listed by exactly one export of the chain (the one whose window contains the deletion time), by the same
+         *     rule as `watermark`. A deleted response you never received (submitted and deleted within one window) may be
+         *     listed: ignore unknown ids. Deletions are remembered for 30 days; pull at least that often.
+         *
+         *     Errors: 404 `not_found`; 409 `invalid_state` while the export has no `watermark` yet (`pending`).
+         */
+        get: operations["listExportDeletions"];
         put?: never;
         post?: never;
         delete?: never;
@@ -415,13 +469,39 @@ export interface paths {
         };
         /**
          * Get quantitative statistics
-         * @description Computes statistics of the survey's responses on request, per question and by question type: NPS score
-         *     with promoters, passives, detractors and the 0–10 distribution; rating average, median and distribution;
-         *     per-choice counts and percentages; text answer counts and average length. Optionally only responses in a
-         *     submission window. Works in every survey state (a survey without responses gives zero counts and `null`
-         *     averages).
+         * @description Computes statistics of the survey's responses on request, by aggregate queries in the database, per
+         *     question and by question type:
          *
-         *     Errors: 400 `validation_failed` (bad dates); 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     | figure | definition |
+         *     |---|---|
+         *     | `responseCount` | responses in scope (window, distribution, filters) |
+         *     | `invitedCount`, `responseRate` | distinct recipients of the survey's distributions; responders among them ÷ recipients |
+         *     | `answeredCount` | responses that answered the question |
+         *     | NPS `promoters` / `passives` / `detractors` | answers 9–10 / 7–8 / 0–6 |
+         *     | NPS `score` | 100 × (promoters − detractors) ÷ answeredCount |
+         *     | NPS `marginOfError` | 1.96 × 100 × √((p + d − (p − d)²) ÷ n), p and d the promoter and detractor shares, n = answeredCount |
+         *     | rating `average`, `median`, `standardDeviation` | Σx ÷ n; the middle answer (mean of the two middle ones for even n); sample standard deviation (n − 1) |
+         *     | `distribution` | answers per scale value, every value listed |
+         *     | choice `percentage` | count ÷ answeredCount × 100 — for `multiple_choice` over respondents, so shares can add up to more than 100 |
+         *     | text `answeredCount`, `averageLength` | answers; mean length in characters (never the texts) |
+         *     | `daily` | responses per UTC day |
+         *
+         *     Optionally narrowed to a submission window, to one distribution (`distributionId`) and to respondents
+         *     matching `filters` (the targeting filter language), and broken down by a respondent field (`segmentBy`).
+         *     Works in every survey state (a survey without responses is reported as suppressed, as any result under the
+         *     threshold).
+         *
+         *     **Anonymity.** The organization's anonymity threshold (`getAnalyticsSettings`, default 5) applies to the
+         *     whole result and to every group: a result or group covering fewer respondents is reported as suppressed,
+         *     with no figures; and when the suppressed groups of a breakdown hold fewer respondents than the threshold
+         *     together (so that the total minus the shown groups would reveal them), the next smallest group is
+         *     suppressed as well. Text answers are only ever counted, never shown.
+         *
+         *     **Segments** use the respondent's fields as they were when the survey was sent to them (the distribution's
+         *     snapshot), else the current respondent record — see `SmartAnalyticsSegmentBy`.
+         *
+         *     Errors: 400 `validation_failed` (bad dates, `submittedBefore` not after `submittedAfter`, malformed
+         *     `filters`, unknown `segmentBy`); 404 `not_found` (survey, or `distributionId` not a distribution of it).
          */
         get: operations["getStaticAnalytics"];
         put?: never;
@@ -465,7 +545,7 @@ export interface paths {
          *     succeeds. A request never waits for a model.
          *
          *     Anonymity: only answers are analysed, never identities. Free text of a group smaller than the anonymity
-         *     threshold (5 respondents by default) is never shown: with fewer responses than the threshold there are
+         *     threshold (the organization's setting, `GET`/`PATCH /api/v1/settings/analytics`; 5 by default) is never shown: with fewer responses than the threshold there are
          *     no themes, quotes, summary or per-response sentiment; themes from fewer responses are dropped; a summary
          *     needs at least 5 comments. Quotes are never attributed. See `AiAnalysis` for what a remote provider is
          *     sent (redacted text, never ids).
@@ -556,15 +636,34 @@ export interface paths {
         };
         /**
          * Get smart analytics
-         * @description Compares groups of respondents (by `segmentBy`), finds the rating questions that drive the NPS, and
-         *     reports participation across the survey's distributions. Responses are linked to respondents through
-         *     `respondentExternalId`; responses of unknown or anonymous respondents form the group whose `value` is
-         *     `null`.
+         * @description People-analytics views of the survey's responses, optionally narrowed to a submission window, one
+         *     distribution and respondents matching `filters`, exactly as for static analytics:
          *
-         *     Anonymity: the threshold is fixed at 5 responses. A smaller group is returned with `suppressed: true` and
-         *     `null` metrics, and drivers are only computed from at least 5 responses.
+         *     - **segments** — NPS and mean rating per group of `segmentBy` (default `department`);
+         *     - **heatmap** — group × question (`nps` and `rating` questions), mean or favourable share
+         *       (`heatmapMetric`), with each group's difference to the whole;
+         *     - **drivers** — Johnson's relative weights of every `rating` question against the outcome (the first `nps`
+         *       question, or `outcomeQuestionId`): each driver's share of R², its correlation with the outcome and the number
+         *       of complete responses used; computed only from at least 30 complete responses (and never fewer than the
+         *       anonymity threshold), see `SmartAnalyticsDriverAnalysis`;
+         *     - **focusAreas** — drivers with high impact and a low favourable share;
+         *     - **participation** — invited, responded and rate, overall and per group;
+         *     - **comparison** — the change against the previous distribution or the previous period, when one exists.
          *
-         *     Errors: 400 `validation_failed` (unknown `segmentBy`); 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Responses are linked to respondents through `respondentExternalId`; group values come from the
+         *     distribution's snapshot of the respondent when the response came through a distribution, else from the
+         *     current record (see `SmartAnalyticsSegmentBy`). Responses of unknown or anonymous respondents form the group
+         *     whose `value` is `null`.
+         *
+         *     **Anonymity.** The threshold is the organization's setting for this environment (default 5, never below 3;
+         *     `getAnalyticsSettings`). A group with fewer respondents is returned with `suppressed: true` and no figures;
+         *     when the suppressed groups together hold fewer respondents than the threshold, the next smallest group is
+         *     suppressed too, so that no group can be worked out as the total minus the shown groups. The same holds for
+         *     heatmap rows and participation groups, and a (filtered) result under the threshold is suppressed as a whole.
+         *
+         *     Errors: 400 `validation_failed` (unknown `segmentBy`, bad dates, malformed `filters`, an
+         *     `outcomeQuestionId` that is not an `nps` or `rating` question of the survey); 404 `not_found` (survey, or
+         *     `distributionId` not a distribution of it).
          */
         get: operations["getSmartAnalytics"];
         put?: never;
@@ -573,6 +672,40 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/analytics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the analytics settings
+         * @description The analytics settings of the organization in the calling key's environment: the anonymity threshold that
+         *     every analytics result and breakdown applies (default 5 until changed).
+         *
+         *     Errors: 400 `validation_failed` (an unknown query parameter).
+         */
+        get: operations["getAnalyticsSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the analytics settings
+         * @description Changes the analytics settings of the organization in the calling key's environment (LIVE and TEST are set
+         *     apart). The anonymity threshold is 3 to 100: a lower value is refused, so that no key can make analytics
+         *     reveal a group of one or two. It takes effect for every analytics request from then on.
+         *
+         *     Requires the `*` scope, like API key management: lowering the threshold widens what every `analytics:read`
+         *     key can see, so only an administrator key may do it.
+         *
+         *     Errors: 400 `validation_failed` (empty body, threshold below 3 or above 100).
+         */
+        patch: operations["updateAnalyticsSettings"];
         trace?: never;
     };
     "/api/v1/surveys/{surveyId}/distribute": {
@@ -628,9 +761,13 @@ export interface paths {
         /**
          * Preview a distribution audience
          * @description Counts the respondents that a targeting matches right now and returns up to 10 of them, so you can check
-         *     filters before distributing. Nothing is sent or stored. Works in any survey state.
+         *     filters before distributing. Nothing is sent or stored. Works in any survey state. It runs the same
+         *     compiled query as the send, so the rules can never disagree.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     **Scopes:** `surveys:launch` **and** `respondents:read` — the sample is people's data. A key without
+         *     `respondents:read` gets 403 `insufficient_scope` naming it.
+         *
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
         post: operations["previewDistribution"];
         delete?: never;
@@ -722,7 +859,8 @@ export interface paths {
         /**
          * List the recipients of a distribution
          * @description Lists the respondents a distribution was sent to, ordered by `respondentExternalId`, paginated, with
-         *     their personal links and delivery status. Filter by `status`. Empty while the distribution is `scheduled`.
+         *     their personal links, delivery status and the snapshot of their fields taken at the send. Filter by
+         *     `status`. Empty while the distribution is `scheduled` or `held`.
          *
          *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
          */
@@ -1744,8 +1882,10 @@ export interface components {
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
+         *     | `export_expired` | 410 | The export's file has expired (7 days after completion) and was deleted; start a new export. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
+         *     | `range_not_satisfiable` | 416 | The `Range` of a download starts beyond the end of the file; `Content-Range` gives the size. |
          *     | `rate_limited` | 429 | A per-minute or per-day limit is spent, or this source failed authentication too often; see `Retry-After`. |
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
@@ -1755,7 +1895,7 @@ export interface components {
          *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "payload_too_large" | "unsupported_media_type" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -2053,6 +2193,8 @@ export interface components {
              * @description When the response was accepted (ISO 8601 UTC).
              */
             submittedAt: string;
+            /** @description The distribution whose answer page received the response (`dst_…`); `null` for responses submitted through the API. */
+            distributionId?: string | null;
         };
         /**
          * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
@@ -2077,18 +2219,33 @@ export interface components {
             deleted: true;
         };
         /**
-         * @description File format of an export. `csv`: one row per response, one column per question (multiple-choice answers
-         *     joined with `;`), UTF-8 with a header row. `json`: an array of `Response` objects. `xlsx`: the CSV
-         *     layout as an Excel workbook.
+         * @description File format of an export, with the media type `downloadExport` answers with:
+         *
+         *     | format | media type | layout |
+         *     |---|---|---|
+         *     | `csv` | `text/csv; charset=utf-8` | RFC 4180, UTF-8 (optionally with a BOM, see `bom`), `\r\n` line ends, a header row `responseId,submittedAt,respondentExternalId` then one column per question id in the survey's question order. Multiple-choice answers are joined with `;` in one cell (choice ids never contain `;`; with `choiceValues: labels` a `;` inside a label is written as `\;`). Unanswered questions are empty cells. |
+         *     | `json` | `application/json` | One JSON array of `ExportRecord` objects. |
+         *     | `ndjson` | `application/x-ndjson` | One `ExportRecord` per line (newline-delimited JSON), so a reader can stream it. |
+         *     | `xlsx` | `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` | The CSV layout on one sheet named `Responses`, with typed cells: `submittedAt` is a date cell (UTC), NPS and rating answers are numbers, the rest text (XML turns `\r\n` inside a text into `\n`). |
+         *
+         *     Rows are ordered by `submittedAt`, then `id`, ascending (oldest first) in every format.
          * @enum {string}
          */
-        ExportFormat: "csv" | "json" | "xlsx";
-        /** @description What to export. Without a time window every response of the survey is exported. */
+        ExportFormat: "csv" | "json" | "ndjson" | "xlsx";
+        /**
+         * @description What to export. Without a time window every response of the survey is exported. The window is
+         *     `submittedAfter` **inclusive** and `submittedBefore` **exclusive**, as in `listResponses`.
+         *
+         *     **Incremental exports.** Every completed export states its `watermark`. To get each response exactly once
+         *     across runs (a nightly job, say), start the next export with `sinceExport` set to the previous export's id
+         *     (or, equivalently, `submittedAfter` set to its `watermark`). See `Export.watermark` for why this is exact even
+         *     while responses keep arriving, and `listExportDeletions` for the responses deleted since.
+         */
         ExportRequest: {
             format: components["schemas"]["ExportFormat"];
             /**
              * Format: date-time
-             * @description Only responses submitted at or after this instant (ISO 8601).
+             * @description Only responses submitted at or after this instant (ISO 8601). Not together with `sinceExport`.
              */
             submittedAfter?: string;
             /**
@@ -2096,11 +2253,31 @@ export interface components {
              * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`.
              */
             submittedBefore?: string;
+            /**
+             * @description Continue after a previous `completed` export of the same survey: the same as `submittedAfter` set to that
+             *     export's `watermark`. 400 `validation_failed` when it is unknown, of another survey, or not completed.
+             */
+            sinceExport?: string;
+            /** @description Only these questions' answers (columns in CSV and XLSX), still in the survey's question order. Every id must be a question of the survey. Default all questions. */
+            questionIds?: string[];
+            /**
+             * @description How choice answers are written — `ids` (`c_1`, stable, for machines) or `labels` (the choice text, for people). Applies to every format.
+             * @default ids
+             * @enum {string}
+             */
+            choiceValues?: "ids" | "labels";
+            /**
+             * @description Start a CSV file with a UTF-8 byte order mark, so that spreadsheet programs detect UTF-8. Only with `format` `csv`.
+             * @default false
+             */
+            bom?: boolean;
         };
         /**
          * @description An asynchronous export of a survey's responses to a file. Poll `GET /api/v1/exports/{exportId}` until
-         *     `status` is `completed` (then download the file) or `failed`. The event `responses.export.completed`
-         *     is also sent to webhooks. Files are kept for 24 hours after completion.
+         *     `status` is `completed` (then download the file from `downloadUrl`) or `failed` (`error` says why). The event
+         *     `responses.export.completed` is also sent to webhooks. Files are kept for **7 days** after completion
+         *     (`expiresAt`); after that a download answers 410 `export_expired` and the export itself stays readable.
+         *     Exports are visible only to the organization and environment that created them.
          */
         Export: {
             /** @description Identifier of the export, `exp_` + 26 Crockford base32 characters. */
@@ -2113,8 +2290,40 @@ export interface components {
              * @enum {string}
              */
             status: "pending" | "processing" | "completed" | "failed";
+            /** @description Percentage of the export's rows written to the file; 100 exactly when `completed`. */
+            progress: number;
             /** @description Number of responses in the file; `null` until completed. */
             rowCount: number | null;
+            /** @description Size of the file in bytes (the download's `Content-Length`); `null` until completed. */
+            size: number | null;
+            /**
+             * Format: date-time
+             * @description The window's inclusive start as requested (or taken from `sinceExport`); `null` for "from the first response".
+             */
+            submittedAfter: string | null;
+            /**
+             * Format: date-time
+             * @description The window's exclusive end as requested; `null` for "up to now".
+             */
+            submittedBefore: string | null;
+            /**
+             * Format: date-time
+             * @description The exclusive end of what this export covers, set when the export starts processing: the file holds every
+             *     response of the survey with `submittedAfter <= submittedAt < watermark` that existed when it was written.
+             *     Start the next incremental export from here (`sinceExport`, or `submittedAfter` = `watermark`).
+             *
+             *     **Why this is exact.** `submittedAt` is taken when a response's transaction starts, but a response becomes
+             *     visible only when that transaction commits, a moment later. A watermark of "now" could therefore miss a
+             *     response that commits just after the export reads, with a `submittedAt` before the watermark — and the next
+             *     export, starting at the watermark, would miss it too. So the watermark is never later than the start of the
+             *     oldest database transaction still running when the export begins (less a margin for clock differences
+             *     between servers, one second by default; never later than `submittedBefore`). So a response appears in
+             *     exports about a second after it was submitted. Every response with `submittedAt` before
+             *     it is committed before the export reads; every response committed later has `submittedAt` at or after it and
+             *     belongs to the next export. A chain of exports, each started from the previous `watermark`, therefore
+             *     delivers every response exactly once. `null` until the export is `processing`.
+             */
+            watermark: string | null;
             /**
              * Format: uri-reference
              * @description Where to download the file (relative to the API base URL, same API key); `null` until completed.
@@ -2134,10 +2343,69 @@ export interface components {
             completedAt: string | null;
             /**
              * Format: date-time
-             * @description When the file is deleted (24 hours after completion); `null` until completed. Downloading later gives 409 `invalid_state`.
+             * @description When the file is deleted (7 days after completion); `null` until completed. Downloading later gives 410 `export_expired`.
              */
             expiresAt: string | null;
         };
+        /**
+         * @description One response in a `json` or `ndjson` export file: a `Response`, with only the requested questions' answers, and
+         *     with choice labels instead of ids in `value` when the export asked for `choiceValues: labels`.
+         */
+        ExportRecord: {
+            /** @description Identifier of the response. */
+            id: string;
+            /** @description The survey answered. */
+            surveyId: string;
+            /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
+            respondentExternalId: string | null;
+            /** @description The answers to the exported questions, in the survey's question order (empty when none of them was answered). */
+            answers: {
+                /** @description Id of the answered question. */
+                questionId: string;
+                /** @description As in `Answer`, or the choice label(s) with `choiceValues` `labels`. */
+                value: number | string | string[];
+            }[];
+            /**
+             * Format: date-time
+             * @description When the response was accepted (ISO 8601 UTC).
+             */
+            submittedAt: string;
+        };
+        /**
+         * @description A response that was deleted; if you stored it from an earlier export, delete it too.
+         * @example {
+         *       "responseId": "rsp_01JD3MB9X2Y5Z8A1C4E7G0H3J6",
+         *       "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "deletedAt": "2026-11-22T08:12:40.000Z"
+         *     }
+         */
+        ExportDeletion: {
+            /** @description The deleted response. */
+            responseId: string;
+            /** @description Its survey. */
+            surveyId: string;
+            /**
+             * Format: date-time
+             * @description When it was deleted (ISO 8601 UTC).
+             */
+            deletedAt: string;
+        };
+        /**
+         * @description The respondent field whose values form the groups: `department`, `location`, `jobTitle`,
+         *     `employmentType`, `managerId`, `tenure`, or a custom attribute as `attributes.<name>` (its value as text).
+         *
+         *     `tenure` groups by the time from the respondent's `hireDate` to the response's submission, in bands
+         *     `under_1_year`, `1_to_2_years`, `2_to_5_years`, `5_to_10_years`, `10_years_or_more` (a band includes its lower
+         *     bound: exactly one year after hiring is `1_to_2_years`).
+         *
+         *     **Which values count (the snapshot rule).** When a response came in through a distribution, the
+         *     respondent's fields are those stored with that distribution's recipient when it was sent (a snapshot), so a
+         *     later move to another department does not move past answers. Otherwise (responses submitted without a
+         *     distribution, or before distributions existed) the respondent's current record is used. Responses whose
+         *     respondent is unknown (anonymous surveys, an unknown `respondentExternalId`) or has no value form the group
+         *     whose `value` is `null`.
+         */
+        SmartAnalyticsSegmentBy: string | ("department" | "location" | "jobTitle" | "employmentType" | "managerId" | "tenure");
         /** @description How many answers gave one value of a scale. */
         AnalyticsValueCount: {
             /** @description The scale value. */
@@ -2161,8 +2429,15 @@ export interface components {
             text: string;
             /** @description Responses that answered this question. */
             answeredCount: number;
-            /** @description Net Promoter Score, −100 to 100, rounded to one decimal; `null` when nobody answered. */
+            /** @description Net Promoter Score, −100 to 100: 100 × (promoters − detractors) / answeredCount, rounded to one decimal; `null` when nobody answered. */
             score: number | null;
+            /**
+             * @description Half-width of the 95 % confidence interval of `score`, in NPS points, rounded to one decimal:
+             *     1.96 × 100 × √((p + d − (p − d)²) / n), where p and d are the shares of promoters and detractors and n is
+             *     `answeredCount` (the standard error of a difference of two shares of one multinomial sample). `null` when
+             *     nobody answered.
+             */
+            marginOfError: number | null;
             /** @description Answers of 9 or 10. */
             promoters: number;
             /** @description Answers of 7 or 8. */
@@ -2192,10 +2467,12 @@ export interface components {
             min: number;
             /** @description Highest value of the scale. */
             max: number;
-            /** @description Mean answer, rounded to two decimals; `null` when nobody answered. */
+            /** @description Mean answer (Σx / n over the `answeredCount` answers), rounded to two decimals; `null` when nobody answered. */
             average: number | null;
-            /** @description Median answer; `null` when nobody answered. */
+            /** @description Median answer (the middle answer, or the mean of the two middle answers for an even count, as `percentile_cont(0.5)`); `null` when nobody answered. */
             median: number | null;
+            /** @description Sample standard deviation of the answers, √(Σ(x − mean)² / (n − 1)), rounded to two decimals; `null` with fewer than two answers. */
+            standardDeviation: number | null;
             /** @description Answer counts for every value from `min` to `max`, in order. */
             distribution: components["schemas"]["AnalyticsValueCount"][];
         };
@@ -2223,13 +2500,13 @@ export interface components {
                 label: string;
                 /** @description Answers that selected it. */
                 count: number;
-                /** @description `count` as a percentage of `answeredCount`, rounded to one decimal (0 when nobody answered). For `multiple_choice` the percentages can add up to more than 100. */
+                /** @description `count` as a percentage of `answeredCount`, rounded to one decimal (0 when nobody answered). For `multiple_choice` the share is over respondents (the responses that answered the question), not over selections, so the percentages can add up to more than 100. */
                 percentage: number;
             }[];
         };
         /**
          * TextQuestionStats
-         * @description Statistics of a `text` question. The texts themselves are read through the responses or the AI analysis.
+         * @description Statistics of a `text` question. The texts themselves are never part of analytics (so no free text of a small group is ever shown here); they are read through the responses or the AI analysis.
          */
         TextQuestionStats: {
             /** @description Id of the question. */
@@ -2246,14 +2523,44 @@ export interface components {
             /** @description Mean answer length in characters, rounded to one decimal; `null` when nobody answered. */
             averageLength: number | null;
         };
+        /** @description Statistics of one question; the variant follows the question `type`. */
+        QuestionStats: components["schemas"]["NpsQuestionStats"] | components["schemas"]["RatingQuestionStats"] | components["schemas"]["ChoiceQuestionStats"] | components["schemas"]["TextQuestionStats"];
+        /** @description Responses submitted on one calendar day (UTC). */
+        AnalyticsDailyCount: {
+            /**
+             * Format: date
+             * @description The day, `YYYY-MM-DD` in UTC.
+             */
+            date: string;
+            /** @description Responses submitted that day. */
+            count: number;
+        };
+        /** @description The statistics of one group of respondents. A suppressed group carries no figures. */
+        StaticAnalyticsSegment: {
+            /** @description The group's value of `segmentBy` (for example "Engineering", or a tenure band); `null` for responses whose respondent is unknown or has no value. */
+            value: string | null;
+            /** @description `true` when the group is under the anonymity threshold, or was suppressed by the subtraction guard; `responseCount` and `questions` are then `null`. */
+            suppressed: boolean;
+            /** @description Responses in the group; `null` when suppressed. */
+            responseCount: number | null;
+            /** @description Statistics per question for this group, as in `StaticAnalytics.questions`; `null` when suppressed. */
+            questions: components["schemas"]["QuestionStats"][] | null;
+        };
         /**
-         * @description Quantitative statistics of a survey's responses, computed on request from the stored responses (within
-         *     the optional time window), one entry per question in survey order. Works in every survey state.
+         * @description Quantitative statistics of a survey's responses, computed on request by aggregate queries over the stored
+         *     responses (within the optional time window, distribution and respondent filters), one entry per question in
+         *     survey order. Works in every survey state. Every figure is exact; rounding happens only at the end.
+         *
+         *     **Anonymity.** When the result covers fewer respondents than `anonymityThreshold`, it is suppressed as a
+         *     whole: `suppressed` is `true`, `responseCount` is `0`, `responseRate` is `null` and `questions`, `daily` and
+         *     `segments` are empty — the API never reveals figures of a group smaller than the threshold, and this holds
+         *     for filtered results as well. Respondents are counted as distinct `respondentExternalId`s, each response
+         *     without one counting as a respondent of its own.
          */
         StaticAnalytics: {
             /** @description The survey analysed. */
             surveyId: string;
-            /** @description Responses included (those in the time window). */
+            /** @description Responses included (those in the time window, distribution and filters); `0` when `suppressed`. */
             responseCount: number;
             /**
              * Format: date-time
@@ -2265,13 +2572,45 @@ export interface components {
              * @description The upper bound of the window as requested; `null` when none.
              */
             submittedBefore: string | null;
+            /** @description The distribution the result is narrowed to, as requested; `null` when none. */
+            distributionId: string | null;
+            /** @description The field of the breakdown in `segments`, as requested; `null` when none. */
+            segmentBy: string | null;
+            /** @description The organization's anonymity threshold for this environment (see `getAnalyticsSettings`). */
+            anonymityThreshold: number;
+            /** @description `true` when the whole result covers fewer respondents than `anonymityThreshold`; no figures are shown then. */
+            suppressed: boolean;
+            /**
+             * @description Recipients of the survey's distributions (of `distributionId` only, when given), each respondent counted
+             *     once; `null` when the survey has no distribution (responses collected by link only) or when `suppressed`.
+             */
+            invitedCount: number | null;
+            /**
+             * @description Respondents among those recipients who responded (in the window), divided by `invitedCount`, rounded
+             *     to three decimals; `null` when `invitedCount` is `null` or `0`. A response is all or nothing, so there is no
+             *     separate completion rate.
+             */
+            responseRate: number | null;
             /**
              * Format: date-time
              * @description When these statistics were computed (ISO 8601 UTC).
              */
             generatedAt: string;
-            /** @description Statistics per question, in survey order; the variant follows the question `type`. */
-            questions: (components["schemas"]["NpsQuestionStats"] | components["schemas"]["RatingQuestionStats"] | components["schemas"]["ChoiceQuestionStats"] | components["schemas"]["TextQuestionStats"])[];
+            /** @description Statistics per question, in survey order; the variant follows the question `type`. Empty when `suppressed`. */
+            questions: components["schemas"]["QuestionStats"][];
+            /**
+             * @description Responses per calendar day (UTC), oldest first; only days with at least one response appear. Empty when
+             *     `suppressed`. The counts add up to `responseCount`.
+             */
+            daily: components["schemas"]["AnalyticsDailyCount"][];
+            /**
+             * @description The breakdown by `segmentBy`, largest group first (suppressed groups last); empty without `segmentBy` or
+             *     when `suppressed`. A group with fewer respondents than `anonymityThreshold` is suppressed; and when the
+             *     suppressed groups together hold fewer than `anonymityThreshold` respondents (so that the total minus the
+             *     shown groups would give them away), the next smallest shown group is suppressed too, until they hold at
+             *     least the threshold (the subtraction guard used by Glint and Peakon).
+             */
+            segments: components["schemas"]["StaticAnalyticsSegment"][];
         };
         /** @description Optional scope of an AI analysis. An empty or absent body analyses every question. */
         AiAnalysisRequest: {
@@ -2369,7 +2708,7 @@ export interface components {
          *     shown.
          */
         AiAnalysisAnonymity: {
-            /** @description The anonymity threshold applied (respondents; 5 by default). */
+            /** @description The anonymity threshold applied — the organization's setting (`PATCH /api/v1/settings/analytics`), 5 by default. */
             threshold: number;
             /** @description `true` when fewer responses than the threshold were analysed: no themes, quotes, summary or per-response sentiment are given. */
             suppressed: boolean;
@@ -2385,7 +2724,7 @@ export interface components {
          *     or empty until completed.
          *
          *     Anonymity: the analysis works on answers only, never on respondent identities. Free text of a group
-         *     smaller than the anonymity threshold (5 respondents by default) is never shown: when fewer responses
+         *     smaller than the anonymity threshold (the organization's setting, `GET`/`PATCH /api/v1/settings/analytics`; 5 by default) is never shown: when fewer responses
          *     than the threshold are analysed there are no themes, quotes, summary or per-response sentiment at all;
          *     a theme drawn from fewer responses than the threshold is dropped; a question with fewer text answers
          *     than the threshold has no sentiment; and a summary needs at least 5 comments. `anonymity` says what
@@ -2464,80 +2803,292 @@ export interface components {
              */
             completedAt: string | null;
         };
-        /**
-         * @description The respondent field whose values form the groups.
-         * @enum {string}
-         */
-        SmartAnalyticsSegmentBy: "department" | "location" | "jobTitle" | "employmentType" | "managerId";
-        /** @description The results of one group of respondents. Suppressed groups carry `null` metrics. */
+        /** @description The results of one group of respondents. Suppressed groups carry `null` figures. */
         SmartAnalyticsSegment: {
-            /** @description The group's value of the `segmentBy` field (for example "Engineering"); `null` for responses whose respondent has no value or is not known (anonymous surveys, unknown `respondentExternalId`). */
+            /** @description The group's value of the `segmentBy` field (for example "Engineering", or a tenure band); `null` for responses whose respondent has no value or is not known (anonymous surveys, unknown `respondentExternalId`). */
             value: string | null;
-            /** @description Responses in the group. */
-            responseCount: number;
-            /** @description `true` when the group has fewer responses than `anonymityThreshold`; its metrics are then `null`. */
+            /** @description Responses in the group; `null` when suppressed. */
+            responseCount: number | null;
+            /** @description `true` when the group has fewer respondents than `anonymityThreshold`, or was suppressed by the subtraction guard; its figures are then `null`. */
             suppressed: boolean;
-            /** @description The group's Net Promoter Score on the survey's first `nps` question; `null` when suppressed or when there is no such question or answer. */
+            /** @description The group's Net Promoter Score on the survey's first `nps` question, one decimal; `null` when suppressed or when there is no such question or answer. */
             nps: number | null;
-            /** @description The group's mean over all its `rating` answers; `null` when suppressed or when there are none. */
+            /** @description The group's mean over all its `rating` answers (every answer of every rating question weighs the same), two decimals; `null` when suppressed or when there are none. */
             averageRating: number | null;
         };
-        /** @description A question whose answers move with the NPS answer of the same response. */
+        /**
+         * @description Segment × question: for every `nps` and `rating` question, the score of the whole result and of each group
+         *     of `segmentBy`, with the group's difference to the whole (group − whole, same unit). Rows of suppressed groups
+         *     carry no cells' values.
+         */
+        SmartAnalyticsHeatmap: {
+            /**
+             * @description What the scores are (see the `heatmapMetric` parameter).
+             * @enum {string}
+             */
+            metric: "mean" | "favourable";
+            /** @description The columns, in survey order, with the whole result's score. */
+            questions: {
+                /** @description Id of the question. */
+                questionId: string;
+                /** @description The question text. */
+                text: string;
+                /**
+                 * @description The question type.
+                 * @enum {string}
+                 */
+                type: "nps" | "rating";
+                /** @description The whole result's score; `null` when nobody answered. */
+                overall: number | null;
+            }[];
+            /** @description One row per group, in the order of `segments`. */
+            rows: {
+                /** @description The group's value of `segmentBy`. */
+                value: string | null;
+                /** @description `true` when the group is suppressed; its scores and differences are then `null`. */
+                suppressed: boolean;
+                /** @description One cell per column, in column order. */
+                cells: {
+                    /** @description Id of the question. */
+                    questionId: string;
+                    /** @description The group's score; `null` when suppressed or nobody in the group answered. */
+                    score: number | null;
+                    /** @description `score − overall`, from the unrounded values, rounded like `score`; `null` when either is `null`. */
+                    difference: number | null;
+                }[];
+            }[];
+        };
+        /**
+         * @description How the drivers were computed: Johnson's relative weights (2000). The outcome is regressed on all `rating`
+         *     questions at once; the correlated drivers are replaced by their closest orthogonal counterparts
+         *     (Z = X·(XᵀX)^−½, from the eigen-decomposition of the drivers' correlation matrix), and each driver's weight is
+         *     its share of the explained variance: the weights add up to R². Only complete responses are used (those that
+         *     answered the outcome and every driver), and only when there are at least `minimumResponses` of them and at
+         *     least `anonymityThreshold`. The correlation matrices are computed in the database (`corr()`), never from
+         *     responses loaded into the service. `null` when the whole result is suppressed.
+         */
+        SmartAnalyticsDriverAnalysis: {
+            /**
+             * @description Always `relative_weights`.
+             * @constant
+             */
+            method: "relative_weights";
+            /** @description The outcome question (`outcomeQuestionId`, else the first `nps` question); `null` when there is none. */
+            outcomeQuestionId: string | null;
+            /**
+             * @description `computed`; `no_outcome` (no `nps` question and none named); `no_drivers` (no `rating` question besides
+             *     the outcome); `too_few_responses` (fewer complete responses than `minimumResponses` or the anonymity
+             *     threshold); `degenerate` (a question without variance among the complete responses, so no correlation exists).
+             * @enum {string}
+             */
+            status: "computed" | "no_outcome" | "no_drivers" | "too_few_responses" | "degenerate";
+            /** @description Complete responses needed (30, or the anonymity threshold if larger). */
+            minimumResponses: number;
+            /** @description Complete responses (outcome and every driver answered) — the number each driver's weight is computed from. */
+            responseCount: number;
+            /** @description Share of the outcome's variance explained by all drivers together (R² of the linear regression), four decimals; `null` unless `computed`. */
+            rSquared: number | null;
+        } | null;
+        /** @description A `rating` question and how much it drives the outcome. */
         SmartAnalyticsDriver: {
             /** @description Id of the `rating` question. */
             questionId: string;
             /** @description The question text, for convenience. */
             text: string;
-            /** @description Pearson correlation between this question's answers and the NPS answers, −1 to 1. */
+            /** @description Johnson's relative weight, the driver's share of R² (the weights of all drivers add up to `driverAnalysis.rSquared`), four decimals. */
+            relativeWeight: number;
+            /** @description `relativeWeight / rSquared × 100`: the percentage of the explained variance due to this driver, one decimal. */
+            importance: number;
+            /** @description Pearson correlation between this question's answers and the outcome's, over the complete responses, −1 to 1, three decimals. */
             correlation: number;
-            /** @description Responses that answered both questions. */
+            /** @description Complete responses used (the same for every driver, `driverAnalysis.responseCount`). */
             responseCount: number;
+            /** @description Mean answer to this question over the complete responses, two decimals. */
+            average: number;
+            /** @description Percentage of favourable answers (the top two fifths of the scale) over the complete responses, one decimal. */
+            favourable: number;
+        };
+        /** @description A driver with high impact and a low score. */
+        SmartAnalyticsFocusArea: {
+            /** @description Id of the `rating` question. */
+            questionId: string;
+            /** @description The question text. */
+            text: string;
+            /** @description As in the driver. */
+            relativeWeight: number;
+            /** @description As in the driver. */
+            importance: number;
+            /** @description As in the driver. */
+            favourable: number;
         };
         /**
-         * @description Segment comparison, key drivers and participation of a survey. Responses are joined to respondents by
-         *     `respondentExternalId`. Any group with fewer than `anonymityThreshold` responses (fixed at 5) is
-         *     reported with `suppressed: true` and `null` metrics, so that no small group can be singled out.
+         * @description How many invited respondents answered: recipients of the survey's distributions (of `distributionId` only,
+         *     when given), each respondent counted once, and those of them with at least one response in the window. By
+         *     group of `segmentBy` too (the recipients' snapshot values); a group with fewer than `anonymityThreshold`
+         *     recipients is suppressed, with the subtraction guard as for segments. Zero and `null` when the survey has no
+         *     distribution.
+         */
+        SmartAnalyticsParticipation: {
+            /** @description Distinct respondents the survey was distributed to. */
+            invited: number;
+            /** @description Of those, how many have responded. */
+            responded: number;
+            /** @description `responded / invited`, rounded to three decimals; `null` when nobody was invited. */
+            rate: number | null;
+            /** @description Participation by group of `segmentBy`, largest group first, suppressed groups last. */
+            segments: {
+                /** @description The group's value of `segmentBy`. */
+                value: string | null;
+                /** @description `true` when the group is suppressed; its figures are then `null`. */
+                suppressed: boolean;
+                /** @description Recipients in the group. */
+                invited: number | null;
+                /** @description Of those, how many responded. */
+                responded: number | null;
+                /** @description `responded / invited`, three decimals. */
+                rate: number | null;
+            }[];
+        };
+        /**
+         * @description The change against the previous distribution (when `distributionId` is given and the survey has an earlier
+         *     distribution) or else the previous period (when both `submittedAfter` and `submittedBefore` are given: the
+         *     window of the same length that ends where this one starts). The previous result is narrowed by the same
+         *     filters and is itself subject to the anonymity threshold. `null` when there is nothing to compare with.
+         */
+        SmartAnalyticsComparison: {
+            /**
+             * @description What the result is compared with.
+             * @enum {string}
+             */
+            basis: "previous_distribution" | "previous_period";
+            /** @description The previous distribution (`previous_distribution`); else `null`. */
+            distributionId: string | null;
+            /**
+             * Format: date-time
+             * @description Start of the previous period (`previous_period`); else `null`.
+             */
+            submittedAfter: string | null;
+            /**
+             * Format: date-time
+             * @description End of the previous period (`previous_period`); else `null`.
+             */
+            submittedBefore: string | null;
+            /** @description `true` when the previous result is under the anonymity threshold; no figures are shown then. */
+            suppressed: boolean;
+            /** @description Responses of the previous result; `null` when suppressed. */
+            responseCount: number | null;
+            /** @description For every `nps` question (its score) and `rating` question (its mean), the current and previous values and the change (current − previous). Empty when suppressed. */
+            questions: {
+                /** @description Id of the question. */
+                questionId: string;
+                /**
+                 * @description `nps` (score, one decimal) for `nps` questions, `mean` (two decimals) for `rating` questions.
+                 * @enum {string}
+                 */
+                metric: "nps" | "mean";
+                /** @description The value now; `null` when nobody answered. */
+                current: number | null;
+                /** @description The previous value; `null` when nobody answered. */
+                previous: number | null;
+                /** @description `current − previous` from the unrounded values, rounded like them; `null` when either is `null`. */
+                change: number | null;
+            }[];
+        } | null;
+        /**
+         * @description Segment comparison, heatmap, key drivers, focus areas, participation and the change against the previous
+         *     distribution or period, for a survey (narrowed by the optional time window, distribution and respondent
+         *     filters, as in static analytics).
+         *
+         *     **Anonymity.** No figure of a group smaller than `anonymityThreshold` respondents is ever returned: such a
+         *     group has `suppressed: true` and `null` figures; when the suppressed groups of a breakdown hold fewer than
+         *     `anonymityThreshold` respondents together, the next smallest group is suppressed too (the subtraction guard),
+         *     so no group can be worked out as the total minus the shown groups. When the whole (filtered) result is under
+         *     the threshold, `suppressed` is `true`, `responseCount` is `0`, the lists are empty and `driverAnalysis`,
+         *     `comparison` are `null`. Respondents are distinct `respondentExternalId`s, each anonymous response counting
+         *     as one.
          */
         SmartAnalytics: {
             /** @description The survey analysed. */
             surveyId: string;
             segmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
-            /** @description Smallest group size whose results are shown (5). */
+            /** @description Smallest group size whose results are shown; the organization's setting for this environment (default 5, see `getAnalyticsSettings`). */
             anonymityThreshold: number;
-            /** @description All responses of the survey. */
+            /** @description Responses analysed (after the window, distribution and filters); `0` when `suppressed`. */
             responseCount: number;
-            /** @description One entry per value of `segmentBy`, largest group first. */
+            /** @description `true` when the whole result covers fewer respondents than `anonymityThreshold`. */
+            suppressed: boolean;
+            /**
+             * Format: date-time
+             * @description The lower bound of the window as requested; `null` when none.
+             */
+            submittedAfter: string | null;
+            /**
+             * Format: date-time
+             * @description The upper bound of the window as requested; `null` when none.
+             */
+            submittedBefore: string | null;
+            /** @description The distribution the result is narrowed to, as requested; `null` when none. */
+            distributionId: string | null;
+            /** @description One entry per value of `segmentBy`, largest group first, suppressed groups last. */
             segments: components["schemas"]["SmartAnalyticsSegment"][];
-            /** @description The `rating` questions most correlated with the survey's first `nps` question, strongest (by absolute correlation) first. Empty when the survey has no `nps` question or fewer than `anonymityThreshold` responses. */
+            heatmap: components["schemas"]["SmartAnalyticsHeatmap"];
+            driverAnalysis: components["schemas"]["SmartAnalyticsDriverAnalysis"];
+            /**
+             * @description Every `rating` question (other than the outcome) with its relative weight against the outcome, largest
+             *     weight first. Empty unless `driverAnalysis.status` is `computed`.
+             */
             drivers: components["schemas"]["SmartAnalyticsDriver"][];
-            /** @description How many invited respondents answered. */
-            participation: {
-                /** @description Distinct respondents the survey was distributed to (all distributions). */
-                invited: number;
-                /** @description Of those, how many have responded. */
-                responded: number;
-                /** @description `responded / invited`, rounded to three decimals; `null` when nobody was invited. */
-                rate: number | null;
-            };
+            /**
+             * @description Where to act first, as Culture Amp reports them: drivers with high impact and a low score — a
+             *     `relativeWeight` at or above the mean weight of all drivers (R² ÷ number of drivers) and a `favourable` share
+             *     below the mean `favourable` of all drivers — at most three, highest weight first.
+             */
+            focusAreas: components["schemas"]["SmartAnalyticsFocusArea"][];
+            participation: components["schemas"]["SmartAnalyticsParticipation"];
+            comparison: components["schemas"]["SmartAnalyticsComparison"];
             /**
              * Format: date-time
              * @description When these results were computed (ISO 8601 UTC).
              */
             generatedAt: string;
         };
+        /** @description Analytics settings of the organization in the calling key's environment (LIVE and TEST are set apart). */
+        AnalyticsSettings: {
+            /**
+             * @description Smallest number of respondents whose results analytics show (default 5, never below 3). Groups,
+             *     filtered results and comparisons under it are suppressed, everywhere results are broken down.
+             */
+            anonymityThreshold: number;
+            /**
+             * Format: date-time
+             * @description When the settings were last changed; `null` while they are the defaults.
+             */
+            updatedAt: string | null;
+        };
+        /** @description The settings to change; omitted fields keep their value. */
+        AnalyticsSettingsUpdate: {
+            /** @description The new anonymity threshold, 3 to 100. */
+            anonymityThreshold?: number;
+        };
         /**
-         * @description One condition on respondents. The type of `value` depends on `operator`:
+         * @description One condition on respondents. `field` is a respondent field or a custom attribute (`attributes.<name>`);
+         *     the type of `value` depends on the operator and on the field:
          *
-         *     | operator | matches when the field … | `value` |
-         *     |---|---|---|
-         *     | `equals` | equals the value exactly (strings case-sensitive) | string, number or boolean |
-         *     | `in` | equals any element | array of 1–100 strings or numbers |
-         *     | `contains` | contains the value as a substring (case-insensitive) | string |
-         *     | `gte` | is greater than or equal (ISO dates compare as dates, numbers as numbers, else as strings) | string or number |
-         *     | `lte` | is less than or equal (same comparison) | string or number |
-         *     | `exists` | has a non-null value (`true`) or has none (`false`) | boolean |
+         *     | operator | matches when the field … | `value` on a text field | on `hireDate` | on `attributes.<name>` |
+         *     |---|---|---|---|---|
+         *     | `equals` | equals the value | a string (exact, case-sensitive; `email` case-insensitive) | a date `YYYY-MM-DD` | a string, number or boolean, compared with the attribute's JSON value *and type* (`"3"` ≠ `3`) |
+         *     | `in` | equals any element | 1–100 strings | 1–100 dates | 1–100 strings or numbers |
+         *     | `contains` | contains the value as a substring, case-insensitively | a string | — (400) | a string; only string attributes match |
+         *     | `gte` / `lte` | is ≥ / ≤ the value | a string, compared as text in the database's collation (code-point order, `"B" < "a"`, under the C collation the service's databases use) | a date, compared as a date | a number (only number attributes match, compared as numbers) or a string (only string attributes match, compared as text the same way; ISO dates `YYYY-MM-DD` therefore compare as dates) |
+         *     | `exists` | has a value (`true`) or has none (`false`) | `true` or `false` | `true` or `false` | `true` or `false` (a JSON `null` counts as no value) |
          *
-         *     A `value` of the wrong type for its operator gives 400 `validation_failed` at `/body/targeting/filters/<i>/value`.
+         *     Text fields: `externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`,
+         *     `managerId`, `employmentType` (its value must be one of the `EmploymentType` values). A respondent without
+         *     a value for the field never matches `equals`, `in`, `contains`, `gte` or `lte`.
+         *
+         *     An unknown field, a `value` of the wrong type or an operator that does not fit the field gives 400
+         *     `validation_failed`, with a detail at `/body/targeting/filters/<i>/field`, `…/operator` or `…/value` whose
+         *     message names the filter by its index ("filter 2: …").
          */
         TargetingFilter: {
             /** @description A respondent field (`externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`) or a custom attribute as `attributes.<name>`. */
@@ -2547,10 +3098,15 @@ export interface components {
              * @enum {string}
              */
             operator: "equals" | "in" | "contains" | "gte" | "lte" | "exists";
-            /** @description The value to compare with; its type depends on `operator` (see the table above). */
+            /** @description The value to compare with; its type depends on `operator` and `field` (see the table above). */
             value: string | number | boolean | (string | number)[];
         };
-        /** @description Which respondents receive the survey. With no filters every respondent of the organization and environment matches. */
+        /**
+         * @description Which respondents receive the survey. With no filters every respondent of the organization and environment
+         *     matches (with either `logic`). The targeting is compiled to one parameterised SQL query over the
+         *     respondents' indexed columns; `previewDistribution` and the send run the same query, so a preview and the
+         *     send that follows it never disagree about the rules (only about respondents synced in between).
+         */
         DistributionTargeting: {
             /** @description The conditions. */
             filters: components["schemas"]["TargetingFilter"][];
@@ -2568,7 +3124,10 @@ export interface components {
          * @enum {string}
          */
         DistributionMethod: "email" | "link" | "embed";
-        /** @description A reminder sent once to recipients who have not responded yet. */
+        /**
+         * @description A reminder e-mailed once, `afterDays` after the send, to the recipients who have not responded and have
+         *     not unsubscribed. Method `email` only: `enabled: true` with `link` or `embed` gives 400.
+         */
         DistributionReminder: {
             /** @description Whether to send the reminder. */
             enabled: boolean;
@@ -2583,10 +3142,17 @@ export interface components {
             method: components["schemas"]["DistributionMethod"];
             /**
              * Format: date-time
-             * @description When to send (ISO 8601 UTC). Omitted or in the past means now. At most one year ahead.
+             * @description When to send (ISO 8601 UTC). Omitted or in the past means now. At most one year ahead. A `draft` or
+             *     `paused` survey can be distributed only with a future `schedule` (it must be launched by then, or the
+             *     distribution is `held` until it is).
              */
             schedule?: string;
             reminder?: components["schemas"]["DistributionReminder"];
+            /**
+             * @description Days after the send during which the personal links (and the embed token) work. Default 60.
+             * @default 60
+             */
+            linkExpiresInDays?: number;
             /** @description E-mail subject (method `email` only; default "<survey title>"). Ignored for other methods. */
             subject?: string;
             /** @description Plain-text message placed above the personal link in the e-mail (method `email` only). Ignored for other methods. */
@@ -2599,8 +3165,12 @@ export interface components {
         };
         /**
          * @description One sending of a survey to the respondents matched by its targeting. Matching happens when the
-         *     distribution is sent (at `schedule`), so respondents synced in between are included. The event
-         *     `distribution.sent` is sent to webhooks when sending ends.
+         *     distribution is sent (at `schedule`), so respondents synced in between are included, and at that moment
+         *     the audience is snapshotted: each recipient keeps the respondent's fields as they were then (see
+         *     `listDistributionRecipients`), so answers can later be segmented by the department a person had when
+         *     asked. An audience that matches nobody is not an error: the distribution ends `sent` with
+         *     `matchedCount: 0` (try the targeting first with `previewDistribution`). The event `distribution.sent` is
+         *     emitted when sending ends.
          */
         Distribution: {
             /** @description Identifier of the distribution, `dst_` + 26 Crockford base32 characters. */
@@ -2608,10 +3178,13 @@ export interface components {
             /** @description The survey distributed. */
             surveyId: string;
             /**
-             * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in `failedCount`) or `failed` (nothing could be sent).
+             * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in
+             *     `failedCount`), `held` (the send time came while the survey was `paused` or still `draft`: it is sent
+             *     as soon as the survey is launched), `cancelled` (the survey was closed before the send) or `failed`
+             *     (the mail server could not be reached after retries; recipients not reached are `pending`).
              * @enum {string}
              */
-            status: "scheduled" | "sending" | "sent" | "failed";
+            status: "scheduled" | "sending" | "sent" | "held" | "cancelled" | "failed";
             method: components["schemas"]["DistributionMethod"];
             targeting: components["schemas"]["DistributionTargeting"];
             /**
@@ -2624,18 +3197,27 @@ export interface components {
             subject: string | null;
             /** @description E-mail message; `null` when none or for other methods. */
             message: string | null;
+            /** @description Days after the send during which the personal links work. */
+            linkExpiresInDays: number;
             /** @description Respondents matched by the targeting when sending started; `null` while `scheduled`. */
             matchedCount: number | null;
             /** @description Recipients the survey was sent to (for `link` and `embed`, links created). */
             sentCount: number;
             /** @description Recipients it could not be sent to (see the recipients' `status`). */
             failedCount: number;
+            /** @description Recipients not e-mailed because their address had unsubscribed (method `email`). */
+            unsubscribedCount: number;
             /**
              * Format: date-time
              * @description When the reminder went out; `null` before or when disabled.
              */
             reminderSentAt: string | null;
-            /** @description HTML snippet to embed the survey (method `embed`); `null` for other methods. */
+            /**
+             * @description HTML snippet to embed the survey (method `embed`): an `<iframe>` of the answer page at
+             *     `<base URL>/s/{embed token}`. The shared embed token lets anyone who sees the page answer once per
+             *     browser; to know who answered, put a recipient's personal `link` in the iframe's `src` instead (it
+             *     accepts one response from that person). `null` for other methods, and until the send time.
+             */
             embedCode: string | null;
             /**
              * Format: date-time
@@ -2677,7 +3259,53 @@ export interface components {
                 jobTitle: string | null;
             }[];
         };
-        /** @description One respondent a distribution was sent to, with their personal link. */
+        /**
+         * @description How the respondent is employed, as mapped from the HR system.
+         * @example full_time
+         * @enum {string}
+         */
+        EmploymentType: "full_time" | "part_time" | "contractor" | "temporary" | "intern";
+        /**
+         * @description Free custom attributes copied from the HR system, usable in distribution targeting as `attributes.<name>`.
+         *     At most 50 keys; each key is 1–64 characters of `A–Z a–z 0–9 _`; each value is a string (≤ 1000
+         *     characters), a number, a boolean or `null`. Nested objects and arrays are not allowed.
+         * @example {
+         *       "costCenter": "CC-4410",
+         *       "remote": true,
+         *       "level": 3
+         *     }
+         */
+        RespondentAttributes: {
+            [key: string]: string | number | boolean | null;
+        };
+        /** @description The respondent's fields as they were when the distribution was sent (see `Respondent`). */
+        RecipientSnapshot: {
+            /** @description Given name. */
+            firstName: string | null;
+            /** @description Family name. */
+            lastName: string | null;
+            /** @description Department. */
+            department: string | null;
+            /** @description Office or location. */
+            location: string | null;
+            /** @description Job title. */
+            jobTitle: string | null;
+            /** @description The `externalId` of the manager. */
+            managerId: string | null;
+            /**
+             * Format: date
+             * @description Hire date (`YYYY-MM-DD`).
+             */
+            hireDate: string | null;
+            /** @description How the respondent was employed, or `null`. */
+            employmentType: components["schemas"]["EmploymentType"] | null;
+            attributes: components["schemas"]["RespondentAttributes"];
+        };
+        /**
+         * @description One respondent a distribution was sent to, with their personal link and the respondent's fields as they
+         *     were when the distribution was sent (`snapshot`): later syncs do not change them, so answers can be
+         *     segmented by the department a person had when asked.
+         */
         DistributionRecipient: {
             /** @description The respondent's `externalId`. */
             respondentExternalId: string;
@@ -2686,16 +3314,27 @@ export interface components {
              * @description The e-mail address used (as it was when sending).
              */
             email: string;
+            snapshot: components["schemas"]["RecipientSnapshot"];
             /**
              * Format: uri
-             * @description The respondent's personal survey link; responses through it carry their `externalId` (unless the survey is anonymous).
+             * @description The respondent's personal answer page, `<base URL>/s/{token}`. The token is unguessable (256 bits) and
+             *     stored only as a hash; the link works until `expiresAt` and accepts one response. Responses through it
+             *     carry the respondent's `externalId` (unless the survey is anonymous) and the distribution's id.
              */
             link: string;
             /**
-             * @description `pending` (not sent yet), `sent`, `failed` (see `error`) or `responded`.
+             * @description `pending` (not sent yet), `sent` (e-mailed, or for `link` and `embed` the link was created), `failed`
+             *     (the mail server could not be reached or refused temporarily, see `error`), `bounced` (the mail server
+             *     refused the address permanently, see `error`), `unsubscribed` (the address had unsubscribed from this
+             *     organization's e-mails: nothing was sent) or `responded` (answered through the link).
              * @enum {string}
              */
-            status: "pending" | "sent" | "failed" | "responded";
+            status: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
+            /**
+             * Format: date-time
+             * @description When the personal link stops working (the send time plus `linkExpiresInDays`).
+             */
+            expiresAt: string;
             /**
              * Format: date-time
              * @description When the survey was sent to this recipient; `null` before.
@@ -2703,7 +3342,7 @@ export interface components {
             sentAt: string | null;
             /**
              * Format: date-time
-             * @description When the recipient responded; `null` before.
+             * @description When the recipient responded through the link; `null` before.
              */
             respondedAt: string | null;
             /**
@@ -2711,7 +3350,7 @@ export interface components {
              * @description When the reminder was sent to this recipient; `null` when none was.
              */
             reminderSentAt: string | null;
-            /** @description Why sending failed; `null` unless `status` is `failed`. */
+            /** @description Why sending failed (the mail server's answer); `null` unless `status` is `failed` or `bounced`. */
             error: string | null;
         };
         /**
@@ -3387,25 +4026,6 @@ export interface components {
             key: string | null;
         };
         /**
-         * @description How the respondent is employed, as mapped from the HR system.
-         * @example full_time
-         * @enum {string}
-         */
-        EmploymentType: "full_time" | "part_time" | "contractor" | "temporary" | "intern";
-        /**
-         * @description Free custom attributes copied from the HR system, usable in distribution targeting as `attributes.<name>`.
-         *     At most 50 keys; each key is 1–64 characters of `A–Z a–z 0–9 _`; each value is a string (≤ 1000
-         *     characters), a number, a boolean or `null`. Nested objects and arrays are not allowed.
-         * @example {
-         *       "costCenter": "CC-4410",
-         *       "remote": true,
-         *       "level": 3
-         *     }
-         */
-        RespondentAttributes: {
-            [key: string]: string | number | boolean | null;
-        };
-        /**
          * @description An employee record synced from an HR system. Identified by `externalId` (the employee id in the HR
          *     system), unique per organization and environment. Optional fields the HR system did not send are `null`.
          * @example {
@@ -3901,6 +4521,41 @@ export interface components {
             };
         };
         /**
+         * @description The export's file has expired (7 days after completion) and was deleted. The export itself is still readable;
+         *     start a new export to get the data again.
+         *
+         *     Codes: `export_expired`.
+         */
+        Gone: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The `Range` asks for bytes that the file does not have (it starts at or beyond the end). `Content-Range`
+         *     (`bytes *\/<size>`) gives the file's size.
+         *
+         *     Codes: `range_not_satisfiable`.
+         */
+        RangeNotSatisfiable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /**
+                 * @description `bytes *\/<size of the file>`.
+                 * @example bytes *\/48213
+                 */
+                "Content-Range"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
          * @description The operation is part of the v1 contract but this server does not provide it yet.
          *
          *     Codes: `not_implemented`.
@@ -3953,10 +4608,51 @@ export interface components {
          */
         ExportId: string;
         /**
+         * @description Only responses that came in through this distribution of the survey (`dst_…`), and its recipients as the
+         *     denominator of `responseRate`. An id that is not a distribution of this survey gives 404 `not_found`.
+         * @example dst_01JD3MF1P6R2T8XK4W9Z3C5V7N
+         */
+        AnalyticsDistributionId: string;
+        /**
+         * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
+         *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
+         *     operators as a distribution's `targeting`. The respondent's fields are read as described under
+         *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
+         *     known respondent never match a filter.
+         *
+         *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
+         *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives
+         *     400 `validation_failed` with a `path` under `/query/filters` (for example `/query/filters/filters/0/operator`).
+         * @example {"filters":[{"field":"department","operator":"equals","value":"Engineering"}],"logic":"AND"}
+         */
+        AnalyticsFilters: string;
+        /**
+         * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
+         *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
+         *     submission) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+         *     smallest group when the total would give them away by subtraction, are reported as suppressed.
+         * @example department
+         */
+        AnalyticsSegmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
+        /**
          * @description The AI analysis id (`ana_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
          * @example ana_01JD3MD8F3K5W2QZ7R9T4V6X1B
          */
         AnalysisId: string;
+        /**
+         * @description The question the drivers are measured against: an `nps` or `rating` question of the survey. Default: the
+         *     survey's first `nps` question. An id that is not such a question gives 400 `validation_failed` at
+         *     `/query/outcomeQuestionId`.
+         * @example q_1
+         */
+        AnalyticsOutcome: string;
+        /**
+         * @description What a heatmap cell shows: `mean` (the mean answer, two decimals) or `favourable` (the percentage of
+         *     favourable answers, one decimal: 9–10 on an `nps` question, the top two fifths of a `rating` scale, that is a
+         *     value above `min + 0.6 × (max − min)`, so 4–5 on 1–5). Default `mean`.
+         * @example favourable
+         */
+        HeatmapMetric: "mean" | "favourable";
         /**
          * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
          * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
@@ -4741,7 +5437,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4783,13 +5478,131 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
     downloadExport: {
         parameters: {
             query?: never;
+            header?: {
+                /**
+                 * @description One byte range, to resume a download: `bytes=1048576-`, `bytes=0-1023` or `bytes=-500` (the last 500 bytes).
+                 * @example bytes=1048576-
+                 */
+                Range?: string;
+                /**
+                 * @description The `ETag` of an earlier answer; the `Range` is honoured only if the file is still that one.
+                 * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                 */
+                "If-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description The export id (`exp_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D
+                 */
+                exportId: components["parameters"]["ExportId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole export file (not an envelope). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Always `attachment`, with a file name such as `survey-srv_…-exp_….csv`.
+                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description Size of the file in bytes (the export's `size`).
+                     * @example 9135
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description Always `bytes`.
+                     * @example bytes
+                     */
+                    "Accept-Ranges"?: "bytes";
+                    /**
+                     * @description A strong validator of the file, for `If-Range`.
+                     * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": components["schemas"]["ExportRecord"][];
+                    "application/x-ndjson": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            /**
+             * @description The requested byte range of the file (not an envelope), after a `Range` header. The media type is the
+             *     format's, as for 200.
+             */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description `bytes <first>-<last>/<size>` (inclusive positions).
+                     * @example bytes 1048576-2097151/2097152
+                     */
+                    "Content-Range"?: string;
+                    /**
+                     * @description Bytes in this part.
+                     * @example 1048576
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description As for 200.
+                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description As for 200.
+                     * @example "exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D-1"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": string;
+                    "application/x-ndjson": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            416: components["responses"]["RangeNotSatisfiable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listExportDeletions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
             header?: never;
             path: {
                 /**
@@ -4802,24 +5615,22 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The export file (not an envelope). */
+            /** @description A page of deletions. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    /**
-                     * @description Always `attachment`, with a file name such as `survey-srv_…-responses.csv`.
-                     * @example attachment; filename="survey-srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8-responses.csv"
-                     */
-                    "Content-Disposition"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "text/csv": string;
-                    "application/json": components["schemas"]["Response"][];
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                    "application/json": {
+                        /** @description The deletions of this page, oldest first. */
+                        data: components["schemas"]["ExportDeletion"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -4830,7 +5641,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4847,6 +5657,33 @@ export interface operations {
                  * @example 2026-12-01T00:00:00Z
                  */
                 submittedBefore?: components["parameters"]["SubmittedBefore"];
+                /**
+                 * @description Only responses that came in through this distribution of the survey (`dst_…`), and its recipients as the
+                 *     denominator of `responseRate`. An id that is not a distribution of this survey gives 404 `not_found`.
+                 * @example dst_01JD3MF1P6R2T8XK4W9Z3C5V7N
+                 */
+                distributionId?: components["parameters"]["AnalyticsDistributionId"];
+                /**
+                 * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
+                 *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
+                 *     operators as a distribution's `targeting`. The respondent's fields are read as described under
+                 *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
+                 *     known respondent never match a filter.
+                 *
+                 *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
+                 *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives
+                 *     400 `validation_failed` with a `path` under `/query/filters` (for example `/query/filters/filters/0/operator`).
+                 * @example {"filters":[{"field":"department","operator":"equals","value":"Engineering"}],"logic":"AND"}
+                 */
+                filters?: components["parameters"]["AnalyticsFilters"];
+                /**
+                 * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
+                 *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
+                 *     submission) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+                 *     smallest group when the total would give them away by subtraction, are reported as suppressed.
+                 * @example department
+                 */
+                segmentBy?: components["parameters"]["AnalyticsSegmentBy"];
             };
             header?: never;
             path: {
@@ -4883,7 +5720,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5036,10 +5872,53 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description The respondent field to group by. Default `department`.
+                 * @description Only responses submitted at or after this instant (ISO 8601, for example `2026-11-01T00:00:00Z`).
+                 * @example 2026-11-01T00:00:00Z
+                 */
+                submittedAfter?: components["parameters"]["SubmittedAfter"];
+                /**
+                 * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`, otherwise 400 `validation_failed`.
+                 * @example 2026-12-01T00:00:00Z
+                 */
+                submittedBefore?: components["parameters"]["SubmittedBefore"];
+                /**
+                 * @description Only responses that came in through this distribution of the survey (`dst_…`), and its recipients as the
+                 *     denominator of `responseRate`. An id that is not a distribution of this survey gives 404 `not_found`.
+                 * @example dst_01JD3MF1P6R2T8XK4W9Z3C5V7N
+                 */
+                distributionId?: components["parameters"]["AnalyticsDistributionId"];
+                /**
+                 * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
+                 *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
+                 *     operators as a distribution's `targeting`. The respondent's fields are read as described under
+                 *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
+                 *     known respondent never match a filter.
+                 *
+                 *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
+                 *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives
+                 *     400 `validation_failed` with a `path` under `/query/filters` (for example `/query/filters/filters/0/operator`).
+                 * @example {"filters":[{"field":"department","operator":"equals","value":"Engineering"}],"logic":"AND"}
+                 */
+                filters?: components["parameters"]["AnalyticsFilters"];
+                /**
+                 * @description The respondent field to group by (see `SmartAnalyticsSegmentBy`). Default `department`.
                  * @example department
                  */
                 segmentBy?: components["schemas"]["SmartAnalyticsSegmentBy"];
+                /**
+                 * @description The question the drivers are measured against: an `nps` or `rating` question of the survey. Default: the
+                 *     survey's first `nps` question. An id that is not such a question gives 400 `validation_failed` at
+                 *     `/query/outcomeQuestionId`.
+                 * @example q_1
+                 */
+                outcomeQuestionId?: components["parameters"]["AnalyticsOutcome"];
+                /**
+                 * @description What a heatmap cell shows: `mean` (the mean answer, two decimals) or `favourable` (the percentage of
+                 *     favourable answers, one decimal: 9–10 on an `nps` question, the top two fifths of a `rating` scale, that is a
+                 *     value above `min + 0.6 × (max − min)`, so 4–5 on 1–5). Default `mean`.
+                 * @example favourable
+                 */
+                heatmapMetric?: components["parameters"]["HeatmapMetric"];
             };
             header?: never;
             path: {
@@ -5076,7 +5955,81 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSettings"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The settings to change. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnalyticsSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The settings after the change. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AnalyticsSettings"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5301,7 +6254,7 @@ export interface operations {
                  * @description Only recipients in this status.
                  * @example failed
                  */
-                status?: "pending" | "sent" | "failed" | "responded";
+                status?: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
                 /** @description Page number, from 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Items per page, 1 to 100. */

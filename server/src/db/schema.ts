@@ -7,6 +7,9 @@ import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
 import type { WebhookTables } from '../modules/webhooks/tables.js';
+import type { ExportTables } from '../modules/exports/tables.js';
+import type { DistributionTables } from '../modules/distributions/tables.js';
+import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
@@ -70,5 +73,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, AiTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, ExportTables, DistributionTables, AnalyticsTables, AiTables {}
 

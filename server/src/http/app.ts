@@ -12,6 +12,7 @@ import { serveDocs } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import type { HandlerMap, Services } from './handler.js';
 import { assertEveryOperationHandled, resolverFor } from './bind.js';
+import { answerPages } from '../modules/distributions/answer-page.js';
 import { requestId } from './request-id.js';
 
 /** Body limits: small everywhere, large only where the contract says so. */
@@ -28,6 +29,8 @@ export function createApp(services: Services, handlers: HandlerMap): Express {
   app.use(requestId);
   app.use(accessLog(services.log));
   app.get('/docs', serveDocs(services.log));
+  // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
+  app.use(answerPages(services));
   app.use(authenticate({ db: services.db, counters: services.counters, rateLimits: services.rateLimits, operations: operationsOf(contract), log: services.log, inFlight: services.inFlight }));
   app.use('/api/v1/respondents/sync', express.json({ limit: bodyLimits['/api/v1/respondents/sync'] }));
   app.use(express.json({ limit: bodyLimits.default }));

@@ -4,6 +4,8 @@
  * `HandlerMap`). The adapter turns a handler's reply into the envelope, runs POSTs through the idempotency
  * store, and answers.
  */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
@@ -52,6 +54,7 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
       params: req.params,
       query: req.query,
       body: req.body,
+      headers: req.headers,
       auth: res.locals.auth as AuthContext,
       requestId: String(res.locals.requestId),
       services,
@@ -126,5 +129,16 @@ function sendJson(res: Response, answer: StoredAnswer): void {
 function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {
   res.status(reply.status).type(reply.raw.contentType);
   if (reply.raw.filename) res.attachment(reply.raw.filename);
-  res.send(reply.raw.body);
+  for (const [name, value] of Object.entries(reply.raw.headers ?? {})) res.setHeader(name, value);
+  const body = reply.raw.body;
+  if (!(body instanceof Readable)) {
+    res.send(body);
+    return;
+  }
+  // A file streamed from storage: a failure half-way can only cut the connection (the status is already sent),
+  // which a client sees as a short body against Content-Length, and resumes with Range.
+  pipeline(body, res).catch((error: unknown) => {
+    res.locals.streamError = error;
+    res.destroy();
+  });
 }

@@ -3,6 +3,7 @@
  * typed from the generated `operations`: its params, query and body come from the document, and so does the
  * `data` it may return for each success status. Handlers return data; the envelope is added in one place.
  */
+import type { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
@@ -37,10 +38,10 @@ export type JsonReply<Id extends OperationId> = {
     : never;
 }[SuccessStatus<Id>];
 
-/** A success that is not an envelope: the contract itself, and export files. */
+/** A success that is not an envelope: the contract itself, and export files (streamed, possibly a byte range). */
 export interface RawReply {
-  status: 200;
-  raw: { contentType: string; body: string | Buffer; filename?: string };
+  status: 200 | 206;
+  raw: { contentType: string; body: string | Buffer | Readable; filename?: string; headers?: Record<string, string> };
 }
 
 export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
@@ -64,6 +65,8 @@ export interface HandlerInput<Id extends OperationId> {
   params: PathParams<Id>;
   query: QueryParams<Id>;
   body: RequestBody<Id>;
+  /** The request's headers, names in lower case (for the few operations that read one, such as `Range`). */
+  headers: Readonly<Record<string, string | undefined>>;
   /** The calling key; absent only for public operations. */
   auth: AuthContext;
   requestId: string;

@@ -7,7 +7,10 @@ import type PgBoss from 'pg-boss';
 import type { Services } from '../http/handler.js';
 import { eventsCleanup } from './events.cleanup.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
+import { distributionsSend } from './distributions.send.js';
 import { respondentsSync } from './respondents.sync.js';
+import { responsesExport } from './responses.export.js';
+import { exportsCleanup } from './exports.cleanup.js';
 import { aiAnalyse } from './ai.analyse.js';
 
 export interface JobDefinition<Data extends object = object> {
@@ -23,6 +26,9 @@ export interface JobDefinition<Data extends object = object> {
 export const jobs: JobDefinition[] = [
   maintenanceCleanup as JobDefinition,
   respondentsSync as JobDefinition,
+  responsesExport as JobDefinition,
+  exportsCleanup as JobDefinition,
   eventsCleanup,
+  distributionsSend as JobDefinition,
   aiAnalyse as JobDefinition,
 ];

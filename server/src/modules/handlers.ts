@@ -4,12 +4,14 @@
  */
 import type { HandlerMap } from '../http/handler.js';
 import * as account from './account/handlers.js';
+import * as analytics from './analytics/handlers.js';
 import * as ai from './ai/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
+import * as exportsModule from './exports/handlers.js';
+import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
-import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
 import * as webhooks from './webhooks/handlers.js';
 
@@ -30,21 +32,24 @@ export const handlers = {
   getResponse: surveys.getResponse,
   deleteResponse: surveys.deleteResponse,
   // Exports
-  exportResponses: notImplemented('exportResponses'),
-  getExport: notImplemented('getExport'),
-  downloadExport: notImplemented('downloadExport'),
+  exportResponses: exportsModule.exportResponses,
+  getExport: exportsModule.getExport,
+  downloadExport: exportsModule.downloadExport,
+  listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
-  getStaticAnalytics: notImplemented('getStaticAnalytics'),
+  getStaticAnalytics: analytics.getStaticAnalytics,
   generateAiAnalysis: ai.generateAiAnalysis,
   getLatestAiAnalysis: ai.getLatestAiAnalysis,
   getAiAnalysis: ai.getAiAnalysis,
-  getSmartAnalytics: notImplemented('getSmartAnalytics'),
+  getSmartAnalytics: analytics.getSmartAnalytics,
+  getAnalyticsSettings: analytics.getAnalyticsSettings,
+  updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions
-  distributeSurvey: notImplemented('distributeSurvey'),
-  previewDistribution: notImplemented('previewDistribution'),
-  listDistributions: notImplemented('listDistributions'),
-  getDistribution: notImplemented('getDistribution'),
-  listDistributionRecipients: notImplemented('listDistributionRecipients'),
+  distributeSurvey: distributions.distributeSurvey,
+  previewDistribution: distributions.previewDistribution,
+  listDistributions: distributions.listDistributions,
+  getDistribution: distributions.getDistribution,
+  listDistributionRecipients: distributions.listDistributionRecipients,
   // Webhooks and events
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,

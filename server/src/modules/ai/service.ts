@@ -15,6 +15,7 @@ import type { Services } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
+import { findThreshold } from '../analytics/repository.js';
 import { normaliseQuestions } from '../surveys/questions.js';
 import * as surveys from '../surveys/service.js';
 import { OfflineProvider } from './offline.js';
@@ -132,10 +133,11 @@ export function toAnalysis(row: AnalysisRow): AiAnalysis {
   };
 }
 
-/** The conventions' default; a per-organization setting replaces it where the analytics module provides one. */
+/** The conventions' default, shown until an analysis has applied the organization's own threshold. */
 export const anonymityThresholdDefault = 5;
-export async function anonymityThreshold(_services: Pick<Services, 'db'>, _tenant: Tenant): Promise<number> {
-  return anonymityThresholdDefault;
+/** The organization's anonymity threshold (analytics settings, `updateAnalyticsSettings`), the same for every analytics result. */
+export async function anonymityThreshold(services: Pick<Services, 'db'>, tenant: Tenant): Promise<number> {
+  return (await findThreshold(services.db, tenant)).threshold;
 }
 
 export async function startAnalysis(services: Pick<Services, 'db' | 'boss' | 'config'>, tenant: Tenant, surveyId: string, body: AnalysisRequest): Promise<AiAnalysis> {

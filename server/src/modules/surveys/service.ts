@@ -46,6 +46,7 @@ export function toResponse(row: ResponseRow): Response {
     respondentExternalId: row.respondent_external_id,
     answers: row.answers,
     submittedAt: iso(row.submitted_at),
+    distributionId: row.distribution_id,
   };
 }
 

@@ -45,6 +45,8 @@ export interface ResponsesTable {
   dedupe_key: string | null;
   answers: Json<Answer[]>;
   submitted_at: Timestamp;
+  /** The distribution whose answer page received the response (distributions module); null through the API. */
+  distribution_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface SurveyTables {

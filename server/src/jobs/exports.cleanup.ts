@@ -1,0 +1,14 @@
+/** Every 10 minutes: deletes expired export files (7 days after completion), old export records and deletion entries. */
+import { deleteChunksOfFailed, deleteExpired } from '../modules/exports/repository.js';
+import type { JobDefinition } from './registry.js';
+
+export const exportsCleanup: JobDefinition = {
+  queue: 'exports.cleanup',
+  options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
+  cron: '*/10 * * * *',
+  async work(_job, services) {
+    const removed = await deleteExpired(services.db);
+    await deleteChunksOfFailed(services.db);
+    return removed;
+  },
+};

@@ -1,0 +1,51 @@
+/** Analytics operations: one handler per operationId, thin adapters from the contract to the service. */
+import { notFound } from '../../http/errors.js';
+import { tenantOf, type Handler } from '../../http/handler.js';
+import { isId } from '../../lib/ids.js';
+import * as service from './service.js';
+
+/** Malformed ids are answered like unknown ones, without a query. */
+function surveyIdOrThrow(id: string): string {
+  if (!isId('srv', id)) throw notFound('survey', id);
+  return id;
+}
+
+/** Malformed distribution ids are unknown ones (the service checks that a well-formed one is the survey's). */
+function distributionIdOrThrow(id: string | undefined): string | undefined {
+  if (id === undefined || isId('dst', id)) return id;
+  throw notFound('distribution', id);
+}
+
+export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params, query, auth, services }) => ({
+  status: 200,
+  data: await service.getStaticAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+    submittedAfter: query.submittedAfter,
+    submittedBefore: query.submittedBefore,
+    distributionId: distributionIdOrThrow(query.distributionId),
+    segmentBy: query.segmentBy,
+    filters: query.filters,
+  }),
+});
+
+export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, query, auth, services }) => ({
+  status: 200,
+  data: await service.getSmartAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+    submittedAfter: query.submittedAfter,
+    submittedBefore: query.submittedBefore,
+    distributionId: distributionIdOrThrow(query.distributionId),
+    segmentBy: query.segmentBy,
+    filters: query.filters,
+    outcomeQuestionId: query.outcomeQuestionId,
+    heatmapMetric: query.heatmapMetric,
+  }),
+});
+
+export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ auth, services }) => ({
+  status: 200,
+  data: await service.getSettings(services.db, tenantOf(auth)),
+});
+
+export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async ({ body, auth, services }) => ({
+  status: 200,
+  data: await service.updateSettings(services.db, tenantOf(auth), body),
+});

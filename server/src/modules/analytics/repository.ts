@@ -1,0 +1,279 @@
+/**
+ * All SQL of analytics. Every figure comes from aggregate queries over `analytics_responses` (the exact typed
+ * copy of the responses, kept by triggers): the service receives histograms, group sizes and correlation
+ * matrices — never responses.
+ */
+import { sql, type RawBuilder } from 'kysely';
+import type { DbOrTx } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import { DEFAULT_ANONYMITY_THRESHOLD } from './suppression.js';
+
+/** A respondent field to group by, already checked against the contract. */
+export type SegmentField =
+  | { kind: 'column'; column: 'department' | 'location' | 'job_title' | 'employment_type' | 'manager_id' }
+  | { kind: 'tenure' }
+  | { kind: 'attribute'; name: string };
+
+export interface AnalyticsScope {
+  tenant: Tenant;
+  surveyId: string;
+  submittedAfter?: Date;
+  submittedBefore?: Date;
+  distributionId?: string;
+  segment?: SegmentField;
+  /** A condition on the respondent row `who` (compiled by the targeting module). */
+  filter?: RawBuilder<unknown>;
+  /** Count respondents as distinct ids (surveys that accept several responses per respondent). */
+  distinctRespondents: boolean;
+  /** The survey has distributions, so recipient snapshots may apply. */
+  snapshots: boolean;
+}
+
+/** The respondent columns the segments and filters read (the snapshot has the same names). */
+const respondentColumns = ['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title', 'manager_id', 'hire_date', 'employment_type', 'attributes'];
+
+function tenureBands(alias: string, at: RawBuilder<unknown>) {
+  const hired = sql.ref(`${alias}.hire_date`);
+  return sql<string | null>`case
+    when ${hired} is null then null
+    when ${at} < ${hired} + interval '1 year' then 'under_1_year'
+    when ${at} < ${hired} + interval '2 years' then '1_to_2_years'
+    when ${at} < ${hired} + interval '5 years' then '2_to_5_years'
+    when ${at} < ${hired} + interval '10 years' then '5_to_10_years'
+    else '10_years_or_more' end`;
+}
+
+/** The group value of a respondent row `alias`; tenure is measured at `at` (submission or send). */
+function segmentExpression(segment: SegmentField | undefined, alias: string, at: RawBuilder<unknown>): RawBuilder<string | null> {
+  if (!segment) return sql<string | null>`null::text`;
+  switch (segment.kind) {
+    case 'column':
+      return sql<string | null>`${sql.ref(`${alias}.${segment.column}`)}::text`;
+    case 'tenure':
+      return tenureBands(alias, at);
+    case 'attribute':
+      return sql<string | null>`left(${sql.ref(`${alias}.attributes`)} ->> cast(${segment.name} as text), 255)`;
+  }
+}
+
+/**
+ * The respondent `who` of each response: the snapshot stored with the distribution's recipient when the
+ * response came through a distribution that holds the respondent, else the current respondent record.
+ */
+function subjectJoin(scope: AnalyticsScope): RawBuilder<unknown> {
+  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
+  if (!scope.snapshots) {
+    return sql`${current} cross join lateral (select ${sql.join(respondentColumns.map((c) => sql`p.${sql.ref(c)}`))}) who`;
+  }
+  const pick = respondentColumns.map((c) => sql`case when dr.external_id is not null then dr.${sql.ref(c)} else p.${sql.ref(c)} end as ${sql.ref(c)}`);
+  return sql`${current}
+    left join distribution_recipients dr on dr.organization_id = ar.organization_id and dr.environment = ar.environment
+      and dr.distribution_id = ar.distribution_id and dr.external_id = ar.respondent_external_id
+    cross join lateral (select ${sql.join(pick)}) who`;
+}
+
+/** FROM … WHERE … of the responses in scope, with the respondent joined when a segment or filter needs it. */
+function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
+  const conditions: RawBuilder<unknown>[] = [
+    sql`ar.organization_id = ${scope.tenant.organizationId}`,
+    sql`ar.environment = ${scope.tenant.environment}`,
+    sql`ar.survey_id = ${scope.surveyId}`,
+  ];
+  if (scope.submittedAfter) conditions.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
+  if (scope.submittedBefore) conditions.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
+  if (scope.distributionId) conditions.push(sql`ar.distribution_id = ${scope.distributionId}`);
+  // Responses without a known respondent never match a filter.
+  if (scope.filter) conditions.push(sql`who.external_id is not null and coalesce((${scope.filter}), false)`);
+  const join = scope.segment || scope.filter ? subjectJoin(scope) : sql``;
+  return sql`from analytics_responses ar ${join} where ${sql.join(conditions, sql` and `)}`;
+}
+
+const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'who', sql`ar.submitted_at`);
+
+export interface GroupRow {
+  /** The whole result's row (`whole`), else the row of `segment`. */
+  whole: boolean;
+  segment: string | null;
+  respondents: number;
+}
+
+/**
+ * Distinct respondents of the whole result and of each segment — only needed for surveys that accept several
+ * responses per respondent (otherwise respondents = responses, which `cellCounts` already gives).
+ */
+export async function distinctRespondents(db: DbOrTx, scope: AnalyticsScope): Promise<GroupRow[]> {
+  const { rows } = await sql<{ whole: number; segment: string | null; respondents: number }>`
+    select grouping(segment) as whole, segment, count(distinct who)::int as respondents
+    from (select ${responseSegment(scope)} as segment, coalesce(ar.respondent_external_id, ar.response_id) as who ${fromScope(scope)}) s
+    group by grouping sets ((segment), ())`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, respondents: row.respondents }));
+}
+
+export interface CellRow {
+  /** `true` for the whole result's rows, else the row belongs to `segment`. */
+  whole: boolean;
+  segment: string | null;
+  code: number;
+  n: number;
+}
+
+/**
+ * Everything static analytics needs, in one scan: the histogram of every question (the cells encoding), plus
+ * one negative code per response for its UTC day (−1 − days since 1970-01-01), which gives the daily series and
+ * the response counts. For the whole result and, with a segment, per group (GROUPING SETS).
+ */
+export async function cellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+  const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
+  if (!scope.segment) {
+    const { rows } = await sql<{ code: number; n: number }>`
+      select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
+    return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
+  }
+  const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
+    select grouping(segment) as whole, segment, code, count(*)::int as n
+    from (select ${responseSegment(scope)} as segment, ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code
+    group by grouping sets ((segment, code), (code))`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
+}
+
+export interface CorrelationInput {
+  /** 1-based positions in `nums`: the outcome first, then the drivers. */
+  positions: number[];
+  /** Per position: answers above this value are favourable. */
+  favourableAbove: number[];
+}
+
+export interface CorrelationRow {
+  n: number;
+  /** corr[i][j] for i ≠ j (null without variance); the diagonal is 1. */
+  corr: (number | null)[][];
+  means: number[];
+  favourable: number[];
+}
+
+/** Pearson correlations of every pair, means and favourable counts over the complete responses — one scan. */
+export async function correlations(db: DbOrTx, scope: AnalyticsScope, input: CorrelationInput): Promise<CorrelationRow> {
+  const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
+  const { positions } = input;
+  const selections: RawBuilder<unknown>[] = [sql`count(*)::int as n`];
+  positions.forEach((a, i) => {
+    selections.push(sql`avg(${at(a)})::float8 as ${sql.ref(`m_${i}`)}`);
+    selections.push(sql`(count(*) filter (where ${at(a)} > ${sql.lit(input.favourableAbove[i]!)}))::int as ${sql.ref(`f_${i}`)}`);
+    positions.forEach((b, j) => {
+      if (j > i) selections.push(sql`corr(${at(a)}, ${at(b)}) as ${sql.ref(`c_${i}_${j}`)}`);
+    });
+  });
+  const complete = sql.join(positions.map((position) => sql`${at(position)} is not null`), sql` and `);
+  const { rows } = await sql<Record<string, number | null>>`
+    select ${sql.join(selections)} ${fromScope(scope)} and ${complete}`.execute(db);
+  const row = rows[0]!;
+  const corr = positions.map((_, i) => positions.map((__, j) => (i === j ? 1 : (row[i < j ? `c_${i}_${j}` : `c_${j}_${i}`] ?? null))));
+  return {
+    n: row.n ?? 0,
+    corr,
+    means: positions.map((_, i) => row[`m_${i}`] ?? 0),
+    favourable: positions.map((_, i) => row[`f_${i}`] ?? 0),
+  };
+}
+
+export interface ParticipationRow {
+  whole: boolean;
+  segment: string | null;
+  invited: number;
+  responded: number;
+}
+
+/**
+ * Recipients the survey was sent to (status sent or responded; each respondent once, in the latest
+ * distribution that reached them) and whether each has a response in scope, grouped by the segment of their
+ * snapshot. `filter` is compiled over the snapshot alias `dr`.
+ */
+export async function participation(db: DbOrTx, scope: AnalyticsScope, recipientFilter?: RawBuilder<unknown>): Promise<ParticipationRow[]> {
+  const responded = [
+    sql`ar.organization_id = dr.organization_id`,
+    sql`ar.environment = dr.environment`,
+    sql`ar.survey_id = dr.survey_id`,
+    sql`ar.respondent_external_id = dr.external_id`,
+  ];
+  if (scope.submittedAfter) responded.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
+  if (scope.submittedBefore) responded.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
+  if (scope.distributionId) responded.push(sql`ar.distribution_id = ${scope.distributionId}`);
+  const recipients = [
+    sql`dr.organization_id = ${scope.tenant.organizationId}`,
+    sql`dr.environment = ${scope.tenant.environment}`,
+    sql`dr.survey_id = ${scope.surveyId}`,
+    sql`dr.status in ('sent', 'responded')`,
+  ];
+  if (scope.distributionId) recipients.push(sql`dr.distribution_id = ${scope.distributionId}`);
+  if (recipientFilter) recipients.push(sql`coalesce((${recipientFilter}), false)`);
+  const { rows } = await sql<{ whole: number; segment: string | null; invited: number; responded: number }>`
+    select grouping(segment) as whole, segment, count(*)::int as invited, (count(*) filter (where responded))::int as responded
+    from (
+      select distinct on (dr.external_id)
+        ${segmentExpression(scope.segment, 'dr', sql`coalesce(dr.sent_at, now())`)} as segment,
+        exists (select 1 from analytics_responses ar where ${sql.join(responded, sql` and `)}) as responded
+      from distribution_recipients dr
+      where ${sql.join(recipients, sql` and `)}
+      order by dr.external_id, dr.sent_at desc nulls last
+    ) r
+    group by grouping sets ((segment), ())`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, invited: row.invited, responded: row.responded }));
+}
+
+/** Whether the survey has any distribution (then snapshots and recipients exist). */
+export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('distributions')
+    .select('id')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The distribution if it belongs to the survey, with the one created just before it (for comparisons). */
+export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<{ id: string; previousId: string | null } | undefined> {
+  const row = await db
+    .selectFrom('distributions')
+    .select(['id', 'created_at'])
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const previous = await db
+    .selectFrom('distributions')
+    .select('id')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where('survey_id', '=', surveyId)
+    .where((eb) => eb.or([eb('created_at', '<', row.created_at), eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)])]))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { id: row.id, previousId: previous?.id ?? null };
+}
+
+export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {
+  const row = await db
+    .selectFrom('analytics_settings')
+    .select(['anonymity_threshold', 'updated_at'])
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .executeTakeFirst();
+  return row ? { threshold: row.anonymity_threshold, updatedAt: row.updated_at } : { threshold: DEFAULT_ANONYMITY_THRESHOLD, updatedAt: null };
+}
+
+export async function saveThreshold(db: DbOrTx, tenant: Tenant, threshold: number): Promise<{ threshold: number; updatedAt: Date }> {
+  const row = await db
+    .insertInto('analytics_settings')
+    .values({ organization_id: tenant.organizationId, environment: tenant.environment, anonymity_threshold: threshold, updated_at: new Date() })
+    .onConflict((oc) => oc.columns(['organization_id', 'environment']).doUpdateSet({ anonymity_threshold: threshold, updated_at: new Date() }))
+    .returning(['anonymity_threshold', 'updated_at'])
+    .executeTakeFirstOrThrow();
+  return { threshold: row.anonymity_threshold, updatedAt: row.updated_at };
+}

@@ -1,0 +1,249 @@
+/**
+ * The respondent's side, outside `/api/v1` and without API keys: `GET|POST /s/{token}` (the answer page, for
+ * personal and embed tokens) and `GET|POST /u/{token}` (unsubscribe; the POST is RFC 8058 one-click). Answers
+ * are checked by the same function as `submitResponse` (surveys/answers.ts) and stored as a response linked
+ * to the respondent and the distribution. Every failure is a plain page: an unknown token looks the same
+ * whether or not it exists elsewhere, and no error ever shows internals.
+ */
+import express, { type Request, type Response, type Router } from 'express';
+import type { components } from '../../generated/openapi.js';
+import type { Tenant } from '../../db/schema.js';
+import type { Services } from '../../http/handler.js';
+import { newId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
+import { recordEvent } from '../events/record.js';
+import { validateAnswers } from '../surveys/answers.js';
+import * as surveys from '../surveys/repository.js';
+import { oneResponsePerRespondentIndex } from '../surveys/responses-repository.js';
+import type { SurveyRow } from '../surveys/repository.js';
+import { messagePage, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
+import * as repo from './repository.js';
+import type { DistributionRow, RecipientRow } from './repository.js';
+import { parseToken } from './tokens.js';
+
+type Question = components['schemas']['Question'];
+type Answer = components['schemas']['Answer'];
+
+type Resolved =
+  | { kind: 'personal'; tenant: Tenant; tokenHash: Buffer; recipient: RecipientRow; distribution: DistributionRow; survey: SurveyRow }
+  | { kind: 'embed'; tenant: Tenant; distribution: DistributionRow; survey: SurveyRow }
+  | { kind: 'unknown' };
+
+const EMBED_COOKIE = 'ss_answered';
+
+function sendPage(res: Response, status: number, html: string): void {
+  res.status(status);
+  res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  res.setHeader('Cache-Control', 'no-store');
+  // The token is in the URL: it must never leak to another site through Referer.
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  // Framable on purpose (method embed); nothing but inline styles and same-origin form posts.
+  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors *");
+  res.send(html);
+}
+
+const pages = {
+  unknown: () => messagePage('This link is not valid', 'Check that you opened the whole link from your invitation. If it still does not work, ask the person who sent it for a new one.'),
+  used: () => messagePage('Thank you!', 'Your answer has been recorded. This personal link accepts one answer, so there is nothing more to do.'),
+  expired: () => messagePage('This link has expired', 'The survey can no longer be answered through this link. Ask the person who sent it if you would still like to take part.'),
+  unsubscribed: () => messagePage('You have unsubscribed', 'You asked not to receive these survey e-mails, so this link no longer works.'),
+  closed: () => messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
+  embedDone: () => messagePage('Thank you!', 'Your answer from this browser has been recorded.'),
+  error: (requestId: string) => messagePage('Something went wrong', `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`),
+};
+
+async function resolve(services: Services, token: string): Promise<Resolved> {
+  const parsed = parseToken(token);
+  if (!parsed) return { kind: 'unknown' };
+  const { tenant, hash } = parsed;
+  const recipient = await repo.findRecipientByToken(services.db, tenant, hash);
+  const distribution = recipient
+    ? await repo.findDistribution(services.db, tenant, recipient.distribution_id)
+    : await repo.findDistributionByEmbedToken(services.db, tenant, hash);
+  if (!distribution) return { kind: 'unknown' };
+  const survey = await surveys.findSurvey(services.db, tenant, distribution.survey_id);
+  if (!survey) return { kind: 'unknown' };
+  return recipient ? { kind: 'personal', tenant, tokenHash: hash, recipient, distribution, survey } : { kind: 'embed', tenant, distribution, survey };
+}
+
+function answeredCookie(req: Request): string[] {
+  const header = req.get('cookie') ?? '';
+  const match = header.split(/;\s*/).find((c) => c.startsWith(`${EMBED_COOKIE}=`));
+  return match ? decodeURIComponent(match.slice(EMBED_COOKIE.length + 1)).split('.').filter(Boolean) : [];
+}
+
+/** Why this token cannot answer now, as the page to show; undefined when it can. */
+async function refusal(services: Services, req: Request, found: Exclude<Resolved, { kind: 'unknown' }>): Promise<[number, string] | undefined> {
+  if (found.kind === 'personal' && found.recipient.status === 'responded') return [410, pages.used()];
+  if (found.kind === 'embed' && answeredCookie(req).includes(found.distribution.id)) return [200, pages.embedDone()];
+  if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now()) return [410, pages.expired()];
+  if (found.kind === 'personal' && (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email))) return [410, pages.unsubscribed()];
+  if (found.survey.status !== 'active') return [409, pages.closed()];
+  return undefined;
+}
+
+/** Form fields to answers: numbers for scales, arrays for multiple choice; empty fields are unanswered. */
+export function answersFromForm(questions: readonly Question[], form: FormValues): Answer[] {
+  const answers: Answer[] = [];
+  for (const q of questions) {
+    const raw = form[q.id];
+    const values = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v) => v !== '');
+    if (values.length === 0) continue;
+    if (q.type === 'multiple_choice') answers.push({ questionId: q.id, value: values });
+    else if (q.type === 'nps' || q.type === 'rating') answers.push({ questionId: q.id, value: /^-?\d{1,6}$/.test(values[0]!) ? Number(values[0]) : values[0]! });
+    else answers.push({ questionId: q.id, value: values[0]! });
+  }
+  return answers;
+}
+
+/** The shared rules' problems, placed next to their question and said for a person rather than a program. */
+export function problemsByQuestion(questions: readonly Question[], answers: readonly Answer[]): Map<string, string[]> {
+  const byQuestion = new Map<string, string[]>();
+  const add = (id: string, message: string) => byQuestion.set(id, [...(byQuestion.get(id) ?? []), message]);
+  for (const problem of validateAnswers(questions, answers, '/answers')) {
+    const index = /^\/answers\/(\d+)/.exec(problem.path ?? '');
+    const id = index ? answers[Number(index[1])]?.questionId : /question (\S+) is required/.exec(problem.message)?.[1];
+    const q = questions.find((x) => x.id === id);
+    if (!q) continue;
+    if (!index) add(q.id, 'Please answer this question.');
+    else if (q.type === 'nps') add(q.id, 'Choose a number from 0 to 10.');
+    else if (q.type === 'rating') add(q.id, `Choose a number from ${q.min} to ${q.max}.`);
+    else if (q.type === 'single_choice') add(q.id, 'Choose one of the options.');
+    else if (q.type === 'multiple_choice' && /at least/.test(problem.message)) add(q.id, `Choose at least ${q.minSelections}.`);
+    else if (q.type === 'multiple_choice' && /at most/.test(problem.message)) add(q.id, `Choose at most ${q.maxSelections}.`);
+    else if (q.type === 'multiple_choice') add(q.id, 'Choose from the options shown.');
+    else if (q.type === 'text') add(q.id, `Use at most ${q.maxLength} characters.`);
+  }
+  return byQuestion;
+}
+
+interface PgError {
+  code?: string;
+  constraint?: string;
+}
+
+/** Stores the response, the recipient's `responded` and the `response.submitted` event in one transaction. */
+async function store(services: Services, found: Exclude<Resolved, { kind: 'unknown' }>, answers: Answer[]): Promise<'stored' | 'used' | 'closed'> {
+  const { tenant, survey, distribution } = found;
+  const { anonymous, allowMultipleResponses } = survey.settings;
+  try {
+    return await services.db.transaction().execute(async (tx) => {
+      let externalId: string | null = null;
+      if (found.kind === 'personal') {
+        // The row lock orders two submissions of the same link: the second sees `responded`.
+        const current = await repo.findRecipientByToken(tx, tenant, found.tokenHash, { forUpdate: true });
+        if (!current || current.status === 'responded') return 'used';
+        externalId = current.external_id;
+      }
+      const respondentExternalId = anonymous ? null : externalId;
+      const row = await repo.insertDistributedResponse(tx, tenant, {
+        id: newId('rsp'),
+        surveyId: survey.id,
+        distributionId: distribution.id,
+        respondentExternalId,
+        dedupeKey: allowMultipleResponses ? null : respondentExternalId,
+        answers,
+      });
+      if (!(await surveys.adjustResponseCount(tx, survey.id, 1, { onlyIfActive: true }))) {
+        await tx.deleteFrom('responses').where('id', '=', row.id).execute();
+        return 'closed';
+      }
+      if (externalId !== null) await repo.markResponded(tx, tenant, distribution.id, externalId, row.id);
+      await recordEvent(tx, tenant, 'response.submitted', {
+        id: row.id,
+        surveyId: row.survey_id,
+        respondentExternalId: row.respondent_external_id,
+        answers: row.answers,
+        submittedAt: iso(row.submitted_at),
+        distributionId: row.distribution_id,
+      });
+      return 'stored';
+    });
+  } catch (error) {
+    // Already answered through the API (one response per respondent).
+    const pg = error as PgError;
+    if (pg.code === '23505' && pg.constraint === oneResponsePerRespondentIndex) return 'used';
+    throw error;
+  }
+}
+
+export function answerPages(services: Services): Router {
+  const router = express.Router();
+  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 500 });
+  const secure = (req: Request) => req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
+
+  const guarded = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
+    try {
+      await handler(req, res);
+    } catch (error) {
+      services.log.error({ err: error, requestId: res.locals.requestId }, 'answer page failed');
+      if (!res.headersSent) sendPage(res, 500, pages.error(String(res.locals.requestId ?? '')));
+    }
+  };
+
+  const load = (req: Request) => resolve(services, String(req.params.token));
+
+  router.get('/s/:token', guarded(async (req, res) => {
+    const found = await load(req);
+    if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+    const refused = await refusal(services, req, found);
+    if (refused) return sendPage(res, refused[0], refused[1]);
+    sendPage(res, 200, surveyPage({
+      title: found.survey.title,
+      description: found.survey.description,
+      questions: found.survey.questions,
+      action: `/s/${req.params.token}`,
+      values: {},
+      errors: new Map(),
+    }));
+  }));
+
+  router.post('/s/:token', form, guarded(async (req, res) => {
+    const found = await load(req);
+    if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+    const refused = await refusal(services, req, found);
+    if (refused) return sendPage(res, refused[0], refused[1]);
+    const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
+    const answers = answersFromForm(found.survey.questions, values);
+    const errors = problemsByQuestion(found.survey.questions, answers);
+    if (answers.length === 0 && errors.size === 0) errors.set(found.survey.questions[0]?.id ?? '', ['Please answer at least one question.']);
+    if (errors.size > 0) {
+      return sendPage(res, 400, surveyPage({
+        title: found.survey.title,
+        description: found.survey.description,
+        questions: found.survey.questions,
+        action: `/s/${req.params.token}`,
+        values,
+        errors,
+      }));
+    }
+    const outcome = await store(services, found, answers);
+    if (outcome === 'closed') return sendPage(res, 409, pages.closed());
+    if (outcome === 'used') return sendPage(res, 410, pages.used());
+    if (found.kind === 'embed') {
+      const ids = [...new Set([...answeredCookie(req), found.distribution.id])].slice(-20).join('.');
+      const attributes = secure(req) ? 'SameSite=None; Secure' : 'SameSite=Lax';
+      res.setHeader('Set-Cookie', `${EMBED_COOKIE}=${encodeURIComponent(ids)}; Path=/s/; Max-Age=${365 * 86400}; HttpOnly; ${attributes}`);
+      return sendPage(res, 200, pages.embedDone());
+    }
+    sendPage(res, 200, pages.used());
+  }));
+
+  router.get('/u/:token', guarded(async (req, res) => {
+    const found = await load(req);
+    if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+    if (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email)) return sendPage(res, 200, pages.unsubscribed());
+    sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email));
+  }));
+
+  // RFC 8058: a POST with `List-Unsubscribe=One-Click` unsubscribes without any further step.
+  router.post('/u/:token', form, guarded(async (req, res) => {
+    const found = await load(req);
+    if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+    await repo.unsubscribe(services.db, found.tenant, found.recipient.email, found.distribution.id);
+    sendPage(res, 200, pages.unsubscribed());
+  }));
+
+  return router;
+}

@@ -1,0 +1,56 @@
+/** Distribution operations: one handler per operationId. */
+import { insufficientScope, notFound } from '../../http/errors.js';
+import { tenantOf, type Handler } from '../../http/handler.js';
+import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { isId } from '../../lib/ids.js';
+import { grants } from '../../lib/scopes.js';
+import * as surveys from '../surveys/repository.js';
+import * as repo from './repository.js';
+import * as service from './service.js';
+import { linkKeyOf } from './tokens.js';
+
+/** Malformed ids are answered like unknown ones, without a query. */
+function surveyIdOrThrow(id: string): string {
+  if (!isId('srv', id)) throw notFound('survey', id);
+  return id;
+}
+function distributionIdOrThrow(id: string): string {
+  if (!isId('dst', id)) throw notFound('distribution', id);
+  return id;
+}
+
+export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, body, auth, services }) => ({
+  status: 202,
+  data: await service.distributeSurvey(services, tenantOf(auth), surveyIdOrThrow(params.surveyId), body),
+});
+
+export const previewDistribution: Handler<'previewDistribution'> = async ({ params, body, auth, services }) => {
+  // The document's security names surveys:launch (checked before the handler); the sample is people's data.
+  if (!grants(auth.scopes, 'respondents:read')) throw insufficientScope('This API key lacks the scope respondents:read (the preview shows respondents).', ['respondents:read']);
+  return { status: 200, data: await service.previewDistribution(services.db, tenantOf(auth), surveyIdOrThrow(params.surveyId), body.targeting) };
+};
+
+export const listDistributions: Handler<'listDistributions'> = async ({ params, query, auth, services }) => {
+  const tenant = tenantOf(auth);
+  const surveyId = surveyIdOrThrow(params.surveyId);
+  if (!(await surveys.findSurvey(services.db, tenant, surveyId))) throw notFound('survey', surveyId);
+  const page = pageRequest(query);
+  const { rows, total } = await repo.listDistributions(services.db, tenant, surveyId, { limit: page.pageSize, offset: page.offset });
+  const data = await Promise.all(rows.map((row) => service.presentDistribution(services.db, services.config, tenant, row)));
+  return { status: 200, data, pagination: paginationOf(page, total) };
+};
+
+export const getDistribution: Handler<'getDistribution'> = async ({ params, auth, services }) => {
+  const tenant = tenantOf(auth);
+  const row = await service.findDistributionOrThrow(services.db, tenant, surveyIdOrThrow(params.surveyId), distributionIdOrThrow(params.distributionId));
+  return { status: 200, data: await service.presentDistribution(services.db, services.config, tenant, row) };
+};
+
+export const listDistributionRecipients: Handler<'listDistributionRecipients'> = async ({ params, query, auth, services }) => {
+  const tenant = tenantOf(auth);
+  const distribution = await service.findDistributionOrThrow(services.db, tenant, surveyIdOrThrow(params.surveyId), distributionIdOrThrow(params.distributionId));
+  const page = pageRequest(query);
+  const { rows, total } = await repo.listRecipients(services.db, tenant, distribution.id, { status: query.status, limit: page.pageSize, offset: page.offset });
+  const key = await linkKeyOf(services.db, services.config.linkSecret);
+  return { status: 200, data: rows.map((row) => service.toRecipient(row, distribution, services.config, key)), pagination: paginationOf(page, total) };
+};

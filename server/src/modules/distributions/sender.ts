@@ -1,0 +1,285 @@
+/**
+ * The worker side of a distribution: at the send time, match and snapshot the audience (or hold, or cancel),
+ * then send; later, the reminder.
+ *
+ * Ownership: the worker running a distribution holds a session advisory lock on it, on the connection that
+ * records the outcomes; PostgreSQL drops it the moment that process dies (SIGKILL included). Every job on the
+ * queue means "make progress on this distribution": a job that finds the lock held re-enqueues itself a few
+ * seconds later, one that finds it free resumes the work, one that finds the work done stops. The owner
+ * enqueues such a check when it starts, so a killed worker's distribution resumes within seconds.
+ *
+ * Once per recipient: a recipient is `pending` until the mail server accepted its message, and the outcome is
+ * written right after the server's answer. A resumed send mails exactly the recipients still `pending`. The
+ * one ambiguity no protocol between two systems can remove — the server accepted the message and the worker
+ * died before writing it down, a window of about a millisecond per message in flight — re-sends that message
+ * with the same Message-ID (see messages.ts), so the duplicate is recognisable downstream. Counts are computed
+ * from the recipient rows, so they are exact whatever happened.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import type { Services } from '../../http/handler.js';
+import { sendInTransaction } from '../../jobs/enqueue.js';
+import { recordEvent } from '../events/record.js';
+import * as surveys from '../surveys/repository.js';
+import { checkTargeting } from '../targeting/index.js';
+import { createMailSender, SMTP_CONNECTIONS, type MailSender } from './mailer.js';
+import { buildMessage } from './messages.js';
+import * as repo from './repository.js';
+import type { DistributionRow, SendTarget } from './repository.js';
+import { answerUrl, baseUrlOf, DISTRIBUTION_QUEUE, toDistribution, unsubscribeUrl, type DistributionJobData } from './service.js';
+import { embedTokenHash, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
+
+/** Seconds between checks of a running distribution (dead-man's switch). */
+export const WATCHDOG_SECONDS = 5;
+/** Runs (worker deaths, unreachable mail server) before a distribution is failed. */
+const MAX_RUNS = 8;
+/** Temporary refusals (4xx) of one recipient before it is `failed`. */
+const MAX_RECIPIENT_ATTEMPTS = 3;
+/** Waits between passes over recipients the server deferred. */
+const PASS_DELAYS_MS = [1_000, 3_000];
+const PAGE_SIZE = 500;
+/** Messages in flight at once (the transport queues them over its connections). */
+const IN_FLIGHT = SMTP_CONNECTIONS * 2;
+
+type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+
+const lockKey = (kind: DistributionJobData['kind'], id: string) => sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
+const tenantOf = (data: DistributionJobData): Tenant => ({ organizationId: data.organizationId, environment: data.environment });
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+export async function enqueueCheck(services: RunServices, data: DistributionJobData, seconds = WATCHDOG_SECONDS): Promise<void> {
+  await services.boss.send(DISTRIBUTION_QUEUE, data, { startAfter: seconds });
+}
+
+/** Runs, resumes or checks one distribution job. `busy`: a live worker owns it (checked again later). */
+export async function runDistributionJob(services: RunServices, data: DistributionJobData): Promise<'busy' | 'finished'> {
+  return services.db.connection().execute(async (conn) => {
+    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.kind, data.distributionId)}) as ok`.execute(conn);
+    if (!locked.rows[0]?.ok) return 'busy';
+    try {
+      // Outcomes are written on this connection: a worker crash cannot lose a commit, a database crash could
+      // lose the last few (then re-sent, same Message-ID) — worth one WAL flush less per message.
+      await sql`set synchronous_commit = off`.execute(conn);
+      return data.kind === 'send' ? await runSend(conn, services, data) : await runReminder(conn, services, data);
+    } finally {
+      await sql`reset synchronous_commit`.execute(conn).catch(() => undefined);
+      await sql`select pg_advisory_unlock(${lockKey(data.kind, data.distributionId)})`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+async function runSend(conn: Db, services: RunServices, data: DistributionJobData): Promise<'finished'> {
+  const tenant = tenantOf(data);
+  let distribution = await repo.findDistribution(conn, tenant, data.distributionId);
+  if (!distribution) return 'finished';
+  if (distribution.status === 'scheduled' || distribution.status === 'held') {
+    const started = await start(conn, services, tenant, distribution);
+    if (!started) return 'finished';
+    distribution = started;
+  }
+  if (distribution.status !== 'sending') return 'finished';
+  if (distribution.attempts >= MAX_RUNS) {
+    await fail(conn, tenant, distribution, `Sending stopped after ${MAX_RUNS} interrupted attempts.`);
+    return 'finished';
+  }
+  distribution = await repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 });
+  await enqueueCheck(services, data);
+  if (distribution.method === 'email') await sendAll(conn, services, tenant, distribution);
+  await finish(conn, services, tenant, distribution.id);
+  return 'finished';
+}
+
+/** The send time: hold, cancel, or match and snapshot the audience (one transaction). */
+async function start(conn: Db, services: RunServices, tenant: Tenant, row: DistributionRow): Promise<DistributionRow | undefined> {
+  const key = await linkKeyOf(services.db, services.config.linkSecret);
+  return conn.transaction().execute(async (tx) => {
+    const current = await repo.findDistribution(tx, tenant, row.id, { forUpdate: true });
+    if (!current || (current.status !== 'scheduled' && current.status !== 'held')) return current;
+    // Locks the survey against a launch/pause/close racing this decision.
+    const survey = await surveys.findSurvey(tx, tenant, current.survey_id, { forUpdate: true });
+    if (!survey) return undefined;
+    if (survey.status === 'closed') {
+      await repo.updateDistribution(tx, tenant, current.id, { status: 'cancelled', completed_at: new Date(), failure_reason: 'The survey was closed before the send.' });
+      return undefined;
+    }
+    if (survey.status !== 'active') {
+      if (current.status !== 'held') await repo.updateDistribution(tx, tenant, current.id, { status: 'held' });
+      const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId: current.id, kind: 'send' };
+      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: services.config.distributionHoldRecheckSeconds });
+      return undefined;
+    }
+    const checked = checkTargeting(current.targeting, '/targeting');
+    if (!checked.ok) throw new Error(`stored targeting of ${current.id} no longer checks: ${JSON.stringify(checked.problems)}`);
+    const now = new Date();
+    const matched = await repo.snapshotRecipients(tx, tenant, current, checked.targeting, key, now);
+    return repo.updateDistribution(tx, tenant, current.id, {
+      status: 'sending',
+      matched_count: matched,
+      started_at: now,
+      expires_at: new Date(now.getTime() + current.link_expires_in_days * 86_400_000),
+      embed_token_hash: current.method === 'embed' ? embedTokenHash(key, current.id) : null,
+    });
+  });
+}
+
+async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) await work(items[next++]!);
+  });
+  await Promise.all(lanes);
+}
+
+interface MailContext {
+  sender: MailSender;
+  key: LinkKey;
+  surveyTitle: string;
+  domain: string;
+}
+
+async function mailContext(services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<MailContext> {
+  const survey = await surveys.findSurvey(services.db, tenant, distribution.survey_id);
+  return {
+    sender: createMailSender(services.config),
+    key: await linkKeyOf(services.db, services.config.linkSecret),
+    surveyTitle: survey?.title ?? 'Survey',
+    domain: new URL(baseUrlOf(services.config)).hostname || 'localhost',
+  };
+}
+
+function messageFor(services: RunServices, context: MailContext, tenant: Tenant, distribution: DistributionRow, target: SendTarget, reminder: boolean) {
+  const token = personalToken(context.key, tenant, distribution.id, target.external_id);
+  return buildMessage({
+    from: services.config.mailFrom,
+    to: target.email,
+    firstName: target.first_name,
+    subject: distribution.subject ?? context.surveyTitle,
+    message: distribution.message,
+    surveyTitle: context.surveyTitle,
+    answerUrl: answerUrl(services.config, token),
+    unsubscribeUrl: unsubscribeUrl(services.config, token),
+    expiresAt: distribution.expires_at ?? new Date(),
+    distributionId: distribution.id,
+    externalId: target.external_id,
+    reminder,
+    domain: context.domain,
+  });
+}
+
+/** Mails every pending recipient; passes again over deferred ones; throws when the server is unreachable. */
+async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<void> {
+  const context = await mailContext(services, tenant, distribution);
+  const log = services.log.child({ distributionId: distribution.id });
+  try {
+    for (let pass = 0; ; pass++) {
+      await repo.skipUnsubscribed(conn, tenant, distribution.id);
+      let sent = 0;
+      let unreachable = 0;
+      let deferred = 0;
+      let after = '';
+      for (;;) {
+        const page = await repo.pendingRecipients(conn, tenant, distribution.id, after, PAGE_SIZE);
+        if (page.length === 0) break;
+        after = page[page.length - 1]!.external_id;
+        await forEachConcurrently(page, IN_FLIGHT, async (target) => {
+          const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, false));
+          if (outcome.kind === 'sent') {
+            sent++;
+            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'sent' });
+          } else if (outcome.kind === 'bounced') {
+            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'bounced', error: outcome.error });
+          } else if (outcome.connection) {
+            // The server, not the address: the recipient keeps its attempts.
+            unreachable++;
+          } else {
+            deferred++;
+            const attempts = target.attempts + 1;
+            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
+          }
+        });
+      }
+      if (unreachable > 0 && sent === 0) {
+        log.warn({ unreachable }, 'mail server unreachable; the send is retried later');
+        throw new Error(`The mail server could not be reached (${unreachable} messages not sent).`);
+      }
+      if (unreachable === 0 && deferred === 0) return;
+      await sleep(PASS_DELAYS_MS[Math.min(pass, PASS_DELAYS_MS.length - 1)]!);
+    }
+  } finally {
+    context.sender.close();
+  }
+}
+
+/** Sending ended: counts from the rows, `sent`, the event and the reminder — one transaction. */
+async function finish(conn: Db, services: RunServices, tenant: Tenant, distributionId: string): Promise<void> {
+  const key = await linkKeyOf(services.db, services.config.linkSecret);
+  await conn.transaction().execute(async (tx) => {
+    const current = await repo.findDistribution(tx, tenant, distributionId, { forUpdate: true });
+    if (!current || current.status !== 'sending') return;
+    const counts = await repo.recipientCounts(tx, tenant, distributionId);
+    const completed = await repo.updateDistribution(tx, tenant, distributionId, {
+      status: 'sent',
+      completed_at: new Date(),
+      sent_count: (counts.sent ?? 0) + (counts.responded ?? 0),
+      failed_count: (counts.failed ?? 0) + (counts.bounced ?? 0),
+      unsubscribed_count: counts.unsubscribed ?? 0,
+      reminder_status: current.reminder_enabled ? 'scheduled' : 'none',
+    });
+    await recordEvent(tx, tenant, 'distribution.sent', toDistribution(completed, services.config, key));
+    if (current.reminder_enabled) {
+      const at = new Date((current.started_at ?? new Date()).getTime() + current.reminder_after_days * 86_400_000);
+      const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId, kind: 'remind' };
+      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: at });
+    }
+  });
+}
+
+async function fail(conn: Db, tenant: Tenant, distribution: DistributionRow, reason: string): Promise<void> {
+  const counts = await repo.recipientCounts(conn, tenant, distribution.id);
+  await repo.updateDistribution(conn, tenant, distribution.id, {
+    status: 'failed',
+    completed_at: new Date(),
+    failure_reason: reason,
+    sent_count: (counts.sent ?? 0) + (counts.responded ?? 0),
+    failed_count: (counts.failed ?? 0) + (counts.bounced ?? 0),
+    unsubscribed_count: counts.unsubscribed ?? 0,
+  });
+}
+
+/** The reminder: once, to recipients sent to who have not answered and have not unsubscribed. */
+async function runReminder(conn: Db, services: RunServices, data: DistributionJobData): Promise<'finished'> {
+  const tenant = tenantOf(data);
+  const distribution = await repo.findDistribution(conn, tenant, data.distributionId);
+  if (!distribution || (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending')) return 'finished';
+  const survey = await surveys.findSurvey(conn, tenant, distribution.survey_id);
+  if (!survey || survey.status === 'closed') {
+    await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'cancelled' });
+    return 'finished';
+  }
+  if (survey.status !== 'active') {
+    // Paused: remind when it is active again (nobody can answer meanwhile).
+    await enqueueCheck(services, data, services.config.distributionHoldRecheckSeconds);
+    return 'finished';
+  }
+  await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sending' });
+  await enqueueCheck(services, data);
+  const context = await mailContext(services, tenant, distribution);
+  try {
+    let after = '';
+    for (;;) {
+      const page = await repo.reminderRecipients(conn, tenant, distribution, after, PAGE_SIZE);
+      if (page.length === 0) break;
+      after = page[page.length - 1]!.external_id;
+      await forEachConcurrently(page, IN_FLIGHT, async (target) => {
+        const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, true));
+        // A refused reminder is not retried: the invitation itself was delivered.
+        if (outcome.kind === 'sent') await repo.recordReminder(conn, tenant, distribution.id, target.external_id);
+      });
+    }
+  } finally {
+    context.sender.close();
+  }
+  await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sent', reminder_sent_at: new Date() });
+  return 'finished';
+}

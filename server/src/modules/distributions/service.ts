@@ -1,0 +1,199 @@
+/**
+ * The rules of distributions: what may be distributed and when, the 202 that stores the request and enqueues
+ * its send in one transaction, the preview (the same compiled targeting as the send), and the mapping of rows
+ * to the contract's objects.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { Config } from '../../config.js';
+import type { Db, DbOrTx } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import type { Services } from '../../http/handler.js';
+import { sendInTransaction } from '../../jobs/enqueue.js';
+import { newId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
+import * as surveys from '../surveys/repository.js';
+import { checkTargeting, compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
+import * as repo from './repository.js';
+import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
+import { embedToken, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
+
+export type Distribution = components['schemas']['Distribution'];
+export type DistributionRecipient = components['schemas']['DistributionRecipient'];
+type DistributionRequest = components['schemas']['DistributionRequest'];
+type AudiencePreview = components['schemas']['AudiencePreview'];
+
+export const DISTRIBUTION_QUEUE = 'distributions.send';
+export interface DistributionJobData {
+  organizationId: string;
+  environment: Tenant['environment'];
+  distributionId: string;
+  /** `send`: match, snapshot and send (or hold, or cancel); `remind`: the reminder. */
+  kind: 'send' | 'remind';
+}
+
+const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3600 * 1000;
+const DEFAULT_LINK_DAYS = 60;
+const DEFAULT_REMINDER_DAYS = 3;
+
+/** Where links point: PUBLIC_BASE_URL, or the address this service listens on. */
+export function baseUrlOf(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
+  return (config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`).replace(/\/+$/, '');
+}
+
+export const answerUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) => `${baseUrlOf(config)}/s/${token}`;
+export const unsubscribeUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) => `${baseUrlOf(config)}/u/${token}`;
+
+export function embedCodeOf(config: Config, key: LinkKey, tenant: Tenant, row: DistributionRow): string | null {
+  if (row.method !== 'embed' || row.embed_token_hash === null) return null;
+  const src = answerUrl(config, embedToken(key, tenant, row.id));
+  return `<iframe src="${src}" title="Survey" width="100%" height="760" style="border:0;max-width:720px" loading="lazy"></iframe>`;
+}
+
+/** Counts: the stored totals once sending has ended, live from the recipients while it runs. */
+export function countsOf(row: DistributionRow, live?: StatusCounts) {
+  if (!live) return { sentCount: row.sent_count, failedCount: row.failed_count, unsubscribedCount: row.unsubscribed_count };
+  return {
+    sentCount: (live.sent ?? 0) + (live.responded ?? 0),
+    failedCount: (live.failed ?? 0) + (live.bounced ?? 0),
+    unsubscribedCount: live.unsubscribed ?? 0,
+  };
+}
+
+export function toDistribution(row: DistributionRow, config: Config, key: LinkKey, live?: StatusCounts): Distribution {
+  const tenant = { organizationId: row.organization_id, environment: row.environment };
+  return {
+    id: row.id,
+    surveyId: row.survey_id,
+    status: row.status,
+    method: row.method,
+    targeting: row.targeting as Distribution['targeting'],
+    schedule: iso(row.schedule),
+    reminder: { enabled: row.reminder_enabled, afterDays: row.reminder_after_days },
+    subject: row.subject,
+    message: row.message,
+    linkExpiresInDays: row.link_expires_in_days,
+    matchedCount: row.matched_count,
+    ...countsOf(row, live),
+    reminderSentAt: iso(row.reminder_sent_at),
+    embedCode: embedCodeOf(config, key, tenant, row),
+    createdAt: iso(row.created_at),
+    completedAt: iso(row.completed_at),
+  };
+}
+
+export function toRecipient(row: RecipientRow, distribution: DistributionRow, config: Config, key: LinkKey): DistributionRecipient {
+  const tenant = { organizationId: row.organization_id, environment: row.environment };
+  return {
+    respondentExternalId: row.external_id,
+    email: row.email,
+    snapshot: {
+      firstName: row.first_name,
+      lastName: row.last_name,
+      department: row.department,
+      location: row.location,
+      jobTitle: row.job_title,
+      managerId: row.manager_id,
+      hireDate: row.hire_date,
+      employmentType: row.employment_type,
+      attributes: row.attributes as DistributionRecipient['snapshot']['attributes'],
+    },
+    link: answerUrl(config, personalToken(key, tenant, row.distribution_id, row.external_id)),
+    status: row.status,
+    expiresAt: iso(distribution.expires_at ?? new Date(distribution.schedule.getTime() + distribution.link_expires_in_days * 86_400_000)),
+    sentAt: iso(row.sent_at),
+    respondedAt: iso(row.responded_at),
+    reminderSentAt: iso(row.reminder_sent_at),
+    error: row.error,
+  };
+}
+
+function checkedOrThrow(targeting: unknown): CheckedTargeting {
+  const checked = checkTargeting(targeting, '/body/targeting');
+  if (!checked.ok) throw validationFailed(checked.problems);
+  return checked.targeting;
+}
+
+/** A distribution with live counts while it sends. */
+export async function presentDistribution(db: DbOrTx, config: Config, tenant: Tenant, row: DistributionRow): Promise<Distribution> {
+  const key = await linkKeyOf(db, config.linkSecret);
+  const live = row.status === 'sending' ? await repo.recipientCounts(db, tenant, row.id) : undefined;
+  return toDistribution(row, config, key, live);
+}
+
+export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 'config'>, tenant: Tenant, surveyId: string, body: DistributionRequest): Promise<Distribution> {
+  const targeting = checkedOrThrow(body.targeting);
+  const settings = body.distribution;
+  const problems: ErrorDetail[] = [];
+  const now = new Date();
+  const requested = settings.schedule === undefined ? undefined : new Date(settings.schedule);
+  if (requested && requested.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS) {
+    problems.push({ path: '/body/distribution/schedule', code: 'maximum', message: 'schedule may be at most one year ahead' });
+  }
+  if (settings.reminder?.enabled && settings.method !== 'email') {
+    problems.push({ path: '/body/distribution/reminder/enabled', code: 'invalid_value', message: `reminders are e-mailed: method ${settings.method} sends no e-mail, so it cannot have a reminder` });
+  }
+  if (problems.length > 0) throw validationFailed(problems);
+  const future = requested !== undefined && requested > now;
+  const schedule = future ? requested : now;
+
+  const row = await services.db.transaction().execute(async (tx) => {
+    // Shares the survey's row lock with launch/pause/close, so the state checked here is the state at commit.
+    const survey = await surveys.findSurvey(tx, tenant, surveyId, { forUpdate: true });
+    if (!survey) throw notFound('survey', surveyId);
+    if (survey.status === 'closed') throw invalidState(`Survey ${surveyId} is closed; a closed survey cannot be distributed.`);
+    if (survey.status !== 'active' && !future) {
+      throw invalidState(`Survey ${surveyId} is ${survey.status}; distribute an active survey, or give a future distribution.schedule and launch the survey by then.`);
+    }
+    const inserted = await repo.insertDistribution(tx, tenant, {
+      id: newId('dst'),
+      survey_id: surveyId,
+      status: 'scheduled',
+      method: settings.method,
+      targeting: { filters: body.targeting.filters, logic: targeting.logic },
+      schedule,
+      reminder_enabled: settings.reminder?.enabled ?? false,
+      reminder_after_days: settings.reminder?.afterDays ?? DEFAULT_REMINDER_DAYS,
+      subject: settings.method === 'email' ? (settings.subject ?? survey.title.slice(0, 200)) : null,
+      message: settings.method === 'email' ? (settings.message ?? null) : null,
+      link_expires_in_days: settings.linkExpiresInDays ?? DEFAULT_LINK_DAYS,
+    });
+    const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId: inserted.id, kind: 'send' };
+    await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});
+    return inserted;
+  });
+  return presentDistribution(services.db, services.config, tenant, row);
+}
+
+export async function previewDistribution(db: Db, tenant: Tenant, surveyId: string, targetingInput: unknown): Promise<AudiencePreview> {
+  const targeting = checkedOrThrow(targetingInput);
+  if (!(await surveys.findSurvey(db, tenant, surveyId))) throw notFound('survey', surveyId);
+  const matching = db
+    .selectFrom('respondents')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment)
+    .where(compileChecked(targeting, respondentsTarget));
+  const [count, sample] = await Promise.all([
+    matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    matching.select(['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title']).orderBy('external_id').limit(10).execute(),
+  ]);
+  return {
+    matchedCount: count.count,
+    sample: sample.map((r) => ({
+      externalId: r.external_id,
+      email: r.email,
+      firstName: r.first_name,
+      lastName: r.last_name,
+      department: r.department,
+      location: r.location,
+      jobTitle: r.job_title,
+    })),
+  };
+}
+
+export async function findDistributionOrThrow(db: DbOrTx, tenant: Tenant, surveyId: string, distributionId: string): Promise<DistributionRow> {
+  const row = await repo.findDistribution(db, tenant, distributionId);
+  // Another survey's distribution is answered like an unknown one.
+  if (!row || row.survey_id !== surveyId) throw notFound('distribution', distributionId);
+  return row;
+}

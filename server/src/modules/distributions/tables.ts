@@ -1,0 +1,93 @@
+/** Tables of the distributions module (see migrations/2026-11-24T0400_distributions.ts). */
+import type { ColumnType, Generated } from 'kysely';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
+import type { EmploymentType } from '../respondents/tables.js';
+
+export type DistributionStatus = 'scheduled' | 'sending' | 'sent' | 'held' | 'cancelled' | 'failed';
+export type DistributionMethod = 'email' | 'link' | 'embed';
+export type RecipientStatus = 'pending' | 'sent' | 'failed' | 'bounced' | 'unsubscribed' | 'responded';
+export type ReminderStatus = 'none' | 'scheduled' | 'sending' | 'sent' | 'cancelled';
+
+/** jsonb is written as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
+type Json<T> = ColumnType<T, string, string>;
+
+export interface DistributionsTable {
+  organization_id: string;
+  environment: Environment;
+  id: string;
+  survey_id: string;
+  status: DistributionStatus;
+  method: DistributionMethod;
+  targeting: Json<unknown>;
+  schedule: Timestamp;
+  reminder_enabled: boolean;
+  reminder_after_days: number;
+  subject: string | null;
+  message: string | null;
+  link_expires_in_days: number;
+  expires_at: NullableTimestamp;
+  matched_count: number | null;
+  sent_count: Generated<number>;
+  failed_count: Generated<number>;
+  unsubscribed_count: Generated<number>;
+  embed_token_hash: Buffer | null;
+  started_at: NullableTimestamp;
+  completed_at: NullableTimestamp;
+  reminder_status: Generated<ReminderStatus>;
+  reminder_sent_at: NullableTimestamp;
+  failure_reason: string | null;
+  attempts: Generated<number>;
+  created_at: CreatedAt;
+}
+
+/**
+ * One recipient: the respondent's snapshot at the send (columns named as in `respondents`, so the targeting
+ * compiler runs over it unchanged) and the delivery state.
+ */
+export interface DistributionRecipientsTable {
+  organization_id: string;
+  environment: Environment;
+  distribution_id: string;
+  survey_id: string;
+  external_id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  department: string | null;
+  location: string | null;
+  job_title: string | null;
+  manager_id: string | null;
+  /** `date`; read it as text (`hire_date::text`) so no time zone ever shifts it. */
+  hire_date: ColumnType<string | null, string | null, string | null>;
+  employment_type: EmploymentType | null;
+  attributes: Json<Record<string, unknown>>;
+  token_hash: Buffer;
+  status: RecipientStatus;
+  sent_at: NullableTimestamp;
+  responded_at: NullableTimestamp;
+  response_id: string | null;
+  reminder_sent_at: NullableTimestamp;
+  error: string | null;
+  attempts: Generated<number>;
+}
+
+export interface UnsubscribesTable {
+  organization_id: string;
+  environment: Environment;
+  email_lower: string;
+  distribution_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface LinkSecretsTable {
+  id: number;
+  secret: Buffer;
+  created_at: CreatedAt;
+}
+
+export interface DistributionTables {
+  distributions: DistributionsTable;
+  distribution_recipients: DistributionRecipientsTable;
+  unsubscribes: UnsubscribesTable;
+  link_secrets: LinkSecretsTable;
+}

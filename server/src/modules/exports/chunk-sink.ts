@@ -1,0 +1,59 @@
+/**
+ * The file's destination: a Writable that cuts the bytes into chunks of CHUNK_SIZE and inserts each one into
+ * `export_chunks` (tagged with the job's attempt) before accepting more, so backpressure reaches the writers and
+ * memory stays at about one chunk. Chunks commit one by one; they become the file only when the export is
+ * marked completed with this attempt (see runner.ts).
+ */
+import { Writable } from 'node:stream';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import { insertChunk } from './repository.js';
+
+export const CHUNK_SIZE = 1024 * 1024;
+
+export class ChunkSink extends Writable {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private seq = 0;
+  /** Bytes stored so far (the file's size once finished). */
+  written = 0;
+
+  constructor(
+    private readonly db: Db,
+    private readonly tenant: Tenant,
+    private readonly exportId: string,
+    private readonly attempt: number,
+  ) {
+    super({ highWaterMark: CHUNK_SIZE });
+  }
+
+  override _write(chunk: Buffer | string, encoding: BufferEncoding, callback: (error?: Error | null) => void): void {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk, encoding) : chunk;
+    this.pending.push(buffer);
+    this.pendingBytes += buffer.length;
+    if (this.pendingBytes < CHUNK_SIZE) return callback();
+    this.flushFull().then(() => callback(), callback);
+  }
+
+  override _final(callback: (error?: Error | null) => void): void {
+    this.store(Buffer.concat(this.pending)).then(() => callback(), callback);
+  }
+
+  private async flushFull(): Promise<void> {
+    let all = Buffer.concat(this.pending);
+    while (all.length >= CHUNK_SIZE) {
+      await this.store(all.subarray(0, CHUNK_SIZE));
+      all = all.subarray(CHUNK_SIZE);
+    }
+    // Copy the remainder so the big concatenated buffer can be freed.
+    this.pending = all.length > 0 ? [Buffer.from(all)] : [];
+    this.pendingBytes = all.length;
+  }
+
+  private async store(data: Buffer): Promise<void> {
+    if (data.length === 0) return;
+    await insertChunk(this.db, this.tenant, this.exportId, this.attempt, this.seq, this.written, data);
+    this.seq += 1;
+    this.written += data.length;
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * The four file formats. Each writer takes rows one page at a time and writes bytes into a Writable (the chunk
+ * sink), awaiting its backpressure, so nothing accumulates in memory.
+ *
+ * - CSV: csv-stringify (RFC 4180 quoting, `\r\n`), one column per question in the survey's order.
+ * - JSON: one array; NDJSON: one record per line. Records are the contract's `ExportRecord`.
+ * - XLSX: exceljs's streaming WorkbookWriter: each row is committed (serialised and released) as it is added.
+ */
+import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
+import type { Writable } from 'node:stream';
+import { stringify } from 'csv-stringify/sync';
+import ExcelJS from 'exceljs';
+import type { components } from '../../generated/openapi.js';
+import type { ChoiceValues, ExportFormat } from './tables.js';
+
+type Question = components['schemas']['Question'];
+type ExportRecord = components['schemas']['ExportRecord'];
+type AnswerValue = components['schemas']['Answer']['value'];
+
+export interface SourceRow {
+  id: string;
+  surveyId: string;
+  respondentExternalId: string | null;
+  answers: { questionId: string; value: AnswerValue }[];
+  submittedAt: Date;
+}
+
+export interface FileWriter {
+  writeRows(rows: readonly SourceRow[]): Promise<void>;
+  /** Writes the file's end and waits until every byte reached the sink. */
+  finish(): Promise<void>;
+}
+
+export const mediaTypes: Record<ExportFormat, string> = {
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json',
+  ndjson: 'application/x-ndjson',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+/** Separator of multiple-choice answers in one CSV or XLSX cell. */
+export const MULTI_SEPARATOR = ';';
+
+async function write(sink: Writable, data: string | Buffer): Promise<void> {
+  if (!sink.write(data)) await once(sink, 'drain');
+}
+
+async function end(sink: Writable): Promise<void> {
+  sink.end();
+  await finished(sink);
+}
+
+/** Maps answers to the exported questions, in survey order, with labels when asked. */
+export class AnswerMapper {
+  private readonly labels = new Map<string, Map<string, string>>();
+  constructor(
+    readonly questions: readonly Question[],
+    private readonly choiceValues: ChoiceValues,
+  ) {
+    for (const q of questions) {
+      if (q.type === 'single_choice' || q.type === 'multiple_choice') this.labels.set(q.id, new Map(q.choices.map((c) => [c.id, c.label])));
+    }
+  }
+
+  private label(questionId: string, choiceId: string): string {
+    if (this.choiceValues === 'ids') return choiceId;
+    // A choice removed from a draft survey after it was answered keeps its id.
+    return this.labels.get(questionId)?.get(choiceId) ?? choiceId;
+  }
+
+  value(questionId: string, value: AnswerValue): AnswerValue {
+    if (!this.labels.has(questionId)) return value;
+    if (Array.isArray(value)) return value.map((v) => this.label(questionId, v));
+    return typeof value === 'string' ? this.label(questionId, value) : value;
+  }
+
+  /** The record of the JSON formats: only exported questions, in survey order. */
+  record(row: SourceRow): ExportRecord {
+    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a.value]));
+    const answers: ExportRecord['answers'] = [];
+    for (const q of this.questions) {
+      const value = byQuestion.get(q.id);
+      if (value !== undefined) answers.push({ questionId: q.id, value: this.value(q.id, value) });
+    }
+    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, answers, submittedAt: row.submittedAt.toISOString() };
+  }
+
+  /** One cell per question for the tabular formats; null when unanswered. */
+  cells(row: SourceRow): (string | number | null)[] {
+    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a.value]));
+    return this.questions.map((q) => {
+      const raw = byQuestion.get(q.id);
+      if (raw === undefined) return null;
+      const value = this.value(q.id, raw);
+      if (Array.isArray(value)) return value.map((v) => v.replaceAll(MULTI_SEPARATOR, `\\${MULTI_SEPARATOR}`)).join(MULTI_SEPARATOR);
+      return value;
+    });
+  }
+}
+
+const fixedColumns = ['responseId', 'submittedAt', 'respondentExternalId'];
+
+function csvWriter(sink: Writable, mapper: AnswerMapper, bom: boolean): FileWriter {
+  const options = { record_delimiter: 'windows' as const };
+  let started = false;
+  const header = async () => {
+    if (started) return;
+    started = true;
+    await write(sink, (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => q.id)]], options));
+  };
+  return {
+    async writeRows(rows) {
+      await header();
+      if (rows.length === 0) return;
+      const records = rows.map((row) => [row.id, row.submittedAt.toISOString(), row.respondentExternalId ?? '', ...mapper.cells(row).map((c) => c ?? '')]);
+      await write(sink, stringify(records, options));
+    },
+    async finish() {
+      await header();
+      await end(sink);
+    },
+  };
+}
+
+function jsonWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
+  let count = 0;
+  return {
+    async writeRows(rows) {
+      if (rows.length === 0) return;
+      let text = '';
+      for (const row of rows) text += (count++ === 0 ? '[\n' : ',\n') + JSON.stringify(mapper.record(row));
+      await write(sink, text);
+    },
+    async finish() {
+      await write(sink, count === 0 ? '[]\n' : '\n]\n');
+      await end(sink);
+    },
+  };
+}
+
+function ndjsonWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
+  return {
+    async writeRows(rows) {
+      if (rows.length === 0) return;
+      let text = '';
+      for (const row of rows) text += JSON.stringify(mapper.record(row)) + '\n';
+      await write(sink, text);
+    },
+    async finish() {
+      await end(sink);
+    },
+  };
+}
+
+function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
+  // No shared strings (that table would grow with the file); styles only for the date format.
+  const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: sink, useSharedStrings: false, useStyles: true });
+  const sheet = workbook.addWorksheet('Responses');
+  sheet.columns = [
+    { header: 'responseId', key: 'responseId', width: 32 },
+    { header: 'submittedAt', key: 'submittedAt', width: 22, style: { numFmt: 'yyyy-mm-dd hh:mm:ss.000' } },
+    { header: 'respondentExternalId', key: 'respondentExternalId', width: 20 },
+    ...mapper.questions.map((q) => ({ header: q.id, key: q.id, width: 14 })),
+  ];
+  return {
+    async writeRows(rows) {
+      for (const row of rows) {
+        sheet.addRow([row.id, row.submittedAt, row.respondentExternalId, ...mapper.cells(row)]).commit();
+      }
+      // exceljs pushes into its zip stream without waiting; let the sink catch up once per page.
+      if (sink.writableNeedDrain) await once(sink, 'drain');
+    },
+    async finish() {
+      sheet.commit();
+      await workbook.commit();
+      await finished(sink);
+    },
+  };
+}
+
+export function createWriter(format: ExportFormat, sink: Writable, mapper: AnswerMapper, bom: boolean): FileWriter {
+  switch (format) {
+    case 'csv':
+      return csvWriter(sink, mapper, bom);
+    case 'json':
+      return jsonWriter(sink, mapper);
+    case 'ndjson':
+      return ndjsonWriter(sink, mapper);
+    case 'xlsx':
+      return xlsxWriter(sink, mapper);
+  }
+}

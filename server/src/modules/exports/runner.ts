@@ -1,0 +1,158 @@
+/**
+ * The worker side of an export (queue `responses.export`).
+ *
+ * Ownership and crash recovery follow the respondent sync (see respondents/sync-runner.ts): the worker that runs
+ * an export holds a session advisory lock on it, which PostgreSQL drops the moment that process dies, even on
+ * SIGKILL; a delayed check job (the dead-man's switch) that finds the export unfinished and its lock free starts
+ * a new attempt within seconds.
+ *
+ * One complete file, never a half one: every attempt writes its own chunks (tagged with the attempt number),
+ * starting from scratch; the transaction that marks the export completed names the attempt whose chunks form
+ * the file, and only if that attempt is still the current one. Chunks of interrupted attempts are never read and
+ * are deleted when the next attempt starts. The window (its end, the watermark) is fixed by the first attempt, so
+ * a retry writes the same responses.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import type { Services } from '../../http/handler.js';
+import { bossDb, sendInTransaction } from '../../jobs/enqueue.js';
+import { recordEvent } from '../events/record.js';
+import { findSurvey } from '../surveys/repository.js';
+import { ChunkSink } from './chunk-sink.js';
+import { AnswerMapper, createWriter, type SourceRow } from './formats.js';
+import {
+  beginAttempt,
+  commitHorizon,
+  completeExport,
+  countWindow,
+  deleteChunksExcept,
+  failExport,
+  findExport,
+  fetchPage,
+  openCursor,
+  saveProgress,
+  type PageRow,
+  type Window,
+} from './repository.js';
+import { EXPORT_QUEUE, toExport, type ExportJobData } from './service.js';
+
+type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+
+/** Seconds between dead-man's-switch checks of a running export. */
+export const WATCHDOG_SECONDS = 5;
+/** An export whose worker died this many times fails instead of starting again. */
+const MAX_ATTEMPTS = 5;
+/** Rows per keyset page: the unit of memory of the worker. */
+export const PAGE_SIZE = 2000;
+const PROGRESS_EVERY_MS = 250;
+
+const lockKey = (exportId: string) => sql`hashtextextended(${`responses.export:${exportId}`}, 0)`;
+
+export function enqueueExport(services: Pick<Services, 'boss'>, db: Db, data: ExportJobData, checkAfterSeconds: number) {
+  return sendInTransaction(services.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
+}
+
+/** The end of the window: never later than the commit horizon, never before the window's start. */
+function windowEnd(after: Date | null, before: Date | null, horizon: Date): Date {
+  let end = before && before < horizon ? before : horizon;
+  if (after && end < after) end = after;
+  return end;
+}
+
+function toSource(surveyId: string, row: PageRow): SourceRow {
+  return {
+    id: row.id,
+    surveyId,
+    respondentExternalId: row.respondent_external_id,
+    answers: row.answers as SourceRow['answers'],
+    submittedAt: row.submitted_at,
+  };
+}
+
+/**
+ * Runs (or resumes) one export if no live worker owns it. `busy`: a live worker holds it; `finished`: nothing
+ * (more) to do here.
+ */
+export async function runExport(services: RunServices, data: ExportJobData): Promise<'busy' | 'finished'> {
+  const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
+  return services.db.connection().execute(async (conn) => {
+    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.exportId)}) as ok`.execute(conn);
+    if (!locked.rows[0]?.ok) return 'busy';
+    try {
+      const found = await findExport(conn, tenant, data.exportId);
+      if (!found || (found.status !== 'pending' && found.status !== 'processing')) return 'finished';
+      const fail = async (reason: string) => {
+        await conn.transaction().execute(async (tx) => {
+          await failExport(tx, tenant, found.id, reason);
+          await deleteChunksExcept(tx, tenant, found.id, null);
+        });
+      };
+      if (found.attempts >= MAX_ATTEMPTS) {
+        await fail(`The export stopped after ${MAX_ATTEMPTS} interrupted attempts; start a new export.`);
+        return 'finished';
+      }
+      const survey = await findSurvey(conn, tenant, found.survey_id);
+      if (!survey) {
+        await fail(`Survey ${found.survey_id} was deleted before its export was written.`);
+        return 'finished';
+      }
+
+      let first: { watermark: Date; totalRows: number } | null = null;
+      if (!found.watermark) {
+        const watermark = windowEnd(found.submitted_after, found.submitted_before, await commitHorizon(conn, services.config.exportClockMarginMs));
+        first = { watermark, totalRows: await countWindow(conn, tenant, { surveyId: found.survey_id, after: found.submitted_after, before: watermark }) };
+      }
+      const job = await beginAttempt(conn, tenant, found.id, first);
+      if (!job || !job.watermark) return 'finished';
+      const watchdogId = await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
+      await deleteChunksExcept(conn, tenant, job.id, null);
+
+      const attempt = job.attempts;
+      const wanted = job.question_ids ? new Set(job.question_ids) : null;
+      const mapper = new AnswerMapper(wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions, job.choice_values);
+      const sink = new ChunkSink(services.db, tenant, job.id, attempt);
+      const writer = createWriter(job.format, sink, mapper, job.bom);
+      const window: Window = { surveyId: job.survey_id, after: job.submitted_after, before: job.watermark };
+
+      let rows = 0;
+      let lastProgress = Date.now();
+      // Read-only, one snapshot: the file is a consistent picture of the window.
+      await conn.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
+        await openCursor(tx, tenant, window);
+        // One page fetched ahead: the next FETCH runs while this page is formatted and stored (on other connections).
+        let next: Promise<PageRow[]> | undefined = fetchPage(tx, PAGE_SIZE);
+        while (next) {
+          const page: PageRow[] = await next;
+          next = page.length === PAGE_SIZE ? fetchPage(tx, PAGE_SIZE) : undefined;
+          next?.catch(() => undefined);
+          await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
+          rows += page.length;
+          if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
+            await saveProgress(services.db, tenant, job.id, attempt, rows);
+            lastProgress = Date.now();
+          }
+        }
+      });
+      await writer.finish();
+
+      await conn.transaction().execute(async (tx) => {
+        const completed = await completeExport(tx, tenant, job.id, attempt, { rowCount: rows, size: sink.written });
+        // A newer attempt took over (this one was presumed dead): its file wins, this one is dropped with it.
+        if (!completed) return;
+        if (watchdogId) await services.boss.cancel(EXPORT_QUEUE, watchdogId, { db: bossDb(tx) });
+        await recordEvent(tx, tenant, 'responses.export.completed', toExport(completed));
+      });
+      services.log.info({ exportId: job.id, rows, size: sink.written, attempt }, 'export completed');
+      return 'finished';
+    } finally {
+      await sql`select pg_advisory_unlock(${lockKey(data.exportId)})`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+/** The dead-man's switch: while the export's owner is alive, look again later. */
+export async function checkLater(services: RunServices, data: ExportJobData): Promise<void> {
+  const row = await findExport(services.db, { organizationId: data.organizationId, environment: data.environment }, data.exportId);
+  if (row && (row.status === 'processing' || row.status === 'pending')) await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
+}

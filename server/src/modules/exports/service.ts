@@ -1,0 +1,106 @@
+/**
+ * Export rules: validating a request, accepting it (row and queue entry in one transaction), and mapping rows to
+ * the contract's `Export`.
+ */
+import type PgBoss from 'pg-boss';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/schema.js';
+import type { components } from '../../generated/openapi.js';
+import { notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { sendInTransaction } from '../../jobs/enqueue.js';
+import { isId, newId } from '../../lib/ids.js';
+import { findSurvey } from '../surveys/repository.js';
+import { findExport, insertExport, type ExportRow } from './repository.js';
+
+export type Export = components['schemas']['Export'];
+type ExportRequest = components['schemas']['ExportRequest'];
+
+export const EXPORT_QUEUE = 'responses.export';
+
+export interface ExportJobData {
+  exportId: string;
+  organizationId: string;
+  environment: Tenant['environment'];
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function toExport(row: ExportRow): Export {
+  const completed = row.status === 'completed';
+  const progress = completed ? 100 : row.total_rows ? Math.min(99, Math.floor((row.rows_written * 100) / row.total_rows)) : 0;
+  return {
+    id: row.id,
+    surveyId: row.survey_id,
+    format: row.format,
+    status: row.status,
+    progress,
+    rowCount: completed ? row.row_count : null,
+    size: completed ? row.size : null,
+    submittedAfter: iso(row.submitted_after),
+    submittedBefore: iso(row.submitted_before),
+    watermark: iso(row.watermark),
+    downloadUrl: completed ? `/api/v1/exports/${row.id}/download` : null,
+    error: row.status === 'failed' ? row.error : null,
+    createdAt: row.created_at.toISOString(),
+    completedAt: iso(row.completed_at),
+    expiresAt: iso(row.expires_at),
+  };
+}
+
+export async function findExportOrThrow(db: Db, tenant: Tenant, id: string): Promise<ExportRow> {
+  const row = isId('exp', id) ? await findExport(db, tenant, id) : undefined;
+  if (!row) throw notFound('export', id);
+  return row;
+}
+
+export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Tenant, surveyId: string, body: ExportRequest): Promise<Export> {
+  const { db } = services;
+  const survey = isId('srv', surveyId) ? await findSurvey(db, tenant, surveyId) : undefined;
+  if (!survey) throw notFound('survey', surveyId);
+
+  const problems: ErrorDetail[] = [];
+  let submittedAfter = body.submittedAfter === undefined ? null : new Date(body.submittedAfter);
+  const submittedBefore = body.submittedBefore === undefined ? null : new Date(body.submittedBefore);
+  if (body.sinceExport !== undefined) {
+    if (body.submittedAfter !== undefined) {
+      problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: 'give either sinceExport or submittedAfter, not both' });
+    } else {
+      const previous = isId('exp', body.sinceExport) ? await findExport(db, tenant, body.sinceExport) : undefined;
+      if (!previous || previous.survey_id !== surveyId) {
+        problems.push({ path: '/body/sinceExport', code: 'not_found', message: `no export ${body.sinceExport} of survey ${surveyId} exists` });
+      } else if (previous.status !== 'completed' || !previous.watermark) {
+        problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: `export ${body.sinceExport} is ${previous.status}; continue only after a completed export` });
+      } else {
+        submittedAfter = previous.watermark;
+      }
+    }
+  }
+  if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
+    problems.push({ path: '/body/submittedBefore', code: 'out_of_range', message: `must be later than submittedAfter (${submittedAfter.toISOString()})` });
+  }
+  const known = new Set(survey.questions.map((q) => q.id));
+  body.questionIds?.forEach((id, index) => {
+    if (!known.has(id)) problems.push({ path: `/body/questionIds/${index}`, code: 'not_found', message: `survey ${surveyId} has no question ${id}` });
+  });
+  if (body.bom === true && body.format !== 'csv') {
+    problems.push({ path: '/body/bom', code: 'invalid_value', message: 'a byte order mark is only written to csv files' });
+  }
+  if (problems.length > 0) throw validationFailed(problems);
+
+  const row = await db.transaction().execute(async (tx) => {
+    const inserted = await insertExport(tx, tenant, {
+      id: newId('exp'),
+      surveyId,
+      format: body.format,
+      questionIds: body.questionIds ?? null,
+      choiceValues: body.choiceValues ?? 'ids',
+      bom: body.bom ?? false,
+      submittedAfter,
+      submittedBefore,
+    });
+    const data: ExportJobData = { exportId: inserted.id, organizationId: tenant.organizationId, environment: tenant.environment };
+    await sendInTransaction(services.boss, tx, EXPORT_QUEUE, data, { priority: 1 });
+    return inserted;
+  });
+  return toExport(row);
+}

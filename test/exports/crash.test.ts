@@ -1,0 +1,86 @@
+/**
+ * Crash safety: the worker runs in a child process and is killed with SIGKILL in the middle of an export; a new
+ * worker starts the file over and the export ends with one complete, correct file (no half file is ever
+ * downloadable, no chunk of the dead attempt is part of it, the event is recorded once). The in-process service
+ * only serves the API (`role: 'api'`), so it never takes the job itself.
+ */
+import { waitForExport } from '@survey-service/sdk';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
+import { activeSurvey, bulkInsert, parseCsv, tenant } from './fixtures.js';
+
+let t: TestService;
+const workers: WorkerProcess[] = [];
+beforeAll(async () => {
+  t = await startTestService({ role: 'api' });
+});
+afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const ROWS = 120_000;
+
+it('an export survives SIGKILL of its worker and produces one complete file', { timeout: 180_000 }, async () => {
+  const owner = await tenant(t);
+  const survey = await activeSurvey(owner.live);
+  await bulkInsert(t, owner.organizationId, survey.id, ROWS, { textLength: 150 });
+
+  const first = await startWorkerProcess(t.database.url);
+  workers.push(first);
+  const started = await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: survey.id } }, body: { format: 'csv' } }));
+  const read = () => owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: started.id } } }));
+
+  let progress = 0;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const current = await read();
+    if (current.status !== 'processing' && current.status !== 'pending') throw new Error(`export ended before it could be interrupted: ${current.status}`);
+    // Far enough in that chunks of this attempt are stored.
+    if (current.progress >= 20 && current.progress < 100) {
+      progress = current.progress;
+      break;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 15));
+  }
+  expect(progress).toBeGreaterThanOrEqual(20);
+  await first.kill('SIGKILL');
+
+  // Killed mid-file: chunks of the dead attempt exist, but nothing is downloadable.
+  const interrupted = await read();
+  expect(interrupted.status).toBe('processing');
+  expect(interrupted.downloadUrl).toBeNull();
+  const deadChunks = await t.db.selectFrom('export_chunks').select(['attempt']).where('export_id', '=', started.id).execute();
+  expect(deadChunks.length).toBeGreaterThan(0);
+  const early = await owner.live.GET('/api/v1/exports/{exportId}/download', { params: { path: { exportId: started.id } }, parseAs: 'stream' });
+  expect(early.response.status).toBe(409);
+
+  const second = await startWorkerProcess(t.database.url);
+  workers.push(second);
+  const done = await waitForExport(owner.live, started.id, { timeoutMs: 120_000, initialDelayMs: 100, maxDelayMs: 500 });
+  expect(done).toMatchObject({ status: 'completed', rowCount: ROWS, progress: 100 });
+  expect(done.watermark).toBe(interrupted.watermark);
+
+  const row = await t.db.selectFrom('exports').select(['attempts', 'file_attempt']).where('id', '=', started.id).executeTakeFirstOrThrow();
+  expect(row.attempts).toBe(2);
+  expect(row.file_attempt).toBe(2);
+  const attempts = await t.db.selectFrom('export_chunks').select('attempt').distinct().where('export_id', '=', started.id).execute();
+  expect(attempts).toEqual([{ attempt: 2 }]);
+
+  const response = await fetch(`${t.url}${done.downloadUrl}`, { headers: { Authorization: `Bearer ${owner.liveKey}` } });
+  const bytes = Buffer.from(await response.arrayBuffer());
+  expect(bytes.length).toBe(done.size);
+  const rows = await parseCsv(bytes.toString('utf8'));
+  expect(rows).toHaveLength(ROWS + 1);
+  const ids = rows.slice(1).map((r) => r[0]);
+  expect(new Set(ids).size).toBe(ROWS);
+  expect(ids[0]).toBe(`rsp_9${'1'.padStart(25, '0')}`);
+  expect(ids.at(-1)).toBe(`rsp_9${String(ROWS).padStart(25, '0')}`);
+  expect(rows.slice(1).every((r, i) => r[7] === `${'x'.repeat(150)}${i + 1}`)).toBe(true);
+
+  const events = await t.db.selectFrom('events').select('id').where('organization_id', '=', owner.organizationId).where('type', '=', 'responses.export.completed').execute();
+  expect(events).toHaveLength(1);
+});
