@@ -63,6 +63,19 @@ describe('generateSurvey (offline)', () => {
     expect(customer.questions[0]).toMatchObject({ type: 'nps', text: 'How likely are you to recommend us to a friend or colleague?' });
   });
 
+  it('replays an idempotent generation with its provider headers, without generating twice', async () => {
+    const client = tenant.live;
+    const body = { prompt: 'Wellbeing check-in for the support team', questionCount: 4 };
+    const options = { body, params: { header: { 'Idempotency-Key': 'gen-once-1' } } };
+    const first = await client.POST('/api/v1/surveys/generate', options);
+    const second = await client.POST('/api/v1/surveys/generate', options);
+    expect(second.response.status).toBe(201);
+    expect(second.response.headers.get('Idempotent-Replayed')).toBe('true');
+    expect(second.response.headers.get('AI-Provider')).toBe('offline');
+    expect(second.response.headers.get('AI-Model')).toBe('offline-question-bank@1');
+    expect(second.data!.data).toEqual(first.data!.data);
+  });
+
   it('refuses a prompt the contract refuses', async () => {
     const { error, response } = await tenant.live.POST('/api/v1/surveys/generate', { body: { prompt: 'short', questionCount: 31 } });
     expect(response.status).toBe(400);

@@ -103,6 +103,14 @@ describe('generateSurvey (openai-compatible)', () => {
     expect(slow.response.status).toBe(504);
     expect(slow.error!.error.code).toBe('ai_provider_timeout');
     expect(Date.now() - started).toBeLessThan(TIMEOUT_MS + 2000);
+
+    // The time limit covers the whole generation: an invalid answer, then a repair that hangs.
+    fake.behave((_, i) => (i === 0 ? { kind: 'content', content: 'not json' } : { kind: 'hang' }));
+    const repairStarted = Date.now();
+    const slowRepair = await tenant.live.POST('/api/v1/surveys/generate', { body: { prompt } });
+    expect(slowRepair.response.status).toBe(504);
+    expect(fake.received).toHaveLength(2);
+    expect(Date.now() - repairStarted).toBeLessThan(TIMEOUT_MS + 2000);
   });
 });
 
