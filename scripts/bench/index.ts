@@ -10,6 +10,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   analytics: () => import('./analytics.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
+  ai: () => import('./ai.js'),
 };
 
 const name = process.argv[2];

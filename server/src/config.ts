@@ -51,6 +51,40 @@ export interface Config {
   linkSecret: string | undefined;
   /** How often a held distribution (survey paused or not launched yet at the send time) checks again. */
   distributionHoldRecheckSeconds: number;
+  /** The AI provider (modules/ai): built-in offline by default, or an OpenAI-compatible chat-completions API. */
+  ai: AiConfig;
+}
+
+export interface AiConfig {
+  provider: 'offline' | 'openai-compatible';
+  /** Base URL of the OpenAI-compatible API, up to and including `/v1` (for example https://api.openai.com/v1). */
+  baseUrl: string | undefined;
+  /** Sent as a bearer token; never logged. */
+  apiKey: string | undefined;
+  model: string | undefined;
+  /** Time limit of one model call (and of generateSurvey as a whole). */
+  timeoutMs: number;
+  /** Provider calls an analysis job makes before it fails, and the first back-off between them (doubling). */
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+function aiFrom(): AiConfig {
+  const provider = process.env.AI_PROVIDER || 'offline';
+  if (provider !== 'offline' && provider !== 'openai-compatible') throw new Error(`AI_PROVIDER must be offline or openai-compatible, got "${provider}"`);
+  const config: AiConfig = {
+    provider,
+    baseUrl: process.env.AI_BASE_URL || undefined,
+    apiKey: process.env.AI_API_KEY || undefined,
+    model: process.env.AI_MODEL || undefined,
+    timeoutMs: intFrom('AI_TIMEOUT_MS', 30_000),
+    maxAttempts: 4,
+    retryBaseMs: 2_000,
+  };
+  if (provider === 'openai-compatible' && (!config.baseUrl || !config.model)) {
+    throw new Error('AI_PROVIDER=openai-compatible needs AI_BASE_URL and AI_MODEL');
+  }
+  return config;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -98,5 +132,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     mailOutboxDir: process.env.MAIL_OUTBOX_DIR || `${process.env.DATA_DIR ?? '.data'}/outbox`,
     linkSecret: process.env.LINK_SECRET || undefined,
     distributionHoldRecheckSeconds: intFrom('DISTRIBUTION_HOLD_RECHECK_SECONDS', 60),
+    ai: aiFrom(),
   };
 }

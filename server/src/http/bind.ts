@@ -117,8 +117,9 @@ function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnsw
   return { ...answer, body: { ...(answer.body as object), data: { ...data, [field]: null } } };
 }
 
+/** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep them. */
 function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {
-  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown };
+  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown; headers?: Record<string, string> };
   return { status, body: members };
 }
 
@@ -127,7 +128,9 @@ function errorAnswer(error: ApiError): StoredAnswer {
 }
 
 function sendJson(res: Response, answer: StoredAnswer): void {
-  res.status(answer.status).json({ ...(answer.body as object), meta: metaFor(res) });
+  const { headers, ...members } = answer.body as { headers?: Record<string, string> };
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  res.status(answer.status).json({ ...members, meta: metaFor(res) });
 }
 
 function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {

@@ -126,7 +126,7 @@ export function errorHandler(log: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let apiError = translate(error);
     if (apiError) apiError = withEarlierProblems(apiError, res);
-    if (apiError?.status === 503) log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
+    if (apiError?.status === 503 && apiError.code === 'unavailable') log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
     if (!apiError) {
       log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
       apiError = new ApiError(500, 'internal_error', 'An unexpected error occurred. Quote the request id when you contact support.');

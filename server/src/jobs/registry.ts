@@ -11,6 +11,7 @@ import { distributionsSend } from './distributions.send.js';
 import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
+import { aiAnalyse } from './ai.analyse.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -29,4 +30,5 @@ export const jobs: JobDefinition[] = [
   exportsCleanup as JobDefinition,
   eventsCleanup,
   distributionsSend as JobDefinition,
+  aiAnalyse as JobDefinition,
 ];

@@ -6,13 +6,13 @@ import type { HandlerMap } from '../http/handler.js';
 import type { SemanticChecks } from '../http/semantic.js';
 import * as account from './account/handlers.js';
 import * as analytics from './analytics/handlers.js';
+import * as ai from './ai/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
 import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
-import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
 import * as webhooks from './webhooks/handlers.js';
 
@@ -20,7 +20,7 @@ export const handlers = {
   // Surveys
   listSurveys: surveys.listSurveys,
   createSurvey: surveys.createSurvey,
-  generateSurvey: notImplemented('generateSurvey'),
+  generateSurvey: ai.generateSurvey,
   getSurvey: surveys.getSurvey,
   updateSurvey: surveys.updateSurvey,
   deleteSurvey: surveys.deleteSurvey,
@@ -39,9 +39,9 @@ export const handlers = {
   listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
   getStaticAnalytics: analytics.getStaticAnalytics,
-  generateAiAnalysis: notImplemented('generateAiAnalysis'),
-  getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
-  getAiAnalysis: notImplemented('getAiAnalysis'),
+  generateAiAnalysis: ai.generateAiAnalysis,
+  getLatestAiAnalysis: ai.getLatestAiAnalysis,
+  getAiAnalysis: ai.getAiAnalysis,
   getSmartAnalytics: analytics.getSmartAnalytics,
   getAnalyticsSettings: analytics.getAnalyticsSettings,
   updateAnalyticsSettings: analytics.updateAnalyticsSettings,
