@@ -22,8 +22,28 @@ export async function startBoss(connectionString: string, options: { worker: boo
   });
   boss.on('error', (error) => options.log.error({ err: error }, 'pg-boss error'));
   await boss.start();
-  for (const job of jobs) await boss.createQueue(job.queue, { name: job.queue, ...job.options });
+  await createQueues(boss, connectionString);
   return boss;
+}
+
+/** Any fixed number: the advisory lock that serialises queue creation across processes. */
+const queueCreationLock = 7_304_221;
+
+/**
+ * Creates missing queues one process at a time: pg-boss's create_queue (a partition per queue) deadlocks when
+ * several processes start together (API_PROCESSES, several workers) and create the same queues at once.
+ */
+async function createQueues(boss: PgBoss, connectionString: string): Promise<void> {
+  const client = new pg.Client({ connectionString, application_name: 'survey-service-queues' });
+  await client.connect();
+  try {
+    await client.query('select pg_advisory_lock($1)', [queueCreationLock]);
+    for (const job of jobs) {
+      if (!(await boss.getQueue(job.queue))) await boss.createQueue(job.queue, { name: job.queue, ...job.options });
+    }
+  } finally {
+    await client.end(); // ends the session, which releases the lock
+  }
 }
 
 /**
