@@ -1,5 +1,5 @@
 /** The mail sender without a database: the outbox folder when SMTP_URL is unset, and how refusals are classified. */
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -32,8 +32,10 @@ describe('mail sender', () => {
     expect(await sender.send(message('b@example.com'))).toMatchObject({ kind: 'sent' });
     sender.close();
     const files = readdirSync(path.join(dir, 'outbox')).sort();
+    const emls = files.map((f) => readFileSync(path.join(dir, 'outbox', f), 'utf8'));
+    rmSync(dir, { recursive: true, force: true });
     expect(files).toHaveLength(2);
-    const eml = readFileSync(path.join(dir, 'outbox', files[0]!), 'utf8');
+    const eml = emls[0]!;
     expect(eml).toMatch(/^List-Unsubscribe: <http:\/\/127\.0\.0\.1:3000\/u\/TOKEN>$/m);
     expect(eml).toMatch(/^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
     expect(eml).toMatch(/^Message-ID:\s*<dst_01JD3MF1P6R2T8XK4W9Z3C5V7N\.[0-9a-f]{24}@surveys\.example\.com>$/m);
