@@ -11,6 +11,7 @@ import { distributionsSend } from './distributions.send.js';
 import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
+import { analyticsCompact } from './analytics.compact.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -28,5 +29,6 @@ export const jobs: JobDefinition[] = [
   responsesExport as JobDefinition,
   exportsCleanup as JobDefinition,
   eventsCleanup,
+  analyticsCompact,
   distributionsSend as JobDefinition,
 ];
