@@ -5,8 +5,12 @@
 const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = {
   surveys: () => import('./surveys.js'),
   sync: () => import('./sync.js'),
+  distributions: () => import('./distributions.js'),
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
+  webhooks: () => import('./webhooks.js'),
+  'request-path': () => import('./request-path.js'),
+  ai: () => import('./ai.js'),
 };
 
 const name = process.argv[2];

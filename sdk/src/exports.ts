@@ -20,6 +20,13 @@ export class ExportFailedError extends Error {
   }
 }
 
+/** The part of Node's `FileHandle` used here (typed locally: the SDK does not depend on Node's types). */
+interface FileHandleLike {
+  write(buffer: Uint8Array, offset: number, length: number, position: number): Promise<unknown>;
+  truncate(length: number): Promise<void>;
+  close(): Promise<void>;
+}
+
 export interface DownloadOptions {
   /** How many times a broken download is resumed (default 5). */
   maxResumes?: number;
@@ -43,7 +50,9 @@ export async function waitForExport(client: Client<paths>, exportId: string, opt
  * times; if the file changed meanwhile the server sends it whole and the download starts over.
  */
 export async function downloadExportToFile(client: Client<paths>, exportResource: Export, filePath: string, options: DownloadOptions = {}): Promise<number> {
-  const { open } = await import('node:fs/promises');
+  // A computed specifier: bundlers for browsers leave it alone, and the SDK needs no Node type declarations.
+  const fsModule = 'node:fs/promises';
+  const { open } = (await import(fsModule)) as { open(path: string, flags: string): Promise<FileHandleLike> };
   const expected = exportResource.size;
   const file = await open(filePath, 'w');
   let written = 0;

@@ -25,6 +25,14 @@ export interface Config {
   shutdownGraceMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
+  /** Failed authentications per source address and minute before 429 (counted in memory, per process). */
+  authFailuresPerMinute: number;
+  /** Idempotency: how long a running key's claim holds before a retry may take over a crashed request. */
+  idempotencyLeaseMs: number;
+  /** Idempotency: how long a duplicate waits for the running original before 409 idempotency_in_progress. */
+  idempotencyWaitMs: number;
+  /** API processes `npm start` runs (node:cluster workers sharing the port); 1 runs the API in the main process. */
+  apiProcesses: number;
   /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
   exportClockMarginMs: number;
   /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
@@ -43,6 +51,40 @@ export interface Config {
   linkSecret: string | undefined;
   /** How often a held distribution (survey paused or not launched yet at the send time) checks again. */
   distributionHoldRecheckSeconds: number;
+  /** The AI provider (modules/ai): built-in offline by default, or an OpenAI-compatible chat-completions API. */
+  ai: AiConfig;
+}
+
+export interface AiConfig {
+  provider: 'offline' | 'openai-compatible';
+  /** Base URL of the OpenAI-compatible API, up to and including `/v1` (for example https://api.openai.com/v1). */
+  baseUrl: string | undefined;
+  /** Sent as a bearer token; never logged. */
+  apiKey: string | undefined;
+  model: string | undefined;
+  /** Time limit of one model call (and of generateSurvey as a whole). */
+  timeoutMs: number;
+  /** Provider calls an analysis job makes before it fails, and the first back-off between them (doubling). */
+  maxAttempts: number;
+  retryBaseMs: number;
+}
+
+function aiFrom(): AiConfig {
+  const provider = process.env.AI_PROVIDER || 'offline';
+  if (provider !== 'offline' && provider !== 'openai-compatible') throw new Error(`AI_PROVIDER must be offline or openai-compatible, got "${provider}"`);
+  const config: AiConfig = {
+    provider,
+    baseUrl: process.env.AI_BASE_URL || undefined,
+    apiKey: process.env.AI_API_KEY || undefined,
+    model: process.env.AI_MODEL || undefined,
+    timeoutMs: intFrom('AI_TIMEOUT_MS', 30_000),
+    maxAttempts: 4,
+    retryBaseMs: 2_000,
+  };
+  if (provider === 'openai-compatible' && (!config.baseUrl || !config.model)) {
+    throw new Error('AI_PROVIDER=openai-compatible needs AI_BASE_URL and AI_MODEL');
+  }
+  return config;
 }
 
 function intFrom(name: string, fallback: number): number {
@@ -77,6 +119,10 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 300),
+    apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
+    idempotencyLeaseMs: Math.max(1, intFrom('IDEMPOTENCY_LEASE_MS', 30_000)),
+    idempotencyWaitMs: intFrom('IDEMPOTENCY_WAIT_MS', 10_000),
     exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
     webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
@@ -86,5 +132,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     mailOutboxDir: process.env.MAIL_OUTBOX_DIR || `${process.env.DATA_DIR ?? '.data'}/outbox`,
     linkSecret: process.env.LINK_SECRET || undefined,
     distributionHoldRecheckSeconds: intFrom('DISTRIBUTION_HOLD_RECHECK_SECONDS', 60),
+    ai: aiFrom(),
   };
 }

@@ -1,13 +1,19 @@
 /**
  * `npm start`: the API and the job worker in one process (or one of them: `--role api|worker`, or ROLE).
  * Without DATABASE_URL an embedded PostgreSQL is started under DATA_DIR and stopped on exit.
+ *
+ * API_PROCESSES=n (n > 1) uses the machine's cores: this process forks n API processes with node:cluster (they
+ * share the port; the primary hands connections out round-robin) and itself runs only the job worker (unless
+ * the role is `api`). Start-up output is printed once, by this process, when every API process is listening.
  */
+import cluster from 'node:cluster';
 import { bootstrapDemoOrganization } from './bootstrap.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { ensureDocsBuilt } from './http/docs.js';
 import { createLogger } from './logger.js';
-import { startService } from './service.js';
+import { startService, type RunningService } from './service.js';
+import { openDatabase, type Db } from './db/database.js';
 
 const config = loadConfig();
 const log = createLogger(config.logLevel);
@@ -25,6 +31,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     void (async () => {
       try {
         await startUp;
+        await apiWorkers?.stop();
         await service.close();
         await embedded?.stop();
         log.info('stopped');
@@ -49,13 +56,24 @@ if (!databaseUrl) {
   databaseUrl = embedded.url;
 }
 
-const service = await startService(config, databaseUrl, log).catch(async (error: unknown) => {
-  log.fatal({ err: error }, 'start-up failed');
-  await embedded?.stop();
-  process.exit(1);
-});
+// API processes forked by a primary (API_PROCESSES > 1) serve the API only and report their address.
+const forked = cluster.isWorker;
+const apiWorkers = !forked && config.apiProcesses > 1 && config.role !== 'worker' ? await forkApiProcesses(config.apiProcesses, databaseUrl) : undefined;
+const ownConfig = forked ? { ...config, role: 'api' as const } : apiWorkers ? { ...config, role: 'worker' as const } : config;
 
-if (service.url) {
+// With API processes and role `api`, the primary only supervises (and bootstraps): no worker of its own.
+const service: Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } =
+  apiWorkers && config.role === 'api'
+    ? supervisorOnly(databaseUrl)
+    : await startService(ownConfig, databaseUrl, log).catch(async (error: unknown) => {
+        log.fatal({ err: error }, 'start-up failed');
+        await embedded?.stop();
+        process.exit(1);
+      });
+
+if (forked) {
+  process.send?.({ url: service.url });
+} else if (service.url || apiWorkers) {
   const demo = await bootstrapDemoOrganization(service.services.db);
   if (demo) {
     // Printed once, on purpose, to stdout and not to the log: these are the only copies of the keys.
@@ -63,14 +81,48 @@ if (service.url) {
     console.log(`LIVE key: ${demo.liveKey}`);
     console.log(`TEST key: ${demo.testKey}`);
   }
-  const publicUrl = config.publicBaseUrl ?? service.url;
+  const publicUrl = config.publicBaseUrl ?? apiWorkers?.url ?? service.url;
   // Built in the background: start-up does not wait for it, and /docs waits only if it is still running.
   void ensureDocsBuilt(log).catch((error: unknown) => log.warn({ err: error }, 'could not build the docs page'));
   console.log(`API: ${publicUrl}/api/v1`);
   console.log(`Docs: ${publicUrl}/docs`);
 }
-if (config.role !== 'api') console.log('Worker: processing background jobs');
+if (!forked && config.role !== 'api') console.log('Worker: processing background jobs');
 log.info({ role: config.role, url: service.url }, 'ready');
 
 // Start-up is over: a signal that arrived meanwhile is acted on now.
 started();
+
+/** Forks `count` API processes and waits until each listens; `stop` drains them (SIGTERM) and waits. */
+async function forkApiProcesses(count: number, url: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const workers = Array.from({ length: count }, () => cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' }));
+  const urls = await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<string>((resolve, reject) => {
+          worker.once('message', (message: { url?: string }) => (message.url ? resolve(message.url) : reject(new Error('an API process did not start'))));
+          worker.once('exit', (code) => reject(new Error(`an API process exited during start-up (${code})`)));
+        }),
+    ),
+  );
+  // An API process that dies later is replaced, so the port keeps its capacity.
+  let stopping = false;
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    log.error({ pid: worker.process.pid, code, signal }, 'an API process exited; starting another');
+    cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' });
+  });
+  return {
+    url: urls[0]!,
+    async stop() {
+      stopping = true;
+      const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker && !worker.isDead());
+      await Promise.all(alive.map((worker) => new Promise<void>((resolve) => (worker!.once('exit', () => resolve()), worker!.process.kill('SIGTERM')))));
+    },
+  };
+}
+
+function supervisorOnly(url: string): Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } {
+  const database = openDatabase(url, 1);
+  return { url: undefined, services: { db: database.db }, close: () => database.close() };
+}

@@ -11,11 +11,13 @@ import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { contractPath } from './http/contract.js';
 import type { Services } from './http/handler.js';
+import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
+import { KeyCache } from './http/key-cache.js';
 import { RateLimits } from './http/rate-limit.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
-import { handlers } from './modules/handlers.js';
+import { handlers, semanticChecks } from './modules/handlers.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
 export interface RunningService {
@@ -36,18 +38,22 @@ export async function startService(config: Config, databaseUrl: string, log: Log
   const services: Services = {
     config,
     db: database.db,
+    pool: database.pool,
     boss,
     log,
     rateLimits: new RateLimits(counters.pool),
     counters: counters.db,
     inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
+    keys: new KeyCache(database.db, databaseUrl, log),
+    authFailures: new AuthFailures(config.authFailuresPerMinute),
   };
+  if (runsApi) await services.keys.start();
 
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
-    server = createServer(createApp(services, handlers));
+    server = createServer(createApp(services, handlers, semanticChecks));
     // Connections idle between requests must not hold a shutdown open.
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
@@ -77,6 +83,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
           // Handlers of clients that hung up may still be running: let them finish before the pools close.
           await services.inFlight.settled(config.shutdownGraceMs);
         }
+        await services.keys.close();
         await stopWorkers();
         await dispatcher?.stop();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.

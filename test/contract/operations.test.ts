@@ -13,7 +13,7 @@ const ops = operations(doc);
 const hooks = operations(doc, 'webhooks');
 
 const VERBS = ['list', 'get', 'create', 'update', 'delete', 'upsert', 'launch', 'pause', 'close', 'submit', 'export',
-  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start'];
+  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start', 'rotate'];
 const PUBLIC = new Set(['getOpenApiDocument', 'getLiveness', 'getReadiness']);
 const ANY_KEY = new Set(['getMe']);
 /** Success bodies that are a document or a file, not an envelope (each operation says why). */

@@ -14,7 +14,7 @@ import { startTestSmtp, type TestSmtp } from './smtp.js';
 
 const RECIPIENTS = 2_000;
 /** Messages in flight at most (sender.ts IN_FLIGHT): the only ones a kill can duplicate. */
-const IN_FLIGHT = 10;
+const IN_FLIGHT = 16;
 
 let t: TestService;
 let smtp: TestSmtp;

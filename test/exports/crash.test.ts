@@ -22,7 +22,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const ROWS = 120_000;
+const ROWS = 80_000;
 
 it('an export survives SIGKILL of its worker and produces one complete file', { timeout: 180_000 }, async () => {
   const owner = await tenant(t);

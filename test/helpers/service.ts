@@ -5,7 +5,7 @@
 import { createClient, type SurveyServiceClient } from '@survey-service/sdk';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import type { Environment, Plan } from '../../server/src/db/schema.js';
-import { createLogger } from '../../server/src/logger.js';
+import { createLogger, type Logger } from '../../server/src/logger.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 import { startService, type RunningService } from '../../server/src/service.js';
@@ -24,7 +24,7 @@ export interface TestService {
   close(): Promise<void>;
 }
 
-export async function startTestService(overrides: Partial<Config> = {}): Promise<TestService> {
+export async function startTestService(overrides: Partial<Config> = {}, logger?: Logger): Promise<TestService> {
   const database = await createTestDatabase();
   const config: Config = {
     ...loadConfig([]),
@@ -37,7 +37,7 @@ export async function startTestService(overrides: Partial<Config> = {}): Promise
     databasePoolSize: 5,
     ...overrides,
   };
-  const log = createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
+  const log = logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
   const service = await startService(config, database.url, log);
   const url = service.url!;
   const db = service.services.db;

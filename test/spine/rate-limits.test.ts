@@ -49,6 +49,15 @@ describe('rate limits', () => {
     expect(body.meta.requestId).toMatch(/^req_/);
   });
 
+  it('does not spend the day budget on requests the minute window refused (both windows in one statement)', async () => {
+    const { liveKey, organizationId } = await tenantWithLimits(2, 100);
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) statuses.push((await me(t.url, liveKey)).status);
+    expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
+    const day = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `day:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    expect(day.points).toBe(2);
+  });
+
   it('enforces the per-day window too', async () => {
     const { liveKey } = await tenantWithLimits(1000, 2);
     expect((await me(t.url, liveKey)).status).toBe(200);

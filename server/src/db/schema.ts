@@ -10,6 +10,7 @@ import type { WebhookTables } from '../modules/webhooks/tables.js';
 import type { ExportTables } from '../modules/exports/tables.js';
 import type { DistributionTables } from '../modules/distributions/tables.js';
 import type { AnalyticsTables } from '../modules/analytics/tables.js';
+import type { AiTables } from '../modules/ai/tables.js';
 
 export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
 export type Environment = 'LIVE' | 'TEST';
@@ -57,6 +58,9 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   response_body: unknown;
   created_at: CreatedAt;
+  /** The request that holds a running key, and until when (issue 10's lease). */
+  lease_owner: string | null;
+  lease_expires_at: Date | null;
 }
 
 export interface RateLimitsTable {
@@ -72,5 +76,5 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, ExportTables, DistributionTables, AnalyticsTables {}
+export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, ExportTables, DistributionTables, AnalyticsTables, AiTables {}
 

@@ -51,14 +51,28 @@ export interface paths {
         put?: never;
         /**
          * Generate a survey with AI
-         * @description Generates a survey from a plain-language prompt and stores it as a `draft` that you can review, edit and
-         *     launch. The questions are produced by the configured AI provider: a built-in offline provider (question
-         *     bank and templates, deterministic) by default, or an OpenAI-compatible model when the service is
-         *     configured with one. The `AI-Provider` response header says which one produced the survey. The call is
-         *     synchronous and may take several seconds with a remote model.
+         * @description Generates a survey from a plain-language prompt and stores it as a `draft` that you can review, edit
+         *     (`updateSurvey`) and launch. The draft passes exactly the validation of `createSurvey` (question types,
+         *     scales, choices, ids) — a provider's output that does not is repaired once or refused, never stored
+         *     half-valid. Questions come in a sensible order (scores first, open text last), at most `questionCount` of
+         *     them, in English.
          *
-         *     Errors: 400 `validation_failed`; 409 `idempotency_conflict`; 503 `unavailable` when the remote
-         *     provider cannot be reached. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     The configured AI provider writes the questions; the `AI-Provider` and `AI-Model` response headers say
+         *     which one and which model:
+         *
+         *     - `offline` (the default, no network): detects the topics of the prompt (engagement, eNPS, manager
+         *       effectiveness, onboarding, exit, wellbeing, inclusion, workload, growth, pulse, customer NPS,
+         *       communication, recognition, tools, compensation…) with wink-nlp and fills the survey from a curated
+         *       question bank and templates. The same prompt and `questionCount` always give the same survey. A
+         *       prompt that asks for eNPS or NPS gets that question first.
+         *     - `openai-compatible`: a chat-completions model asked for JSON-schema structured output. The call is
+         *       synchronous and bounded by the server's AI time limit (30 s by default). The prompt is sent to the
+         *       model after e-mail addresses, phone numbers and URLs are redacted.
+         *
+         *     Errors: 400 `validation_failed`; 409 `idempotency_conflict`; 502 `ai_output_invalid` when the model's
+         *     output is still invalid after one repair attempt; 503 `ai_provider_unavailable` when the model cannot be
+         *     reached, rate-limits us or fails (honour `Retry-After`); 504 `ai_provider_timeout` when it is too slow.
+         *     Nothing is stored in any of these cases.
          */
         post: operations["generateSurvey"];
         delete?: never;
@@ -523,10 +537,21 @@ export interface paths {
          *     sent. The analysis is produced by the configured provider (`provider` says which): the built-in offline
          *     analyser by default, or an OpenAI-compatible model.
          *
-         *     Anonymity: only answers are analysed, never identities; quotes are never attributed and are left out
-         *     entirely when fewer than 5 responses (the anonymity threshold) are analysed.
+         *     What you get: overall and per-question sentiment (distribution and score) and per-response sentiment;
+         *     themes with their share, sentiment, keywords, representative quotes and the ids of the responses they
+         *     come from; a short summary; recommendations tied to themes and to the lowest-scoring questions, with a
+         *     priority (`actions`); the language of the text. The analysis runs in a background job: a provider that
+         *     is slow, rate-limits (429, `Retry-After` honoured) or fails (5xx, malformed output) is retried with
+         *     back-off inside the job, and the analysis ends `failed` with `errorCode` and `error` if it never
+         *     succeeds. A request never waits for a model.
          *
-         *     Errors: 400 `validation_failed` (including unknown `questionIds`); 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Anonymity: only answers are analysed, never identities. Free text of a group smaller than the anonymity
+         *     threshold (the organization's setting, `GET`/`PATCH /api/v1/settings/analytics`; 5 by default) is never shown: with fewer responses than the threshold there are
+         *     no themes, quotes, summary or per-response sentiment; themes from fewer responses are dropped; a summary
+         *     needs at least 5 comments. Quotes are never attributed. See `AiAnalysis` for what a remote provider is
+         *     sent (redacted text, never ids).
+         *
+         *     Errors: 400 `validation_failed` (including unknown `questionIds`, and `focus` with a remote provider's limits); 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["generateAiAnalysis"];
         delete?: never;
@@ -552,7 +577,7 @@ export interface paths {
          * Get the latest AI analysis
          * @description Returns the survey's most recently requested AI analysis, whatever its status.
          *
-         *     Errors: 404 `not_found` when the survey does not exist or has never been analysed. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` when the survey does not exist or has never been analysed.
          */
         get: operations["getLatestAiAnalysis"];
         put?: never;
@@ -586,7 +611,7 @@ export interface paths {
          * @description Returns one AI analysis of the survey and its progress; the result fields are filled when `status` is
          *     `completed`, and `error` says why when `failed`.
          *
-         *     Errors: 404 `not_found` (also when the analysis belongs to another survey). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` (also when the analysis belongs to another survey).
          */
         get: operations["getAiAnalysis"];
         put?: never;
@@ -701,16 +726,35 @@ export interface paths {
         put?: never;
         /**
          * Distribute a survey
-         * @description Sends an `active` survey to the respondents matched by `targeting`: filters on respondent fields or
-         *     custom attributes (`attributes.<name>`), combined with `AND` or `OR`. Delivery is by e-mail (the
-         *     service sends personal links), by personal links you send yourself (`link`), or as an embeddable
-         *     snippet (`embed`), at `schedule` (now when omitted), with an optional reminder to those who have not
-         *     responded after `afterDays`. Returns the distribution at once with status `scheduled`; follow it with
-         *     `GET …/distributions/{distributionId}` and its recipients. Try the targeting first with
-         *     `POST …/distribute/preview`.
+         * @description Sends a survey to the respondents matched by `targeting`: filters on respondent fields or custom
+         *     attributes (`attributes.<name>`), combined with `AND` or `OR` (type rules in `TargetingFilter`).
+         *     Delivery is by e-mail (the service sends each recipient a personal link), by personal links you send
+         *     yourself (`link`), or as an embeddable snippet (`embed`), at `schedule` (now when omitted or past),
+         *     with an optional e-mail reminder `afterDays` later to those who have not responded. Try the targeting
+         *     first with `POST …/distribute/preview`: it runs the same compiled query.
          *
-         *     Errors: 400 `validation_failed` (including a `value` of the wrong type for its `operator`); 404
-         *     `not_found`; 409 `invalid_state` when the survey is not `active`, `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     The request is stored and answered **202** at once with the distribution (`status: scheduled`); the
+         *     send is a background job. At the send time the audience is matched and **snapshotted**: each recipient
+         *     keeps the respondent's fields as they were then. Follow the distribution with
+         *     `GET …/distributions/{distributionId}` (status, live counts) and its recipients, or wait for the
+         *     `distribution.sent` event.
+         *
+         *     - The survey must be `active` — or, with a future `schedule`, `draft` or `paused` (launch it by then).
+         *       If it is still not active at the send time the distribution is `held` and sent as soon as the survey
+         *       is launched; if it was closed, the distribution is `cancelled`.
+         *     - An audience that matches nobody is not an error: the distribution is `sent` with `matchedCount: 0`
+         *       (the audience is only known at the send time, which may be later).
+         *     - E-mail never goes to an address that unsubscribed from the organization's survey e-mails (the
+         *       recipient is listed as `unsubscribed`). Each message has a plain-text and an HTML part, the personal
+         *       link and `List-Unsubscribe` / `List-Unsubscribe-Post` (RFC 8058 one-click). Refusals are recorded per
+         *       recipient: `bounced` (5xx) or, after three temporary refusals (4xx), `failed`.
+         *     - Personal links (`<base URL>/s/{token}`) hold a 256-bit token stored only as a hash, work for
+         *       `linkExpiresInDays` (default 60) and accept one response. Survived crashes of the sending worker do
+         *       not send twice: see Asynchronous jobs.
+         *
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index; a reminder for `link` or
+         *     `embed`; a `schedule` more than a year ahead); 404 `not_found`; 409 `invalid_state` when the survey is
+         *     closed, or not `active` and no future `schedule` was given, `idempotency_conflict`.
          */
         post: operations["distributeSurvey"];
         delete?: never;
@@ -743,7 +787,7 @@ export interface paths {
          *     **Scopes:** `surveys:launch` **and** `respondents:read` — the sample is people's data. A key without
          *     `respondents:read` gets 403 `insufficient_scope` naming it.
          *
-         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index); 403 `insufficient_scope`; 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["previewDistribution"];
         delete?: never;
@@ -769,7 +813,7 @@ export interface paths {
          * List a survey's distributions
          * @description Lists the distributions of a survey, newest first (`createdAt` descending), paginated.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed`; 404 `not_found`.
          */
         get: operations["listDistributions"];
         put?: never;
@@ -803,7 +847,7 @@ export interface paths {
          * @description Returns one distribution with its status and counts (matched, sent, failed) and, for `embed`, the
          *     snippet.
          *
-         *     Errors: 404 `not_found` (also when the distribution belongs to another survey). Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 404 `not_found` (also when the distribution belongs to another survey).
          */
         get: operations["getDistribution"];
         put?: never;
@@ -838,7 +882,7 @@ export interface paths {
          *     their personal links, delivery status and the snapshot of their fields taken at the send. Filter by
          *     `status`. Empty while the distribution is `scheduled` or `held`.
          *
-         *     Errors: 400 `validation_failed`; 404 `not_found`. Not available on this server yet: it answers 501 `not_implemented` until this feature ships.
+         *     Errors: 400 `validation_failed`; 404 `not_found`.
          */
         get: operations["listDistributionRecipients"];
         put?: never;
@@ -1866,9 +1910,12 @@ export interface components {
          *     | `internal_error` | 500 | Our fault. It was logged with the request id. |
          *     | `not_implemented` | 501 | The operation is part of the contract but not available yet on this server. |
          *     | `unavailable` | 503 | The service is temporarily unavailable (database down, shutting down); retry. |
+         *     | `ai_output_invalid` | 502 | The AI provider's output stayed invalid after one repair attempt (`generateSurvey`); nothing was stored. |
+         *     | `ai_provider_unavailable` | 503 | The configured AI provider cannot be reached, refuses (429) or fails (5xx) (`generateSurvey`); retry after `Retry-After`. |
+         *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable";
+        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -2331,6 +2378,8 @@ export interface components {
             surveyId: string;
             /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
             respondentExternalId: string | null;
+            /** @description The distribution whose answer page received the response; `null` for responses submitted through the API. */
+            distributionId: string | null;
             /** @description The answers to the exported questions, in the survey's question order (empty when none of them was answered). */
             answers: {
                 /** @description Id of the answered question. */
@@ -2618,16 +2667,92 @@ export interface components {
             /** @description Overall sentiment from −1 (all negative) to 1 (all positive). */
             score: number;
         };
+        /**
+         * @description What the analysis found for one question. Text questions carry a sentiment; `nps` and `rating` questions
+         *     carry their average, which the recommendations use to find the lowest-scoring questions.
+         */
+        AiAnalysisQuestion: {
+            /** @description The question's id in the survey. */
+            questionId: string;
+            /**
+             * @description The question's type.
+             * @enum {string}
+             */
+            type: "nps" | "rating" | "single_choice" | "multiple_choice" | "text";
+            /** @description The question's text. */
+            text: string;
+            /** @description Analysed answers to this question. */
+            answerCount: number;
+            /** @description Sentiment of the text answers (text questions only); `null` otherwise, and when fewer answers than the anonymity threshold were given. */
+            sentiment: components["schemas"]["AiAnalysisSentiment"] | null;
+            /** @description Mean answer of an `nps` (0–10) or `rating` question (on its own scale); `null` for other types or without answers. */
+            averageScore: number | null;
+            /** @description `averageScore` mapped to 0–1 across the question's scale, so questions with different scales compare; `null` when `averageScore` is. */
+            normalizedScore: number | null;
+            /** @description `true` when the question had answers but fewer than the anonymity threshold, so its sentiment is withheld. */
+            suppressed: boolean;
+        };
+        /** @description The sentiment of one response's text answers, taken together. */
+        AiAnalysisResponseSentiment: {
+            /** @description The response. */
+            responseId: string;
+            /** @description Sentiment from −1 (negative) to 1 (positive). */
+            score: number;
+            /**
+             * @description The score's class (the offline analyser calls scores within ±0.05 neutral).
+             * @enum {string}
+             */
+            label: "positive" | "neutral" | "negative";
+        };
         /** @description A recurring topic in the text answers. */
         AiAnalysisTheme: {
             /** @description Short name of the theme (for example "workload"). */
             name: string;
-            /** @description Number of text answers that touch the theme. */
+            /** @description Number of analysed responses whose text answers touch the theme (the length of `responseIds`). */
             mentions: number;
+            /** @description `mentions` as a fraction of the analysed responses that have text answers. */
+            share: number;
+            /** @description Words and noun phrases that characterise the theme, most characteristic first. */
+            keywords: string[];
+            /** @description Ids of the responses the theme comes from (read them with `getResponse` if your key may). Never fewer than the anonymity threshold. */
+            responseIds: string[];
             /** @description Sentiment of those answers, −1 to 1. */
             sentiment: number;
-            /** @description Up to three verbatim excerpts, never attributed to anyone. Empty when the analysis covers fewer responses than the anonymity threshold (5). */
+            /** @description Up to three representative excerpts, each a verbatim substring of one real answer (a remote model's invented quotes are dropped), never attributed to anyone. Themes only exist when the analysis covers at least the anonymity threshold of responses (5 by default). */
             sampleQuotes: string[];
+        };
+        /** @description One suggested action and what it follows from. */
+        AiRecommendation: {
+            /** @description The action, in one or two sentences. */
+            text: string;
+            /**
+             * @description `high`: a large or strongly negative theme, or a question scoring in the bottom third of its scale; `medium` and `low` follow.
+             * @enum {string}
+             */
+            priority: "high" | "medium" | "low";
+            /**
+             * @description Whether it follows from a theme (`theme` names it) or from a low-scoring question (`questionId` names it).
+             * @enum {string}
+             */
+            basis: "theme" | "question";
+            /** @description The `name` of the theme it follows from; `null` when `basis` is `question`. */
+            theme: string | null;
+            /** @description The question it follows from; `null` when `basis` is `theme`. */
+            questionId: string | null;
+        };
+        /**
+         * @description How the anonymity rule shaped this analysis: free text of a group smaller than the threshold is never
+         *     shown.
+         */
+        AiAnalysisAnonymity: {
+            /** @description The anonymity threshold applied — the organization's setting (`PATCH /api/v1/settings/analytics`), 5 by default. */
+            threshold: number;
+            /** @description `true` when fewer responses than the threshold were analysed: no themes, quotes, summary or per-response sentiment are given. */
+            suppressed: boolean;
+            /** @description Themes found but left out because fewer responses than the threshold mention them. */
+            suppressedThemes: number;
+            /** @description Text questions whose sentiment is withheld because they have fewer answers than the threshold. */
+            suppressedQuestions: number;
         };
         /**
          * @description An AI analysis of a survey's responses (summary, sentiment, themes and recommendations), produced
@@ -2635,9 +2760,16 @@ export interface components {
          *     or `failed`; the event `analytics.ai.completed` is also sent to webhooks. The results fields are `null`
          *     or empty until completed.
          *
-         *     Anonymity: the analysis works on answers only, never on respondent identities; quotes are never
-         *     attributed, and when fewer than 5 responses (the anonymity threshold) are analysed no quotes are
-         *     included at all.
+         *     Anonymity: the analysis works on answers only, never on respondent identities. Free text of a group
+         *     smaller than the anonymity threshold (the organization's setting, `GET`/`PATCH /api/v1/settings/analytics`; 5 by default) is never shown: when fewer responses
+         *     than the threshold are analysed there are no themes, quotes, summary or per-response sentiment at all;
+         *     a theme drawn from fewer responses than the threshold is dropped; a question with fewer text answers
+         *     than the threshold has no sentiment; and a summary needs at least 5 comments. `anonymity` says what
+         *     was withheld. Quotes are never attributed.
+         *
+         *     Limits: an analysis covers the survey's newest 100,000 responses. A remote (`openai-compatible`)
+         *     provider is sent at most 400 comments of at most 1,000 characters each (80,000 characters in all,
+         *     newest first), redacted (see `provider`); `commentCount` says how many were analysed.
          */
         AiAnalysis: {
             /** @description Identifier of the analysis, `ana_` + 26 Crockford base32 characters. */
@@ -2650,24 +2782,53 @@ export interface components {
              */
             status: "pending" | "processing" | "completed" | "failed";
             /**
-             * @description Which provider produced (or will produce) the analysis. `offline` is the built-in deterministic analyser (lexicon sentiment, keyword themes, statistics); `openai-compatible` a configured chat-completions model.
+             * @description Which provider produced (or will produce) the analysis. `offline` is the built-in deterministic
+             *     analyser (wink-nlp tokens and sentences, negation-aware lexicon sentiment, noun-phrase keywords,
+             *     clustering of comments into themes, statistics of the scored questions): the same answers always give
+             *     the same result. `openai-compatible` is a configured chat-completions model (OpenAI, vLLM, Ollama…).
+             *     Before anything is sent to it, e-mail addresses, phone numbers, URLs and the names of the
+             *     organization's respondents are replaced by `[email]`, `[phone]`, `[url]` and `[name]`; respondent
+             *     ids and response ids are never sent (comments are numbered for the request only). What is sent: the
+             *     survey title, the analysed questions' texts and score statistics, the `focus`, and the redacted
+             *     comments. Every quote it returns is checked to be a verbatim excerpt of a real answer; invented
+             *     quotes are dropped.
              * @enum {string}
              */
             provider: "offline" | "openai-compatible";
-            /** @description Model name used by an `openai-compatible` provider; `null` for `offline`. */
+            /** @description The model that produced the analysis. For `openai-compatible`, the configured model name (`AI_MODEL`); for `offline`, the language model package and version the analyser uses (for example `wink-eng-lite-web-model@1.8.1`); `null` only while a request's provider has not started it. */
             model: string | null;
             /** @description Responses included in the analysis. */
             responseCount: number;
-            /** @description A few paragraphs summarising the responses; `null` until completed. */
+            /** @description Non-empty text answers analysed (a response may hold several); 0 until completed. */
+            commentCount: number;
+            /** @description Language of the analysed text as a BCP 47 tag (for example `en`); `null` until completed or when there is no text. The offline analyser reads English. */
+            language: string | null;
+            /** @description A few sentences summarising the responses; `null` until completed, and also when fewer than 5 comments or fewer responses than the anonymity threshold were analysed. */
             summary: string | null;
             /** @description Overall sentiment of the text answers; `null` until completed. */
             sentiment: components["schemas"]["AiAnalysisSentiment"] | null;
-            /** @description Recurring themes, most mentioned first; empty until completed. */
+            /** @description One entry per analysed question, in the survey's order; empty until completed. */
+            questions: components["schemas"]["AiAnalysisQuestion"][];
+            /** @description Sentiment of each analysed response that has text answers (its comments together), in the order of the responses; empty until completed and when fewer responses than the anonymity threshold were analysed. */
+            responseSentiments: components["schemas"]["AiAnalysisResponseSentiment"][];
+            /** @description Recurring themes, most mentioned first; empty until completed, and when fewer responses than the anonymity threshold were analysed. Themes drawn from fewer responses than the threshold are left out. */
             themes: components["schemas"]["AiAnalysisTheme"][];
-            /** @description Suggested actions, most important first; empty until completed. */
+            /** @description Suggested actions, most important first, as plain text (the `text` of each entry of `actions`, in the same order); empty until completed. */
             recommendations: string[];
-            /** @description Why the analysis failed; `null` unless `status` is `failed`. */
+            /** @description The recommendations with what they follow from (a theme or a low-scoring question) and a priority, most important first; empty until completed. */
+            actions: components["schemas"]["AiRecommendation"][];
+            anonymity: components["schemas"]["AiAnalysisAnonymity"];
+            /** @description Why the analysis failed, for humans; `null` unless `status` is `failed`. */
             error: string | null;
+            /**
+             * @description Why the analysis failed, for programs; `null` unless `status` is `failed`. Provider failures are
+             *     retried with back-off inside the job (429 honouring `Retry-After`, 5xx, timeouts, malformed output)
+             *     before the analysis fails: `ai_provider_unavailable` (unreachable, 429 or 5xx to the end),
+             *     `ai_provider_timeout` (no answer within the time limit), `ai_output_invalid` (output that never
+             *     matched the result schema), `internal_error` (our fault; logged).
+             * @enum {string|null}
+             */
+            errorCode: "ai_provider_unavailable" | "ai_provider_timeout" | "ai_output_invalid" | "internal_error" | null;
             /**
              * Format: date-time
              * @description When the analysis was requested (ISO 8601 UTC).
@@ -3057,7 +3218,7 @@ export interface components {
              * @description `scheduled` (waiting for `schedule`), `sending`, `sent` (done; individual failures are counted in
              *     `failedCount`), `held` (the send time came while the survey was `paused` or still `draft`: it is sent
              *     as soon as the survey is launched), `cancelled` (the survey was closed before the send) or `failed`
-             *     (the mail server could not be reached after retries; recipients not reached are `pending`).
+             *     (the mail server could not be reached for about 12 minutes of retries; recipients not reached stay `pending`).
              * @enum {string}
              */
             status: "scheduled" | "sending" | "sent" | "held" | "cancelled" | "failed";
@@ -4296,7 +4457,8 @@ export interface components {
         /**
          * @description The service cannot serve the request right now (database unreachable, shutting down). Retry with backoff.
          *
-         *     Codes: `unavailable`.
+         *     Codes: `unavailable`; `ai_provider_unavailable` for `generateSurvey` when the configured AI provider is
+         *     unreachable, rate-limits us or fails (honour `Retry-After`).
          */
         ServiceUnavailable: {
             headers: {
@@ -4352,11 +4514,27 @@ export interface components {
             };
         };
         /**
-         * @description The operation is part of the v1 contract but this server does not provide it yet.
+         * @description The AI provider answered, but its output did not describe a valid survey even after one repair attempt.
+         *     Nothing was stored. Retry, or rephrase the prompt.
          *
-         *     Codes: `not_implemented`.
+         *     Codes: `ai_output_invalid`.
          */
-        NotImplemented: {
+        BadGateway: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The AI provider did not answer within the server's time limit (`AI_TIMEOUT_MS`, 30 s by default). Nothing
+         *     was stored. Retry later, perhaps asking for fewer questions.
+         *
+         *     Codes: `ai_provider_timeout`.
+         */
+        GatewayTimeout: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
@@ -4408,6 +4586,20 @@ export interface components {
                  * @example bytes *\/48213
                  */
                 "Content-Range"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The operation is part of the v1 contract but this server does not provide it yet.
+         *
+         *     Codes: `not_implemented`.
+         */
+        NotImplemented: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -4706,6 +4898,8 @@ export interface operations {
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     /** @description Which provider generated the survey. */
                     "AI-Provider"?: "offline" | "openai-compatible";
+                    /** @description The model that generated it (the configured model name, or `offline-question-bank@1` for the offline provider). */
+                    "AI-Model"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4724,8 +4918,9 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
+            502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
+            504: components["responses"]["GatewayTimeout"];
         };
     };
     getSurvey: {
@@ -5629,7 +5824,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5671,7 +5865,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5718,7 +5911,6 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6427,6 +6619,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
@@ -6592,6 +6785,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

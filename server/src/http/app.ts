@@ -1,51 +1,101 @@
 /**
- * The Express application: request id and access log, authentication (key, plan, budget, scope), JSON body
- * parsing with per-route limits, express-openapi-validator on the bundled contract (requests always; responses
- * when configured — development and tests), handlers bound by operationId, and one error mapping.
+ * The Express application, in the order a request meets it:
+ * request id and access log → the route (one rule: exact, case-sensitive; 404 / 405 with Allow) →
+ * authentication (key, plan, budget, scope; before any body is read) → the body (only for operations that take
+ * one: size and media type checked before reading) → characters and depth PostgreSQL cannot store →
+ * express-openapi-validator on the bundled contract (path and query coerced, bodies never; responses validated
+ * when configured) → the handler bound by operationId → one error mapping.
  */
-import express, { type Express } from 'express';
+import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { accessLog } from './access-log.js';
 import { authenticate } from './authenticate.js';
-import { loadContract, operationsOf } from './contract.js';
+import { assertEveryOperationHandled, resolverFor } from './bind.js';
+import { readBody } from './body.js';
+import { loadContract, routesOf, type OperationInfo } from './contract.js';
 import { serveDocs } from './docs.js';
 import { errorHandler } from './error-handler.js';
+import { validationFailed, type ErrorDetail } from './errors.js';
+import { strictFormats } from './formats.js';
 import type { HandlerMap, Services } from './handler.js';
-import { assertEveryOperationHandled, resolverFor } from './bind.js';
+import { checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
 import { requestId } from './request-id.js';
+import { routeRequest } from './route.js';
+import { withSemanticChecks, type SemanticChecks } from './semantic.js';
 
-/** Body limits: small everywhere, large only where the contract says so. */
-export const bodyLimits = { default: '64kb', '/api/v1/respondents/sync': '64mb' } as const;
+export { bodyLimits } from './body.js';
 
-export function createApp(services: Services, handlers: HandlerMap): Express {
+export function createApp(services: Services, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
   const contract = loadContract();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
+  // The validator matches with these settings too: one spelling per path, as routeRequest decides.
+  app.set('case sensitive routing', true);
+  app.set('strict routing', true);
 
   app.use(requestId);
   app.use(accessLog(services.log));
   app.get('/docs', serveDocs(services.log));
   // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
   app.use(answerPages(services));
-  app.use(authenticate({ db: services.db, counters: services.counters, rateLimits: services.rateLimits, operations: operationsOf(contract), log: services.log, inFlight: services.inFlight }));
-  app.use('/api/v1/respondents/sync', express.json({ limit: bodyLimits['/api/v1/respondents/sync'] }));
-  app.use(express.json({ limit: bodyLimits.default }));
+  app.use(routeRequest(routesOf(contract)));
+  app.use(authenticate({ counters: services.counters, rateLimits: services.rateLimits, keys: services.keys, failures: services.authFailures, log: services.log, inFlight: services.inFlight }));
+  app.use(readBody);
+  app.use(checkInput);
   app.use(
     OpenApiValidator.middleware({
       apiSpec: structuredClone(contract) as never,
-      // allErrors: the envelope lists every problem, not only the first.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+      // coerceTypes: false — bodies keep their JSON types; path and query parameters (strings on the wire)
+      // are always coerced by the validator to their documented types. allErrors: every problem is listed.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
       validateResponses: services.config.validateResponses ? { removeAdditional: false } : false,
       validateSecurity: false,
       validateFormats: true,
+      ajvFormats: { mode: 'full' },
+      formats: strictFormats,
       ignoreUndocumented: false,
       operationHandlers: { basePath: '/', resolver: resolverFor(handlers, services) as never },
     }),
   );
+  app.use(withSemanticChecks(semanticChecks, services));
   app.use(errorHandler(services.log));
   return app;
+}
+
+/**
+ * Values no schema can refuse but nothing can store: NUL and lone surrogates in the body, the query and path
+ * parameters, and values nested too deep. Found problems are answered together with the validator's (the
+ * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
+ */
+function checkInput(req: Request, res: Response, next: NextFunction): void {
+  const problems: ErrorDetail[] = [];
+  for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>)) checkValue(value, `/path/${name}`, problems);
+  checkValue(req.query, '/query', problems);
+  // A numeric parameter must be a finite number: `1e400`, `Infinity` and `NaN` would be coerced into numbers
+  // that no query can use.
+  for (const name of (res.locals.operation as OperationInfo).numericQuery) {
+    const value = (req.query as Record<string, unknown>)[name];
+    if (typeof value === 'string' && !Number.isFinite(Number(value))) problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
+  }
+  const body = req.body as Record<string, unknown> | undefined;
+  if (body === undefined && (res.locals.operation as OperationInfo).bodyRequired) {
+    problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
+  }
+  if (res.locals.operationId === 'startRespondentSync' && body && typeof body === 'object' && Array.isArray(body.respondents)) {
+    // A sync record with characters PostgreSQL cannot store is that record's error (the worker reports it),
+    // not the request's: only its depth is checked here.
+    const { respondents, ...rest } = body;
+    checkValue(rest, '/body', problems);
+    checkValue(respondents, '/body/respondents', problems, 20, 1, false);
+  } else if (body !== undefined) {
+    checkValue(body, '/body', problems);
+  }
+  if (problems.length === 0) return next();
+  res.locals.problems = problems;
+  if (tooDeep(problems)) throw validationFailed(problems);
+  next();
 }

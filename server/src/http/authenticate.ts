@@ -1,7 +1,10 @@
 /**
  * Who is calling, and may they: the key (401), the plan (403 plan_not_eligible), the budget (429) and the
- * operation's scope from the contract (403 insufficient_scope), in that order. Every request looks its key
- * up in PostgreSQL, so a revocation takes effect at once in every process.
+ * operation's scope from the contract (403 insufficient_scope), in that order. The operation is the one the
+ * router resolved (http/route.ts), so authentication and dispatch cannot disagree. Runs before the body is
+ * read: an unauthenticated request never has its body parsed. Keys are looked up through the per-process key
+ * cache, which every process drops entries from when a key changes (LISTEN/NOTIFY), so a revocation takes
+ * effect at once everywhere.
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
@@ -9,12 +12,14 @@ import type { Db } from '../db/database.js';
 import type { Environment, Plan } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { grants } from '../lib/scopes.js';
-import { findKeyByHash, touchKey } from '../modules/api-keys/repository.js';
+import { touchKey } from '../modules/api-keys/repository.js';
 import { hashKey, keyFormat } from '../modules/api-keys/key-material.js';
-import { findOperation, type OperationInfo } from './contract.js';
+import type { AuthFailures } from './auth-failures.js';
 import { ApiError, insufficientScope, unauthenticated } from './errors.js';
 import type { InFlightWork } from './in-flight.js';
+import type { KeyCache } from './key-cache.js';
 import { headersOf, type RateLimits } from './rate-limit.js';
+import { operationOf } from './route.js';
 
 export interface AuthContext {
   organizationId: string;
@@ -30,22 +35,30 @@ export interface AuthContext {
   rateLimitPerDay: number | null;
 }
 
-export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimits; operations: readonly OperationInfo[]; log: Logger; inFlight: InFlightWork }) {
+export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys: KeyCache; failures: AuthFailures; log: Logger; inFlight: InFlightWork }) {
   return (req: Request, res: Response, next: NextFunction): Promise<void> => deps.inFlight.run(() => check(req, res, next));
 
   async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const operation = findOperation(deps.operations, req.method, req.path);
-    if (!operation) return next(); // unknown route: the validator answers 404/405
-    res.locals.operationId = operation.operationId;
+    const operation = operationOf(res);
     if (operation.requiredScope === null) return next(); // public
 
-    const auth = await identify(deps.db, req.get('authorization'));
+    const source = req.socket.remoteAddress ?? 'unknown';
+    deps.failures.check(source);
+    let auth: AuthContext;
+    try {
+      auth = await identify(deps.keys, req);
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 401) deps.failures.record(source);
+      throw error;
+    }
     res.locals.auth = auth;
     if (auth.plan !== 'PRO' && auth.plan !== 'BUSINESS') {
       throw new ApiError(403, 'plan_not_eligible', `The ${auth.plan} plan has no API access; upgrade to PRO or BUSINESS.`);
     }
     // The lookup already read last_used_at: write only when it is a minute old, not on every request.
     if (!auth.lastUsedAt || Date.now() - auth.lastUsedAt.getTime() > 60_000) {
+      auth.lastUsedAt = new Date();
+      deps.keys.touched(auth.apiKeyId);
       touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
     }
 
@@ -59,15 +72,24 @@ export function authenticate(deps: { db: Db; counters: Db; rateLimits: RateLimit
   }
 }
 
-async function identify(db: Db, header: string | undefined): Promise<AuthContext> {
+/** How many `Authorization` headers the request carried (Node keeps only the first). */
+function authorizationHeaders(req: Request): number {
+  let count = 0;
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i]!.toLowerCase() === 'authorization') count++;
+  return count;
+}
+
+async function identify(keys: KeyCache, req: Request): Promise<AuthContext> {
+  const header = req.get('authorization');
   if (!header) throw unauthenticated('A valid API key is required: send Authorization: Bearer svc_live_… or svc_test_….');
+  if (authorizationHeaders(req) > 1) throw unauthenticated('Send exactly one Authorization header.');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const key = match?.[1];
   if (!key || !keyFormat.test(key)) {
     throw unauthenticated('The Authorization header must be "Bearer " followed by a key of the form svc_live_<64 hex> or svc_test_<64 hex>.');
   }
   const presentedHash = hashKey(key);
-  const row = await findKeyByHash(db, presentedHash);
+  const row = await keys.find(presentedHash);
   if (!row || !timingSafeEqual(Buffer.from(row.key_hash, 'hex'), Buffer.from(presentedHash, 'hex'))) {
     throw unauthenticated('This API key is not valid.');
   }

@@ -10,7 +10,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import { metaFor } from './envelope.js';
-import { ApiError } from './errors.js';
+import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
 import type { HandlerInput, HandlerMap, Reply, Services } from './handler.js';
 import { requestHash, runIdempotent, type StoredAnswer } from './idempotency.js';
 
@@ -50,6 +50,10 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
   return (req: Request, res: Response, next: NextFunction) => services.inFlight.run(() => respond(req, res, next));
 
   async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
+    // The validator routed with the same settings as routeRequest; should they ever disagree, nothing runs.
+    if (res.locals.operationId !== operationId) throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
+    const problems = res.locals.problems as ErrorDetail[] | undefined;
+    if (problems?.length) throw validationFailed(problems);
     const input = {
       params: req.params,
       query: req.query,
@@ -69,15 +73,18 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
 
     const { answer, replayed } = await runIdempotent(
       services.db,
+      services.pool,
+      { leaseMs: services.config.idempotencyLeaseMs, waitMs: services.config.idempotencyWaitMs },
       {
         organizationId: input.auth.organizationId,
         environment: input.auth.environment,
         key: idempotencyKey,
         hash: requestHash(req.method, req.path, req.body),
       },
-      async () => {
+      async (tx) => {
         try {
-          const reply = await handler(input);
+          // Every write of the handler goes into the transaction that also stores the answer.
+          const reply = await handler({ ...input, services: { ...services, db: tx } });
           if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
           return toAnswer(reply);
         } catch (error) {
@@ -110,8 +117,9 @@ function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnsw
   return { ...answer, body: { ...(answer.body as object), data: { ...data, [field]: null } } };
 }
 
+/** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep them. */
 function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {
-  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown };
+  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown; headers?: Record<string, string> };
   return { status, body: members };
 }
 
@@ -120,7 +128,9 @@ function errorAnswer(error: ApiError): StoredAnswer {
 }
 
 function sendJson(res: Response, answer: StoredAnswer): void {
-  res.status(answer.status).json({ ...(answer.body as object), meta: metaFor(res) });
+  const { headers, ...members } = answer.body as { headers?: Record<string, string> };
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  res.status(answer.status).json({ ...members, meta: metaFor(res) });
 }
 
 function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {

@@ -12,10 +12,18 @@ export type OperationId = Exclude<keyof operations, `receive${string}`>;
 
 export const contractPath = fileURLToPath(new URL('../../../openapi/bundled/openapi.json', import.meta.url));
 
+interface OpenApiParameter {
+  $ref?: string;
+  name?: string;
+  in?: string;
+  schema?: { type?: string | string[] };
+}
+
 interface OpenApiOperation {
   operationId: OperationId;
   security?: Array<Record<string, string[]>>;
   requestBody?: unknown;
+  parameters?: OpenApiParameter[];
 }
 
 export interface OpenApiDocument {
@@ -27,10 +35,28 @@ export interface OpenApiDocument {
 export interface OperationInfo {
   operationId: OperationId;
   method: string;
+  /** The documented path template (`/api/v1/surveys/{id}`): what the access log records. */
   path: string;
   /** null: public (no key). Empty: any valid key. Otherwise the scope the key must grant. */
   requiredScope: string | null | '';
+  /** Whether the operation takes a request body (and so may read one). */
+  takesBody: boolean;
+  /** Whether the body is required (express-openapi-validator does not enforce it for every method). */
+  bodyRequired: boolean;
+  /** Query parameters of type integer or number (`1e400` and `Infinity` must not reach a query as numbers). */
+  numericQuery: string[];
+}
+
+/** One documented path with its operations by method. */
+export interface RouteInfo {
+  path: string;
   matcher: RegExp;
+  paramNames: string[];
+  /** Literal segments, for the order of matching: `/respondents/sync` before `/respondents/{externalId}`. */
+  literals: number;
+  operations: Map<string, OperationInfo>;
+  /** The `Allow` header of a 405. */
+  allow: string;
 }
 
 const methods = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -39,33 +65,95 @@ export function loadContract(): OpenApiDocument {
   return JSON.parse(readFileSync(contractPath, 'utf8')) as OpenApiDocument;
 }
 
-export function operationsOf(document: OpenApiDocument): OperationInfo[] {
-  const result: OperationInfo[] = [];
+/**
+ * One segment of a path parameter as it may appear on the wire: unreserved and sub-delimiter characters and
+ * percent-escapes. Not `/`, and never a `.` or `..` segment (refused separately).
+ */
+const segment = "(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})+";
+
+function numericQueryOf(document: OpenApiDocument, parameters: OpenApiParameter[]): string[] {
+  const components = (document.components as { parameters?: Record<string, OpenApiParameter> } | undefined)?.parameters ?? {};
+  return parameters
+    .map((parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter))
+    .filter((parameter): parameter is OpenApiParameter => parameter?.in === 'query')
+    .filter((parameter) => [parameter.schema?.type].flat().some((type) => type === 'integer' || type === 'number'))
+    .map((parameter) => parameter.name!);
+}
+
+export function routesOf(document: OpenApiDocument): RouteInfo[] {
+  const routes: RouteInfo[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
+    const operations = new Map<string, OperationInfo>();
+    const shared = ((item as { parameters?: OpenApiParameter[] }).parameters ?? []) as OpenApiParameter[];
     for (const method of methods) {
       const operation = item[method];
       if (!operation) continue;
       const security = operation.security ?? document.security ?? [];
       const requirement = security[0];
       const scopes = requirement ? (requirement.bearerAuth ?? []) : null;
-      const pattern = path.replace(/[.]/g, '\\.').replace(/\{[^}]+\}/g, '[^/]+');
-      result.push({
+      operations.set(method.toUpperCase(), {
         operationId: operation.operationId,
         method: method.toUpperCase(),
         path,
         requiredScope: scopes === null ? null : (scopes[0] ?? ''),
-        matcher: new RegExp(`^${pattern}/?$`),
+        takesBody: operation.requestBody !== undefined,
+        bodyRequired: (operation.requestBody as { required?: boolean } | undefined)?.required === true,
+        numericQuery: numericQueryOf(document, [...shared, ...(operation.parameters ?? [])]),
       });
     }
+    const paramNames = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    // Case-sensitive and exact: no trailing slash, no other spelling. Express is configured the same way
+    // (case sensitive + strict routing), which is what express-openapi-validator matches with.
+    const pattern = path
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part.startsWith('{') ? `(${segment})` : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+      .join('');
+    routes.push({
+      path,
+      matcher: new RegExp(`^${pattern}$`),
+      paramNames,
+      literals: path.split('/').filter((part) => part && !part.startsWith('{')).length,
+      operations,
+      allow: [...operations.keys()].join(', '),
+    });
   }
-  // Literal segments win over templated ones (`/respondents/sync` before `/respondents/{externalId}`).
-  return result.sort((a, b) => templateCount(a.path) - templateCount(b.path));
+  return routes.sort((a, b) => b.literals - a.literals);
 }
 
-function templateCount(path: string): number {
-  return (path.match(/\{/g) ?? []).length;
+export type Resolution =
+  | { kind: 'operation'; route: RouteInfo; operation: OperationInfo; params: Record<string, string> }
+  | { kind: 'method_not_allowed'; route: RouteInfo }
+  | { kind: 'not_found' };
+
+/**
+ * The one rule that decides which operation a request is for — authentication, body limits, the validator and
+ * the handler all follow it. The raw path (before any decoding) must be spelled exactly as documented: other
+ * letter case, a trailing or doubled slash, `.`/`..` segments (also percent-encoded) or an undecodable escape
+ * are not found.
+ */
+export function resolve(routes: readonly RouteInfo[], method: string, rawPath: string): Resolution {
+  if (/\/\/|\/\.\.?(\/|$)|\/(%2e|\.){1,2}(\/|$)/i.test(rawPath)) return { kind: 'not_found' };
+  for (const route of routes) {
+    const match = route.matcher.exec(rawPath);
+    if (!match) continue;
+    const params: Record<string, string> = {};
+    for (const [index, name] of route.paramNames.entries()) {
+      let value: string;
+      try {
+        value = decodeURIComponent(match[index + 1]!);
+      } catch {
+        return { kind: 'not_found' };
+      }
+      if (value === '.' || value === '..') return { kind: 'not_found' };
+      params[name] = value;
+    }
+    const operation = route.operations.get(method);
+    return operation ? { kind: 'operation', route, operation, params } : { kind: 'method_not_allowed', route };
+  }
+  return { kind: 'not_found' };
 }
 
-export function findOperation(table: readonly OperationInfo[], method: string, path: string): OperationInfo | undefined {
-  return table.find((op) => op.method === method && op.matcher.test(path));
+/** Every operation of the document (for tests and tooling). */
+export function operationsOf(document: OpenApiDocument): OperationInfo[] {
+  return routesOf(document).flatMap((route) => [...route.operations.values()]);
 }

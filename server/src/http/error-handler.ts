@@ -29,11 +29,18 @@ function pointer(path: string | undefined): string | undefined {
   return path.startsWith('/') ? path : `/${path.replace(/^\./, '').replace(/\./g, '/')}`;
 }
 
-/** Connection failures and shutdowns of PostgreSQL: the caller should retry, it is not their fault nor a bug. */
-function databaseUnavailable(error: unknown): boolean {
+/**
+ * Connection-class failures of PostgreSQL: unreachable, shut down, restarting, out of connections, the database
+ * dropped or renamed (3D000), authentication of the service itself refused. The caller should retry; it is
+ * neither their fault nor a bug.
+ */
+export function databaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
-  if (typeof code !== 'string') return /Connection terminated|timeout exceeded when trying to connect/i.test(String((error as Error)?.message));
-  return ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', '57P01', '57P02', '57P03', '53300'].includes(code) || code.startsWith('08');
+  if (typeof code !== 'string') return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(String((error as Error)?.message));
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', '3D000', '28000', '28P01', '53300', '57P01', '57P02', '57P03', '57P05'].includes(code) ||
+    code.startsWith('08')
+  );
 }
 
 /** JSON Schema keywords the validator reports, as the contract's snake_case detail codes. */
@@ -61,6 +68,15 @@ export function codeOf(issue: ValidatorIssue): string {
   return /^[a-z][a-z0-9_]*$/.test(code) ? code : 'invalid_value';
 }
 
+/**
+ * `anyOf`/`oneOf` failures come with one error per branch at the same place ("must be string", "must be
+ * number", …): the single any_of/one_of line says it better.
+ */
+function withoutBranchNoise(issues: ValidatorIssue[]): ValidatorIssue[] {
+  const alternatives = new Set(issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '')).map((issue) => issue.path));
+  return issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '') || !alternatives.has(issue.path) || !/^(type|enum|const)\./.test(issue.errorCode ?? ''));
+}
+
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (databaseUnavailable(error)) {
@@ -74,7 +90,7 @@ function translate(error: unknown): ApiError | undefined {
   if (typeof status !== 'number' || status >= 500) return undefined;
   switch (status) {
     case 400: {
-      const details: ErrorDetail[] = (e.errors ?? []).map((issue) => {
+      const details: ErrorDetail[] = withoutBranchNoise(e.errors ?? []).map((issue) => {
         const detail: ErrorDetail = { message: issue.message ?? 'is invalid', code: codeOf(issue) };
         const path = pointer(issue.path);
         if (path) detail.path = path;
@@ -95,11 +111,22 @@ function translate(error: unknown): ApiError | undefined {
   }
 }
 
+/** Problems found before the validator (characters, depth) are listed together with the validator's. */
+function withEarlierProblems(error: ApiError, res: Response): ApiError {
+  const earlier = [...((res.locals.problems as ErrorDetail[] | undefined) ?? []), ...((res.locals.semanticProblems as ErrorDetail[] | undefined) ?? [])];
+  if (!earlier.length || error.status !== 400 || error.code !== 'validation_failed') return error;
+  // An earlier problem is the more precise one: the validator's at the same place give way to it.
+  const details = (error.details ?? []).filter((detail) => !earlier.some((problem) => problem.path !== undefined && problem.path === detail.path));
+  for (const problem of earlier) if (!details.some((d) => d.path === problem.path && d.code === problem.code)) details.push(problem);
+  return validationFailed(details);
+}
+
 export function errorHandler(log: Logger) {
   // Express recognises error middleware by its four parameters.
-  return (error: unknown, _req: Request, res: Response, _next: NextFunction): void => {
+  return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let apiError = translate(error);
-    if (apiError?.status === 503) log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
+    if (apiError) apiError = withEarlierProblems(apiError, res);
+    if (apiError?.status === 503 && apiError.code === 'unavailable') log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
     if (!apiError) {
       log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
       apiError = new ApiError(500, 'internal_error', 'An unexpected error occurred. Quote the request id when you contact support.');
@@ -108,6 +135,8 @@ export function errorHandler(log: Logger) {
       res.end();
       return;
     }
+    // A body that was never read (refused before reading: 401, 413, 415, …) is not drained: close instead.
+    if (!req.complete) res.setHeader('Connection', 'close');
     sendError(res, apiError);
   };
 }

@@ -21,7 +21,10 @@ export class ApiError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) => new ApiError(404, 'not_found', `No ${what} ${id} exists.`);
+/** Ids are echoed shortened: a message stays readable and within the contract's bounds whatever was sent. */
+const shown = (id: string) => (id.length > 80 ? `${id.slice(0, 80)}…` : id);
+
+export const notFound = (what: string, id: string) => new ApiError(404, 'not_found', `No ${what} ${shown(id)} exists.`);
 
 export const invalidState = (message: string) => new ApiError(409, 'invalid_state', message);
 

@@ -5,6 +5,7 @@
  */
 import type { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
+import type pg from 'pg';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
@@ -13,7 +14,9 @@ import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import type { Pagination } from './envelope.js';
+import type { AuthFailures } from './auth-failures.js';
 import type { InFlightWork } from './in-flight.js';
+import type { KeyCache } from './key-cache.js';
 import type { RateLimits } from './rate-limit.js';
 
 export type { OperationId };
@@ -29,11 +32,11 @@ export type RequestBody<Id extends OperationId> = JsonContent<NonNullable<Field<
 type Responses<Id extends OperationId> = Op<Id>['responses'];
 export type SuccessStatus<Id extends OperationId> = Extract<keyof Responses<Id>, 200 | 201 | 202>;
 
-/** A JSON success: the status and the envelope's members other than `meta`. */
+/** A JSON success: the status, the envelope's members other than `meta`, and response headers the operation documents. */
 export type JsonReply<Id extends OperationId> = {
   [S in SuccessStatus<Id>]: JsonContent<Responses<Id>[S]> extends infer Body
     ? Body extends { data: infer Data }
-      ? { status: S; data: Data } & (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
+      ? { status: S; data: Data; headers?: Record<string, string> } & (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
       : never
     : never;
 }[SuccessStatus<Id>];
@@ -50,6 +53,8 @@ export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
 export interface Services {
   config: Config;
   db: Db;
+  /** The pool behind `db` (for the idempotency store's request transactions). */
+  pool: pg.Pool;
   boss: PgBoss;
   log: Logger;
   rateLimits: RateLimits;
@@ -59,6 +64,10 @@ export interface Services {
   inFlight: InFlightWork;
   /** The bundled contract, as served by getOpenApiDocument. */
   contractJson: string;
+  /** API keys cached in this process, dropped on change by LISTEN/NOTIFY. */
+  keys: KeyCache;
+  /** Failed authentications per source (429 before a lookup). */
+  authFailures: AuthFailures;
 }
 
 export interface HandlerInput<Id extends OperationId> {

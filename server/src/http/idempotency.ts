@@ -1,13 +1,26 @@
 /**
  * `Idempotency-Key` on POST, Stripe's way: the first request with a key runs and its answer is kept for 24 hours;
  * a retry with the same key and body gets that answer again; another body gets 409 idempotency_conflict.
- * Concurrent duplicates run once: the key row is claimed with an INSERT … ON CONFLICT DO NOTHING, and the
- * loser waits for the winner's answer. Answers of 5xx are not kept, so a retry runs again. Requests that fail
- * validation never reach here, so they are not kept either.
+ *
+ * Crash safety (issue 10): the request runs in ONE transaction with the key's row (db/pinned.ts): the handler's
+ * writes and the stored answer commit together, or — if the process dies — PostgreSQL rolls both back. The row
+ * is claimed first (committed, `running`, with a lease); the transaction then locks it for as long as the
+ * handler runs. A duplicate that finds the row `running`:
+ *   - waits for the answer while the row is locked (the original is genuinely running), then answers 409
+ *     idempotency_in_progress;
+ *   - takes the key over when no transaction holds the row and the lease has lapsed (the original died: its
+ *     writes were rolled back with it), and runs the request itself.
+ * The lease only covers the moment between the claim and the lock, and the time PostgreSQL needs to notice a
+ * dead client; after a crash a retry succeeds once it has lapsed (30 s by default).
+ *
+ * Answers of 5xx are not kept (the transaction is rolled back, the key released), so a retry runs again.
+ * Requests that fail validation never reach here. Secrets are removed before the answer is stored.
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
+import type pg from 'pg';
 import type { Db } from '../db/database.js';
+import { inPinnedTransaction, Rollback } from '../db/pinned.js';
 import type { Environment } from '../db/schema.js';
 import { ApiError } from './errors.js';
 
@@ -17,7 +30,13 @@ export interface StoredAnswer {
 }
 
 const retention = sql`interval '24 hours'`;
-const waitForRunningMs = 10_000;
+
+export interface IdempotencyTiming {
+  /** How long a claim holds before a retry may take a key over whose request holds no transaction. */
+  leaseMs: number;
+  /** How long a duplicate waits for a running original before 409 idempotency_in_progress. */
+  waitMs: number;
+}
 
 export function requestHash(method: string, path: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
@@ -41,23 +60,23 @@ interface Scope {
   hash: string;
 }
 
+
 /**
- * Runs `execute` once per key. Returns the answer and whether it is a replay.
+ * Runs `execute` once per key, in one transaction with the stored answer. `execute` gets the transaction's
+ * `Db` to do all its work with. Returns the answer and whether it is a replay.
  */
 export async function runIdempotent(
   db: Db,
+  pool: pg.Pool,
+  timing: IdempotencyTiming,
   scope: Scope,
-  execute: () => Promise<StoredAnswer>,
+  execute: (db: Db) => Promise<StoredAnswer>,
   /** What of the answer is written to the store (secrets are left out). */
   toKeep: (answer: StoredAnswer) => StoredAnswer = (answer) => answer,
 ): Promise<{ answer: StoredAnswer; replayed: boolean }> {
-  const where = db
-    .selectFrom('idempotency_keys')
-    .where('organization_id', '=', scope.organizationId)
-    .where('environment', '=', scope.environment)
-    .where('idempotency_key', '=', scope.key);
-
-  const deadline = Date.now() + waitForRunningMs;
+  const owner = randomUUID();
+  const lease = sql<Date>`now() + ${`${timing.leaseMs} milliseconds`}::interval`;
+  const deadline = Date.now() + timing.waitMs;
   for (;;) {
     // Forget an expired use of this key before claiming it.
     await db
@@ -77,13 +96,25 @@ export async function runIdempotent(
         state: 'running',
         response_status: null,
         response_body: null,
+        lease_owner: owner,
+        lease_expires_at: lease,
       })
       .onConflict((oc) => oc.doNothing())
       .returning('state')
       .executeTakeFirst();
-    if (claimed) return { answer: await executeAndKeep(db, scope, execute, toKeep), replayed: false };
+    if (claimed) {
+      const answer = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
+      if (answer) return { answer, replayed: false };
+      continue; // taken over between our claim and our lock (only if we stalled past the lease): look again
+    }
 
-    const existing = await where.select(['request_hash', 'state', 'response_status', 'response_body']).executeTakeFirst();
+    const existing = await db
+      .selectFrom('idempotency_keys')
+      .select(['request_hash', 'state', 'response_status', 'response_body'])
+      .where('organization_id', '=', scope.organizationId)
+      .where('environment', '=', scope.environment)
+      .where('idempotency_key', '=', scope.key)
+      .executeTakeFirst();
     if (!existing) continue; // released between our insert and select: try to claim again
     if (existing.request_hash !== scope.hash) {
       throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request.', [
@@ -93,39 +124,79 @@ export async function runIdempotent(
     if (existing.state === 'done' && existing.response_status !== null) {
       return { answer: { status: existing.response_status, body: existing.response_body }, replayed: true };
     }
+    if (await takeOver(db, scope, owner, lease)) {
+      const answer = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
+      if (answer) return { answer, replayed: false };
+      continue;
+    }
     if (Date.now() > deadline) {
-      throw new ApiError(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running.', undefined, { 'Retry-After': '1' });
+      throw new ApiError(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running. Retry after the Retry-After seconds.', undefined, { 'Retry-After': '1' });
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-async function executeAndKeep(db: Db, scope: Scope, execute: () => Promise<StoredAnswer>, toKeep: (answer: StoredAnswer) => StoredAnswer): Promise<StoredAnswer> {
+/**
+ * Takes a running key over when its lease has lapsed and no transaction holds its row (SKIP LOCKED: a locked
+ * row belongs to a request that is still running).
+ */
+async function takeOver(db: Db, scope: Scope, owner: string, lease: ReturnType<typeof sql<Date>>): Promise<boolean> {
+  const result = await sql<{ idempotency_key: string }>`
+    update idempotency_keys set lease_owner = ${owner}, lease_expires_at = ${lease}
+    where (organization_id, environment, idempotency_key) = (
+      select organization_id, environment, idempotency_key from idempotency_keys
+      where organization_id = ${scope.organizationId} and environment = ${scope.environment} and idempotency_key = ${scope.key}
+        and state = 'running' and request_hash = ${scope.hash} and lease_expires_at < now()
+      for update skip locked)
+    returning idempotency_key`.execute(db);
+  return result.rows.length === 1;
+}
+
+class NotOurs extends Error {}
+
+async function executeAndKeep(
+  db: Db,
+  pool: pg.Pool,
+  scope: Scope,
+  owner: string,
+  execute: (db: Db) => Promise<StoredAnswer>,
+  toKeep: (answer: StoredAnswer) => StoredAnswer,
+): Promise<StoredAnswer | undefined> {
   const release = () =>
     db
       .deleteFrom('idempotency_keys')
       .where('organization_id', '=', scope.organizationId)
       .where('environment', '=', scope.environment)
       .where('idempotency_key', '=', scope.key)
+      .where('lease_owner', '=', owner)
+      .where('state', '=', 'running')
       .execute();
   let answer: StoredAnswer;
   try {
-    answer = await execute();
+    answer = await inPinnedTransaction(pool, async (tx) => {
+      // Hold the row for the whole request: while this transaction lives, nobody can take the key over.
+      const mine = await sql`select 1 from idempotency_keys
+        where organization_id = ${scope.organizationId} and environment = ${scope.environment} and idempotency_key = ${scope.key}
+          and lease_owner = ${owner} and state = 'running' for update`.execute(tx);
+      if (mine.rows.length === 0) throw new NotOurs();
+      const result = await execute(tx);
+      // A server error keeps nothing: its writes are rolled back with it, and the key is released below.
+      if (result.status >= 500) throw new Rollback(result);
+      await tx
+        .updateTable('idempotency_keys')
+        .set({ state: 'done', response_status: result.status, response_body: JSON.stringify(toKeep(result).body), lease_owner: null, lease_expires_at: null })
+        .where('organization_id', '=', scope.organizationId)
+        .where('environment', '=', scope.environment)
+        .where('idempotency_key', '=', scope.key)
+        .execute();
+      return result;
+    });
   } catch (error) {
-    await release();
+    if (error instanceof NotOurs) return undefined;
+    await release().catch(() => {});
     throw error;
   }
-  if (answer.status >= 500) {
-    await release();
-    return answer;
-  }
-  await db
-    .updateTable('idempotency_keys')
-    .set({ state: 'done', response_status: answer.status, response_body: JSON.stringify(toKeep(answer).body) })
-    .where('organization_id', '=', scope.organizationId)
-    .where('environment', '=', scope.environment)
-    .where('idempotency_key', '=', scope.key)
-    .execute();
+  if (answer.status >= 500) await release();
   return answer;
 }
 

@@ -12,6 +12,7 @@ import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
 import { analyticsCompact } from './analytics.compact.js';
+import { aiAnalyse } from './ai.analyse.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -31,4 +32,5 @@ export const jobs: JobDefinition[] = [
   eventsCleanup,
   analyticsCompact,
   distributionsSend as JobDefinition,
+  aiAnalyse as JobDefinition,
 ];

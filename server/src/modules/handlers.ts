@@ -3,15 +3,16 @@
  * mistyped handler a compile error; the resolver in http/bind.ts makes it a boot error too.
  */
 import type { HandlerMap } from '../http/handler.js';
+import type { SemanticChecks } from '../http/semantic.js';
 import * as account from './account/handlers.js';
 import * as analytics from './analytics/handlers.js';
+import * as ai from './ai/handlers.js';
 import * as apiKeys from './api-keys/handlers.js';
 import * as events from './events/handlers.js';
 import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
-import { notImplemented } from './not-implemented.js';
 import * as surveys from './surveys/handlers.js';
 import * as webhooks from './webhooks/handlers.js';
 
@@ -19,7 +20,7 @@ export const handlers = {
   // Surveys
   listSurveys: surveys.listSurveys,
   createSurvey: surveys.createSurvey,
-  generateSurvey: notImplemented('generateSurvey'),
+  generateSurvey: ai.generateSurvey,
   getSurvey: surveys.getSurvey,
   updateSurvey: surveys.updateSurvey,
   deleteSurvey: surveys.deleteSurvey,
@@ -38,9 +39,9 @@ export const handlers = {
   listExportDeletions: exportsModule.listExportDeletions,
   // Analytics
   getStaticAnalytics: analytics.getStaticAnalytics,
-  generateAiAnalysis: notImplemented('generateAiAnalysis'),
-  getLatestAiAnalysis: notImplemented('getLatestAiAnalysis'),
-  getAiAnalysis: notImplemented('getAiAnalysis'),
+  generateAiAnalysis: ai.generateAiAnalysis,
+  getLatestAiAnalysis: ai.getLatestAiAnalysis,
+  getAiAnalysis: ai.getAiAnalysis,
   getSmartAnalytics: analytics.getSmartAnalytics,
   getAnalyticsSettings: analytics.getAnalyticsSettings,
   updateAnalyticsSettings: analytics.updateAnalyticsSettings,
@@ -79,3 +80,8 @@ export const handlers = {
   getLiveness: meta.getLiveness,
   getReadiness: meta.getReadiness,
 } satisfies HandlerMap;
+
+/** Checks that need the database, run when a request also breaks the schema, so one 400 lists everything. */
+export const semanticChecks: SemanticChecks = {
+  submitResponse: surveys.checkSubmitResponse,
+};

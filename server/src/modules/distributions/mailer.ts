@@ -25,7 +25,7 @@ export interface MailSender {
 }
 
 /** How many messages one sending job hands to the transport at once (its connections). */
-export const SMTP_CONNECTIONS = 5;
+export const SMTP_CONNECTIONS = 8;
 
 interface SmtpError {
   message?: string;

@@ -222,21 +222,23 @@ function recipient(db: DbOrTx, tenant: Tenant, distributionId: string, externalI
     .where('external_id', '=', externalId);
 }
 
-export async function recordOutcome(
-  db: DbOrTx,
-  tenant: Tenant,
-  distributionId: string,
-  externalId: string,
-  outcome: { status: 'sent' | 'bounced' | 'failed' | 'pending'; error?: string; attempts?: number },
-): Promise<void> {
-  await recipient(db, tenant, distributionId, externalId)
-    .set({
-      status: outcome.status,
-      ...(outcome.status === 'sent' ? { sent_at: new Date(), error: null } : { error: outcome.error ?? null }),
-      ...(outcome.attempts !== undefined ? { attempts: outcome.attempts } : {}),
-    })
-    .where('status', '=', 'pending')
-    .execute();
+export interface Outcome {
+  externalId: string;
+  status: 'sent' | 'bounced' | 'failed' | 'pending';
+  error?: string | null;
+  attempts?: number;
+}
+
+/** Records the outcomes of several messages in one statement (only recipients still `pending` change). */
+export async function recordOutcomes(db: DbOrTx, tenant: Tenant, distributionId: string, outcomes: readonly Outcome[]): Promise<void> {
+  if (outcomes.length === 0) return;
+  await sql`update distribution_recipients r set status = v.status,
+      sent_at = case when v.status = 'sent' then now() else r.sent_at end,
+      error = v.error, attempts = coalesce(v.attempts, r.attempts)
+    from unnest(${outcomes.map((o) => o.externalId)}::text[], ${outcomes.map((o) => o.status)}::text[],
+      ${outcomes.map((o) => o.error ?? null)}::text[], ${outcomes.map((o) => o.attempts ?? null)}::int[]) as v(external_id, status, error, attempts)
+    where r.organization_id = ${tenant.organizationId} and r.environment = ${tenant.environment}
+      and r.distribution_id = ${distributionId} and r.external_id = v.external_id and r.status = 'pending'`.execute(db);
 }
 
 export async function recordReminder(db: DbOrTx, tenant: Tenant, distributionId: string, externalId: string): Promise<void> {

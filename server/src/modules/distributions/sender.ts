@@ -38,9 +38,48 @@ const MAX_RUNS = 8;
 const MAX_RECIPIENT_ATTEMPTS = 3;
 /** Waits between passes over recipients the server deferred. */
 const PASS_DELAYS_MS = [1_000, 3_000];
+/** Waits while the mail server cannot be reached at all (about 12 minutes), then the distribution fails. */
+const OUTAGE_DELAYS_MS = [5_000, 30_000, 120_000, 600_000];
+
+class MailServerUnreachable extends Error {}
 const PAGE_SIZE = 500;
 /** Messages in flight at once (the transport queues them over its connections). */
 const IN_FLIGHT = SMTP_CONNECTIONS * 2;
+
+/**
+ * Writes outcomes as soon as possible, batching only what arrives while a write is running (group commit):
+ * at low load every outcome is written alone right after the server's answer, under load the backlog is
+ * written in one statement instead of queueing one statement per message. `record` resolves once the outcome
+ * is committed, and a sending lane waits for it before its next message: so at any moment at most IN_FLIGHT
+ * messages are accepted by the server without being written down (the only ones a kill can duplicate).
+ */
+class OutcomeWriter {
+  private queue: Array<{ outcome: repo.Outcome; done: () => void; failed: (error: unknown) => void }> = [];
+  private running = false;
+  constructor(private readonly write: (batch: repo.Outcome[]) => Promise<void>) {}
+
+  record(outcome: repo.Outcome): Promise<void> {
+    return new Promise((done, failed) => {
+      this.queue.push({ outcome, done, failed });
+      if (!this.running) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.queue.length > 0) {
+      const batch = this.queue;
+      this.queue = [];
+      try {
+        await this.write(batch.map((entry) => entry.outcome));
+        for (const entry of batch) entry.done();
+      } catch (error) {
+        for (const entry of batch) entry.failed(error);
+      }
+    }
+    this.running = false;
+  }
+}
 
 type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
 
@@ -85,7 +124,15 @@ async function runSend(conn: Db, services: RunServices, data: DistributionJobDat
   }
   distribution = await repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 });
   await enqueueCheck(services, data);
-  if (distribution.method === 'email') await sendAll(conn, services, tenant, distribution);
+  if (distribution.method === 'email') {
+    try {
+      await sendAll(conn, services, tenant, distribution);
+    } catch (error) {
+      if (!(error instanceof MailServerUnreachable)) throw error;
+      await fail(conn, tenant, distribution, error.message);
+      return 'finished';
+    }
+  }
   await finish(conn, services, tenant, distribution.id);
   return 'finished';
 }
@@ -167,10 +214,15 @@ function messageFor(services: RunServices, context: MailContext, tenant: Tenant,
   });
 }
 
-/** Mails every pending recipient; passes again over deferred ones; throws when the server is unreachable. */
+/**
+ * Mails every pending recipient; passes again over deferred ones. While the server cannot be reached at all,
+ * waits (holding the distribution) with growing delays, then gives up with MailServerUnreachable.
+ */
 async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<void> {
   const context = await mailContext(services, tenant, distribution);
   const log = services.log.child({ distributionId: distribution.id });
+  const outcomes = new OutcomeWriter((batch) => repo.recordOutcomes(conn, tenant, distribution.id, batch));
+  let outages = 0;
   try {
     for (let pass = 0; ; pass++) {
       await repo.skipUnsubscribed(conn, tenant, distribution.id);
@@ -186,24 +238,28 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
           const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, false));
           if (outcome.kind === 'sent') {
             sent++;
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'sent' });
+            await outcomes.record({ externalId: target.external_id, status: 'sent', error: null });
           } else if (outcome.kind === 'bounced') {
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: 'bounced', error: outcome.error });
+            await outcomes.record({ externalId: target.external_id, status: 'bounced', error: outcome.error });
           } else if (outcome.connection) {
             // The server, not the address: the recipient keeps its attempts.
             unreachable++;
           } else {
             deferred++;
             const attempts = target.attempts + 1;
-            await repo.recordOutcome(conn, tenant, distribution.id, target.external_id, { status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
+            await outcomes.record({ externalId: target.external_id, status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
           }
         });
       }
-      if (unreachable > 0 && sent === 0) {
-        log.warn({ unreachable }, 'mail server unreachable; the send is retried later');
-        throw new Error(`The mail server could not be reached (${unreachable} messages not sent).`);
-      }
       if (unreachable === 0 && deferred === 0) return;
+      if (unreachable > 0 && sent === 0) {
+        const delay = OUTAGE_DELAYS_MS[outages++];
+        if (delay === undefined) throw new MailServerUnreachable(`The mail server could not be reached; ${unreachable} recipients were not sent to.`);
+        log.warn({ unreachable, retryInMs: delay }, 'mail server unreachable; retrying');
+        await sleep(delay);
+        continue;
+      }
+      outages = 0;
       await sleep(PASS_DELAYS_MS[Math.min(pass, PASS_DELAYS_MS.length - 1)]!);
     }
   } finally {

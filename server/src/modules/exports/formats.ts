@@ -22,8 +22,10 @@ export interface SourceRow {
   id: string;
   surveyId: string;
   respondentExternalId: string | null;
+  distributionId: string | null;
   answers: { questionId: string; value: AnswerValue }[];
-  submittedAt: Date;
+  /** ISO 8601 UTC, as the API shows it. */
+  submittedAt: string;
 }
 
 export interface FileWriter {
@@ -83,7 +85,7 @@ export class AnswerMapper {
       const value = byQuestion.get(q.id);
       if (value !== undefined) answers.push({ questionId: q.id, value: this.value(q.id, value) });
     }
-    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, answers, submittedAt: row.submittedAt.toISOString() };
+    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, distributionId: row.distributionId, answers, submittedAt: row.submittedAt };
   }
 
   /** One cell per question for the tabular formats; null when unanswered. */
@@ -113,7 +115,7 @@ function csvWriter(sink: Writable, mapper: AnswerMapper, bom: boolean): FileWrit
     async writeRows(rows) {
       await header();
       if (rows.length === 0) return;
-      const records = rows.map((row) => [row.id, row.submittedAt.toISOString(), row.respondentExternalId ?? '', ...mapper.cells(row).map((c) => c ?? '')]);
+      const records = rows.map((row) => [row.id, row.submittedAt, row.respondentExternalId ?? '', ...mapper.cells(row).map((c) => c ?? '')]);
       await write(sink, stringify(records, options));
     },
     async finish() {
@@ -166,9 +168,14 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   return {
     async writeRows(rows) {
       for (const row of rows) {
-        sheet.addRow([row.id, row.submittedAt, row.respondentExternalId, ...mapper.cells(row)]).commit();
+        sheet.addRow([row.id, new Date(row.submittedAt), row.respondentExternalId, ...mapper.cells(row)]).commit();
       }
-      // exceljs pushes into its zip stream without waiting; let the sink catch up once per page.
+      // exceljs writes each committed row into the zip entry's input (a readable-stream PassThrough) without
+      // waiting: its StreamBuf ignores backpressure, so rows would pile up in memory whenever deflating is slower
+      // than producing them (measured: +30 MB per 150,000 rows). Wait, once per page, for that input to drain
+      // (with a one-second fallback, in case a future exceljs consumes it differently).
+      const entryInput = (sheet as unknown as { stream?: { pipes?: Array<Writable & { _writableState?: { needDrain?: boolean } }> } }).stream?.pipes?.[0];
+      if (entryInput?._writableState?.needDrain) await Promise.race([once(entryInput, 'drain'), new Promise((resolve) => setTimeout(resolve, 1000))]);
       if (sink.writableNeedDrain) await once(sink, 'drain');
     },
     async finish() {

@@ -65,6 +65,7 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
     id: row.id,
     surveyId,
     respondentExternalId: row.respondent_external_id,
+    distributionId: row.distribution_id,
     answers: row.answers as SourceRow['answers'],
     submittedAt: row.submitted_at,
   };
@@ -117,6 +118,7 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 
       let rows = 0;
       let lastProgress = Date.now();
+      let progressSaving: Promise<unknown> | undefined;
       // Read-only, one snapshot: the file is a consistent picture of the window.
       await conn.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
         await openCursor(tx, tenant, window);
@@ -128,13 +130,17 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
           next?.catch(() => undefined);
           await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
           rows += page.length;
-          if (Date.now() - lastProgress >= PROGRESS_EVERY_MS) {
-            await saveProgress(services.db, tenant, job.id, attempt, rows);
+          // Progress is written beside the export, one update at a time, never waited for.
+          if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
             lastProgress = Date.now();
+            progressSaving = saveProgress(services.db, tenant, job.id, attempt, rows)
+              .catch((error: unknown) => services.log.warn({ err: error, exportId: job.id }, 'export progress not saved'))
+              .finally(() => (progressSaving = undefined));
           }
         }
       });
       await writer.finish();
+      await progressSaving;
 
       await conn.transaction().execute(async (tx) => {
         const completed = await completeExport(tx, tenant, job.id, attempt, { rowCount: rows, size: sink.written });

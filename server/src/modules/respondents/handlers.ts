@@ -1,10 +1,10 @@
 /** Respondent and sync operations: one handler per operationId. */
-import { ApiError, notFound } from '../../http/errors.js';
+import { ApiError, notFound, validationFailed } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { normalize, unstorable } from './records.js';
+import { normalize, recordDetails } from './records.js';
 import { deleteRespondent as removeRespondent, findRespondent, listRespondents as selectRespondents, writeRespondents } from './repository.js';
 import { toRespondent, toSyncJob } from './service.js';
 import { findSyncJob } from './sync-repository.js';
@@ -31,8 +31,9 @@ export const upsertRespondent: Handler<'upsertRespondent'> = async ({ params, bo
       { path: '/body/externalId', message: 'must equal the externalId in the path', code: 'invalid_value' },
     ]);
   }
-  const problem = unstorable(body);
-  if (problem) throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: `/body${problem.path}`, message: problem.message, code: problem.code }]);
+  // The one record validator of PUT and sync (records.ts): a record stored here is stored the same by a sync.
+  const problems = recordDetails({ ...body, externalId });
+  if (problems.length > 0) throw validationFailed(problems);
   const tenant = tenantOf(auth);
   const { created } = await writeRespondents(services.db, tenant, [normalize({ ...body, externalId })], 'upsert');
   const row = await findRespondent(services.db, tenant, externalId);

@@ -9,6 +9,10 @@ import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.
 import addFormatsModule from 'ajv-formats';
 import type { components } from '../../generated/openapi.js';
 import { contractPath } from '../../http/contract.js';
+import { codeOf } from '../../http/error-handler.js';
+import type { ErrorDetail } from '../../http/errors.js';
+import { strictFormats } from '../../http/formats.js';
+import { hasUnstorableCharacter } from '../../http/input-checks.js';
 import type { EmploymentType, SyncRecordError } from './tables.js';
 
 export type RespondentInput = components['schemas']['RespondentUpsert'] & { externalId: string };
@@ -37,8 +41,10 @@ let validator: ValidateFunction | undefined;
 /** Compiled once per process from the bundled contract, so the worker checks exactly what the document says. */
 function respondentInputValidator(): ValidateFunction {
   if (!validator) {
-    const ajv = new Ajv2020({ strict: false, allErrors: false, validateFormats: true });
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     addFormats(ajv);
+    // The request validator's date and date-time rules (http/formats.ts), so PUT and sync agree.
+    for (const [name, format] of Object.entries(strictFormats)) ajv.addFormat(name, format);
     ajv.addSchema(JSON.parse(readFileSync(contractPath, 'utf8')) as object, 'openapi.json');
     // A sync record is a `PUT` body that must name its externalId (in a PUT the path names it).
     validator = ajv.compile({ $ref: 'openapi.json#/components/schemas/RespondentUpsert', required: ['externalId'] });
@@ -46,12 +52,37 @@ function respondentInputValidator(): ValidateFunction {
   return validator;
 }
 
-function describe(error: ErrorObject): { path: string | undefined; message: string } {
+function describe(error: ErrorObject): { path: string | undefined; message: string; code: string } {
   const params = error.params as Record<string, unknown>;
   let path = error.instancePath;
-  if (error.keyword === 'required') path += `/${String(params.missingProperty)}`;
-  if (error.keyword === 'additionalProperties') path += `/${String(params.additionalProperty)}`;
-  return { path: path === '' ? undefined : path, message: (error.message ?? 'is invalid').slice(0, 1000) };
+  const token = (name: unknown) => String(name).slice(0, 64).replace(/~/g, '~0').replace(/\//g, '~1');
+  if (error.keyword === 'required') path += `/${token(params.missingProperty)}`;
+  if (error.keyword === 'additionalProperties') path += `/${token(params.additionalProperty)}`;
+  if (error.keyword === 'propertyNames') path += `/${token(params.propertyName)}`;
+  const code = codeOf({ errorCode: error.keyword, message: error.message });
+  return { path: path === '' ? undefined : path, message: (error.message ?? 'is invalid').slice(0, 1000), code };
+}
+
+/**
+ * Every problem of one respondent record — the one validator of `PUT /respondents/{externalId}` and of each
+ * sync record: the contract's `RespondentUpsert` (externalId required) with the service's date rules, then what
+ * PostgreSQL cannot store. Paths are JSON pointers inside the record.
+ */
+export function recordProblems(record: unknown): Array<{ path: string | undefined; message: string; code: string }> {
+  const validate = respondentInputValidator();
+  if (!validate(record)) {
+    // anyOf reports each branch too; the anyOf line itself says enough.
+    const errors = validate.errors ?? [];
+    const branches = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.schemaPath));
+    return errors.filter((e) => ![...branches].some((b) => e.schemaPath !== b && e.schemaPath.startsWith(b.replace(/\/anyOf$/, '/anyOf/')))).map(describe);
+  }
+  const problem = unstorable(record as RespondentInput);
+  return problem ? [problem] : [];
+}
+
+/** The same problems as ErrorDetails of a request (`/body/…`). */
+export function recordDetails(record: unknown): ErrorDetail[] {
+  return recordProblems(record).map((problem) => (problem.path === undefined ? { message: problem.message, code: problem.code } : { path: `/body${problem.path}`, message: problem.message, code: problem.code }));
 }
 
 /** The record's `externalId` when it is usable (a string of 1–255 characters), for error reports and dedupe. */
@@ -68,12 +99,16 @@ export type Checked = { ok: true; row: RespondentRow } | { ok: false; error: Syn
  */
 export function unstorable(input: Omit<RespondentInput, 'externalId'> & { externalId?: string }): { path: string; message: string; code: string } | undefined {
   if (input.hireDate?.startsWith('0000')) return { path: '/hireDate', message: 'must be a date from 0001-01-01 on', code: 'format' };
+  const message = 'must not contain NUL characters or unpaired UTF-16 surrogates';
   for (const [key, value] of Object.entries(input)) {
-    if (typeof value === 'string' && value.includes('\0')) return { path: `/${key}`, message: 'must not contain NUL characters', code: 'invalid_character' };
+    if (typeof value === 'string' && hasUnstorableCharacter(value)) return { path: `/${key}`, message, code: 'invalid_character' };
   }
   for (const [key, value] of Object.entries(input.attributes ?? {})) {
-    if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) {
-      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must not contain NUL characters', code: 'invalid_character' };
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must be a finite number (at most about 1.8e308)', code: 'out_of_range' };
+    }
+    if (hasUnstorableCharacter(key) || (typeof value === 'string' && hasUnstorableCharacter(value))) {
+      return { path: `/attributes/${key.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD').replace(/~/g, '~0').replace(/\//g, '~1')}`, message, code: 'invalid_character' };
     }
   }
   return undefined;
@@ -81,22 +116,18 @@ export function unstorable(input: Omit<RespondentInput, 'externalId'> & { extern
 
 /** Validates one sync record; `index` is its position in the request. */
 export function checkRecord(record: unknown, index: number): Checked {
-  const validate = respondentInputValidator();
-  const valid = validate(record);
-  const problem = valid ? unstorable(record as RespondentInput) : undefined;
-  if (valid && !problem) return { ok: true, row: normalize(record as RespondentInput) };
-  const first = validate.errors?.[0];
-  const { path, message } = problem ?? (first ? describe(first) : { path: undefined, message: 'is invalid' });
+  const problems = recordProblems(record);
+  if (problems.length === 0) return { ok: true, row: normalize(record as RespondentInput) };
+  const { path, message } = problems[0]!;
   const error: SyncRecordError = { index, externalId: usableExternalId(record), message };
   if (path !== undefined) error.path = path;
   return { ok: false, error };
 }
 
+/** Keys sorted; built with fromEntries so that a key such as `__proto__` stays data (an assignment would drop it). */
 function sortedAttributes(attributes: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!attributes) return {};
-  const out: Record<string, unknown> = {};
-  for (const key of Object.keys(attributes).sort()) out[key] = attributes[key];
-  return out;
+  return Object.fromEntries(Object.keys(attributes).sort().map((key) => [key, attributes[key]]));
 }
 
 /** The stored shape of a valid record. E-mails are kept as sent; lookups compare them case-insensitively. */

@@ -2,7 +2,9 @@
 import { notFound, validationFailed } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
+import type { SemanticCheck } from '../../http/semantic.js';
 import { isId } from '../../lib/ids.js';
+import { validateAnswers } from './answers.js';
 import * as surveys from './repository.js';
 import * as responses from './responses-repository.js';
 import * as service from './service.js';
@@ -99,4 +101,18 @@ export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, 
   if (!isId('rsp', params.responseId)) throw notFound('response', params.responseId);
   await service.deleteResponse(services.db, tenantOf(auth), surveyId, params.responseId);
   return { status: 200, data: { id: params.responseId, deleted: true } };
+};
+
+/**
+ * The answer checks of submitResponse, run when the request also breaks the schema so that one 400 lists every
+ * problem (http/semantic.ts). Tolerant of a malformed body: only well-formed answers are checked.
+ */
+export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, services }) => {
+  const surveyId = typeof params.id === 'string' && isId('srv', params.id) ? params.id : undefined;
+  const answers = (body as { answers?: unknown } | undefined)?.answers;
+  if (!surveyId || !Array.isArray(answers)) return [];
+  const survey = await surveys.findSurvey(services.db, tenantOf(auth), surveyId);
+  if (!survey) return [];
+  const wellFormed = answers.filter((answer): answer is { questionId: string; value: unknown } => typeof answer === 'object' && answer !== null && typeof answer.questionId === 'string');
+  return wellFormed.length === answers.length ? validateAnswers(survey.questions, wellFormed as never) : [];
 };

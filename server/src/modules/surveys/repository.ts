@@ -54,10 +54,18 @@ export async function listSurveys(db: DbOrTx, tenant: Tenant, filter: { status?:
   let query = scoped(db, tenant);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.search) query = query.where('title', 'ilike', `%${likeEscape(filter.search)}%`);
-  const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
-    query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-  ]);
+  // Page and total in one query (a window count); only a page past the end needs a second one for the total.
+  const page = await query
+    .selectAll()
+    .select(sql<number>`count(*) over ()`.as('total_count'))
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .execute();
+  const rows: SurveyRow[] = page.map(({ total_count: _total, ...row }) => row);
+  if (page.length > 0) return { rows, total: Number(page[0]!.total_count) };
+  const total = await query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
   return { rows, total: total.count };
 }
 

@@ -11,7 +11,7 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { Services } from '../../http/handler.js';
 import { deliveryWakeChannel } from '../events/record.js';
-import { claimDue, msUntilNextDue, recordFailure, recordSuccess, type ClaimedDelivery, type Outcome } from './queue.js';
+import { claimDue, msUntilNextDue, recordFailure, recordSuccesses, type ClaimedDelivery, type Outcome, type Success } from './queue.js';
 import { nextDelayMs, parseRetryAfter } from './schedule.js';
 import { postWebhook, type AttemptResult } from './sender.js';
 
@@ -22,6 +22,8 @@ export interface DispatcherOptions {
   idlePollMs: number;
   /** Five days of failures disable a webhook. */
   disableAfterMs: number;
+  /** Successes are written together, at most this long after the first of a batch. */
+  recordDelayMs: number;
 }
 
 export const dispatcherDefaults: DispatcherOptions = {
@@ -30,7 +32,40 @@ export const dispatcherDefaults: DispatcherOptions = {
   claimBatch: 100,
   idlePollMs: 1000,
   disableAfterMs: 5 * 24 * 3600 * 1000,
+  recordDelayMs: 10,
 };
+
+/** Gathers successes for a few milliseconds and writes them in one statement; each caller waits for its write. */
+class SuccessRecorder {
+  private batch: Array<Success & { done: () => void; failed: (error: unknown) => void }> = [];
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly write: (successes: Success[]) => Promise<void>,
+    private readonly delayMs: number,
+    private readonly maxBatch: number,
+  ) {}
+
+  record(success: Success): Promise<void> {
+    return new Promise<void>((done, failed) => {
+      this.batch.push({ ...success, done, failed });
+      if (this.batch.length >= this.maxBatch) this.flush();
+      else this.timer ??= setTimeout(() => this.flush(), this.delayMs);
+    });
+  }
+
+  private flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const batch = this.batch;
+    this.batch = [];
+    if (batch.length === 0) return;
+    this.write(batch).then(
+      () => batch.forEach((s) => s.done()),
+      (error: unknown) => batch.forEach((s) => s.failed(error)),
+    );
+  }
+}
 
 /** The body every attempt of an event carries: the event as `listEvents` shows it, data copied as stored. */
 export function eventBody(row: Pick<ClaimedDelivery, 'event_id' | 'event_type' | 'event_created_at' | 'event_data'>): string {
@@ -78,6 +113,7 @@ export class WebhookDispatcher {
   private wakeUp: (() => void) | undefined;
   private listener: pg.Client | undefined;
   private loopDone: Promise<void> | undefined;
+  private readonly successes: SuccessRecorder;
 
   constructor(
     private readonly services: Pick<Services, 'db' | 'log' | 'config'>,
@@ -85,6 +121,7 @@ export class WebhookDispatcher {
     options: Partial<DispatcherOptions> = {},
   ) {
     this.options = { ...dispatcherDefaults, ...options };
+    this.successes = new SuccessRecorder((batch) => recordSuccesses(services.db, batch), this.options.recordDelayMs, this.options.claimBatch);
   }
 
   async start(): Promise<void> {
@@ -173,7 +210,7 @@ export class WebhookDispatcher {
     // A disabled webhook gets only test sends; anything else still queued is cancelled.
     if (!row.enabled && row.event_type !== 'webhook.test') {
       const outcome = { succeeded: false, responseStatus: null, latencyMs: null, error: 'cancelled: the webhook was disabled', excerpt: null };
-      await recordFailure(db, row, outcome, { gone: false, retryDelayMs: undefined, disableAfterMs: this.options.disableAfterMs });
+      await recordFailure(db, row, outcome, { gone: false, retryDelayMs: undefined, disableAfterMs: this.options.disableAfterMs, cancelled: true });
       return;
     }
     const body = eventBody(row);
@@ -181,7 +218,7 @@ export class WebhookDispatcher {
     const result = await postWebhook(row.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopbackWebhooks });
     const outcome = outcomeOf(result);
     if (outcome.succeeded) {
-      await recordSuccess(db, row, outcome);
+      await this.successes.record({ row, outcome, at: new Date() });
       return;
     }
     const retryAfterMs = result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter) : undefined;

@@ -23,6 +23,8 @@ export interface ClaimedDelivery {
   attempt: number;
   manual: boolean;
   claim_token: string;
+  /** Where the claimed row version is: the success update finds it without an index (see recordSuccesses). */
+  row_ctid: string;
   event_created_at: Date;
   /** The event's data as JSON text, put into the body as is. */
   event_data: string;
@@ -33,11 +35,15 @@ export interface ClaimedDelivery {
   secrets: string[];
 }
 
+/**
+ * Claims up to `limit` due rows. The claimed rows are joined back by `ctid` (locked by this statement, so stable
+ * within it): a join by key let the planner pick a per-tenant index scan per row, quadratic in a tenant's backlog.
+ */
 export async function claimDue(db: Db, limit: number, leaseMs: number, excludeWebhooks: string[]): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
-      select organization_id, environment, id from webhook_deliveries
+      select ctid from webhook_deliveries
       where status = 'pending' and due_at <= now() and (lease_until is null or lease_until < now())
         and not (webhook_id = any(${excludeWebhooks}::text[]))
       order by due_at
@@ -47,11 +53,11 @@ export async function claimDue(db: Db, limit: number, leaseMs: number, excludeWe
     update webhook_deliveries d
     set lease_until = now() + make_interval(secs => ${leaseMs / 1000}), claim_token = ${token}
     from due, events e, webhooks w
-    where d.organization_id = due.organization_id and d.environment = due.environment and d.id = due.id
+    where d.ctid = due.ctid
       and e.organization_id = d.organization_id and e.environment = d.environment and e.id = d.event_id
       and w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id
     returning d.organization_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempt, d.manual,
-      d.claim_token, e.created_at as event_created_at, e.data::text as event_data, w.url, w.enabled, w.failing_since,
+      d.claim_token, d.ctid::text as row_ctid, e.created_at as event_created_at, e.data::text as event_data, w.url, w.enabled, w.failing_since,
       array(
         select s.secret from webhook_secrets s
         where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
@@ -99,11 +105,35 @@ function finishAttempt(db: DbOrTx, row: ClaimedDelivery, outcome: Outcome) {
     .where('status', '=', 'pending');
 }
 
-/** A success: the row, and the webhook's failure clock stopped. Returns false when the claim was lost. */
-export async function recordSuccess(db: Db, row: ClaimedDelivery, outcome: Outcome): Promise<boolean> {
-  const result = await finishAttempt(db, row, outcome).executeTakeFirst();
-  if (Number(result.numUpdatedRows) === 0) return false;
-  if (row.failing_since !== null) {
+export interface Success {
+  row: ClaimedDelivery;
+  outcome: Outcome;
+  at: Date;
+}
+
+/**
+ * Successes, many in one statement (the dispatcher gathers them for a few milliseconds): one UPDATE per batch
+ * instead of one per delivery is what lets a worker keep up with thousands of deliveries a second. Rows are found
+ * by the `ctid` the claim returned: nothing else updates a row while its lease runs (cancelling skips leased
+ * rows), and the id, claim token and status are checked too, so a moved row is at worst not recorded — it then
+ * runs again after its lease (at-least-once). A join by key let the planner pick a per-tenant index scan per row
+ * while the table's statistics lagged a burst. Webhooks that were failing have their failure clock stopped.
+ */
+export async function recordSuccesses(db: Db, successes: readonly Success[]): Promise<void> {
+  if (successes.length === 0) return;
+  const column = <T>(pick: (s: Success) => T) => successes.map(pick);
+  await sql`
+    update webhook_deliveries d
+    set status = 'succeeded', response_status = u.response_status, latency_ms = u.latency_ms, error = null,
+      response_excerpt = u.excerpt, delivered_at = u.delivered_at, lease_until = null
+    from unnest(
+      ${column((s) => s.row.row_ctid)}::tid[], ${column((s) => s.row.id)}::text[],
+      ${column((s) => s.row.claim_token)}::text[], ${column((s) => s.outcome.responseStatus)}::int[], ${column((s) => s.outcome.latencyMs)}::int[],
+      ${column((s) => s.outcome.excerpt)}::text[], ${column((s) => s.at.toISOString())}::timestamptz[]
+    ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)
+    where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(db);
+  for (const { row } of successes) {
+    if (row.failing_since === null) continue;
     await db
       .updateTable('webhooks')
       .set({ failing_since: null })
@@ -112,7 +142,6 @@ export async function recordSuccess(db: Db, row: ClaimedDelivery, outcome: Outco
       .where('id', '=', row.webhook_id)
       .execute();
   }
-  return true;
 }
 
 export interface FailurePlan {
@@ -122,6 +151,8 @@ export interface FailurePlan {
   retryDelayMs: number | undefined;
   /** Five days without a success disable the webhook. */
   disableAfterMs: number;
+  /** Not sent at all (the webhook was disabled meanwhile): recorded, nothing else. */
+  cancelled?: boolean;
 }
 
 export interface FailureRecord {
@@ -139,6 +170,8 @@ export async function recordFailure(db: Db, row: ClaimedDelivery, outcome: Outco
   return db.transaction().execute(async (tx) => {
     const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
+    // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
+    if (plan.cancelled) return { recorded: true, nextRetryAt: null, disabled: null };
     const tenant = tenantOf(row);
     const webhook = await tx
       .updateTable('webhooks')

@@ -1,0 +1,63 @@
+/**
+ * What JSON and URLs can carry but PostgreSQL `text`/`jsonb` cannot store, found before anything else runs:
+ * NUL characters and lone UTF-16 surrogates (in values and in member names), and values nested deeper than any
+ * schema of the contract goes (a very deep value would otherwise exhaust the stack where it is serialized).
+ * Each problem is an ErrorDetail naming where it was found.
+ */
+import type { ErrorDetail } from './errors.js';
+
+/** Deeper than any body of the contract needs (survey questions with choices are 5 levels deep). */
+export const maxDepth = 32;
+
+// A NUL, or a high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
+const unstorable = /\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+export function hasUnstorableCharacter(text: string): boolean {
+  return unstorable.test(text);
+}
+
+function escapeToken(token: string): string {
+  return token.replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+/** Pointers echo member names: a hostile name is shortened and cleaned so that the answer stays valid. */
+function safeToken(token: string): string {
+  const cleaned = token.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD');
+  return escapeToken(cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned);
+}
+
+/** Walks a parsed value; stops early once `limit` problems are found. */
+export function checkValue(value: unknown, path: string, problems: ErrorDetail[], limit = 20, depth = 0, characters = true): void {
+  if (problems.length >= limit) return;
+  if (typeof value === 'string') {
+    if (!characters) return;
+    if (hasUnstorableCharacter(value)) problems.push({ path, code: 'invalid_character', message: 'must not contain NUL characters or unpaired UTF-16 surrogates' });
+    return;
+  }
+  if (typeof value === 'number') {
+    // 1e400 parses as Infinity, which JSON cannot carry back: refused rather than stored as something else.
+    if (!Number.isFinite(value)) problems.push({ path, code: 'out_of_range', message: 'must be a finite number (at most about 1.8e308)' });
+    return;
+  }
+  if (value === null || typeof value !== 'object') return;
+  if (depth >= maxDepth) {
+    problems.push({ path, code: 'too_deep', message: `nests deeper than ${maxDepth} levels` });
+    return;
+  }
+  if (Array.isArray(value)) {
+    value.forEach((item, index) => checkValue(item, `${path}/${index}`, problems, limit, depth + 1, characters));
+    return;
+  }
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (characters && hasUnstorableCharacter(key)) {
+      problems.push({ path: `${path}/${safeToken(key)}`, code: 'invalid_character', message: 'member names must not contain NUL characters or unpaired UTF-16 surrogates' });
+      continue;
+    }
+    checkValue(item, `${path}/${escapeToken(key)}`, problems, limit, depth + 1, characters);
+  }
+}
+
+/** Whether any problem is a too-deep value (the request is then answered without further validation). */
+export function tooDeep(problems: readonly ErrorDetail[]): boolean {
+  return problems.some((problem) => problem.code === 'too_deep');
+}

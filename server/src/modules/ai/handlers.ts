@@ -1,0 +1,31 @@
+/** AI operations: thin adapters from the contract to the service. */
+import { notFound } from '../../http/errors.js';
+import { tenantOf, type Handler } from '../../http/handler.js';
+import { isId } from '../../lib/ids.js';
+import * as service from './service.js';
+
+/** Malformed ids are answered like unknown ones, without a query. */
+function idOrThrow(prefix: 'srv' | 'ana', what: string, id: string): string {
+  if (!isId(prefix, id)) throw notFound(what, id);
+  return id;
+}
+
+export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, services }) => {
+  const { survey, provider, model } = await service.generateSurvey(services, tenantOf(auth), body);
+  return { status: 201, data: survey, headers: { 'AI-Provider': provider, 'AI-Model': model } };
+};
+
+export const generateAiAnalysis: Handler<'generateAiAnalysis'> = async ({ params, body, auth, services }) => ({
+  status: 202,
+  data: await service.startAnalysis(services, tenantOf(auth), idOrThrow('srv', 'survey', params.id), body ?? {}),
+});
+
+export const getLatestAiAnalysis: Handler<'getLatestAiAnalysis'> = async ({ params, auth, services }) => ({
+  status: 200,
+  data: await service.latestAnalysis(services, tenantOf(auth), idOrThrow('srv', 'survey', params.id)),
+});
+
+export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, services }) => {
+  const surveyId = idOrThrow('srv', 'survey', params.id);
+  return { status: 200, data: await service.getAnalysis(services, tenantOf(auth), surveyId, idOrThrow('ana', 'AI analysis', params.analysisId)) };
+};

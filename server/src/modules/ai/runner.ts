@@ -1,0 +1,117 @@
+/**
+ * The worker side of an AI analysis.
+ *
+ * Crash safety, as for respondent syncs: the run holds a session advisory lock on the analysis (PostgreSQL drops
+ * it the moment the worker dies, even on SIGKILL) and, before working, enqueues a check of the same analysis a
+ * few seconds ahead. A check that finds the lock held looks again later; one that finds it free and the
+ * analysis unfinished runs it; one that finds it finished stops. Exactly once in effect: the result, the final
+ * status and the `analytics.ai.completed` event are written in one transaction, by an UPDATE that only moves an
+ * unfinished analysis — a second run can compute again but never completes it twice.
+ *
+ * Provider failures (timeouts, 429 with `Retry-After`, 5xx, malformed output) are retried here with doubling
+ * back-off, then end in a `failed` analysis with its code. A request never waits for any of this.
+ */
+import { sql } from 'kysely';
+import type { Tenant } from '../../db/schema.js';
+import type { Services } from '../../http/handler.js';
+import { sendInTransaction } from '../../jobs/enqueue.js';
+import { recordEvent } from '../events/record.js';
+import { assemble, prepareInput } from './analysis.js';
+import { ProviderError, type TextFindings } from './provider.js';
+import { finishAnalysis, findAnalysisById, respondentNames, responsesToAnalyse, startRun } from './repository.js';
+import { AI_QUEUE, anonymityThreshold, providerFor, toAnalysis, type AnalysisJobData } from './service.js';
+import type { AnalysisErrorCode } from './tables.js';
+import * as surveyRepository from '../surveys/repository.js';
+
+/** Seconds between dead-man's-switch checks of a running analysis. */
+export const WATCHDOG_SECONDS = 5;
+/** An analysis whose worker died this many times fails instead of starting again. */
+const MAX_RUNS = 5;
+
+type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+
+const lockKey = (id: string) => sql`hashtextextended(${`ai.analyse:${id}`}, 0)`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function enqueueCheck(services: RunServices, data: AnalysisJobData): Promise<void> {
+  await sendInTransaction(services.boss, services.db, AI_QUEUE, data, { startAfter: WATCHDOG_SECONDS, priority: 0 });
+}
+
+async function withRetries(services: RunServices, analysisId: string, call: () => Promise<TextFindings>): Promise<TextFindings> {
+  const { maxAttempts, retryBaseMs } = services.config.ai;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!(error instanceof ProviderError) || !error.retryable || attempt >= maxAttempts) throw error;
+      const backOff = retryBaseMs * 2 ** (attempt - 1);
+      const wait = Math.max(backOff, error.retryAfterMs ?? 0);
+      // The reason only: never the prompt, the comments or the key.
+      services.log.warn({ analysisId, attempt, code: error.code, waitMs: wait }, 'AI provider call failed; retrying');
+      await sleep(wait);
+    }
+  }
+}
+
+async function fail(services: RunServices, tenant: Tenant, id: string, errorCode: AnalysisErrorCode, error: string): Promise<void> {
+  await services.db.transaction().execute(async (tx) => {
+    const row = await finishAnalysis(tx, tenant, id, { status: 'failed', error, errorCode });
+    if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
+  });
+}
+
+/**
+ * Runs one analysis if no live worker owns it. `busy`: another live worker holds it; `finished`: nothing (more)
+ * to do here.
+ */
+export async function runAnalysis(services: RunServices, data: AnalysisJobData): Promise<'busy' | 'finished'> {
+  const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
+  const id = data.analysisId;
+  return services.db.connection().execute(async (conn) => {
+    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(id)}) as ok`.execute(conn);
+    if (!locked.rows[0]?.ok) return 'busy';
+    try {
+      const found = await findAnalysisById(conn, tenant, id);
+      if (!found || found.status === 'completed' || found.status === 'failed') return 'finished';
+      if (found.attempts >= MAX_RUNS) {
+        await fail(services, tenant, id, 'internal_error', `The analysis stopped after ${MAX_RUNS} interrupted runs.`);
+        return 'finished';
+      }
+      const provider = providerFor(services.config.ai);
+      const started = await startRun(conn, tenant, id, provider.name, provider.model);
+      if (!started) return 'finished';
+      await enqueueCheck(services, data);
+
+      const survey = await surveyRepository.findSurvey(conn, tenant, found.survey_id);
+      if (!survey) return 'finished';
+      const responses = await responsesToAnalyse(conn, tenant, survey.id);
+      const threshold = await anonymityThreshold(services, tenant);
+      const names = provider.name === 'offline' ? [] : await respondentNames(conn, tenant);
+      const prepared = prepareInput(survey, responses, { ...found.request, respondentNames: names });
+      let findings: TextFindings;
+      try {
+        findings = prepared.input.comments.length === 0 ? { language: null, sentiments: [], themes: [] } : await withRetries(services, id, () => provider.analyseComments(prepared.input));
+      } catch (error) {
+        if (error instanceof ProviderError) {
+          await fail(services, tenant, id, error.code, `${error.message} (after ${services.config.ai.maxAttempts} attempts)`);
+          return 'finished';
+        }
+        throw error;
+      }
+      const result = assemble(prepared, responses, findings, threshold);
+      await services.db.transaction().execute(async (tx) => {
+        const row = await finishAnalysis(tx, tenant, id, { status: 'completed', result, responseCount: responses.length });
+        if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
+      });
+      return 'finished';
+    } finally {
+      await sql`select pg_advisory_unlock(${lockKey(id)})`.execute(conn).catch(() => undefined);
+    }
+  });
+}
+
+/** The dead-man's switch: while the analysis's owner is alive, look again later. */
+export async function checkLater(services: RunServices, data: AnalysisJobData): Promise<void> {
+  const row = await findAnalysisById(services.db, { organizationId: data.organizationId, environment: data.environment }, data.analysisId);
+  if (row && (row.status === 'pending' || row.status === 'processing')) await enqueueCheck(services, data);
+}
