@@ -5,7 +5,7 @@
 import * as ss from 'simple-statistics';
 import { describe, expect, it } from 'vitest';
 import { relativeWeights, symmetricEigen } from '../../server/src/modules/analytics/relative-weights.js';
-import { focusAreasOf } from '../../server/src/modules/analytics/service.js';
+import { focusAreasOf } from '../../server/src/modules/analytics/smart.js';
 import { random } from './fixtures.js';
 
 // mtcars (R datasets): mpg, cyl, disp, hp, gear for the 32 cars, in the data set's order.

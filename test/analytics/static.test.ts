@@ -6,6 +6,8 @@
 import * as ss from 'simple-statistics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { newId } from '../../server/src/lib/ids.js';
+import { compactDailyCounts } from '../../server/src/modules/analytics/repository.js';
 import { departments, generate, numbers, round, valuesOf, type Generated } from './fixtures.js';
 
 let t: TestService;
@@ -291,7 +293,30 @@ describe('getStaticAnalytics', () => {
     const moved = once.responses[2]!;
     moved.submittedAt = new Date(Date.UTC(2026, 9, 4, 8));
     await t.db.updateTable('responses').set({ submitted_at: moved.submittedAt }).where('id', '=', moved.id).execute();
-    await check([...once.responses.filter((_, i) => i !== 1), added]);
+    const final = [...once.responses.filter((_, i) => i !== 1), added];
+    await check(final);
+    // The deltas fold into one row per key; every figure stays the same.
+    const keys = () => t.db.selectFrom('analytics_daily_cells').select(['day', 'code']).select((eb) => eb.fn.countAll<number>().as('rows')).where('survey_id', '=', once.surveyId).groupBy(['day', 'code']).execute();
+    expect((await keys()).some((k) => Number(k.rows) > 1)).toBe(true);
+    expect(await compactDailyCounts(t.db)).toBeGreaterThan(0);
+    expect((await keys()).every((k) => Number(k.rows) === 1)).toBe(true);
+    await check(final);
+  });
+
+  it('never refuses a stored response, even one with values the API would not accept', async () => {
+    const before = await staticOf();
+    const id = newId('rsp');
+    await t.db.insertInto('responses').values({
+      id, survey_id: data.surveyId, organization_id: organizationId, environment: 'LIVE', respondent_external_id: null, dedupe_key: null,
+      submitted_at: new Date(Date.UTC(2026, 9, 5)),
+      answers: JSON.stringify([{ questionId: 'nps', value: 'nine' }, { questionId: 'tools', value: 2.5 }, { questionId: 'perks', value: 'learn' }, { value: 3 }, 7]),
+    }).execute();
+    const after = await staticOf();
+    expect(after.responseCount).toBe(before.responseCount + 1);
+    // The response counts; its unusable values are not answers to anything.
+    expect(after.questions.map((q) => q.answeredCount)).toEqual(before.questions.map((q) => q.answeredCount));
+    await t.db.deleteFrom('responses').where('id', '=', id).execute();
+    expect((await staticOf()).responseCount).toBe(before.responseCount);
   });
 
   it('refuses bad parameters and unknown surveys or distributions', async () => {

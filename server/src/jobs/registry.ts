@@ -11,6 +11,7 @@ import { distributionsSend } from './distributions.send.js';
 import { respondentsSync } from './respondents.sync.js';
 import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
+import { analyticsCompact } from './analytics.compact.js';
 import { aiAnalyse } from './ai.analyse.js';
 
 export interface JobDefinition<Data extends object = object> {
@@ -29,6 +30,7 @@ export const jobs: JobDefinition[] = [
   responsesExport as JobDefinition,
   exportsCleanup as JobDefinition,
   eventsCleanup,
+  analyticsCompact,
   distributionsSend as JobDefinition,
   aiAnalyse as JobDefinition,
 ];

@@ -44,7 +44,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   // Exact daily pre-aggregation: per survey, UTC day and cell code, how many responses carry it (code −1: the
   // responses themselves). Kept by the same triggers, in the same statement, so it is never stale; whole-survey
-  // analytics over whole days read a few hundred rows instead of scanning every response.
+  // analytics over whole days read a few hundred rows instead of scanning every response. Append-only deltas
+  // (a deletion appends negative counts), summed on read: no two transactions ever wait on one counter row. The
+  // analytics.compact job folds each key's deltas into one row; sums are unchanged by it.
   await db.schema
     .createTable('analytics_daily_cells')
     .addColumn('organization_id', 'text', (c) => c.notNull())
@@ -53,50 +55,59 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('day', 'date', (c) => c.notNull())
     .addColumn('code', 'integer', (c) => c.notNull())
     .addColumn('n', 'bigint', (c) => c.notNull())
-    .addPrimaryKeyConstraint('analytics_daily_cells_pk', ['organization_id', 'environment', 'survey_id', 'day', 'code'])
     .execute();
+  await sql`create index analytics_daily_cells_by_key on analytics_daily_cells (organization_id, environment, survey_id, day, code)`.execute(db);
   await sql`create index analytics_responses_by_time on analytics_responses (organization_id, environment, survey_id, submitted_at)`.execute(db);
   // Participation: has this recipient responded?
   await sql`create index analytics_responses_by_respondent on analytics_responses (organization_id, environment, survey_id, respondent_external_id) where respondent_external_id is not null`.execute(db);
 
-  // PL/pgSQL, one pass over the questions: it runs for every submitted response, so it must be cheap.
+  // PL/pgSQL, one pass over the questions: it runs for every submitted response, so it must be cheap. It must
+  // also never fail, or it would refuse a response: values the API would not have accepted (rows written by other
+  // means) are skipped, never cast blindly.
   await sql`
     create function analytics_encode(answers jsonb, questions jsonb, out nums smallint[], out cells integer[])
     language plpgsql immutable parallel safe as $$
     declare
-      by_id jsonb;
+      by_id jsonb := '{}';
       question jsonb;
       choice jsonb;
       answer jsonb;
       kind text;
       pos integer := 0;
       choice_pos integer;
+      number_value integer;
     begin
       nums := '{}';
       cells := '{}';
-      select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id from jsonb_array_elements(answers) as item;
+      if jsonb_typeof(questions) is distinct from 'array' then
+        return;
+      end if;
+      if jsonb_typeof(answers) = 'array' then
+        select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id
+        from jsonb_array_elements(answers) as item
+        where jsonb_typeof(item) = 'object' and jsonb_typeof(item->'questionId') = 'string';
+      end if;
       for question in select value from jsonb_array_elements(questions) loop
         answer := by_id -> (question->>'id');
         kind := question->>'type';
-        if kind in ('nps', 'rating') and answer is not null then
-          nums := array_append(nums, (answer #>> '{}')::smallint);
-          cells := array_append(cells, pos * 100000 + (answer #>> '{}')::integer);
-        else
-          nums := array_append(nums, null::smallint);
-          if answer is not null and kind = 'text' then
-            cells := array_append(cells, pos * 100000 + length(answer #>> '{}'));
-          elsif answer is not null and kind in ('single_choice', 'multiple_choice') then
-            if kind = 'multiple_choice' then
-              cells := array_append(cells, pos * 100000 + 99999);
-            end if;
-            choice_pos := 0;
-            for choice in select value from jsonb_array_elements(question->'choices') loop
-              if (kind = 'single_choice' and choice->>'id' = answer #>> '{}') or (kind = 'multiple_choice' and answer ? (choice->>'id')) then
-                cells := array_append(cells, pos * 100000 + choice_pos);
-              end if;
-              choice_pos := choice_pos + 1;
-            end loop;
+        number_value := case when jsonb_typeof(answer) = 'number' and (answer #>> '{}') ~ '^[0-9]{1,4}$' then (answer #>> '{}')::integer end;
+        nums := array_append(nums, case when kind in ('nps', 'rating') then number_value::smallint end);
+        if kind in ('nps', 'rating') and number_value is not null then
+          cells := array_append(cells, pos * 100000 + number_value);
+        elsif kind = 'text' and jsonb_typeof(answer) = 'string' then
+          cells := array_append(cells, pos * 100000 + least(length(answer #>> '{}'), 99998));
+        elsif jsonb_typeof(question->'choices') = 'array'
+              and ((kind = 'single_choice' and jsonb_typeof(answer) = 'string') or (kind = 'multiple_choice' and jsonb_typeof(answer) = 'array')) then
+          if kind = 'multiple_choice' then
+            cells := array_append(cells, pos * 100000 + 99999);
           end if;
+          choice_pos := 0;
+          for choice in select value from jsonb_array_elements(question->'choices') loop
+            if (kind = 'single_choice' and choice->>'id' = answer #>> '{}') or (kind = 'multiple_choice' and answer ? (choice->>'id')) then
+              cells := array_append(cells, pos * 100000 + choice_pos);
+            end if;
+            choice_pos := choice_pos + 1;
+          end loop;
         end if;
         pos := pos + 1;
       end loop;
@@ -104,8 +115,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Statement-level triggers with transition tables: one set-based write per statement, so a bulk insert
   // (an import, the benchmark's INSERT … SELECT) pays no per-row trigger overhead.
-  // The daily counts are upserted in key order, so two concurrent statements lock the same rows in the same
-  // order and cannot deadlock (submissions to one survey also serialise on its response counter anyway).
   await sql`
     create function analytics_responses_added() returns trigger language plpgsql as $$
     begin
@@ -117,11 +126,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e
         returning organization_id, environment, survey_id, submitted_at, cells
       )
-      insert into analytics_daily_cells as d (organization_id, environment, survey_id, day, code, n)
+      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
       select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
       from copied, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-      on conflict (organization_id, environment, survey_id, day, code) do update set n = d.n + excluded.n;
+      group by 1, 2, 3, 4, 5;
       return null;
     end $$`.execute(db);
   await sql`
@@ -133,11 +141,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
           and a.survey_id = r.survey_id and a.response_id = r.id
         returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells
       )
-      insert into analytics_daily_cells as d (organization_id, environment, survey_id, day, code, n)
+      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
       select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
       from dropped, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5
-      on conflict (organization_id, environment, survey_id, day, code) do update set n = d.n + excluded.n;
+      group by 1, 2, 3, 4, 5;
       return null;
     end $$`.execute(db);
   await sql`create trigger analytics_responses_insert after insert on responses referencing new table as added for each statement execute function analytics_responses_added()`.execute(db);

@@ -3,6 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
+import { getSmartAnalytics as smartAnalytics } from './smart.js';
 
 /** Malformed ids are answered like unknown ones, without a query. */
 function surveyIdOrThrow(id: string): string {
@@ -30,7 +31,7 @@ export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params
 
 export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, query, auth, services }) => ({
   status: 200,
-  data: await service.getSmartAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+  data: await smartAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
     submittedAfter: query.submittedAfter,
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),

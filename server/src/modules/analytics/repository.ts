@@ -296,6 +296,30 @@ export async function outcomeCorrelations(db: DbOrTx, scope: AnalyticsScope, out
   return others.map((_, i) => ({ n: row[`n_${i}`] ?? 0, corr: row[`c_${i}`] ?? null }));
 }
 
+/**
+ * Folds the daily counts' deltas into one row per key (keys with more than one row), in one statement: the
+ * deleted rows and their sum are one snapshot, so every read sees the same totals before and after; rows
+ * appended meanwhile are not touched. Keys whose sum is zero disappear.
+ */
+export async function compactDailyCounts(db: DbOrTx): Promise<number> {
+  const { rows } = await sql<{ folded: number }>`
+    with keys as (
+      select organization_id, environment, survey_id, day, code from analytics_daily_cells
+      group by 1, 2, 3, 4, 5 having count(*) > 1
+    ), gone as (
+      delete from analytics_daily_cells c using keys k
+      where c.organization_id = k.organization_id and c.environment = k.environment and c.survey_id = k.survey_id
+        and c.day = k.day and c.code = k.code
+      returning c.organization_id, c.environment, c.survey_id, c.day, c.code, c.n
+    ), folded as (
+      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
+      select organization_id, environment, survey_id, day, code, sum(n) from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
+      returning 1
+    )
+    select (select count(*) from gone)::int as folded`.execute(db);
+  return rows[0]?.folded ?? 0;
+}
+
 export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {
   const row = await db
     .selectFrom('analytics_settings')
