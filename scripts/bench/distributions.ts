@@ -14,8 +14,7 @@
  *
  * The table is printed and written to the "Distribution" section of BENCHMARKS.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,7 +28,7 @@ import { createMailSender, SMTP_CONNECTIONS } from '../../server/src/modules/dis
 import { buildMessage } from '../../server/src/modules/distributions/messages.js';
 import { compileTargeting, type Targeting } from '../../server/src/modules/targeting/index.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const respondentsCount = Number(process.env.BENCH_RESPONDENTS ?? 1_000_000);
@@ -151,36 +150,7 @@ async function startSink(): Promise<Sink> {
   };
 }
 
-interface Worker {
-  child: ChildProcess;
-  peakRssMb(): number;
-  stop(signal?: NodeJS.Signals): Promise<void>;
-}
-
-async function startWorker(databaseUrl: string, env: Record<string, string>): Promise<Worker> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Worker: ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
-  });
-  return {
-    child,
-    peakRssMb: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
-    async stop(signal = 'SIGTERM') {
-      child.kill(signal);
-      await exited;
-    },
-  };
-}
+const startWorker = (databaseUrl: string, env: Record<string, string>) => startWorkerProcess(databaseUrl, { env });
 
 /** nodemailer alone: the same pooled transport and the same messages, no database. */
 async function baselineRate(smtpUrl: string, count: number): Promise<number> {

@@ -12,8 +12,6 @@
  * each figure belongs to one export. BENCH_RESPONSES (default 500000) sets the large size.
  * The table is printed and written to the "Response exports" section of BENCHMARKS.md.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -25,45 +23,14 @@ import { sql } from 'kysely';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const large = Number(process.env.BENCH_RESPONSES ?? 500_000);
 const small = 10_000;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const heading = '## Response exports';
 
-interface Worker {
-  peakRssMb(): number;
-  stop(): Promise<void>;
-}
-
-async function startWorker(databaseUrl: string, nodeOptions: string[] = []): Promise<Worker> {
-  const child = spawn(process.execPath, [...nodeOptions, '--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Worker: ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
-  });
-  return {
-    peakRssMb() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-    },
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+const startWorker = (databaseUrl: string, nodeOptions: string[] = []) => startWorkerProcess(databaseUrl, { nodeOptions });
 
 /** Counts bytes and throws them away. */
 function counter(): Writable & { bytes: number } {

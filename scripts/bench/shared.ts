@@ -1,4 +1,5 @@
 /** What every benchmark needs: a throw-away database, a tenant whose limits never refuse, and BENCHMARKS.md. */
+import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -70,4 +71,40 @@ export function writeBenchmarkSection(heading: string, markdown: string): void {
     next = current.slice(0, start) + markdown + (after < 0 ? '' : `\n${current.slice(after + 1)}`);
   }
   writeFileSync(file, `${next.trimEnd()}\n`);
+}
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Peak resident memory of the worker so far (VmHWM), in MB. */
+  peakRssMb(): number;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * A worker (`npm start -- --role worker`) in its own process, as in production, resolved once it says it runs.
+ * `env` adds settings; `nodeOptions` go before the entry point (e.g. a heap cap).
+ */
+export async function startWorkerProcess(databaseUrl: string, options: { env?: Record<string, string>; nodeOptions?: string[] } = {}): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), '--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
+    cwd: root,
+    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ...options.env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  await new Promise<void>((resolve, reject) => {
+    let output = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('Worker: ')) resolve();
+    });
+    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
+  });
+  return {
+    child,
+    peakRssMb: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+    async stop(signal = 'SIGTERM') {
+      child.kill(signal);
+      await exited;
+    },
+  };
 }

@@ -11,8 +11,6 @@
  * BENCH_ROUNDS (default 5) the number of rounds (medians are reported).
  * The table is printed and written to the "Respondent sync" section of BENCHMARKS.md.
  */
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -24,9 +22,8 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { normalize } from '../../server/src/modules/respondents/records.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const total = Number(process.env.BENCH_RECORDS ?? 100_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const heading = '## Respondent sync';
@@ -48,33 +45,7 @@ function records(count: number, prefix = ''): Array<Record<string, unknown>> {
   }));
 }
 
-async function startWorker(databaseUrl: string): Promise<{ pid: number; peakRssMb(): number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Worker: ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
-  });
-  return {
-    pid: child.pid!,
-    peakRssMb() {
-      const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
-      return Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
-    },
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+const startWorker = (databaseUrl: string) => startWorkerProcess(databaseUrl);
 
 const copyField = (value: unknown): string =>
   value === null || value === undefined ? '\\N' : String(value).replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');

@@ -14,7 +14,7 @@
  *    webhook; latency is from the commit returning in this process to the arrival at the endpoint (same clock).
  * PostgreSQL: DATABASE_URL's server (a throw-away database), else an embedded one. Written to BENCHMARKS.md.
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
@@ -28,7 +28,7 @@ import { insertWebhook } from '../../server/src/modules/webhooks/repository.js';
 import { newSecret } from '../../server/src/modules/webhooks/service.js';
 import { newId } from '../../server/src/lib/ids.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const events = Number(process.env.BENCH_EVENTS ?? 2000);
@@ -58,28 +58,7 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-async function startWorker(databaseUrl: string): Promise<{ stop(): Promise<void> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ALLOW_LOOPBACK_WEBHOOKS: 'true' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Worker: ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
-  });
-  return {
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
+const startWorker = (databaseUrl: string) => startWorkerProcess(databaseUrl, { env: { ALLOW_LOOPBACK_WEBHOOKS: 'true' } });
 
 async function waitForArrivals(receiver: Receiver, count: number, timeoutMs: number): Promise<Array<[string, number]>> {
   const deadline = Date.now() + timeoutMs;
