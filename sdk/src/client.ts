@@ -12,7 +12,7 @@ export interface ClientConfig {
   baseUrl: string;
   /** A fetch implementation (default `globalThis.fetch`); it receives a `Request`. */
   fetch?: (request: Request) => Promise<Response>;
-  /** Retries of network errors, 429 and 5xx; see `RetryOptions`. */
+  /** Retries of network errors, 429, 500/502/503/504 and 409 `idempotency_in_progress`; see `RetryOptions`. */
   retry?: RetryOptions;
   /** Prepended to the SDK's own `User-Agent` (for example `acme-hr-sync/2.1`). */
   userAgent?: string;

@@ -43,8 +43,17 @@ export const defaultRetry: Required<RetryOptions> = {
 
 const idempotentMethods = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 
-function isRetryableStatus(status: number): boolean {
-  return status === 429 || status >= 500;
+/**
+ * What the server means by its status: a spent limit (429), a failure of ours that a retry may not meet (500,
+ * 502, 503, 504), or a duplicate of a request still running (409 `idempotency_in_progress`). Never 501 (the
+ * operation is absent: a retry cannot help), other 4xx (the request itself is wrong), or 409 conflicts.
+ */
+async function isRetryable(response: Response): Promise<boolean> {
+  const { status } = response;
+  if (status === 429 || status === 500 || status === 502 || status === 503 || status === 504) return true;
+  if (status !== 409) return false;
+  const body = (await response.clone().json().catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
+  return body?.error?.code === 'idempotency_in_progress';
 }
 
 /** Exponential backoff with "equal jitter": half the delay is fixed, half random, so retries spread out. */
@@ -105,7 +114,7 @@ export function createRetryingFetch(options: RetryingFetchOptions): (input: Requ
         continue;
       }
 
-      if (!retriesLeft || !isRetryableStatus(response.status)) return response;
+      if (!retriesLeft || !(await isRetryable(response))) return response;
       const serverDelay = parseRetryAfterMs(response.headers.get('retry-after'));
       if (serverDelay !== undefined && serverDelay > retry.maxRetryAfterMs) return response;
       const delayMs = serverDelay ?? backoffDelayMs(attempt, retry.baseDelayMs, retry.maxDelayMs);

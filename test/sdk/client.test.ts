@@ -111,6 +111,34 @@ describe('retries', () => {
     expect(requests[0]!.headers['idempotency-key']).toBe('my-key-1');
   });
 
+  it('retries a 409 idempotency_in_progress with the same key, after its Retry-After', async () => {
+    const { client, requests } = await setup(
+      script(
+        (_req, res) => sendError(res, 409, 'idempotency_in_progress', 'The first request is still running', { 'retry-after': '1' }),
+        (_req, res) => sendData(res, 201, thing),
+      ),
+    );
+    expect(await client.unwrap(client.POST('/things', { body: { name: 'One' } }))).toEqual(thing);
+    expect(requests).toHaveLength(2);
+    expect(requests[1]!.headers['idempotency-key']).toBe(requests[0]!.headers['idempotency-key']);
+    expect(requests[1]!.at - requests[0]!.at).toBeGreaterThanOrEqual(950);
+  });
+
+  it.each([
+    [501, 'not_implemented'],
+    [400, 'validation_failed'],
+    [401, 'unauthenticated'],
+    [403, 'insufficient_scope'],
+    [404, 'not_found'],
+    [409, 'invalid_state'],
+    [409, 'idempotency_conflict'],
+    [422, 'unprocessable'],
+  ])('never retries a %i %s', async (status, code) => {
+    const { client, requests } = await setup((_req, res) => sendError(res, status, code, 'No'));
+    await expect(client.unwrap(client.POST('/things', { body: { name: 'x' } }))).rejects.toBeInstanceOf(SurveyServiceError);
+    expect(requests).toHaveLength(1);
+  });
+
   it('never retries a PATCH', async () => {
     const { client, requests } = await setup((_req, res) => sendError(res, 503, 'unavailable', 'Down'));
     await expect(client.unwrap(client.PATCH('/things', { body: { name: 'x' } }))).rejects.toBeInstanceOf(ServerError);
