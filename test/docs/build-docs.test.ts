@@ -53,7 +53,6 @@ describe('the docs page', () => {
     expect(html).not.toMatch(/<script\b[^>]*\ssrc\s*=/i);
     expect(html).toMatch(/<script\b[^>]*>[\s\S]{100000,}?<\/script>/); // the inlined Redoc bundle
     expect(html).not.toMatch(/cdn\.redoc\.ly/); // the sidebar credit's logo is inlined (withoutCdnLogo)
-    expect(html).not.toMatch(/cdn\.redoc\.ly/); // the sidebar credit's logo is inlined (withoutCdnLogo)
   });
 
   it('rebuilds only when the page is older than the bundle', async () => {
