@@ -5,7 +5,8 @@
  * (server/src/main.ts, in child processes: API_PROCESSES=1, then 2), the bare route in a child process too, and
  * the load generator (autocannon) in this process, so no two share an event loop.
  *
- *   npm run bench -- request-path      BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 50)
+ *   npm run bench -- request-path      BENCH_SECONDS (default 5), BENCH_CONNECTIONS (default 50),
+ *                                      BENCH_PROFILE=<dir> (CPU profiles of the service processes)
  *
  * Production-like: NODE_ENV=production (no response validation), log level warn. The tenant's limits are
  * raised so that every request is counted but none refused. Writes its section of BENCHMARKS.md.
@@ -24,7 +25,9 @@ const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 function child(script: string, env: Record<string, string>, ready: RegExp): Promise<{ process: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  // BENCH_PROFILE=<dir>: CPU profiles of the service processes (for finding where a request's time goes).
+  const profile = process.env.BENCH_PROFILE && script.startsWith('server/') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return new Promise((resolve, reject) => {
     const check = () => {

@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServiceProcess, type ServiceProcess } from '../helpers/process.js';
 import { startTestService, type TestService } from '../helpers/service.js';
+import { leaseSize } from '../../server/src/http/rate-limit.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -23,6 +24,23 @@ async function tenantWithLimits(perMinute: number | null, perDay: number | null)
 const me = (baseUrl: string, key: string) => fetch(`${baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } });
 
 describe('rate limits', () => {
+  it('lease 1 % of the smaller window at a time: request by request under 200, at most 50', () => {
+    expect(leaseSize({ minute: 300, day: 10_000 })).toBe(3);
+    expect(leaseSize({ minute: 1_000, day: 100_000 })).toBe(10);
+    expect(leaseSize({ minute: 150, day: 100_000 })).toBe(1);
+    expect(leaseSize({ minute: 1_000, day: 2 })).toBe(1);
+    expect(leaseSize({ minute: 100_000_000, day: 1_000_000_000 })).toBe(50);
+  });
+
+  it('counts a BUSINESS tenant in leases of 10 (one round trip per 10 requests) with exact headers', async () => {
+    const { liveKey, organizationId } = await t.createTenant('BUSINESS');
+    const remaining: number[] = [];
+    for (let i = 0; i < 12; i++) remaining.push(Number((await me(t.url, liveKey)).headers.get('ratelimit-remaining')));
+    expect(remaining).toEqual(Array.from({ length: 12 }, (_, i) => 1000 - 1 - i));
+    const minute = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `minute:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    expect(minute.points).toBe(20);
+  });
+
   it('sends RateLimit-* headers for the window closest to exhaustion', async () => {
     const { liveKey } = await t.createTenant();
     const first = await me(t.url, liveKey);
@@ -113,6 +131,27 @@ describe('two API processes on one database', () => {
     // Both processes refuse now, whichever served the budget.
     expect((await me(urls[0]!, liveKey)).status).toBe(429);
     expect((await me(urls[1]!, liveKey)).status).toBe(429);
+  }, 120_000);
+
+  it('never exceed the shared budget while leasing requests in blocks, and refuse at most one lease early', async () => {
+    // 500 per minute: each process leases leaseSize = 5 requests per round trip.
+    const limits = { minute: 500, day: 100_000 };
+    expect(leaseSize(limits)).toBe(5);
+    const { liveKey, organizationId } = await tenantWithLimits(limits.minute, limits.day);
+    const urls = processes.map((p) => p.url!);
+    const statuses: number[] = [];
+    for (let round = 0; round < 6; round++) {
+      statuses.push(...(await Promise.all(Array.from({ length: 100 }, (_, i) => me(urls[i % 2]!, liveKey).then((r) => r.status)))));
+    }
+    const served = statuses.filter((s) => s === 200).length;
+    expect(served).toBeLessThanOrEqual(limits.minute);
+    // Near exhaustion the other process may still hold up to one unspent lease.
+    expect(served).toBeGreaterThanOrEqual(limits.minute - leaseSize(limits));
+    expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    // The day was charged with what the minute granted, never with refused requests.
+    const day = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `day:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    expect(day.points).toBeLessThanOrEqual(limits.minute);
+    expect(day.points).toBeGreaterThanOrEqual(served);
   }, 120_000);
 
   it('see a revocation made through the other at once', async () => {
