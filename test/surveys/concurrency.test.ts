@@ -66,3 +66,28 @@ describe('concurrent submissions', () => {
     expect((await live.GET('/api/v1/surveys/{id}', { params: { path: { id } } })).data?.data.responseCount).toBe(accepted);
   });
 });
+
+describe('response counts kept as appended deltas', () => {
+  it('count each submission and deletion exactly, and stay exact while the fold job runs among concurrent submissions', async () => {
+    const { foldResponseCounts } = await import('../../server/src/modules/surveys/repository.js');
+    const id = await activeSurvey();
+    const submit = (i: number) =>
+      live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { answers: validAnswers, respondentExternalId: `F-${i}` } });
+    const first = await Promise.all(Array.from({ length: 40 }, (_, i) => submit(i)));
+    // Folding while 40 more arrive: no delta is folded twice or lost.
+    const [, folded] = await Promise.all([Promise.all(Array.from({ length: 40 }, (_, i) => submit(40 + i))), foldResponseCounts(t.db)]);
+    expect(folded).toBeGreaterThan(0);
+    const removed = first[0]!.data!.data.id;
+    expect((await live.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id, responseId: removed } } })).response.status).toBe(200);
+    const count = async () => (await live.GET('/api/v1/surveys/{id}', { params: { path: { id } } })).data!.data.responseCount;
+    expect(await count()).toBe(79);
+    const listed = (await live.GET('/api/v1/surveys', { params: { query: { pageSize: 100 } } })).data!.data.find((s) => s.id === id);
+    expect(listed?.responseCount).toBe(79);
+    await foldResponseCounts(t.db);
+    const pending = await t.db.selectFrom('survey_response_counts').select('n').where('survey_id', '=', id).execute();
+    expect(pending).toEqual([]);
+    const row = await t.db.selectFrom('surveys').select('response_count').where('id', '=', id).executeTakeFirstOrThrow();
+    expect(row.response_count).toBe(79);
+    expect(await count()).toBe(79);
+  });
+});

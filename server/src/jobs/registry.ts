@@ -13,6 +13,7 @@ import { responsesExport } from './responses.export.js';
 import { exportsCleanup } from './exports.cleanup.js';
 import { analyticsCompact } from './analytics.compact.js';
 import { aiAnalyse } from './ai.analyse.js';
+import { surveysFoldCounts } from './surveys.fold-counts.js';
 
 export interface JobDefinition<Data extends object = object> {
   queue: string;
@@ -31,6 +32,7 @@ export const jobs: JobDefinition[] = [
   exportsCleanup as JobDefinition,
   eventsCleanup,
   analyticsCompact,
+  surveysFoldCounts,
   distributionsSend as JobDefinition,
   aiAnalyse as JobDefinition,
 ];

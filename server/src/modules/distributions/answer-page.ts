@@ -137,6 +137,7 @@ async function store(services: Services, found: Exclude<Resolved, { kind: 'unkno
         externalId = current.external_id;
       }
       const respondentExternalId = anonymous ? null : externalId;
+      if (!(await surveys.lockIfActive(tx, tenant, survey.id))) return 'closed';
       const row = await repo.insertDistributedResponse(tx, tenant, {
         id: newId('rsp'),
         surveyId: survey.id,
@@ -145,10 +146,7 @@ async function store(services: Services, found: Exclude<Resolved, { kind: 'unkno
         dedupeKey: allowMultipleResponses ? null : respondentExternalId,
         answers,
       });
-      if (!(await surveys.adjustResponseCount(tx, survey.id, 1, { onlyIfActive: true }))) {
-        await tx.deleteFrom('responses').where('id', '=', row.id).execute();
-        return 'closed';
-      }
+      await surveys.countResponse(tx, tenant, survey.id, 1);
       if (externalId !== null) await repo.markResponded(tx, tenant, distribution.id, externalId, row.id);
       await recordEvent(tx, tenant, 'response.submitted', {
         id: row.id,

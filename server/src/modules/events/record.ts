@@ -38,26 +38,47 @@ export interface RecordedEvent<T extends EventType = EventType> {
 /** The channel the webhook dispatchers LISTEN on; a NOTIFY is delivered when the transaction commits. */
 export const deliveryWakeChannel = 'survey_service_webhooks';
 
-/** Stores one event in `tx`, the transaction of the change it describes, queues its deliveries and returns it. */
+export interface NewEvent<T extends EventType = EventType> {
+  id: string;
+  type: T;
+  data: EventData[T];
+}
+
+/**
+ * The steps of a statement that store an event and queue its deliveries — CTEs named `event_row`,
+ * `event_deliveries` and `event_wake` — so that another statement can record its event in the same round trip
+ * (see surveys' `submitResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The
+ * statement must read `event_wake` (e.g. `(select count(*) from event_wake)`) for the wake-up to be sent.
+ */
+export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<T>, onlyIf?: string) {
+  const gate = onlyIf ? sql` where exists (select 1 from ${sql.table(onlyIf)})` : sql``;
+  // `webhook.test` goes only to the webhook being tested (webhooks/service.ts), never to subscribers.
+  return sql`event_row as (
+      insert into events (organization_id, environment, id, type, data)
+      select ${tenant.organizationId}, ${tenant.environment}, ${event.id}, ${event.type}, ${JSON.stringify(event.data)}::jsonb${gate}
+      returning organization_id, environment, id, type, created_at
+    ), event_deliveries as (
+      insert into webhook_deliveries (organization_id, environment, id, webhook_id, event_id, event_type, attempt, manual)
+      select e.organization_id, e.environment, survey_service_id('whd'), w.id, e.id, e.type, 1, false
+      from event_row e
+      join webhooks w on w.organization_id = e.organization_id and w.environment = e.environment
+      where w.enabled and e.type <> 'webhook.test' and (w.events @> array[e.type]::text[] or w.events @> array['*']::text[])
+      returning id
+    ), event_wake as (
+      select pg_notify(${deliveryWakeChannel}, '') from (select 1 from event_deliveries limit 1) queued
+    )`;
+}
+
+/**
+ * Stores one event in `tx`, the transaction of the change it describes, queues its deliveries (one statement,
+ * one round trip) and returns it.
+ */
 export async function recordEvent<T extends EventType>(tx: DbOrTx, tenant: Tenant, type: T, data: EventData[T]): Promise<RecordedEvent<T>> {
   const id = newId('evt');
-  // One round trip when nobody is subscribed: the insert and the lookup of subscribers. `webhook.test` goes
-  // only to the webhook being tested (webhooks/service.ts), never to subscribers.
-  const { rows } = await sql<{ created_at: Date; webhook_ids: string[] }>`
-    with inserted as (
-      insert into events (organization_id, environment, id, type, data)
-      values (${tenant.organizationId}, ${tenant.environment}, ${id}, ${type}, ${JSON.stringify(data)}::jsonb)
-      returning created_at
-    )
-    select inserted.created_at, array(
-      select w.id from webhooks w
-      where w.organization_id = ${tenant.organizationId} and w.environment = ${tenant.environment} and w.enabled
-        and ${type} <> 'webhook.test' and (w.events @> array[${type}]::text[] or w.events @> array['*']::text[])
-    ) as webhook_ids
-    from inserted`.execute(tx);
-  const row = rows[0]!;
-  if (row.webhook_ids.length > 0) await queueDeliveries(tx, tenant, id, type, row.webhook_ids);
-  return { id, type, createdAt: row.created_at.toISOString(), data };
+  const { rows } = await sql<{ created_at: Date; woken: string }>`
+    with ${eventSteps(tenant, { id, type, data })}
+    select event_row.created_at, (select count(*) from event_wake) as woken from event_row`.execute(tx);
+  return { id, type, createdAt: rows[0]!.created_at.toISOString(), data };
 }
 
 /** Pending first attempts of one event to these webhooks; the dispatchers wake up when `tx` commits. */

@@ -10,12 +10,26 @@ import type { SurveysTable, SurveyStatus } from './tables.js';
 
 export type SurveyRow = Selectable<SurveysTable>;
 
+/**
+ * A survey's columns, with `response_count` being the exact count: the folded column plus the deltas that
+ * submissions and deletions append (no submission waits on the survey's row to count itself).
+ */
+const responseCount = sql<number>`(surveys.response_count + coalesce((
+  select sum(c.n) from survey_response_counts c
+  where c.organization_id = surveys.organization_id and c.environment = surveys.environment and c.survey_id = surveys.id
+), 0))::int`.as('response_count');
+const surveyColumns = [
+  'surveys.id', 'surveys.organization_id', 'surveys.environment', 'surveys.title', 'surveys.description', 'surveys.status',
+  'surveys.questions', 'surveys.settings', 'surveys.created_at', 'surveys.updated_at', 'surveys.launched_at',
+  'surveys.paused_at', 'surveys.closed_at', 'surveys.first_launched_at', responseCount,
+] as const;
+
 function scoped(db: DbOrTx, tenant: Tenant) {
   return db.selectFrom('surveys').where('organization_id', '=', tenant.organizationId).where('environment', '=', tenant.environment);
 }
 
 export function findSurvey(db: DbOrTx, tenant: Tenant, id: string, options: { forUpdate?: boolean } = {}): Promise<SurveyRow | undefined> {
-  const query = scoped(db, tenant).selectAll().where('id', '=', id);
+  const query = scoped(db, tenant).select(surveyColumns).where('id', '=', id);
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
@@ -56,7 +70,7 @@ export async function listSurveys(db: DbOrTx, tenant: Tenant, filter: { status?:
   if (filter.search) query = query.where('title', 'ilike', `%${likeEscape(filter.search)}%`);
   // Page and total in one query (a window count); only a page past the end needs a second one for the total.
   const page = await query
-    .selectAll()
+    .select(surveyColumns)
     .select(sql<number>`count(*) over ()`.as('total_count'))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -89,7 +103,7 @@ export function updateSurvey(db: DbOrTx, tenant: Tenant, id: string, changes: Su
     .where('id', '=', id)
     .where('organization_id', '=', tenant.organizationId)
     .where('environment', '=', tenant.environment)
-    .returningAll()
+    .returning(surveyColumns)
     .executeTakeFirst();
 }
 
@@ -135,16 +149,35 @@ export function transitionSurvey(db: DbOrTx, tenant: Tenant, id: string, transit
   if (transition === 'launch') {
     query = query.where((eb) => eb.or([eb('status', '=', 'paused'), eb(sql<number>`jsonb_array_length(questions)`, '>', 0)]));
   }
-  return query.returningAll().executeTakeFirst();
+  return query.returning(surveyColumns).executeTakeFirst();
 }
 
-/** Keeps `response_count` in step with the rows; runs in the transaction that inserts or deletes one. */
-export async function adjustResponseCount(db: DbOrTx, surveyId: string, delta: 1 | -1, options: { onlyIfActive?: boolean } = {}): Promise<boolean> {
-  let query = db
-    .updateTable('surveys')
-    .set({ response_count: sql<number>`response_count + ${delta}` })
-    .where('id', '=', surveyId);
-  if (options.onlyIfActive) query = query.where('status', '=', 'active');
-  const result = await query.executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** Counts a response stored (+1) or deleted (−1), in the transaction that stores or deletes it. */
+export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string, delta: 1 | -1): Promise<void> {
+  await db.insertInto('survey_response_counts').values({ organization_id: tenant.organizationId, environment: tenant.environment, survey_id: surveyId, n: delta }).execute();
+}
+
+/**
+ * Whether the survey is active, holding that true until the transaction ends: a shared row lock, so concurrent
+ * submissions do not wait on each other, while a pause or close waits for them (and they for it).
+ */
+export async function lockIfActive(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<boolean> {
+  const row = await scoped(db, tenant).select('id').where('id', '=', surveyId).where('status', '=', 'active').forShare().executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Folds the count deltas into `surveys.response_count` in one statement (the counts read are unchanged by it). */
+export async function foldResponseCounts(db: DbOrTx): Promise<number> {
+  const { rows } = await sql<{ folded: string }>`
+    with moved as (
+      delete from survey_response_counts returning organization_id, environment, survey_id, n
+    ), sums as (
+      select organization_id, environment, survey_id, sum(n)::int as n, count(*) as deltas from moved group by 1, 2, 3
+    ), folded as (
+      update surveys s set response_count = s.response_count + sums.n
+      from sums
+      where s.organization_id = sums.organization_id and s.environment = sums.environment and s.id = sums.survey_id
+    )
+    select coalesce(sum(deltas), 0) as folded from sums`.execute(db);
+  return Number(rows[0]?.folded ?? 0);
 }

@@ -128,44 +128,54 @@ interface PgError {
   constraint?: string;
 }
 
-export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, body: ResponseSubmit): Promise<Response> {
+/**
+ * Questions and settings of launched surveys, per process: they are frozen at the first launch, so a cached copy
+ * never goes stale (the submission's statement still checks that the survey is active, and still exists).
+ */
+const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings'>>();
+const frozenSurveysMax = 10_000;
+
+async function frozenSurvey(db: Db, tenant: Tenant, surveyId: string): Promise<Pick<SurveyRow, 'questions' | 'settings'>> {
+  const key = `${tenant.organizationId}:${tenant.environment}:${surveyId}`;
+  const cached = frozenSurveys.get(key);
+  if (cached) return cached;
   const survey = await findSurveyOrThrow(db, tenant, surveyId);
   if (survey.status !== 'active') throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
-  // Questions cannot change once launched, so checking against this read stays valid inside the transaction.
+  if (survey.first_launched_at) {
+    if (frozenSurveys.size >= frozenSurveysMax) frozenSurveys.delete(frozenSurveys.keys().next().value!);
+    frozenSurveys.set(key, { questions: survey.questions, settings: survey.settings });
+  }
+  return survey;
+}
+
+export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, body: ResponseSubmit): Promise<Response> {
+  const survey = await frozenSurvey(db, tenant, surveyId);
   const problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
   if (problems.length > 0) throw validationFailed(problems);
 
   const { anonymous, allowMultipleResponses } = survey.settings;
   const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
-  const dedupeKey = allowMultipleResponses ? null : respondentExternalId;
-  try {
-    const row = await db.transaction().execute(async (trx) => {
-      const inserted = await responses.insertResponse(trx, tenant, { id: newId('rsp'), surveyId, respondentExternalId, dedupeKey, answers: body.answers });
-      // The count moves with the row; the status condition catches a pause or close that landed meanwhile.
-      if (!(await surveys.adjustResponseCount(trx, surveyId, 1, { onlyIfActive: true }))) {
-        const now = await surveys.findSurvey(trx, tenant, surveyId);
-        if (!now) throw notFound('survey', surveyId);
-        throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
-      }
-      await recordEvent(trx, tenant, 'response.submitted', toResponse(inserted));
-      return inserted;
-    });
-    return toResponse(row);
-  } catch (error) {
-    const pg = error as PgError;
-    if (pg.code === '23505' && pg.constraint === responses.oneResponsePerRespondentIndex) {
-      throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
-    }
-    // The survey was deleted between the read and the insert.
-    if (pg.code === '23503') throw notFound('survey', surveyId);
-    throw error;
+  const submittedAt = new Date();
+  const response: Response = { id: newId('rsp'), surveyId, respondentExternalId, answers: body.answers, submittedAt: iso(submittedAt), distributionId: null };
+  const outcome = await responses.storeResponse(
+    db,
+    tenant,
+    { id: response.id, surveyId, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers: body.answers, submittedAt },
+    { id: newId('evt'), type: 'response.submitted', data: response },
+  );
+  if (outcome === 'stored') return response;
+  if (outcome === 'duplicate') {
+    throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
   }
+  // Paused, closed or deleted since it was read: say which.
+  const now = await findSurveyOrThrow(db, tenant, surveyId);
+  throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
 }
 
 export async function deleteResponse(db: Db, tenant: Tenant, surveyId: string, id: string): Promise<void> {
   const deleted = await db.transaction().execute(async (trx) => {
     const row = await responses.deleteResponse(trx, tenant, surveyId, id);
-    if (row) await surveys.adjustResponseCount(trx, surveyId, -1);
+    if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
     return row;
   });
   if (!deleted) throw notFound('response', id);

@@ -23,7 +23,10 @@ export interface SurveysTable {
   status: SurveyStatus;
   questions: Json<Question[]>;
   settings: Json<SurveySettings>;
-  /** Responses currently stored; changed in the same transaction as the response rows. */
+  /**
+   * Responses folded so far; the count is this plus the survey's rows in `survey_response_counts` (read it
+   * through the repository's `surveyColumns`, never alone).
+   */
   response_count: ColumnType<number, number | undefined, number>;
   created_at: CreatedAt;
   updated_at: Timestamp;
@@ -49,7 +52,16 @@ export interface ResponsesTable {
   distribution_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
+/** Append-only deltas of a survey's response count (+1 per response stored, −1 per deletion); see migration 2026-11-25T0200. */
+export interface SurveyResponseCountsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  n: number;
+}
+
 export interface SurveyTables {
   surveys: SurveysTable;
   responses: ResponsesTable;
+  survey_response_counts: SurveyResponseCountsTable;
 }
