@@ -21,6 +21,7 @@ import type { HandlerMap, Services } from './handler.js';
 import { checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
 import { requestId } from './request-id.js';
+import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
 import { routeRequest } from './route.js';
 import { withSemanticChecks, type SemanticChecks } from './semantic.js';
 
@@ -28,6 +29,7 @@ export { bodyLimits } from './body.js';
 
 export function createApp(services: Services, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
   const contract = loadContract();
+  memoiseValidatorRouteRegexps();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
   app.disable('x-powered-by');

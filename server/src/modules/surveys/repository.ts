@@ -166,11 +166,17 @@ export async function lockIfActive(db: DbOrTx, tenant: Tenant, surveyId: string)
   return row !== undefined;
 }
 
-/** Folds the count deltas into `surveys.response_count` in one statement (the counts read are unchanged by it). */
-export async function foldResponseCounts(db: DbOrTx): Promise<number> {
+/**
+ * Folds count deltas into `surveys.response_count` in one statement (the counts read are unchanged by it): all
+ * of them (the `surveys.fold-counts` job), or one survey's.
+ */
+export async function foldResponseCounts(db: DbOrTx, only?: { tenant: Tenant; surveyId: string }): Promise<number> {
+  const scope = only
+    ? sql`where organization_id = ${only.tenant.organizationId} and environment = ${only.tenant.environment} and survey_id = ${only.surveyId}`
+    : sql``;
   const { rows } = await sql<{ folded: string }>`
     with moved as (
-      delete from survey_response_counts returning organization_id, environment, survey_id, n
+      delete from survey_response_counts ${scope} returning organization_id, environment, survey_id, n
     ), sums as (
       select organization_id, environment, survey_id, sum(n)::int as n, count(*) as deltas from moved group by 1, 2, 3
     ), folded as (

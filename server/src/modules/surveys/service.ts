@@ -148,6 +148,26 @@ async function frozenSurvey(db: Db, tenant: Tenant, surveyId: string): Promise<P
   return survey;
 }
 
+/**
+ * Reading a survey's count sums its unfolded deltas; the fold job runs every minute, and a busy survey is also
+ * folded by the process that appended many of its deltas, so a read never sums more than a few thousand.
+ */
+const appendedSinceFold = new Map<string, number>();
+const foldEvery = 500;
+
+function foldWhenMany(db: Db, tenant: Tenant, surveyId: string): void {
+  const key = `${tenant.organizationId}:${tenant.environment}:${surveyId}`;
+  const appended = (appendedSinceFold.get(key) ?? 0) + 1;
+  if (appended < foldEvery) {
+    if (appendedSinceFold.size >= 10_000) appendedSinceFold.clear(); // only an optimisation: forgetting is safe
+    appendedSinceFold.set(key, appended);
+    return;
+  }
+  appendedSinceFold.delete(key);
+  // Off the request path; a failed fold only leaves the deltas for the next one.
+  surveys.foldResponseCounts(db, { tenant, surveyId }).catch(() => {});
+}
+
 export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, body: ResponseSubmit): Promise<Response> {
   const survey = await frozenSurvey(db, tenant, surveyId);
   const problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
@@ -163,7 +183,10 @@ export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, b
     { id: response.id, surveyId, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers: body.answers, submittedAt },
     { id: newId('evt'), type: 'response.submitted', data: response },
   );
-  if (outcome === 'stored') return response;
+  if (outcome === 'stored') {
+    foldWhenMany(db, tenant, surveyId);
+    return response;
+  }
   if (outcome === 'duplicate') {
     throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
   }
