@@ -12,11 +12,12 @@
  * raised so that every request is counted but none refused. Writes its section of BENCHMARKS.md.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { sql } from 'kysely';
 import { openDatabase } from '../../server/src/db/database.js';
 import { benchDatabase, benchTenant, writeBenchmarkSection } from './shared.js';
 
@@ -47,17 +48,78 @@ async function stop(proc: ChildProcess): Promise<void> {
   await exited;
 }
 
+const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
+
 interface Measure {
   name: string;
   rps: number;
   p50: number;
   p99: number;
   failures: number;
+  /** CPU time per request (µs) of the process under test and its children, and of the PostgreSQL server. */
+  serviceCpuUs: number;
+  databaseCpuUs: number | null;
 }
 
-async function measure(name: string, options: autocannon.Options): Promise<Measure> {
+/** CPU ticks (user + system) of `roots` and all their descendants, from /proc (Linux). */
+function cpuTicks(roots: number[]): number {
+  const parents = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), Number(fields[1]));
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let current: number | undefined = pid; current && current > 1; current = parents.get(current)) if (roots.includes(current)) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, value] of ticks) if (inTree(pid)) total += value;
+  return total;
+}
+const tickMicros = 10_000; // USER_HZ is 100 on Linux
+
+/** Runs `warmUpSeconds` unrecorded (JIT, pools and prepared statements reach their steady state), then measures. */
+async function measure(name: string, options: autocannon.Options, cpuOf: { service: number; database: number | null }): Promise<Measure> {
+  if (warmUpSeconds > 0) await autocannon({ connections, duration: warmUpSeconds, ...options });
+  const before = { service: cpuTicks([cpuOf.service]), database: cpuOf.database ? cpuTicks([cpuOf.database]) : 0 };
   const result = await autocannon({ connections, duration: seconds, ...options });
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: result.non2xx + result.errors };
+  const requests = Math.max(1, result.requests.total);
+  const serviceCpuUs = ((cpuTicks([cpuOf.service]) - before.service) * tickMicros) / requests;
+  const databaseCpuUs = cpuOf.database ? ((cpuTicks([cpuOf.database]) - before.database) * tickMicros) / requests : null;
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: result.non2xx + result.errors, serviceCpuUs, databaseCpuUs };
+}
+
+/** The PostgreSQL server's postmaster, when it runs on this machine and its data directory is readable. */
+async function postmasterPid(db: import('../../server/src/db/database.js').Db): Promise<number | null> {
+  try {
+    const { rows } = await sql<{ setting: string }>`select setting from pg_settings where name = 'data_directory'`.execute(db);
+    return Number(readFileSync(path.join(rows[0]!.setting, 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * When the machine is CPU-bound (load generator, service and PostgreSQL share its cores), throughput is inversely
+ * proportional to the CPU a request costs, so the CPU columns bound the ratio any request path can reach: the
+ * bare route's CPU per request over the measured route's (service + PostgreSQL), and — even with a service that
+ * cost nothing — over PostgreSQL's alone.
+ */
+function ceilings(results: Measure[]): string[] {
+  const bare = results[0]!.serviceCpuUs;
+  const lines = results
+    .slice(2)
+    .filter((r) => r.databaseCpuUs !== null && r.name.includes('1 API process'))
+    .map((r) => `- ${r.name.split(' — ')[0]}: CPU per request ${Math.round(r.serviceCpuUs + r.databaseCpuUs!)} µs against the bare route's ${Math.round(bare)} µs, a CPU-bound ceiling of ${(bare / (r.serviceCpuUs + r.databaseCpuUs!)).toFixed(2)}× (measured ${(r.rps / results[0]!.rps).toFixed(2)}×); PostgreSQL's ${Math.round(r.databaseCpuUs!)} µs alone caps it at ${(bare / r.databaseCpuUs!).toFixed(2)}×.`);
+  return lines.length > 0 ? ['CPU-bound ceilings (this run):', '', ...lines] : [];
 }
 
 export async function run(): Promise<void> {
@@ -94,31 +156,37 @@ export async function run(): Promise<void> {
     const load = loadavg()[0]!.toFixed(2);
     console.log(`Measuring ${seconds} s each at ${connections} connections (load ${load}, ${cpus().length} CPUs)…`);
     const results: Measure[] = [];
-    results.push(await measure('bare Express, GET (same 20-survey envelope from memory)', { url: `${bare.url}/bare` }));
-    results.push(await measure('bare Express, POST (same envelope)', { url: `${bare.url}/bare`, method: 'POST', headers: { 'content-type': 'application/json' }, body: submit }));
-    const byProcesses = async (count: number, url: string) => {
-      results.push(await measure(`GET /api/v1/surveys?pageSize=20 — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys?pageSize=20`, headers }));
-      results.push(await measure(`POST /api/v1/surveys/{id}/responses — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit }));
+    const postgresPid = await postmasterPid(handle.db);
+    const bareCpu = { service: bare.process.pid!, database: null };
+    results.push(await measure('bare Express, GET (same 20-survey envelope from memory)', { url: `${bare.url}/bare` }, bareCpu));
+    results.push(await measure('bare Express, POST (same envelope)', { url: `${bare.url}/bare`, method: 'POST', headers: { 'content-type': 'application/json' }, body: submit }, bareCpu));
+    const byProcesses = async (count: number, url: string, service: ChildProcess) => {
+      const cpuOf = { service: service.pid!, database: postgresPid };
+      results.push(await measure(`GET /api/v1/surveys?pageSize=20 — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys?pageSize=20`, headers }, cpuOf));
+      results.push(await measure(`POST /api/v1/surveys/{id}/responses — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit }, cpuOf));
     };
-    await byProcesses(1, first.url);
+    await byProcesses(1, first.url, first.process);
     await stop(first.process);
     const second = await child('server/src/main.ts', serviceEnv(2), /^API: (http:\/\/\S+)\/api\/v1$/m);
     processes.push(second.process);
-    await byProcesses(2, second.url);
+    await byProcesses(2, second.url, second.process);
 
     const bareGet = results[0]!;
     const bareP99 = Math.max(results[0]!.p99, results[1]!.p99);
-    const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} |`);
+    const cpu = (us: number | null) => (us === null ? '—' : String(Math.round(us)));
+    const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} | ${cpu(r.serviceCpuUs)} | ${cpu(r.databaseCpuUs)} |`);
     const markdown = [
       '## Request path',
       '',
-      `\`npm run bench -- request-path\`, ${new Date().toISOString().slice(0, 10)}: ${seconds} s per row at ${connections} connections, load generator (autocannon) in its own process, service and bare route in child processes; ${cpus().length} CPUs, load average ${load} at the start (shared machine).`,
+      `\`npm run bench -- request-path\`, ${new Date().toISOString().slice(0, 10)}: ${seconds} s per row (after ${warmUpSeconds} s of unrecorded warm-up) at ${connections} connections, load generator (autocannon) in its own process, service and bare route in child processes; ${cpus().length} CPUs, load average ${load} at the start (shared machine).`,
       '',
-      '| target | req/s | p50 ms | p99 ms | × bare GET | non-2xx |',
-      '|---|---|---|---|---|---|',
+      '| target | req/s | p50 ms | p99 ms | × bare GET | non-2xx | service CPU µs/req | PostgreSQL CPU µs/req |',
+      '|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       `Targets: ≥ 0.5× the bare route and p99 ≤ 25 ms, or ≤ 2× the bare route's p99 (${bareP99} ms here) on a slower machine.`,
+      '',
+      ...ceilings(results),
     ].join('\n');
     console.log(markdown);
     if (process.env.BENCH_WRITE !== 'false') writeBenchmarkSection('## Request path', markdown);
