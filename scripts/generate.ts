@@ -4,7 +4,8 @@
  * 1. `redocly bundle` joins `openapi/openapi.yaml` and its `$ref`ed files into `openapi/bundled/openapi.json`,
  *    the single file that the server's validator, the SDK and the Redoc page all read.
  * 2. `openapi-typescript` turns that file into TypeScript types for the server and for the SDK.
- * 3. The bundle is copied into the SDK package so integrators can validate payloads against it.
+ * 3. `scripts/generate-sdk.ts` writes the SDK's resource methods (`client.surveys.list()`, …).
+ * 4. The bundle is copied into the SDK package so integrators can validate payloads against it.
  *
  * Every output is committed; CI runs this script and fails on `git diff --exit-code` (drift), and
  * test/contract/generated.test.ts checks the same with these exact options.
@@ -13,12 +14,14 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { generateResources } from './generate-sdk.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
 
 export const bundlePath = 'openapi/bundled/openapi.json';
 export const typeTargets = ['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts'] as const;
+export const resourcesTarget = 'sdk/src/generated/resources.ts';
 /**
  * - `--default-non-nullable=false`: a field with a `default` stays optional for callers (they may omit `dryRun`).
  * - `--empty-objects-unknown`: free-form objects (sync records, attributes) are `Record<string, unknown>`.
@@ -40,8 +43,9 @@ function main(): void {
     mkdirSync(join(root, dirname(target)), { recursive: true });
     generateTypes(bundlePath, target);
   }
+  generateResources(root, bundlePath, resourcesTarget);
   copyFileSync(join(root, bundlePath), join(root, 'sdk/openapi.json'));
-  console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, sdk/openapi.json`);
+  console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, ${resourcesTarget}, sdk/openapi.json`);
 }
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -2,6 +2,13 @@ import createFetchClient, { type Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 import { paginate, type ListItem, type ListPath, type PaginateInit } from './pagination.js';
 import { createRetryingFetch, defaultRetry, type RetryOptions } from './retry.js';
+import { createResources, type Resources } from './generated/resources.js';
+import { waitForAiAnalysis, waitForDistribution } from './jobs.js';
+import { waitForSyncJob, type WaitOptions } from './polling.js';
+import { waitForExport, downloadExportToFile, type DownloadOptions } from './exports.js';
+import { createCaller } from './resources-runtime.js';
+import { verifyWebhook, type WebhookHeaders } from './webhooks.js';
+import type { AiAnalysis, Distribution, Export, SyncJob, WebhookEvent } from './types.js';
 import { unwrap } from './unwrap.js';
 import { SDK_VERSION } from './version.js';
 
@@ -20,11 +27,58 @@ export interface ClientConfig {
   timeoutMs?: number;
 }
 
+/** Waiting for jobs and verifying webhooks, beside the generated methods of the same resources. */
+export interface ResourceHelpers {
+  respondents: {
+    /** Polls a sync job until it is `completed` or `failed` (returned, not thrown). */
+    waitForSync(jobId: string, options?: WaitOptions): Promise<SyncJob>;
+  };
+  exports: {
+    /** Polls an export until it is `completed` or `failed`. */
+    wait(exportId: string, options?: WaitOptions): Promise<Export>;
+    /** Streams a completed export's file to disk in constant memory, resuming a broken download; resolves to the bytes written. */
+    downloadToFile(exportResource: Export, filePath: string, options?: DownloadOptions): Promise<number>;
+  };
+  distributions: {
+    /** Polls a distribution until it is no longer `scheduled` or `sending`. */
+    wait(surveyId: string, distributionId: string, options?: WaitOptions): Promise<Distribution>;
+  };
+  analytics: {
+    ai: {
+      /** Polls an AI analysis until it is `completed` or `failed`. */
+      wait(surveyId: string, analysisId: string, options?: WaitOptions): Promise<AiAnalysis>;
+    };
+  };
+  webhooks: {
+    /**
+     * Verifies a delivery (Standard Webhooks: `webhook-id`, `webhook-timestamp`, `webhook-signature`, 5-minute
+     * tolerance) and returns its event, typed by `type`: `switch (event.type)` narrows `event.data`. Throws
+     * `WebhookVerificationError`. Pass the raw body, exactly as received.
+     */
+    constructEvent(payload: string | Uint8Array, headers: WebhookHeaders, secret: string): WebhookEvent;
+  };
+}
+
+/** Generated methods merged with the helpers of the same resource (`client.exports.create`, `client.exports.wait`). */
+type Merge<A, B> = {
+  [K in keyof A | keyof B]: K extends keyof A
+    ? K extends keyof B
+      ? A[K] extends (...args: any[]) => any
+        ? A[K]
+        : Merge<A[K], B[K]>
+      : A[K]
+    : K extends keyof B
+      ? B[K]
+      : never;
+};
+export type ClientResources = Merge<Resources, ResourceHelpers>;
+
 /**
- * The typed client: openapi-fetch's `GET`, `POST`, `PUT`, `PATCH`, `DELETE` (paths, parameters and bodies
- * checked against the document), plus `unwrap` and `paginate`.
+ * The typed client: a method per operation (`client.surveys.list()`, `client.webhooks.deliveries.redeliver(…)`,
+ * resolving to the envelope's `data` or throwing a typed error), `…All()` iterators for lists, job helpers, and
+ * openapi-fetch's low-level `GET`, `POST`, `PUT`, `PATCH`, `DELETE` with `unwrap` and `paginate`.
  */
-export type SurveyServiceClient<Paths extends Record<string, any> = paths> = Client<Paths> & {
+export type SurveyServiceClient<Paths extends Record<string, any> = paths> = Client<Paths> & ClientResources & {
   /** Resolves a call to the envelope's `data` or throws the typed error: `await client.unwrap(client.POST(…))`. */
   unwrap: typeof unwrap;
   /** Every item of a list operation, across pages: `for await (const s of client.paginate('/api/v1/surveys'))`. */
@@ -53,7 +107,27 @@ export function createClient<Paths extends Record<string, any> = paths>(config: 
     fetch: retryingFetch,
     headers: { Authorization: `Bearer ${config.apiKey}`, 'User-Agent': userAgent },
   });
-  return Object.assign(client, {
+  const low = client as unknown as Client<paths>;
+  const generated = createResources(createCaller(low));
+  const helpers: ResourceHelpers = {
+    respondents: { waitForSync: (jobId, options) => waitForSyncJob(low, jobId, options) },
+    exports: {
+      wait: (exportId, options) => waitForExport(low, exportId, options),
+      downloadToFile: (exportResource, filePath, options) => downloadExportToFile(low, exportResource, filePath, options),
+    },
+    distributions: { wait: (surveyId, distributionId, options) => waitForDistribution(low, surveyId, distributionId, options) },
+    analytics: { ai: { wait: (surveyId, analysisId, options) => waitForAiAnalysis(low, surveyId, analysisId, options) } },
+    webhooks: { constructEvent: (payload, headers, secret) => verifyWebhook<WebhookEvent>(payload, headers, secret) },
+  };
+  const resources = {
+    ...generated,
+    respondents: { ...generated.respondents, ...helpers.respondents },
+    exports: { ...generated.exports, ...helpers.exports },
+    distributions: { ...generated.distributions, ...helpers.distributions },
+    analytics: { ...generated.analytics, ai: { ...generated.analytics.ai, ...helpers.analytics.ai } },
+    webhooks: { ...generated.webhooks, ...helpers.webhooks },
+  } as ClientResources;
+  return Object.assign(client, resources, {
     unwrap,
     paginate<Path extends ListPath<Paths>>(path: Path, init?: PaginateInit<Paths, Path>) {
       return paginate<Paths, Path>(client, path, init);

@@ -4,10 +4,13 @@
  * ```ts
  * import { createClient } from '@survey-service/sdk';
  * const client = createClient({ apiKey: process.env.SURVEY_API_KEY!, baseUrl: 'https://api.surveyservice.dev' });
- * const surveys = await client.unwrap(client.GET('/api/v1/surveys', { params: { query: { pageSize: 50 } } }));
+ * const surveys = await client.surveys.list({ pageSize: 50 });
  * ```
  */
-export { createClient, type ClientConfig, type SurveyServiceClient } from './client.js';
+export { createClient, type ClientConfig, type SurveyServiceClient, type ClientResources, type ResourceHelpers } from './client.js';
+export { type CallOptions, type ResultOf, type ItemOf, type QueryOf, type BodyOf } from './resources-runtime.js';
+export { type Resources } from './generated/resources.js';
+export { waitForAiAnalysis, waitForDistribution } from './jobs.js';
 export {
   SurveyServiceError,
   ValidationError,

@@ -1,0 +1,123 @@
+/**
+ * The SDK's generated resource methods against the real service: one method per operation of the document,
+ * typed results (the envelope's `data`), typed errors, iterators across pages, job wait helpers, and
+ * `constructEvent` whose result narrows on `type`.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
+import { NotFoundError, signWebhook, ValidationError, type Survey, type WebhookEvent } from '@survey-service/sdk';
+import { methodNames, resourcesSource } from '../../scripts/generate-sdk.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+
+const bundle = JSON.parse(readFileSync('openapi/bundled/openapi.json', 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+
+let t: TestService;
+let live: Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
+beforeAll(async () => {
+  t = await startTestService();
+  ({ live } = await tenantWithRaisedLimits(t));
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('generated resource methods', () => {
+  it('exist for every operation of the document, at the place the naming table gives, and are current', () => {
+    const operationIds = Object.values(bundle.paths).flatMap((item) => Object.values(item).map((op) => op.operationId).filter((id): id is string => !!id));
+    expect(operationIds.length).toBeGreaterThanOrEqual(48);
+    for (const operationId of operationIds) {
+      const place = methodNames[operationId];
+      expect(place, operationId).toBeDefined();
+      const method = place!.split('.').reduce<unknown>((at, key) => (at as Record<string, unknown>)?.[key], live);
+      expect(typeof method, `client.${place}`).toBe('function');
+    }
+    expect(readFileSync('sdk/src/generated/resources.ts', 'utf8')).toBe(resourcesSource(bundle));
+  });
+
+  it('resolve to the data, typed, and iterate every page of a list', async () => {
+    const created: Survey[] = [];
+    for (let i = 0; i < 5; i++) created.push(await live.surveys.create(surveyBody({ title: `Resource ${i}` })));
+    expectTypeOf(created[0]!).toEqualTypeOf<Survey>();
+    const one = await live.surveys.get(created[0]!.id);
+    expect(one.title).toBe('Resource 0');
+    const page = await live.surveys.list({ pageSize: 2 });
+    expect(page).toHaveLength(2);
+    const seen: string[] = [];
+    for await (const survey of live.surveys.listAll({ pageSize: 2, search: 'Resource' })) seen.push(survey.id);
+    expect(seen.sort()).toEqual(created.map((s) => s.id).sort());
+
+    const launched = await live.surveys.launch(created[0]!.id);
+    expect(launched.status).toBe('active');
+    const response = await live.responses.submit(created[0]!.id, { answers: validAnswers });
+    expect(response.surveyId).toBe(created[0]!.id);
+    const responses = await live.responses.list(created[0]!.id);
+    expect(responses.map((r) => r.id)).toEqual([response.id]);
+    expect((await live.surveys.update(created[1]!.id, { title: 'Renamed' })).title).toBe('Renamed');
+    expect((await live.account.me()).environment).toBe('LIVE');
+  });
+
+  it('throw the typed error and never retry a client error', async () => {
+    await expect(live.surveys.get('srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8')).rejects.toBeInstanceOf(NotFoundError);
+    const refused = await live.surveys.create({ title: '', questions: [] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ValidationError);
+  });
+
+  it('honour a per-call AbortSignal and send the caller’s Idempotency-Key (a replay answers the same survey)', async () => {
+    const controller = new AbortController();
+    controller.abort(new Error('stop'));
+    await expect(live.surveys.list(undefined, { signal: controller.signal })).rejects.toThrow('stop');
+    const key = `idem-${Date.now()}`;
+    const first = await live.surveys.create(surveyBody({ title: 'Once' }), { idempotencyKey: key });
+    const again = await live.surveys.create(surveyBody({ title: 'Once' }), { idempotencyKey: key });
+    expect(again.id).toBe(first.id);
+  });
+
+  it('wait for jobs: a sync, an export (then streamed to disk) and an AI analysis', async () => {
+    const accepted = await live.respondents.sync({ mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'e1@example.com', department: 'Sales' }] });
+    const job = await live.respondents.waitForSync(accepted.jobId, { initialDelayMs: 50, timeoutMs: 30_000 });
+    expect(job.status).toBe('completed');
+
+    const survey = await live.surveys.create(surveyBody({ title: 'Exported' }));
+    await live.surveys.launch(survey.id);
+    const submitted = await live.responses.submit(survey.id, { answers: validAnswers });
+    // An export's window ends 1 s (EXPORT_CLOCK_MARGIN_MS) before the commit horizon.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    const started = await live.exports.create(survey.id, { format: 'csv' });
+    const done = await live.exports.wait(started.id, { initialDelayMs: 50, timeoutMs: 30_000 });
+    expect(done.status).toBe('completed');
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sdk-export-')), 'responses.csv');
+    const bytes = await live.exports.downloadToFile(done, file);
+    expect(bytes).toBe(done.size);
+    expect(readFileSync(file, 'utf8')).toContain(submitted.id);
+
+    const analysis = await live.analytics.ai.generate(survey.id, {});
+    const analysed = await live.analytics.ai.wait(survey.id, analysis.id, { initialDelayMs: 50, timeoutMs: 60_000 });
+    expect(['completed', 'failed']).toContain(analysed.status);
+  });
+});
+
+describe('constructEvent', () => {
+  it('verifies a delivery and returns an event that narrows on type', async () => {
+    const survey = await live.surveys.create(surveyBody({ title: 'Evented' }));
+    await live.surveys.launch(survey.id);
+    const events = await live.events.list({ type: 'survey.launched' });
+    const stored = events.find((e) => e.type === 'survey.launched' && (e.data as Survey).id === survey.id)!;
+    const secret = `whsec_${Buffer.from('a'.repeat(32)).toString('base64')}`;
+    const payload = JSON.stringify(stored);
+    const event = live.webhooks.constructEvent(payload, signWebhook(payload, secret, { id: stored.id }), secret);
+    expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
+    switch (event.type) {
+      case 'survey.launched':
+        expectTypeOf(event.data).toEqualTypeOf<Survey>();
+        expect(event.data.status).toBe('active');
+        break;
+      default:
+        throw new Error(`unexpected ${event.type}`);
+    }
+    expect(() => live.webhooks.constructEvent(`${payload} `, signWebhook(payload, secret, { id: stored.id }), secret)).toThrow();
+  });
+});
