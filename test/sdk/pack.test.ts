@@ -4,20 +4,32 @@
  * Dependencies come from the local npm cache when it has them (`--prefer-offline`), otherwise from the registry
  * (a fresh machine's cache may lack the SDK's own dependencies, which the workspace install never fetched alone).
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SDK_VERSION } from '@survey-service/sdk';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sdk-pack-'));
 const run = (cmd: string, args: string[], cwd: string) =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+let t: TestService;
+let liveKey: string;
+beforeAll(async () => {
+  t = await startTestService();
+  ({ liveKey } = await t.createTenant());
+  await t.client(liveKey).surveys.create({ title: 'Packed', questions: [{ type: 'nps', text: 'Recommend us?' }] });
+});
+afterAll(async () => {
+  await t?.close();
+  rmSync(work, { recursive: true, force: true });
+});
 
 const consumerTs = `
 import { createClient, verifyWebhook, NotFoundError, type Survey, type SyncJob, type paths, type components } from '@survey-service/sdk';
@@ -44,6 +56,26 @@ export type Job = SyncJob;
 export type Meta = components['schemas']['Meta'];
 export type AnyPath = keyof paths;
 export const event: unknown = verifyWebhook('{}', {}, 'whsec_AAAA');
+export async function titles(): Promise<string[]> {
+  const surveys: Survey[] = await client.surveys.list({ pageSize: 10 });
+  const launched: Survey = await client.surveys.launch(surveys[0]!.id, { idempotencyKey: 'k-1', timeoutMs: 5_000 });
+  void launched;
+  for await (const delivery of client.webhooks.deliveries.listAll('whk_01JD3M8Q4W6T9ZK2F7X1B5N0C8')) void delivery.status;
+  return surveys.map((s) => s.title);
+}
+export function narrow(payload: string, headers: Record<string, string>, secret: string): string {
+  const verified = client.webhooks.constructEvent(payload, headers, secret);
+  switch (verified.type) {
+    case 'response.submitted':
+      return verified.data.surveyId;
+    case 'respondents.sync.completed':
+      return verified.data.status;
+    default:
+      return verified.type;
+  }
+}
+// @ts-expect-error: resource methods check their parameters too
+void client.surveys.get(42);
 // @ts-expect-error: the typed client refuses paths that are not in the document
 void client.GET('/api/v1/not-a-path');
 `;
@@ -58,7 +90,10 @@ const expected = ['createClient', 'verifyWebhook', 'signWebhook', 'unwrap', 'pag
 const missing = expected.filter((name) => typeof sdk[name] !== 'function');
 const client = sdk.createClient({ apiKey: 'svc_test_x', baseUrl: 'http://127.0.0.1:9' });
 const document = require('@survey-service/sdk/openapi.json');
+const live = sdk.createClient({ apiKey: process.env.SURVEY_API_KEY, baseUrl: process.env.SURVEY_API_BASE_URL });
+const titles = (await live.surveys.list()).map((s) => s.title);
 console.log(JSON.stringify({
+  titles,
   missing,
   methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'unwrap', 'paginate'].filter((m) => typeof client[m] === 'function'),
   openapi: document.openapi,
@@ -66,14 +101,27 @@ console.log(JSON.stringify({
 }));
 `;
 
+const consumerCjs = `
+const { createClient, NotFoundError } = require('@survey-service/sdk');
+const client = createClient({ apiKey: process.env.SURVEY_API_KEY, baseUrl: process.env.SURVEY_API_BASE_URL });
+(async () => {
+  const surveys = await client.surveys.list();
+  const missing = await client.surveys.get('srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8').catch((error) => error instanceof NotFoundError);
+  console.log(JSON.stringify({ titles: surveys.map((s) => s.title), notFound: missing, resolved: require.resolve('@survey-service/sdk') }));
+})();
+`;
+
 describe('the packed SDK', () => {
-  it('installs into an empty project, type-checks and imports', { timeout: 120_000 }, () => {
+  it('installs into an empty project (ESM, CommonJS and TypeScript consumers), type-checks and calls the service', { timeout: 180_000 }, async () => {
     run('npm', ['pack', '-w', 'sdk', '--pack-destination', work, '--silent'], root);
     const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
     expect(tarball).toBeDefined();
     const listing = run('tar', ['-tzf', join(work, tarball!)], work).split('\n');
     expect(listing).toContain('package/dist/index.js');
     expect(listing).toContain('package/dist/index.d.ts');
+    expect(listing).toContain('package/dist/cjs/index.js');
+    expect(listing).toContain('package/dist/cjs/index.d.ts');
+    expect(listing).toContain('package/dist/cjs/package.json');
     expect(listing).toContain('package/openapi.json');
     expect(listing).toContain('package/README.md');
     expect(listing.filter((f) => f.startsWith('package/src/') || f.includes('.test.'))).toEqual([]);
@@ -107,8 +155,22 @@ describe('the packed SDK', () => {
       throw new Error(`tsc failed in the consumer project:\n${(error as { stdout?: string }).stdout ?? error}`);
     }
 
+    const env = { ...process.env, SURVEY_API_KEY: liveKey, SURVEY_API_BASE_URL: t.url };
+    // Asynchronously: the service answering these calls runs in this process.
+    const node = async (file: string) => (await promisify(execFile)(process.execPath, [file], { cwd: project, encoding: 'utf8', env })).stdout;
     writeFileSync(join(project, 'check.mjs'), consumerMjs);
-    const result = JSON.parse(run(process.execPath, ['check.mjs'], project));
+    const result = JSON.parse(await node('check.mjs'));
+    expect(result.titles).toEqual(['Packed']);
+    // CommonJS: require() gets the CommonJS build, and makes a real call.
+    writeFileSync(join(project, 'check.cjs'), consumerCjs);
+    const cjs = JSON.parse(await node('check.cjs'));
+    expect(cjs).toMatchObject({ titles: ['Packed'], notFound: true });
+    expect(cjs.resolved).toContain('node_modules/@survey-service/sdk/dist/cjs/index.js');
+
+    // Types for both conditions, as @arethetypeswrong/cli sees the tarball: no problem for any resolution mode.
+    const attw = join(root, 'node_modules', '.bin', 'attw');
+    const report = JSON.parse(run(attw, [join(work, tarball!), '--format', 'json'], work).trim() || '{}') as { analysis?: { problems?: unknown[] }; problems?: unknown };
+    expect(report.analysis?.problems).toEqual([]);
     expect(result.missing).toEqual([]);
     expect(result.methods).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'unwrap', 'paginate']);
     expect(result.openapi).toMatch(/^3\.1\./);
