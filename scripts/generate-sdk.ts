@@ -198,3 +198,51 @@ export function generateResources(root: string, bundlePath: string, output: stri
   const document = JSON.parse(readFileSync(join(root, bundlePath), 'utf8')) as Json;
   writeFileSync(join(root, output), resourcesSource(document));
 }
+
+/** The variables every sample reads: the same names in the README, the SDK README and these samples. */
+export const sampleEnvironment = { apiKey: 'SURVEY_API_KEY', baseUrl: 'SURVEY_API_BASE_URL' } as const;
+
+function exampleOf(document: Json, node: Json | undefined): unknown {
+  const resolved = resolve(document, node);
+  if (!resolved) return undefined;
+  if (resolved.example !== undefined) return resolved.example;
+  const first = resolved.examples && Object.values<Json>(resolved.examples)[0];
+  if (first) return resolve(document, first)?.value;
+  return resolved.schema ? resolve(document, resolved.schema)?.example : undefined;
+}
+
+/**
+ * `x-codeSamples` for one operation (Redoc shows them beside it): curl, and the SDK's resource method. Path
+ * parameters and bodies use the document's examples.
+ */
+export function codeSamplesOf(document: Json, op: OperationInfo): Array<{ lang: string; label: string; source: string }> {
+  const operation = document.paths[op.path][op.method] as Json;
+  const parameters = [...(document.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) => resolve(document, p)!);
+  const pathValues = op.pathParams.map((name) => String(exampleOf(document, parameters.find((p) => p.in === 'path' && p.name === name)) ?? `<${name}>`));
+  const url = op.pathParams.reduce((at, name, i) => at.replace(`{${name}}`, pathValues[i]!), op.path);
+  const body = op.hasBody ? exampleOf(document, resolve(document, operation.requestBody)?.content?.['application/json']) : undefined;
+  const secured = operation.security === undefined || (Array.isArray(operation.security) && operation.security.length > 0);
+  const curl = [`curl -X ${op.method.toUpperCase()} "$${sampleEnvironment.baseUrl}${url}"`];
+  if (secured) curl.push(`  -H "Authorization: Bearer $${sampleEnvironment.apiKey}"`);
+  if (body !== undefined) curl.push(`  -H 'Content-Type: application/json'`, `  -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
+  const args = pathValues.map((value) => JSON.stringify(value));
+  if (op.hasBody) args.push(body === undefined ? '{}' : JSON.stringify(body, null, 2));
+  const call = `client.${methodNames[op.operationId]}(${args.join(', ')})`;
+  const ts = [
+    "import { createClient } from '@survey-service/sdk';",
+    '',
+    `const client = createClient({ apiKey: process.env.${sampleEnvironment.apiKey}!, baseUrl: process.env.${sampleEnvironment.baseUrl}! });`,
+    fileOperations.has(op.operationId) ? `const response = await ${call};` : `const result = await ${call};`,
+    fileOperations.has(op.operationId) ? 'console.log(response.headers.get(\'content-type\'));' : 'console.log(result);',
+  ];
+  return [
+    { lang: 'Shell', label: 'curl', source: curl.join(' \\\n') },
+    { lang: 'TypeScript', label: 'SDK', source: ts.join('\n') },
+  ];
+}
+
+/** Adds `x-codeSamples` to every operation of the bundled document in place. */
+export function addCodeSamples(document: Json): Json {
+  for (const op of operationsOf(document)) document.paths[op.path][op.method]['x-codeSamples'] = codeSamplesOf(document, op);
+  return document;
+}

@@ -2,7 +2,8 @@
  * `npm run generate`: the one pipeline from the hand-written contract to everything derived from it.
  *
  * 1. `redocly bundle` joins `openapi/openapi.yaml` and its `$ref`ed files into `openapi/bundled/openapi.json`,
- *    the single file that the server's validator, the SDK and the Redoc page all read.
+ *    the single file that the server's validator, the SDK and the Redoc page all read, and every operation gets
+ *    generated `x-codeSamples` (curl and the SDK's resource method).
  * 2. `openapi-typescript` turns that file into TypeScript types for the server and for the SDK.
  * 3. `scripts/generate-sdk.ts` writes the SDK's resource methods (`client.surveys.list()`, …).
  * 4. The bundle is copied into the SDK package so integrators can validate payloads against it.
@@ -11,10 +12,10 @@
  * test/contract/generated.test.ts checks the same with these exact options.
  */
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { generateResources } from './generate-sdk.js';
+import { addCodeSamples, generateResources } from './generate-sdk.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -28,8 +29,11 @@ export const resourcesTarget = 'sdk/src/generated/resources.ts';
  */
 export const typescriptFlags = ['--default-non-nullable=false', '--empty-objects-unknown'];
 
+/** `redocly bundle`, then generated `x-codeSamples` (curl and SDK) on every operation. */
 export function bundle(output: string): void {
   execFileSync(bin('redocly'), ['bundle', 'openapi/openapi.yaml', '--output', output], { cwd: root, stdio: 'pipe' });
+  const file = resolve(root, output);
+  writeFileSync(file, `${JSON.stringify(addCodeSamples(JSON.parse(readFileSync(file, 'utf8'))), null, 2)}\n`);
 }
 
 export function generateTypes(input: string, output: string): void {
