@@ -5,7 +5,8 @@
  *    the single file that the server's validator, the SDK and the Redoc page all read, and every operation gets
  *    generated `x-codeSamples` (curl and the SDK's resource method).
  * 2. `openapi-typescript` turns that file into TypeScript types for the server and for the SDK.
- * 3. `scripts/generate-sdk.ts` writes the SDK's resource methods (`client.surveys.list()`, …).
+ * 3. `scripts/generate-sdk.ts` writes the SDK's resource methods (`client.surveys.list()`, …) and their table in
+ *    the SDK README.
  * 4. The bundle is copied into the SDK package so integrators can validate payloads against it.
  *
  * Every output is committed; CI runs this script and fails on `git diff --exit-code` (drift), and
@@ -15,7 +16,7 @@ import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { addCodeSamples, generateResources } from './generate-sdk.js';
+import { addCodeSamples, generateResources, withMethodsTable } from './generate-sdk.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -48,6 +49,8 @@ function main(): void {
     generateTypes(bundlePath, target);
   }
   generateResources(root, bundlePath, resourcesTarget);
+  const readme = join(root, 'sdk/README.md');
+  writeFileSync(readme, withMethodsTable(readFileSync(readme, 'utf8'), JSON.parse(readFileSync(join(root, bundlePath), 'utf8'))));
   copyFileSync(join(root, bundlePath), join(root, 'sdk/openapi.json'));
   console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, ${resourcesTarget}, sdk/openapi.json`);
 }
