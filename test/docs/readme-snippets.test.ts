@@ -1,10 +1,10 @@
 /**
- * Examples that run: every TypeScript block of the README and the SDK README type-checks against the SDK, and
- * every shell block names only npm scripts and CLI commands that exist.
+ * Examples that run: every TypeScript block of the README, the SDK README and the API reference's introduction
+ * type-checks against the SDK, and every shell block names only npm scripts and CLI commands that exist.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { markdownSnippets } from '../helpers/markdown-snippets.js';
+import { markdownSnippets, markdownSnippetsOf } from '../helpers/markdown-snippets.js';
 import { typeCheck } from '../helpers/typecheck.js';
 
 /**
@@ -46,4 +46,17 @@ describe.each(['README.md', 'sdk/README.md'])('%s', (file) => {
 
 it('the CLI command list is read from the CLI (so the shell check above can fail)', () => {
   expect(cliCommands).toEqual(expect.arrayContaining(['orgs create', 'orgs list', 'keys create', 'keys revoke']));
+});
+
+it("the API reference's getting-started TypeScript blocks type-check", { timeout: 120_000 }, () => {
+  const document = JSON.parse(readFileSync('openapi/bundled/openapi.json', 'utf8')) as { info: { description: string } };
+  const ts = markdownSnippetsOf(document.info.description).filter((s) => s.lang === 'ts');
+  expect(ts.length).toBeGreaterThan(0);
+  expect(typeCheck(ts.map((s) => ({ name: `info.description:${s.line}`, code: withGivens(s.code) })))).toEqual([]);
+});
+
+it('names the client-side variables the same way in the READMEs, the reference and its samples', () => {
+  const texts = ['README.md', 'sdk/README.md', 'openapi/bundled/openapi.json', 'docs/CHANGELOG.md'].map((file) => readFileSync(file, 'utf8'));
+  const names = new Set(texts.flatMap((text) => [...text.matchAll(/\bSURVEY_[A-Z_]+\b/g)].map((m) => m[0])));
+  expect([...names].sort()).toEqual(['SURVEY_API_BASE_URL', 'SURVEY_API_KEY', 'SURVEY_WEBHOOK_SECRET']);
 });

@@ -1373,7 +1373,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `survey.launched`
+         * survey.launched
          * @description A survey became `active`: its first launch, or a relaunch after a pause.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1402,7 +1402,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `survey.paused`
+         * survey.paused
          * @description An active survey was paused; it accepts no responses until launched again.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1431,7 +1431,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `survey.closed`
+         * survey.closed
          * @description A survey was closed for good.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1460,7 +1460,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `response.submitted`
+         * response.submitted
          * @description A response to a survey was submitted.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1489,7 +1489,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `respondents.sync.completed`
+         * respondents.sync.completed
          * @description A respondent sync job completed (dry runs included). Records in error do not fail a job: check `data.stats.errors`.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1518,7 +1518,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `respondents.sync.failed`
+         * respondents.sync.failed
          * @description A respondent sync job failed and applied nothing; `data.failureReason` says why.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1547,7 +1547,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `responses.export.completed`
+         * responses.export.completed
          * @description An export of responses finished; download the file with `GET /api/v1/exports/{exportId}/download`.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1576,7 +1576,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `analytics.ai.completed`
+         * analytics.ai.completed
          * @description An AI analysis finished (`completed` or `failed`).
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1605,7 +1605,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `distribution.sent`
+         * distribution.sent
          * @description A distribution was sent to the respondents its targeting matched.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
@@ -1634,7 +1634,7 @@ export interface webhooks {
         get?: never;
         put?: never;
         /**
-         * `webhook.test`
+         * webhook.test
          * @description A test event, sent only by `POST /api/v1/webhooks/{id}/test` to that one webhook, whatever its `events`.
          *
          *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
