@@ -68,6 +68,54 @@ export function withoutCdnLogo(html: string): string {
   return html.replace(cdnLogos, inlineLogo);
 }
 
+/**
+ * Redoc 3 keeps a deep link's hash on a fresh load (a sidebar link opened in a new tab, a bookmark, a link in a
+ * message) but stays at the top of the page. This script follows it the way a click would: once the page is
+ * hydrated (the sidebar link carries React's props), it steps to the top and clicks the sidebar link with that hash.
+ */
+const followDeepLink = `<script>
+(function () {
+  var hash = window.location.hash;
+  if (!hash || hash === '#' || hash === '#/') return;
+  var clean = hash.replace(/["\\\\]/g, '');
+  var segments = clean.slice(2).split('/');
+  // The tag first (its operations render when it opens), then the operation, as a reader would click them.
+  var steps = segments.length > 1 ? ['#/' + segments[0], clean] : ['#/', clean];
+  var deadline = Date.now() + 15000;
+  function linkTo(target) {
+    var link = document.querySelector('a[href="' + target + '"]');
+    return link && Object.keys(link).some(function (key) { return key.indexOf('__reactProps') === 0; }) ? link : null;
+  }
+  (function next() {
+    if (steps.length === 0 || Date.now() > deadline) return;
+    if (steps[0] === '#/') {
+      steps.shift();
+      window.location.hash = '#/';
+      return setTimeout(next, 300);
+    }
+    var link = linkTo(steps[0]);
+    if (!link) return setTimeout(next, 50);
+    steps.shift();
+    link.click();
+    setTimeout(next, 300);
+  })();
+})();
+</script>
+`;
+
+export function withDeepLinks(html: string): string {
+  const end = html.lastIndexOf('</body>');
+  if (end < 0) throw new Error('The docs page has no </body>');
+  return html.slice(0, end) + followDeepLink + html.slice(end);
+}
+
+/** An empty inline icon, so that browsers do not ask the server for /favicon.ico (a 404 on every visit). */
+export function withInlineIcon(html: string): string {
+  const head = html.indexOf('</head>');
+  if (head < 0) throw new Error('The docs page has no </head>');
+  return `${html.slice(0, head)}<link rel="icon" href="data:,">\n${html.slice(head)}`;
+}
+
 export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ output: string; bytes: number }> {
   const bundle = resolve(options.bundle ?? defaultBundle);
   const output = resolve(options.output ?? defaultDocsOutput);
@@ -88,7 +136,7 @@ export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ outpu
         maxBuffer: 16 * 1024 * 1024,
       },
     );
-    const html = withoutCdnLogo(readFileSync(draft, 'utf8'));
+    const html = withInlineIcon(withDeepLinks(withoutCdnLogo(readFileSync(draft, 'utf8'))));
     writeFileSync(draft, html);
     const external = findExternalResources(html);
     if (external.length > 0) {

@@ -1,66 +1,122 @@
 /**
- * The docs page as a reader's browser opens it (headless Chromium via playwright-core): it renders a section for
- * every tag, logs no console error, and sends no request anywhere but the server that served it.
- * Without /usr/bin/chromium (or CHROMIUM_PATH) the test is skipped and says so.
+ * The docs page as a reader's browser opens it from the running service (headless Chromium via playwright-core):
+ * every operation and every webhook is in it, it logs no console error and sends no request anywhere but the
+ * service, deep links opened in a new tab land on their operation, it names the running server as the first
+ * server, and no title shows a literal backtick. Without /usr/bin/chromium (or CHROMIUM_PATH) the test is
+ * skipped and says so.
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import { existsSync, readFileSync } from 'node:fs';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildDocs, defaultBundle } from '../../scripts/build-docs.js';
+import { defaultBundle } from '../../scripts/build-docs.js';
+import { documentedServer } from '../../server/src/http/this-server.js';
+import { startTestService, type TestService } from '../helpers/service.js';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(executablePath);
 if (!available) console.warn(`docs browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`);
 
-const document = JSON.parse(readFileSync(defaultBundle, 'utf8')) as { tags: { name: string }[] };
+type Operation = { operationId?: string; summary?: string };
+const contract = JSON.parse(readFileSync(defaultBundle, 'utf8')) as {
+  tags: { name: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  webhooks: Record<string, Record<string, Operation>>;
+};
+const ids = (items: Record<string, Record<string, Operation>>) =>
+  Object.values(items).flatMap((item) => Object.values(item).map((op) => op.operationId).filter((id): id is string => !!id));
+/** The page's DOM, as the functions passed to the browser use it (they run there, not here). */
+declare const document: { querySelector(selector: string): { getBoundingClientRect(): { top: number } } | null; querySelectorAll(selector: string): { length: number } };
+
+const slug = (tag: string) => tag.toLowerCase().replace(/\s+/g, '-');
 
 describe.skipIf(!available)('the docs page in headless Chromium', () => {
-  const work = mkdtempSync(join(tmpdir(), 'docs-browser-'));
+  let t: TestService;
   let browser: Browser;
-  let server: Server;
-  let origin = '';
 
   beforeAll(async () => {
-    const output = join(work, 'index.html');
-    await buildDocs({ output });
-    const page = readFileSync(output);
-    server = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    t = await startTestService();
     browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
-  }, 120_000);
+  }, 180_000);
   afterAll(async () => {
     await browser?.close();
-    await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
-    rmSync(work, { recursive: true, force: true });
+    await t?.close();
   });
 
-  it('renders every tag, with no console error and no request to another host', async () => {
-    const page = await browser.newPage();
+  /** A page that refuses and records requests to other hosts, and records console errors. */
+  async function open(path: string): Promise<{ page: Page; elsewhere: string[]; errors: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const elsewhere: string[] = [];
-    const consoleErrors: string[] = [];
+    const errors: string[] = [];
     await page.route('**/*', (route) => {
       const url = route.request().url();
-      if (/^https?:/.test(url) && !url.startsWith(origin)) {
+      if (/^(https?|wss?):/.test(url) && !url.startsWith(t.url)) {
         elsewhere.push(url);
         return route.abort();
       }
       return route.continue();
     });
-    page.on('console', (message) => void (message.type() === 'error' && consoleErrors.push(message.text())));
-    page.on('pageerror', (error) => void consoleErrors.push(error.message));
-    await page.goto(`${origin}/`, { waitUntil: 'networkidle' });
-    // Redoc gives each tag a section `/<tag in lower case, spaces as dashes>`.
-    const sections = await page.$$eval('[data-section-id]', (nodes) => nodes.map((node) => node.getAttribute('data-section-id')));
-    const missing = document.tags.map((tag) => `/${tag.name.toLowerCase().replace(/\s+/g, '-')}`).filter((id) => !sections.includes(id));
-    expect(document.tags.length).toBeGreaterThan(5);
-    expect(missing).toEqual([]);
+    page.on('console', (message) => void (message.type() === 'error' && errors.push(message.text())));
+    page.on('pageerror', (error) => void errors.push(error.message));
+    await page.goto(`${t.url}${path}`, { waitUntil: 'networkidle' });
+    return { page, elsewhere, errors };
+  }
+
+  it('has every operation and every webhook, with no console error and no request to another host', { timeout: 180_000 }, async () => {
+    const { page, elsewhere, errors } = await open('/docs');
+    const found = new Set<string>();
+    for (const tag of contract.tags) {
+      // The sidebar's tag links (`/surveys`) open the tag; its entries then link as `#/surveys/<operation id>`.
+      const link = `#/${slug(tag.name)}`;
+      const tagLink = `a[href="/${slug(tag.name)}"], a[href="${link}"]`;
+      await page.waitForFunction((selector) => document.querySelector(selector) !== null, tagLink, { timeout: 30_000 });
+      await page.evaluate((selector) => (document.querySelector(selector) as unknown as { click(): void }).click(), tagLink);
+      await page.waitForFunction((href) => document.querySelectorAll(`a[href^="${href}/"]`).length > 0, link, { timeout: 30_000 });
+      for (const href of await page.$$eval(`a[href^="${link}/"]`, (nodes) => nodes.map((node) => node.getAttribute('href')!))) found.add(href.split('#')[1]!.split('/')[2]!);
+    }
+    const expected = [...ids(contract.paths), ...ids(contract.webhooks)].map((id) => id.toLowerCase());
+    expect(expected.length).toBeGreaterThanOrEqual(58);
+    expect(expected.filter((id) => !found.has(id))).toEqual([]);
     expect(elsewhere).toEqual([]);
-    expect(consoleErrors).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it.each([
+    ['an operation', '#/surveys/launchsurvey', 'Launch a survey'],
+    ['a webhook', '#/webhooks/receiveresponsesubmittedevent', 'response.submitted'],
+  ])('opens a deep link to %s in a new tab at that entry', { timeout: 60_000 }, async (_kind, hash, title) => {
+    const { page, errors } = await open(`/docs${hash}`);
+    const section = hash.slice(1);
+    await page.waitForFunction(
+      (id) => {
+        const node = document.querySelector(`[data-section-id="${id}"]`);
+        return node !== null && Math.abs(node.getBoundingClientRect().top) < 50;
+      },
+      section,
+      { timeout: 30_000 },
+    );
+    expect(await page.$eval(`[data-section-id="${section}"]`, (node) => node.textContent ?? '')).toContain(title);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+
+  it('names the running server as its first server, in the page and in the served document', { timeout: 60_000 }, async () => {
+    const { page } = await open('/docs');
+    const html = await page.content();
+    expect(html).toContain(t.url);
+    expect(html).not.toContain(documentedServer);
+    await page.close();
+    const served = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { servers: { url: string }[] };
+    expect(served.servers[0]!.url).toBe(t.url);
+    expect(served.servers[1]!.url).toBe('https://api.surveyservice.dev');
+  });
+
+  it('shows event names and operation titles without literal backticks', { timeout: 60_000 }, async () => {
+    const { page } = await open('/docs#/webhooks/receivesurveylaunchedevent');
+    await page.waitForFunction(() => document.querySelector('[data-section-id="/webhooks/receivesurveylaunchedevent"]') !== null, undefined, { timeout: 30_000 });
+    const titles = await page.$$eval('h1, h2, h3, nav a, [role="menuitem"]', (nodes) => nodes.map((node) => node.textContent ?? ''));
+    expect(titles.some((title) => title.includes('survey.launched'))).toBe(true);
+    expect(titles.filter((title) => title.includes('`'))).toEqual([]);
     await page.close();
   });
 });

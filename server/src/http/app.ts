@@ -41,7 +41,7 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
 
   app.use(requestId);
   app.use(accessLog(services.log));
-  app.get('/docs', serveDocs(services.log));
+  app.get('/docs', serveDocs(services.log, services.config));
   // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
   app.use(answerPages(services));
   app.use(routeRequest(routesOf(contract)));

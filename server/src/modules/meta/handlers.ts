@@ -2,10 +2,11 @@
 import { sql } from 'kysely';
 import { ApiError } from '../../http/errors.js';
 import type { Handler } from '../../http/handler.js';
+import { showingThisServer, thisServer } from '../../http/this-server.js';
 
-export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ services }) => ({
+export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ services, headers }) => ({
   status: 200,
-  raw: { contentType: 'application/json', body: services.contractJson },
+  raw: { contentType: 'application/json', body: showingThisServer(services.contractJson, thisServer(services.config, headers.host)) },
 });
 
 export const getLiveness: Handler<'getLiveness'> = async () => ({
