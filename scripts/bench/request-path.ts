@@ -59,6 +59,8 @@ interface Measure {
   /** CPU time per request (µs) of the process under test and its children, and of the PostgreSQL server. */
   serviceCpuUs: number;
   databaseCpuUs: number | null;
+  /** CPU time per request (µs) of the load generator (this process). */
+  clientCpuUs: number;
 }
 
 /** CPU ticks (user + system) of `roots` and all their descendants, from /proc (Linux). */
@@ -90,11 +92,14 @@ const tickMicros = 10_000; // USER_HZ is 100 on Linux
 async function measure(name: string, options: autocannon.Options, cpuOf: { service: number; database: number | null }): Promise<Measure> {
   if (warmUpSeconds > 0) await autocannon({ connections, duration: warmUpSeconds, ...options });
   const before = { service: cpuTicks([cpuOf.service]), database: cpuOf.database ? cpuTicks([cpuOf.database]) : 0 };
+  const client = process.cpuUsage();
   const result = await autocannon({ connections, duration: seconds, ...options });
+  const clientUsage = process.cpuUsage(client);
   const requests = Math.max(1, result.requests.total);
   const serviceCpuUs = ((cpuTicks([cpuOf.service]) - before.service) * tickMicros) / requests;
   const databaseCpuUs = cpuOf.database ? ((cpuTicks([cpuOf.database]) - before.database) * tickMicros) / requests : null;
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: result.non2xx + result.errors, serviceCpuUs, databaseCpuUs };
+  const clientCpuUs = (clientUsage.user + clientUsage.system) / requests;
+  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: result.non2xx + result.errors, serviceCpuUs, databaseCpuUs, clientCpuUs };
 }
 
 /** The PostgreSQL server's postmaster, when it runs on this machine and its data directory is readable. */
@@ -109,16 +114,21 @@ async function postmasterPid(db: import('../../server/src/db/database.js').Db): 
 
 /**
  * When the machine is CPU-bound (load generator, service and PostgreSQL share its cores), throughput is inversely
- * proportional to the CPU a request costs, so the CPU columns bound the ratio any request path can reach: the
- * bare route's CPU per request over the measured route's (service + PostgreSQL), and — even with a service that
- * cost nothing — over PostgreSQL's alone.
+ * proportional to the CPU a request costs everyone, so the CPU columns bound the ratio any request path can reach
+ * here: the bare route's CPU per request (its process and the load generator's) over the measured route's
+ * (service, PostgreSQL and load generator), and — even with a service that cost nothing — over PostgreSQL's and
+ * the load generator's alone.
  */
 function ceilings(results: Measure[]): string[] {
-  const bare = results[0]!.serviceCpuUs;
+  const bare = results[0]!.serviceCpuUs + results[0]!.clientCpuUs;
   const lines = results
     .slice(2)
     .filter((r) => r.databaseCpuUs !== null && r.name.includes('1 API process'))
-    .map((r) => `- ${r.name.split(' — ')[0]}: CPU per request ${Math.round(r.serviceCpuUs + r.databaseCpuUs!)} µs against the bare route's ${Math.round(bare)} µs, a CPU-bound ceiling of ${(bare / (r.serviceCpuUs + r.databaseCpuUs!)).toFixed(2)}× (measured ${(r.rps / results[0]!.rps).toFixed(2)}×); PostgreSQL's ${Math.round(r.databaseCpuUs!)} µs alone caps it at ${(bare / r.databaseCpuUs!).toFixed(2)}×.`);
+    .map((r) => {
+      const total = r.serviceCpuUs + r.databaseCpuUs! + r.clientCpuUs;
+      const withoutService = r.databaseCpuUs! + r.clientCpuUs;
+      return `- ${r.name.split(' — ')[0]}: ${Math.round(total)} µs of CPU per request (service ${Math.round(r.serviceCpuUs)}, PostgreSQL ${Math.round(r.databaseCpuUs!)}, load generator ${Math.round(r.clientCpuUs)}) against the bare route's ${Math.round(bare)} µs: a CPU-bound ceiling of ${(bare / total).toFixed(2)}× (measured ${(r.rps / results[0]!.rps).toFixed(2)}×). PostgreSQL and the load generator alone cap it at ${(bare / withoutService).toFixed(2)}×.`;
+    });
   return lines.length > 0 ? ['CPU-bound ceilings (this run):', '', ...lines] : [];
 }
 
@@ -174,14 +184,14 @@ export async function run(): Promise<void> {
     const bareGet = results[0]!;
     const bareP99 = Math.max(results[0]!.p99, results[1]!.p99);
     const cpu = (us: number | null) => (us === null ? '—' : String(Math.round(us)));
-    const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} | ${cpu(r.serviceCpuUs)} | ${cpu(r.databaseCpuUs)} |`);
+    const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} | ${cpu(r.serviceCpuUs)} | ${cpu(r.databaseCpuUs)} | ${cpu(r.clientCpuUs)} |`);
     const markdown = [
       '## Request path',
       '',
       `\`npm run bench -- request-path\`, ${new Date().toISOString().slice(0, 10)}: ${seconds} s per row (after ${warmUpSeconds} s of unrecorded warm-up) at ${connections} connections, load generator (autocannon) in its own process, service and bare route in child processes; ${cpus().length} CPUs, load average ${load} at the start (shared machine).`,
       '',
-      '| target | req/s | p50 ms | p99 ms | × bare GET | non-2xx | service CPU µs/req | PostgreSQL CPU µs/req |',
-      '|---|---|---|---|---|---|---|---|',
+      '| target | req/s | p50 ms | p99 ms | × bare GET | non-2xx | service CPU µs/req | PostgreSQL CPU µs/req | load generator CPU µs/req |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...rows,
       '',
       `Targets: ≥ 0.5× the bare route and p99 ≤ 25 ms, or ≤ 2× the bare route's p99 (${bareP99} ms here) on a slower machine.`,
