@@ -5,6 +5,7 @@
  */
 import type { Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
+import { TimeoutError } from './errors.js';
 import { paginate } from './pagination.js';
 import { unwrap, type EnvelopeData } from './unwrap.js';
 
@@ -63,11 +64,23 @@ export interface Caller {
   all(path: string, init: CallInit, options?: CallOptions): AsyncGenerator<never, void, undefined>;
 }
 
+/** A call given up by its own `timeoutMs` throws the SDK's `TimeoutError`, like the wait helpers. */
+async function timed<T>(work: Promise<T>, path: string, options: CallOptions = {}): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (options.timeoutMs && (error as { name?: string } | undefined)?.name === 'TimeoutError' && !(error instanceof TimeoutError)) {
+      throw new TimeoutError(`${path} did not answer within ${options.timeoutMs} ms`);
+    }
+    throw error;
+  }
+}
+
 export function createCaller(client: Client<paths>): Caller {
   // The generated methods are typed by path; the one dispatch below is not (openapi-fetch's overloads are per path).
   const byMethod = client as unknown as Record<string, (path: string, init: unknown) => Promise<never>>;
   return {
-    call: (method, path, init, options) => unwrap(byMethod[method.toUpperCase()]!(path, requestInit(init, options))) as Promise<never>,
+    call: (method, path, init, options) => timed(unwrap(byMethod[method.toUpperCase()]!(path, requestInit(init, options))), path, options) as Promise<never>,
     async raw(method, path, init, options) {
       const result = (await byMethod[method.toUpperCase()]!(path, { ...requestInit(init, options), parseAs: 'stream' })) as { response: Response; error?: unknown };
       if (!result.response.ok) await unwrap(Promise.resolve({ error: result.error ?? null, response: result.response }));

@@ -8,7 +8,9 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { NotFoundError, signWebhook, ValidationError, type Survey, type WebhookEvent } from '@survey-service/sdk';
+import { createClient, NotFoundError, signWebhook, TimeoutError, ValidationError, type Survey, type WebhookEvent } from '@survey-service/sdk';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { methodNames, resourcesSource } from '../../scripts/generate-sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
@@ -74,6 +76,21 @@ describe('generated resource methods', () => {
     const first = await live.surveys.create(surveyBody({ title: 'Once' }), { idempotencyKey: key });
     const again = await live.surveys.create(surveyBody({ title: 'Once' }), { idempotencyKey: key });
     expect(again.id).toBe(first.id);
+  });
+
+  it('give up after a per-call timeoutMs with the SDK’s TimeoutError', async () => {
+    // A server that never answers.
+    const silent = createServer(() => {});
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const client = createClient({ apiKey: `svc_test_${'0'.repeat(64)}`, baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, retry: { maxRetries: 0 } });
+      const started = Date.now();
+      await expect(client.surveys.list(undefined, { timeoutMs: 300 })).rejects.toBeInstanceOf(TimeoutError);
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 
   it('wait for jobs: a sync, an export (then streamed to disk) and an AI analysis', async () => {
