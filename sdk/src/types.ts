@@ -3,7 +3,7 @@
  * `components['schemas']['Survey']`. Each alias is exactly the generated type: when the document renames or
  * drops a schema, the SDK stops compiling instead of drifting.
  */
-import type { components } from './generated/openapi.js';
+import type { components, webhooks } from './generated/openapi.js';
 
 type Schemas = components['schemas'];
 
@@ -71,8 +71,14 @@ export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** Any event, as delivered to webhooks and listed by `GET /api/v1/events`; narrow it on `type`. */
 export type Event = Schemas['Event'];
 export type EventType = Schemas['EventType'];
-/** What `verifyWebhook` returns by default: the `Event` union. */
-export type WebhookEvent = Schemas['Event'];
+/** The payload the document's `webhooks` section gives the event named `Name`. */
+type DeliveredPayload<Name extends keyof webhooks> =
+  NonNullable<webhooks[Name]['post']> extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : never;
+/**
+ * What `constructEvent` and `verifyWebhook` return: one member per event of the document's `webhooks` section,
+ * each with its own `type`, so `switch (event.type)` narrows `data` (generated with the rest of the types).
+ */
+export type WebhookEvent = { [Name in keyof webhooks]: DeliveredPayload<Name> & { type: Name } }[keyof webhooks];
 
 // Keys and account
 export type ApiKey = Schemas['ApiKey'];

@@ -8,7 +8,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createClient, NotFoundError, signWebhook, TimeoutError, ValidationError, type Survey, type WebhookEvent } from '@survey-service/sdk';
+import { createClient, NotFoundError, signWebhook, TimeoutError, ValidationError, type Survey, type WebhookEvent, type webhooks } from '@survey-service/sdk';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { methodNames, resourcesSource } from '../../scripts/generate-sdk.js';
@@ -127,6 +127,9 @@ describe('constructEvent', () => {
     const payload = JSON.stringify(stored);
     const event = live.webhooks.constructEvent(payload, signWebhook(payload, secret, { id: stored.id }), secret);
     expectTypeOf(event).toEqualTypeOf<WebhookEvent>();
+    // One member per event of the document's `webhooks` section, each narrowing to its own name.
+    expectTypeOf<WebhookEvent['type']>().toEqualTypeOf<keyof webhooks>();
+    expectTypeOf<Extract<WebhookEvent, { type: 'survey.paused' }>['type']>().toEqualTypeOf<'survey.paused'>();
     switch (event.type) {
       case 'survey.launched':
         expectTypeOf(event.data).toEqualTypeOf<Survey>();
