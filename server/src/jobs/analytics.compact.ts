@@ -1,9 +1,9 @@
 /**
- * Every 10 minutes: folds the append-only deltas of the exact daily analytics counts into one row per key, so
- * whole-survey analytics keep reading a few hundred rows however many responses arrive one by one. Safe to run
+ * Every 10 minutes: folds the append-only deltas of the exact daily and per-segment analytics counts into one
+ * row per key, so analytics keep reading a few hundred rows however many responses arrive one by one. Safe to run
  * twice or to be killed: one statement, sums unchanged.
  */
-import { compactDailyCounts } from '../modules/analytics/repository.js';
+import { compactDailyCounts, compactSegmentCounts } from '../modules/analytics/repository.js';
 import type { JobDefinition } from './registry.js';
 
 export const analyticsCompact: JobDefinition = {
@@ -11,6 +11,6 @@ export const analyticsCompact: JobDefinition = {
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
   cron: '*/10 * * * *',
   async work(_job, services) {
-    return { foldedRows: await compactDailyCounts(services.db) };
+    return { foldedRows: await compactDailyCounts(services.db), foldedSegmentRows: await compactSegmentCounts(services.db) };
   },
 };

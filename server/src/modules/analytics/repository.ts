@@ -32,15 +32,9 @@ export interface AnalyticsScope {
 /** The respondent columns the segments and filters read (the snapshot has the same names). */
 const respondentColumns = ['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title', 'manager_id', 'hire_date', 'employment_type', 'attributes'];
 
+/** Tenure bands in UTC, by the same SQL function the per-segment counts use (migration 2026-11-25T0300). */
 function tenureBands(alias: string, at: RawBuilder<unknown>) {
-  const hired = sql.ref(`${alias}.hire_date`);
-  return sql<string | null>`case
-    when ${hired} is null then null
-    when ${at} < ${hired} + interval '1 year' then 'under_1_year'
-    when ${at} < ${hired} + interval '2 years' then '1_to_2_years'
-    when ${at} < ${hired} + interval '5 years' then '2_to_5_years'
-    when ${at} < ${hired} + interval '10 years' then '5_to_10_years'
-    else '10_years_or_more' end`;
+  return sql<string | null>`analytics_tenure_band(${sql.ref(`${alias}.hire_date`)}, ${at})`;
 }
 
 /** The group value of a respondent row `alias`; tenure is measured at `at` (submission or send). */
@@ -158,6 +152,38 @@ export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promis
     from analytics_daily_cells where ${sql.join(conditions, sql` and `)}
     group by 1 having sum(n) > 0`.execute(db);
   return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
+}
+
+/** The field of `analytics_segment_cells` a segment is counted under, if it is one of them. */
+function countedField(segment: SegmentField | undefined): string | undefined {
+  if (segment?.kind === 'column') return segment.column;
+  if (segment?.kind === 'tenure') return 'tenure';
+  return undefined;
+}
+
+/**
+ * The per-segment counts answer exactly when the daily counts do and the segment is a respondent column or
+ * tenure (not an attribute).
+ */
+export const segmentCountsApply = (scope: AnalyticsScope) =>
+  countedField(scope.segment) !== undefined && dailyCountsApply({ ...scope, segment: undefined });
+
+/** The group rows of `cellCounts` (not the whole), from `analytics_segment_cells` (see `segmentCountsApply`). */
+export async function segmentCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
+  const conditions: RawBuilder<unknown>[] = [
+    sql`organization_id = ${scope.tenant.organizationId}`,
+    sql`environment = ${scope.tenant.environment}`,
+    sql`survey_id = ${scope.surveyId}`,
+    sql`field = ${countedField(scope.segment)}`,
+  ];
+  if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
+  if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
+  const { rows } = await sql<{ segment: string | null; code: number; n: number }>`
+    select value as segment, case when u.code < 0 then -1 - (day - date '1970-01-01') else u.code end as code, sum(u.n)::bigint as n
+    from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+    where ${sql.join(conditions, sql` and `)}
+    group by 1, 2 having sum(u.n) > 0`.execute(db);
+  return rows.map((row) => ({ whole: false, segment: row.segment, code: row.code, n: Number(row.n) }));
 }
 
 export interface CorrelationInput {
@@ -314,6 +340,31 @@ export async function compactDailyCounts(db: DbOrTx): Promise<number> {
     ), folded as (
       insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
       select organization_id, environment, survey_id, day, code, sum(n) from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
+      returning 1
+    )
+    select (select count(*) from gone)::int as folded`.execute(db);
+  return rows[0]?.folded ?? 0;
+}
+
+/** The same fold for the per-segment counts: one row per key, its codes summed (codes whose sum is zero go). */
+export async function compactSegmentCounts(db: DbOrTx): Promise<number> {
+  const { rows } = await sql<{ folded: number }>`
+    with keys as (
+      select organization_id, environment, survey_id, field, value, day from analytics_segment_cells
+      group by 1, 2, 3, 4, 5, 6 having count(*) > 1
+    ), gone as (
+      delete from analytics_segment_cells c using keys k
+      where c.organization_id = k.organization_id and c.environment = k.environment and c.survey_id = k.survey_id
+        and c.field = k.field and c.value is not distinct from k.value and c.day = k.day
+      returning c.organization_id, c.environment, c.survey_id, c.field, c.value, c.day, c.codes, c.counts
+    ), summed as (
+      select organization_id, environment, survey_id, field, value, day, u.code, sum(u.n) as n
+      from gone, unnest(codes, counts) as u(code, n)
+      group by 1, 2, 3, 4, 5, 6, 7 having sum(u.n) <> 0
+    ), folded as (
+      insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
+      select organization_id, environment, survey_id, field, value, day, array_agg(code order by code), array_agg(n order by code)
+      from summed group by 1, 2, 3, 4, 5, 6
       returning 1
     )
     select (select count(*) from gone)::int as folded`.execute(db);

@@ -210,14 +210,17 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
 }
 
 /**
- * One scan (plus the distinct-respondent count when a survey takes several responses per respondent). The
- * whole result comes from the exact daily counts when they answer it; then the scan only groups by segment.
+ * The whole result from the exact daily counts and the groups from the exact per-segment counts when they
+ * answer the scope (whole UTC days, no filter or distribution, a respondent column or tenure, one response per
+ * respondent); otherwise one scan of the typed copy (plus the distinct-respondent count when a survey takes
+ * several responses per respondent).
  */
 export async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
   const daily = !scope.distinctRespondents && repository.dailyCountsApply({ ...scope, segment: undefined });
+  const segments = !scope.distinctRespondents && repository.segmentCountsApply(scope);
   const [cells, wholeCells, distinct] = await Promise.all([
-    daily && !scope.segment ? Promise.resolve([]) : repository.cellCounts(db, scope, { whole: !daily }),
-    daily ? repository.dailyCellCounts(db, scope) : Promise.resolve([]),
+    !scope.segment ? Promise.resolve([]) : segments ? repository.segmentCellCounts(db, scope) : repository.cellCounts(db, scope, { whole: !daily }),
+    daily ? repository.dailyCellCounts(db, scope) : !scope.segment ? repository.cellCounts(db, scope) : Promise.resolve([]),
     scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
   ]);
   return measure([...wholeCells, ...cells], threshold, distinct);

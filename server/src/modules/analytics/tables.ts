@@ -32,7 +32,23 @@ export interface AnalyticsDailyCellsTable {
   n: ColumnType<number, never, never>;
 }
 
+/**
+ * Exact per-segment counts (migration 2026-11-25T0300): per survey, respondent field, value and UTC day,
+ * `counts[i]` responses more (or fewer) carry `codes[i]`. Append-only deltas, kept by triggers.
+ */
+export interface AnalyticsSegmentCellsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  field: string;
+  value: string | null;
+  day: ColumnType<string, never, never>;
+  codes: ColumnType<number[], never, never>;
+  counts: ColumnType<number[], never, never>;
+}
+
 export interface AnalyticsTables {
+  analytics_segment_cells: AnalyticsSegmentCellsTable;
   analytics_daily_cells: AnalyticsDailyCellsTable;
   analytics_settings: AnalyticsSettingsTable;
   analytics_responses: AnalyticsResponsesTable;

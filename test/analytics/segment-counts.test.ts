@@ -1,0 +1,233 @@
+/**
+ * The exact per-segment counts (`analytics_segment_cells`) against the scan they replace: after every kind of
+ * change that moves a response between segment values — responses stored (API, answer page) and deleted,
+ * respondent records created, changed and deleted (API and sync), snapshots of a distribution, respondents and
+ * responses changing at the same time in concurrent transactions, compaction — the counts of every field equal
+ * the scan's, code by code.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { newId } from '../../server/src/lib/ids.js';
+import { cellCounts, compactSegmentCounts, segmentCellCounts, segmentCountsApply, type AnalyticsScope, type CellRow, type SegmentField } from '../../server/src/modules/analytics/repository.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { allRecipients, waitForStatus } from '../distributions/fixtures.js';
+import { sync } from '../respondents/fixtures.js';
+import { generate, random, type Generated } from './fixtures.js';
+
+let t: TestService;
+let client: ReturnType<TestService['client']>;
+let organizationId: string;
+let data: Generated;
+
+beforeAll(async () => {
+  t = await startTestService();
+  // Answer links point at this test server.
+  t.service.services.config.publicBaseUrl = t.url;
+  const tenant = await t.createTenant('BUSINESS');
+  organizationId = tenant.organizationId;
+  client = t.client(tenant.liveKey);
+  // One response per respondent: the survey analytics read from the per-segment counts.
+  data = await generate(t, client, organizationId, 21, 5, false);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const segments: Array<[string, SegmentField]> = [
+  ['department', { kind: 'column', column: 'department' }],
+  ['location', { kind: 'column', column: 'location' }],
+  ['jobTitle', { kind: 'column', column: 'job_title' }],
+  ['employmentType', { kind: 'column', column: 'employment_type' }],
+  ['managerId', { kind: 'column', column: 'manager_id' }],
+  ['tenure', { kind: 'tenure' }],
+];
+
+const sorted = (rows: CellRow[]) =>
+  rows.map((row) => ({ segment: row.segment, code: row.code, n: row.n })).sort((a, b) => String(a.segment).localeCompare(String(b.segment)) || a.code - b.code);
+
+/** Every field's counts equal the scan's, for the whole survey and for a window of whole days. */
+async function expectExact(surveyId = data.surveyId) {
+  const windows = [{}, { submittedAfter: new Date(Date.UTC(2026, 9, 3)), submittedBefore: new Date(Date.UTC(2026, 9, 7)) }];
+  for (const [name, segment] of segments) {
+    for (const window of windows) {
+      const scope: AnalyticsScope = { tenant: { organizationId, environment: 'LIVE' }, surveyId, segment, distinctRespondents: false, snapshots: true, ...window };
+      expect(segmentCountsApply(scope)).toBe(true);
+      const scanned = sorted(await cellCounts(t.db, scope, { whole: false }));
+      expect(scanned.length).toBeGreaterThan(0);
+      expect(sorted(await segmentCellCounts(t.db, scope)), `${name} ${JSON.stringify(window)}`).toEqual(scanned);
+    }
+  }
+}
+
+/** The group sizes (code −1 per day, summed) of one field, from the counts. */
+async function sizes(field: SegmentField, surveyId = data.surveyId): Promise<Map<string | null, number>> {
+  const rows = await segmentCellCounts(t.db, { tenant: { organizationId, environment: 'LIVE' }, surveyId, segment: field, distinctRespondents: false, snapshots: true });
+  const result = new Map<string | null, number>();
+  for (const row of rows) if (row.code < 0) result.set(row.segment, (result.get(row.segment) ?? 0) + row.n);
+  return result;
+}
+
+const department: SegmentField = { kind: 'column', column: 'department' };
+
+async function insertResponses(surveyId: string, respondents: Array<string | null>, options: { distributionId?: string; at?: Date } = {}) {
+  await t.db
+    .insertInto('responses')
+    .values(respondents.map((respondent, i) => ({
+      id: newId('rsp'),
+      survey_id: surveyId,
+      organization_id: organizationId,
+      environment: 'LIVE' as const,
+      respondent_external_id: respondent,
+      dedupe_key: null,
+      answers: JSON.stringify([{ questionId: 'nps', value: i % 11 }, { questionId: 'tools', value: 1 + (i % 5) }, { questionId: 'where', value: 'home' }]),
+      submitted_at: options.at ?? new Date(Date.UTC(2026, 9, 4, 10, i)),
+      ...(options.distributionId ? { distribution_id: options.distributionId } : {}),
+    })))
+    .execute();
+}
+
+const put = (externalId: string, body: Record<string, unknown>) =>
+  client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId } }, body: { email: `${externalId.toLowerCase()}@example.com`, ...body } as never });
+
+describe('analytics_segment_cells', () => {
+  it('equals the scan after the responses and respondents are written', async () => {
+    await expectExact();
+  });
+
+  it('moves responses when their respondent record is created, changed or deleted through the API', async () => {
+    // Responses of people the service does not know yet count under null …
+    await insertResponses(data.surveyId, ['NEW-1', 'NEW-2', 'NEW-3']);
+    await expectExact();
+    const before = (await sizes(department)).get('Research') ?? 0;
+    // … and move when their records arrive.
+    for (const id of ['NEW-1', 'NEW-2', 'NEW-3']) {
+      expect((await put(id, { department: 'Research', location: 'Oslo', jobTitle: 'Analyst', employmentType: 'full_time', managerId: 'ENG-21-0', hireDate: '2025-01-15' })).response.status).toBeLessThan(300);
+    }
+    expect((await sizes(department)).get('Research')).toBe(before + 3);
+    await expectExact();
+
+    // A change of department, of hire date (tenure band) and of manager.
+    const [first, second, third] = [...data.department.keys()];
+    expect((await put(first!, { department: 'Research', hireDate: '2026-06-01' })).response.status).toBe(200);
+    expect((await put(second!, { department: 'Sales', managerId: 'NEW-1', jobTitle: 'Lead' })).response.status).toBe(200);
+    expect((await put(third!, { hireDate: '2001-01-01', employmentType: 'contractor' })).response.status).toBe(200);
+    expect((await sizes(department)).get('Research')).toBe(before + 4);
+    await expectExact();
+
+    // Deleted: the responses stay, under null.
+    const nullsBefore = (await sizes(department)).get(null) ?? 0;
+    expect((await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'NEW-2' } } })).response.status).toBe(200);
+    expect((await sizes(department)).get(null)).toBe(nullsBefore + 1);
+    await expectExact();
+  });
+
+  it('follows a respondent sync (upsert and replace)', async () => {
+    const ids = [...data.department.keys()];
+    const records = ids.slice(0, 30).map((externalId, i) => ({
+      externalId,
+      email: `${externalId.toLowerCase()}@example.com`,
+      department: i % 2 === 0 ? 'Engineering' : 'Operations',
+      location: 'Lisbon',
+      hireDate: `201${i % 10}-05-01`,
+      employmentType: i % 3 === 0 ? 'part_time' : 'full_time',
+    }));
+    const upserted = await sync(client, 'upsert', records);
+    expect(upserted.job.status).toBe('completed');
+    expect((await sizes(department)).get('Operations')).toBe(15);
+    await expectExact();
+    // Replace: everyone not in the request is deleted, and their responses move to null.
+    const replaced = await sync(client, 'replace', records.slice(0, 20));
+    expect(replaced.job.status).toBe('completed');
+    expect((await sizes(department)).get('Operations')).toBe(10);
+    await expectExact();
+  });
+
+  it('keeps a response through a distribution under the snapshot while the record changes', async () => {
+    const people = ['SNAP-1', 'SNAP-2', 'SNAP-3', 'SNAP-4', 'SNAP-5', 'SNAP-6'];
+    for (const id of people) expect((await put(id, { department: 'Snapshot', location: 'Rome' })).response.status).toBe(201);
+    const distributed = await client.POST('/api/v1/surveys/{surveyId}/distribute', {
+      params: { path: { surveyId: data.surveyId } },
+      body: { targeting: { filters: [{ field: 'department', operator: 'equals', value: 'Snapshot' }] }, distribution: { method: 'link' } },
+    });
+    expect(distributed.response.status).toBe(202);
+    const distributionId = distributed.data!.data.id;
+    await waitForStatus(client, data.surveyId, distributionId, ['sent']);
+    const recipients = await allRecipients(client, data.surveyId, distributionId);
+    expect(recipients).toHaveLength(6);
+    // Four answer through their personal links (the answer page), one more through a row written directly.
+    for (const recipient of recipients.slice(0, 4)) {
+      const answered = await fetch(recipient.link!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'nps=9&tools=4', redirect: 'manual' });
+      expect(answered.status, await answered.text()).toBeLessThan(400);
+    }
+    await insertResponses(data.surveyId, [recipients[4]!.respondentExternalId], { distributionId });
+    expect((await sizes(department)).get('Snapshot')).toBe(5);
+    await expectExact();
+    // Everyone moves to another department; the snapshot keeps the five responses where they were.
+    for (const id of people) expect((await put(id, { department: 'Moved', location: 'Rome' })).response.status).toBe(200);
+    expect((await sizes(department)).get('Snapshot')).toBe(5);
+    expect((await sizes(department)).get('Moved') ?? 0).toBe(0);
+    // A response by the sixth person outside the distribution follows the record.
+    await insertResponses(data.surveyId, [recipients[5]!.respondentExternalId]);
+    expect((await sizes(department)).get('Moved')).toBe(1);
+    await expectExact();
+  });
+
+  it('follows deleted and changed responses', async () => {
+    const some = data.responses.slice(0, 4);
+    for (const response of some.slice(0, 3)) {
+      expect((await client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: data.surveyId, responseId: response.id } } })).response.status).toBe(200);
+    }
+    await t.db.updateTable('responses').set({ submitted_at: new Date(Date.UTC(2026, 9, 5, 12)) }).where('id', '=', some[3]!.id).execute();
+    await expectExact();
+  });
+
+  it('stays exact while responses and respondent changes commit concurrently', async () => {
+    const people = Array.from({ length: 12 }, (_, i) => `RACE-${i}`);
+    for (const id of people) expect((await put(id, { department: 'Race-A' })).response.status).toBe(201);
+    const rand = random(5);
+    const pause = () => new Promise((resolve) => setTimeout(resolve, Math.floor(rand() * 15)));
+    // Each transaction holds its change open for a few milliseconds, so that the two kinds overlap.
+    const submit = (respondent: string | null) =>
+      t.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('responses')
+          .values({ id: newId('rsp'), survey_id: data.surveyId, organization_id: organizationId, environment: 'LIVE', respondent_external_id: respondent, dedupe_key: null, answers: JSON.stringify([{ questionId: 'nps', value: 7 }, { questionId: 'tools', value: 3 }]), submitted_at: new Date(Date.UTC(2026, 9, 6, 9)) })
+          .execute();
+        await pause();
+      });
+    const move = (respondent: string, to: string) =>
+      t.db.transaction().execute(async (tx) => {
+        await pause();
+        await tx.updateTable('respondents').set({ department: to, location: `${to}-city` }).where('organization_id', '=', organizationId).where('external_id', '=', respondent).execute();
+        await pause();
+      });
+    const remove = (respondent: string) =>
+      t.db.transaction().execute(async (tx) => {
+        await tx.deleteFrom('respondents').where('organization_id', '=', organizationId).where('external_id', '=', respondent).execute();
+        await pause();
+      });
+    for (let round = 0; round < 4; round++) {
+      const work: Promise<unknown>[] = [];
+      for (let i = 0; i < 24; i++) {
+        const person = people[Math.floor(rand() * people.length)]!;
+        work.push(submit(person));
+        if (i % 2 === 0) work.push(move(people[Math.floor(rand() * people.length)]!, rand() < 0.5 ? 'Race-A' : 'Race-B'));
+      }
+      if (round === 3) work.push(remove(people[0]!), remove(people[1]!));
+      await Promise.all(work);
+      await expectExact();
+    }
+  });
+
+  it('folds its deltas into one row per key without changing a count', async () => {
+    const keys = () =>
+      sql<{ rows: number }>`select count(*)::int as rows from analytics_segment_cells where survey_id = ${data.surveyId}
+        group by organization_id, environment, survey_id, field, value, day`.execute(t.db);
+    expect((await keys()).rows.some((k) => k.rows > 1)).toBe(true);
+    expect(await compactSegmentCounts(t.db)).toBeGreaterThan(0);
+    expect((await keys()).rows.every((k) => k.rows === 1)).toBe(true);
+    await expectExact();
+    // Nothing left to fold.
+    expect(await compactSegmentCounts(t.db)).toBe(0);
+  });
+});
