@@ -92,6 +92,11 @@ const put = (externalId: string, body: Record<string, unknown>) =>
 describe('analytics_segment_cells', () => {
   it('equals the scan after the responses and respondents are written', async () => {
     await expectExact();
+    // The five responses without a respondent are counted once, under `*`, not under each of the six fields.
+    const anonymous = await sql<{ field: string; n: number }>`select field, sum(u.n)::int as n from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+      where survey_id = ${data.surveyId} and u.code = -1 and (field = '*' or value is null) group by field`.execute(t.db);
+    expect(anonymous.rows.find((row) => row.field === '*')?.n).toBe(5);
+    expect(anonymous.rows.find((row) => row.field === 'department')).toBeUndefined();
   });
 
   it('moves responses when their respondent record is created, changed or deleted through the API', async () => {

@@ -4652,7 +4652,7 @@ export interface components {
         /**
          * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
          *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
-         *     submission) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+         *     submission, in UTC) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
          *     smallest group when the total would give them away by subtraction, are reported as suppressed.
          * @example department
          */
@@ -5703,7 +5703,7 @@ export interface operations {
                 /**
                  * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
                  *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
-                 *     submission) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+                 *     submission, in UTC) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
                  *     smallest group when the total would give them away by subtraction, are reported as suppressed.
                  * @example department
                  */

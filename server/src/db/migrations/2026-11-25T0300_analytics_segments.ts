@@ -4,7 +4,7 @@
  * `analytics_segment_cells`: for each survey, respondent field, field value and UTC day, how many responses carry
  * each cell code (the encoding of 2026-11-24T0600_analytics; code −1: the responses themselves). Fields: the
  * respondent columns `department`, `location`, `job_title`, `employment_type`, `manager_id`, and `tenure` (the
- * band of `hire_date` at submission, `analytics_tenure_band`). A response's value is its respondent's as the
+ * band of `hire_date` at submission, `analytics_tenure_band`); `*` holds the responses without a respondent. A response's value is its respondent's as the
  * distribution's snapshot holds it when the response came through a distribution that snapshotted the
  * respondent, else the current respondent record, else null: the rule the scan applies.
  *
@@ -50,8 +50,11 @@ const resolveJoins = (alias: string) => `
     and p.external_id = ${alias}.respondent_external_id`;
 
 /**
- * Appends the deltas of `source`: rows of organization_id, environment, survey_id, submitted_at, cells, sign
- * (+1/−1) and the respondent columns. One row per key and statement; contributions that cancel out are dropped.
+ * Appends the deltas of `source`: rows of organization_id, environment, survey_id, respondent_external_id,
+ * submitted_at, cells, sign (+1/−1) and the respondent columns. One row per key and statement; contributions that
+ * cancel out are dropped. A response without a respondent is null under every field for good: it is counted once,
+ * under field `*`, which readers add to the null group of whichever field they read (a submission without a
+ * respondent appends one row instead of six).
  */
 function appendDeltas(source: string): string {
   return `insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
@@ -59,7 +62,12 @@ function appendDeltas(source: string): string {
     from (
       select s.organization_id, s.environment, s.survey_id, f.field, f.value, (s.submitted_at at time zone 'UTC')::date as day, code, sum(s.sign)::bigint as n
       from (${source}) s
-        cross join lateral analytics_segment_values(${fields.map((c) => `s.${c}`).join(', ')}, s.submitted_at) f
+        cross join lateral (
+          select v.field, v.value from analytics_segment_values(${fields.map((c) => `s.${c}`).join(', ')}, s.submitted_at) v
+          where s.respondent_external_id is not null
+          union all
+          select '*', null where s.respondent_external_id is null
+        ) f
         cross join lateral unnest(array_append(s.cells, -1)) as code
       group by 1, 2, 3, 4, 5, 6, 7 having sum(s.sign) <> 0
     ) g
@@ -105,7 +113,7 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from copied, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`)};
+      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`)};
       return null;
     end $$`).execute(db);
   await sql.raw(`
@@ -123,7 +131,7 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from dropped, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`)};
+      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`)};
       return null;
     end $$`).execute(db);
 
@@ -132,7 +140,7 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
   const moved = (changed: string, before: string, after: string) => `
     with changed as (${changed})
     ${appendDeltas(`
-      select ar.organization_id, ar.environment, ar.survey_id, ar.submitted_at, ar.cells, m.sign, ${fields.map((c) => `m.${c}`).join(', ')}
+      select ar.organization_id, ar.environment, ar.survey_id, ar.respondent_external_id, ar.submitted_at, ar.cells, m.sign, ${fields.map((c) => `m.${c}`).join(', ')}
       from (select organization_id, environment, external_id, -1 as sign, ${before} from changed
             union all
             select organization_id, environment, external_id, 1 as sign, ${after} from changed) m
@@ -184,7 +192,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
   // Responses stored before this migration, resolved as the triggers resolve them.
   await sql.raw(
-    appendDeltas(`select ar.organization_id, ar.environment, ar.survey_id, ar.submitted_at, ar.cells, 1 as sign, ${resolvedColumns} from analytics_responses ar ${resolveJoins('ar')}`),
+    appendDeltas(`select ar.organization_id, ar.environment, ar.survey_id, ar.respondent_external_id, ar.submitted_at, ar.cells, 1 as sign, ${resolvedColumns} from analytics_responses ar ${resolveJoins('ar')}`),
   ).execute(db);
 }
 

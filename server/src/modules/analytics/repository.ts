@@ -174,7 +174,8 @@ export async function segmentCellCounts(db: DbOrTx, scope: AnalyticsScope): Prom
     sql`organization_id = ${scope.tenant.organizationId}`,
     sql`environment = ${scope.tenant.environment}`,
     sql`survey_id = ${scope.surveyId}`,
-    sql`field = ${countedField(scope.segment)}`,
+    // `*`: responses without a respondent, null under every field (see the migration).
+    sql`field in (${countedField(scope.segment)}, '*')`,
   ];
   if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
   if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
