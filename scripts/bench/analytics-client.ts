@@ -1,10 +1,10 @@
 /**
- * The analytics benchmark's client, in a process of its own: BENCH_WARMUP untimed GETs of BENCH_URL with
- * BENCH_KEY (a fresh process's first requests pay for connecting and compiling), then BENCH_COUNT sequential
+ * The analytics benchmark's client, in a process of its own: BENCH_WARMUP (20) untimed GETs of BENCH_URL with
+ * BENCH_KEY (a fresh process's first requests, and a service's first requests of a route, pay for connecting and compiling), then BENCH_COUNT sequential
  * timed ones; prints their latencies (ms) as JSON. Fails on any non-2xx answer.
  */
 const url = process.env.BENCH_URL!;
-const warmup = Number(process.env.BENCH_WARMUP ?? 3);
+const warmup = Number(process.env.BENCH_WARMUP ?? 20);
 const count = Number(process.env.BENCH_COUNT ?? 1);
 const times: number[] = [];
 for (let i = 0; i < warmup + count; i++) {
