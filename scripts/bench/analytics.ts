@@ -1,20 +1,25 @@
 /**
  * Analytics benchmark: static analytics over a survey with BENCH_RESPONSES (default 1,000,000) responses to 10
  * questions, whole and broken down by department, and smart analytics over BENCH_SMART_RESPONSES (default
- * 100,000), each against the best hand-written SQL for the same figures, measured in the same run.
+ * 100,000), each against hand-written SQL for the same figures, measured in the same run.
  *
  *   npm run bench -- analytics        (or: npx tsx scripts/bench/analytics.ts)
  *
  * The service runs in this process (response validation off, log level warn); the HTTP requests come from a
- * child process (scripts/bench/analytics-client.ts), one after another, so p50 is the latency of one request.
- * The data is written by single INSERT … SELECT generate_series statements through the real triggers, so the
- * set-up time includes maintaining the analytics copy. Baselines, run by this process over its own connection:
+ * child process (scripts/bench/analytics-client.ts), one after another after 20 untimed ones, so p50 is the
+ * latency of one request to a warm service. The data is written by single INSERT … SELECT generate_series
+ * statements through the real triggers, so the set-up time includes maintaining the analytics copy and the exact
+ * counts. Baselines, run by this process over its own connection, one query after the other:
  *
- * - "best hand-written SQL": the same figures from the same tables the service reads (the exact daily counts for
- *   the whole survey, one unnest(cells) GROUP BY for department groups, the correlation query) — the goal is
- *   at most 1.5× this;
- * - "SQL scanning every response": the whole-survey figures by one GROUP BY over every response's typed copy;
- * - "hand-written SQL over responses.answers": the same figures from the jsonb of record with
+ * - "SQL reading the same counts": the rows the service reads (the exact daily counts for the whole survey, the
+ *   exact per-segment counts for the department groups, the correlation matrix) — histograms, with every figure
+ *   left to compute;
+ * - "SQL computing the same figures": per group and question the count, mean, standard deviation, median, NPS
+ *   and its margin of error and the distribution, the group sizes and the daily series, computed in SQL from
+ *   the same counts — the best hand-written SQL for the figures the API returns (the goal is at most 1.5× this);
+ * - "SQL scanning every response": the same histograms by one GROUP BY over every response's typed copy (joined
+ *   to `respondents` for the department);
+ * - "hand-written SQL over responses.answers": the whole-survey figures from the jsonb of record with
  *   jsonb_array_elements, count, avg, stddev_samp, percentile_cont — what one would write without the copy (run
  *   BENCH_RAW_ROUNDS times, default 1: it is slow; 0 skips it).
  */
@@ -213,6 +218,8 @@ export async function run(): Promise<void> {
       undefined,
       [[dailyCounts, departmentScan, smartCorrelations], [smartScope, smartScope, smartScope]],
     );
+    const byDepartment = rows[1]!;
+    const me = await httpLatencies(`${service.url}/api/v1/me`, key, rounds);
     const raw = rawRounds > 0 ? await sqlLatencies(client, rawRounds, [rawStatic, rawDaily], [scope, scope]) : [];
     if (raw.length > 0) console.log(`hand-written SQL over responses.answers: p50 ${median(raw).toFixed(0)} ms`);
 
@@ -236,17 +243,26 @@ export async function run(): Promise<void> {
       '|---|---:|---:|---:|---:|---:|---:|---:|',
       ...table,
       '',
-      'The best hand-written SQL reads the same tables the service reads: the exact daily counts for the whole survey ' +
-        '(`analytics_daily_cells`), the exact per-segment counts for the department groups (`analytics_segment_cells`, one `unnest(codes, counts)` ' +
-        'GROUP BY), and for smart analytics the correlation query over the complete responses; run one after the other. The last column computes ' +
-        'the same figures by scanning every response of the typed copy (joined to `respondents` for the department) instead of reading the counts. ' +
+      'Baselines, run one query after the other over one connection: **SQL reading the same counts** fetches the rows the service reads — the exact ' +
+        'daily counts (`analytics_daily_cells`), the exact per-segment counts (`analytics_segment_cells`, one `unnest(codes, counts)` GROUP BY) and, ' +
+        'for smart analytics, the correlation matrix of the outcome and six ratings over the complete responses — that is histograms, with every ' +
+        'figure left to compute. **SQL computing the same figures** computes from the same counts what the API returns: per group and question ' +
+        'the count, mean, sample standard deviation, median, NPS with its margin of error and the distribution, plus the group sizes and the ' +
+        'daily series (window functions over the histograms). **SQL scanning every response** groups the typed copy of every response (joined to ' +
+        '`respondents` for the department) instead of reading the counts. ' +
         (raw.length > 0
           ? `Without the typed copy, the hand-written query over \`responses.answers\` (jsonb_array_elements with count, avg, stddev_samp, ` +
             `percentile_cont, plus the daily series) took ${median(raw).toFixed(0)} ms for the ${total.toLocaleString('en')} responses (${rawRounds} run${rawRounds === 1 ? '' : 's'}).`
           : ''),
       '',
-      'Whole-survey figures and breakdowns by a respondent column or tenure are read from exact counts kept by triggers, so against those ' +
-        'lookups the ratio measures the fixed cost of an API request (authentication, rate limit, survey/threshold/distribution lookups, JSON).',
+      `**Against the goals** (p50 under one second over ${total.toLocaleString('en')} responses; at most 1.5× the best hand-written SQL for the same ` +
+        `figures): the department breakdown answers in ${median(byDepartment.times).toFixed(1)} ms at p50 (7,139 ms on 2026-11-24, when every request grouped ` +
+        `all responses by their respondent's department: ${median(byDepartment.scan!).toFixed(0)} ms by hand in this run), ` +
+        `${(median(byDepartment.times) / median(byDepartment.computed!)).toFixed(2)}× the SQL that computes the same figures and ` +
+        `${(median(byDepartment.times) / median(byDepartment.baseline)).toFixed(2)}× the SQL that only reads the counts. What separates the service from the ` +
+        `latter is the fixed cost of an API request — an authenticated \`GET /api/v1/me\` takes ${median(me).toFixed(1)} ms at p50 from the same client — ` +
+        'the survey, threshold and distribution lookups, and turning the histograms into the figures and the JSON of 21 groups × 10 questions. ' +
+        'Smart analytics spend most of their time in the correlation matrix over the complete responses, which the SQL baseline computes the same way.',
       '',
       `Set-up through the real triggers: ${total.toLocaleString('en')} respondents in ${respondentSeconds.toFixed(1)} s; ` +
         `${total.toLocaleString('en')} responses (one INSERT … SELECT generate_series, each row encoded by the trigger into \`analytics_responses\`) in ${responseSeconds.toFixed(1)} s, ` +
