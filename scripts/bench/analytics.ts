@@ -267,7 +267,7 @@ export async function run(): Promise<void> {
       `Set-up through the real triggers: ${total.toLocaleString('en')} respondents in ${respondentSeconds.toFixed(1)} s; ` +
         `${total.toLocaleString('en')} responses (one INSERT … SELECT generate_series, each row encoded by the trigger into \`analytics_responses\`) in ${responseSeconds.toFixed(1)} s, ` +
         `${((responseSeconds * 1e6) / total).toFixed(0)} µs per response — the cost a submission pays for exact, always-current analytics ` +
-        '(the typed copy, the daily counts and the per-segment counts of six respondent fields).',
+        '(the typed copy, the daily counts and the per-segment counts of five respondent fields).',
       '',
     ].join('\n');
     console.log(`\n${markdown}`);

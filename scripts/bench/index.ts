@@ -8,6 +8,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   distributions: () => import('./distributions.js'),
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
+  'analytics-writes': () => import('./analytics-writes.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   ai: () => import('./ai.js'),

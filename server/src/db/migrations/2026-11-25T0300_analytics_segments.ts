@@ -3,8 +3,10 @@
  *
  * `analytics_segment_cells`: for each survey, respondent field, field value and UTC day, how many responses carry
  * each cell code (the encoding of 2026-11-24T0600_analytics; code −1: the responses themselves). Fields: the
- * respondent columns `department`, `location`, `job_title`, `employment_type`, `manager_id`, and `tenure` (the
- * band of `hire_date` at submission, `analytics_tenure_band`); `*` holds the responses without a respondent. A response's value is its respondent's as the
+ * respondent columns `department`, `location`, `job_title`, `employment_type`, and `tenure` (the band of
+ * `hire_date` at submission, `analytics_tenure_band`); `*` holds the responses without a respondent. Not
+ * `manager_id`: one group per manager, so its counts would hold about one row per response and save nothing
+ * over the scan (nor custom attributes: unbounded names). A response's value is its respondent's as the
  * distribution's snapshot holds it when the response came through a distribution that snapshotted the
  * respondent, else the current respondent record, else null: the rule the scan applies.
  *
@@ -33,7 +35,7 @@ import { sql, type Kysely } from 'kysely';
 /** The lock class of `pg_advisory_xact_lock(int, int)`; the second key is the tenant. */
 const LOCK_CLASS = 0x5e9_5e9;
 const tenantKey = (alias: string) => `hashtext(${alias}.organization_id || '/' || ${alias}.environment)`;
-const fields = ['department', 'location', 'job_title', 'employment_type', 'manager_id', 'hire_date'];
+const fields = ['department', 'location', 'job_title', 'employment_type', 'hire_date'];
 
 /** Takes the tenant lock of every tenant in `source` (a query with organization_id and environment), in order. */
 function lockTenants(source: string, mode: 'shared' | 'exclusive'): string {
@@ -54,7 +56,7 @@ const resolveJoins = (alias: string) => `
  * submitted_at, cells, sign (+1/−1) and the respondent columns. One row per key and statement; contributions that
  * cancel out are dropped. A response without a respondent is null under every field for good: it is counted once,
  * under field `*`, which readers add to the null group of whichever field they read (a submission without a
- * respondent appends one row instead of six).
+ * respondent appends one row instead of five).
  */
 function appendDeltas(source: string): string {
   return `insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
@@ -90,10 +92,10 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
     $$`).execute(db);
   await sql.raw(`
     create function analytics_segment_values(department text, location text, job_title text, employment_type text,
-      manager_id text, hire_date date, at timestamptz, out field text, out value text)
+      hire_date date, at timestamptz, out field text, out value text)
     returns setof record language sql immutable parallel safe as $$
       values ('department', department), ('location', location), ('job_title', job_title),
-        ('employment_type', employment_type), ('manager_id', manager_id), ('tenure', analytics_tenure_band(hire_date, at))
+        ('employment_type', employment_type), ('tenure', analytics_tenure_band(hire_date, at))
     $$`).execute(db);
 
   await sql.raw(`
@@ -234,7 +236,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
       group by 1, 2, 3, 4, 5;
       return null;
     end $$`).execute(db);
-  await sql`drop function if exists analytics_segment_values(text, text, text, text, text, date, timestamptz)`.execute(db);
+  await sql`drop function if exists analytics_segment_values(text, text, text, text, date, timestamptz)`.execute(db);
   await sql`drop function if exists analytics_tenure_band(date, timestamptz)`.execute(db);
   await sql`drop index if exists analytics_responses_by_subject`.execute(db);
   await db.schema.dropTable('analytics_segment_cells').ifExists().execute();

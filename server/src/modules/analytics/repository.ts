@@ -156,14 +156,15 @@ export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promis
 
 /** The field of `analytics_segment_cells` a segment is counted under, if it is one of them. */
 function countedField(segment: SegmentField | undefined): string | undefined {
-  if (segment?.kind === 'column') return segment.column;
+  // Not manager_id: a group per manager, as many rows as responses (see the migration).
+  if (segment?.kind === 'column') return segment.column === 'manager_id' ? undefined : segment.column;
   if (segment?.kind === 'tenure') return 'tenure';
   return undefined;
 }
 
 /**
- * The per-segment counts answer exactly when the daily counts do and the segment is a respondent column or
- * tenure (not an attribute).
+ * The per-segment counts answer exactly when the daily counts do and the segment is a respondent column other
+ * than managerId, or tenure (not an attribute).
  */
 export const segmentCountsApply = (scope: AnalyticsScope) =>
   countedField(scope.segment) !== undefined && dailyCountsApply({ ...scope, segment: undefined });
