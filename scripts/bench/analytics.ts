@@ -181,6 +181,9 @@ export async function run(): Promise<void> {
     const daySeries = `select day, sum(n) from analytics_daily_cells where ${tenantWhere} and code = -1 group by day`;
     const departmentFigures = figures('analytics_segment_cells, unnest(codes, counts) as u(code, n)', 'value', 'u.code', 'u.n', `${tenantWhere} and field in ('department', '*')`);
     const departmentSizes = `select value, sum(u.n) from analytics_segment_cells, unnest(codes, counts) as u(code, n) where ${tenantWhere} and field in ('department', '*') and u.code = -1 group by 1`;
+    // The answer also carries the anonymity threshold (which decides what is suppressed) and the invitations.
+    const thresholdAndInvited = `select (select anonymity_threshold from analytics_settings where organization_id = $1 and environment = $2),
+      (select count(*) from distribution_recipients where ${tenantWhere} and status in ('sent', 'responded'))`;
     const smartScope = [organizationId, 'LIVE', small];
     // Driver analysis needs the whole correlation matrix of the outcome and the six ratings over the complete
     // responses, with each one's mean and favourable count (9–10 on NPS, above 3.4 on a 1–5 scale).
@@ -203,12 +206,12 @@ export async function run(): Promise<void> {
       rows.push({ name, times, baseline, computed: figured, scan: scanned });
       console.log(`${name}: service p50 ${median(times).toFixed(1)} ms, SQL reading the counts p50 ${median(baseline).toFixed(1)} ms${figured ? `, SQL computing the figures p50 ${median(figured).toFixed(1)} ms` : ''}${scanned ? `, full scan p50 ${median(scanned).toFixed(0)} ms` : ''}`);
     };
-    await measure(`static, ${total.toLocaleString('en')} responses × 10 questions`, base, [[dailyCounts], [scope]], [[wholeFigures, daySeries], [scope, scope]], [[fullScan], [scope]]);
+    await measure(`static, ${total.toLocaleString('en')} responses × 10 questions`, base, [[dailyCounts], [scope]], [[thresholdAndInvited, wholeFigures, daySeries], [scope, scope, scope]], [[fullScan], [scope]]);
     await measure(
       'static by department (20 departments)',
       `${base}?segmentBy=department`,
       [[dailyCounts, departmentCounts], [scope, scope]],
-      [[wholeFigures, daySeries, departmentFigures, departmentSizes], [scope, scope, scope, scope]],
+      [[thresholdAndInvited, wholeFigures, daySeries, departmentFigures, departmentSizes], [scope, scope, scope, scope, scope]],
       [[dailyCounts, departmentScan], [scope, scope]],
     );
     await measure(
@@ -245,10 +248,10 @@ export async function run(): Promise<void> {
       '',
       'Baselines, run one query after the other over one connection: **SQL reading the same counts** fetches the rows the service reads — the exact ' +
         'daily counts (`analytics_daily_cells`), the exact per-segment counts (`analytics_segment_cells`, one `unnest(codes, counts)` GROUP BY) and, ' +
-        'for smart analytics, the correlation matrix of the outcome and six ratings over the complete responses — that is histograms, with every ' +
+        'for smart analytics, the correlation matrix of the outcome and the six ratings over the complete responses — that is histograms, with every ' +
         'figure left to compute. **SQL computing the same figures** computes from the same counts what the API returns: per group and question ' +
-        'the count, mean, sample standard deviation, median, NPS with its margin of error and the distribution, plus the group sizes and the ' +
-        'daily series (window functions over the histograms). **SQL scanning every response** groups the typed copy of every response (joined to ' +
+        'the count, mean, sample standard deviation, median, NPS with its margin of error and the distribution, plus the group sizes, the ' +
+        'daily series (window functions over the histograms), the anonymity threshold and the number invited. **SQL scanning every response** groups the typed copy of every response (joined to ' +
         '`respondents` for the department) instead of reading the counts. ' +
         (raw.length > 0
           ? `Without the typed copy, the hand-written query over \`responses.answers\` (jsonb_array_elements with count, avg, stddev_samp, ` +

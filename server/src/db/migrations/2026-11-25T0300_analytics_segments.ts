@@ -53,23 +53,33 @@ const resolveJoins = (alias: string) => `
 
 /**
  * Appends the deltas of `source`: rows of organization_id, environment, survey_id, respondent_external_id,
- * submitted_at, cells, sign (+1/−1) and the respondent columns. One row per key and statement; contributions that
- * cancel out are dropped. A response without a respondent is null under every field for good: it is counted once,
- * under field `*`, which readers add to the null group of whichever field they read (a submission without a
- * respondent appends one row instead of five).
+ * submitted_at, cells, sign (+1/−1) and the respondent columns. Grouped: one row per key and statement, and
+ * contributions that cancel out are dropped (bulk writes, moves). Ungrouped: one row per response and field, its
+ * cells as they are (a response's codes are distinct) — for a single response that skips two sorts and
+ * aggregations, which cost a submission more than the rows themselves (the analytics-writes bench). A response
+ * without a respondent is null under every field for good: it is counted once, under field `*`, which readers add
+ * to the null group of whichever field they read (a submission without a respondent appends one row, not five).
+ * `onlyFields`: a text[] column of `source` naming the fields to append (the others did not change).
  */
-function appendDeltas(source: string): string {
+function appendDeltas(source: string, grouped = true, onlyFields?: string): string {
+  const values = `cross join lateral (
+          select v.field, v.value from analytics_segment_values(${fields.map((c) => `s.${c}`).join(', ')}, s.submitted_at) v
+          where s.respondent_external_id is not null${onlyFields ? ` and v.field = any(s.${onlyFields})` : ''}
+          union all
+          select '*', null where s.respondent_external_id is null
+        ) f`;
+  if (!grouped) {
+    return `insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
+      select s.organization_id, s.environment, s.survey_id, f.field, f.value, (s.submitted_at at time zone 'UTC')::date,
+        array_append(s.cells, -1), array_fill(s.sign::bigint, array[cardinality(s.cells) + 1])
+      from (${source}) s ${values}`;
+  }
   return `insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
     select organization_id, environment, survey_id, field, value, day, array_agg(code order by code), array_agg(n order by code)
     from (
       select s.organization_id, s.environment, s.survey_id, f.field, f.value, (s.submitted_at at time zone 'UTC')::date as day, code, sum(s.sign)::bigint as n
       from (${source}) s
-        cross join lateral (
-          select v.field, v.value from analytics_segment_values(${fields.map((c) => `s.${c}`).join(', ')}, s.submitted_at) v
-          where s.respondent_external_id is not null
-          union all
-          select '*', null where s.respondent_external_id is null
-        ) f
+        ${values}
         cross join lateral unnest(array_append(s.cells, -1)) as code
       group by 1, 2, 3, 4, 5, 6, 7 having sum(s.sign) <> 0
     ) g
@@ -98,10 +108,7 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         ('employment_type', employment_type), ('tenure', analytics_tenure_band(hire_date, at))
     $$`).execute(db);
 
-  await sql.raw(`
-    create or replace function analytics_responses_added() returns trigger language plpgsql as $$
-    begin
-      ${lockTenants('select organization_id, environment from added', 'shared')}
+  const added = (grouped: boolean) => `
       with copied as (
         insert into analytics_responses
           (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
@@ -115,13 +122,8 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from copied, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`)};
-      return null;
-    end $$`).execute(db);
-  await sql.raw(`
-    create or replace function analytics_responses_removed() returns trigger language plpgsql as $$
-    begin
-      ${lockTenants('select organization_id, environment from removed', 'shared')}
+      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`, grouped)};`;
+  const removed = (grouped: boolean) => `
       with dropped as (
         delete from analytics_responses a using removed r
         where a.organization_id = r.organization_id and a.environment = r.environment
@@ -133,36 +135,62 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from dropped, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`)};
+      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`, grouped)};`;
+  // One response (a submission, a deletion through the API): ungrouped; more (imports, bulk deletes): grouped.
+  await sql.raw(`
+    create or replace function analytics_responses_added() returns trigger language plpgsql as $$
+    begin
+      ${lockTenants('select organization_id, environment from added', 'shared')}
+      if not exists (select 1 from added offset 1) then ${added(false)}
+      else ${added(true)}
+      end if;
+      return null;
+    end $$`).execute(db);
+  await sql.raw(`
+    create or replace function analytics_responses_removed() returns trigger language plpgsql as $$
+    begin
+      ${lockTenants('select organization_id, environment from removed', 'shared')}
+      if not exists (select 1 from removed offset 1) then ${removed(false)}
+      else ${removed(true)}
+      end if;
       return null;
     end $$`).execute(db);
 
-  // A respondent record changed: `before` and `after` hold its segment columns (null when there is no record).
+  // A respondent record changed: `before` and `after` hold its segment columns (null when there is no record), and
+  // `fields_changed` the segment fields whose value differs: only those move (one field, not five, when a sync
+  // changes a department; none of a new record's empty fields).
   const nulls = fields.map((c) => `null::${c === 'hire_date' ? 'date' : 'text'} as ${c}`).join(', ');
+  const segmentOf = (column: string) => (column === 'hire_date' ? 'tenure' : column);
+  const fieldsWhere = (test: (column: string) => string) => `array_remove(array[${fields.map((c) => `case when ${test(c)} then '${segmentOf(c)}' end`).join(', ')}], null)`;
   const moved = (changed: string, before: string, after: string) => `
     with changed as (${changed})
-    ${appendDeltas(`
-      select ar.organization_id, ar.environment, ar.survey_id, ar.respondent_external_id, ar.submitted_at, ar.cells, m.sign, ${fields.map((c) => `m.${c}`).join(', ')}
-      from (select organization_id, environment, external_id, -1 as sign, ${before} from changed
+    ${appendDeltas(
+      `
+      select ar.organization_id, ar.environment, ar.survey_id, ar.respondent_external_id, ar.submitted_at, ar.cells, m.sign, m.fields_changed, ${fields.map((c) => `m.${c}`).join(', ')}
+      from (select organization_id, environment, external_id, fields_changed, -1 as sign, ${before} from changed
             union all
-            select organization_id, environment, external_id, 1 as sign, ${after} from changed) m
+            select organization_id, environment, external_id, fields_changed, 1 as sign, ${after} from changed) m
       join analytics_responses ar on ar.organization_id = m.organization_id and ar.environment = m.environment
         and ar.respondent_external_id = m.external_id
       where not exists (select 1 from distribution_recipients dr where dr.organization_id = ar.organization_id
-        and dr.environment = ar.environment and dr.distribution_id = ar.distribution_id and dr.external_id = ar.respondent_external_id)`)}`;
-  const column = (alias: string) => fields.map((c) => `${alias}.${c}`).join(', ');
-  const changedRows = `select n.organization_id, n.environment, n.external_id, ${fields.map((c) => `o.${c} as old_${c}, n.${c} as new_${c}`).join(', ')}
+        and dr.environment = ar.environment and dr.distribution_id = ar.distribution_id and dr.external_id = ar.respondent_external_id)`,
+      true,
+      'fields_changed',
+    )}`;
+  const changedRows = `select n.organization_id, n.environment, n.external_id, ${fields.map((c) => `o.${c} as old_${c}, n.${c} as new_${c}`).join(', ')},
+      ${fieldsWhere((c) => `o.${c} is distinct from n.${c}`)} as fields_changed
     from old_rows o join new_rows n on n.organization_id = o.organization_id and n.environment = o.environment and n.external_id = o.external_id
-    where (${column('o')}) is distinct from (${column('n')})`;
+    where (${fields.map((c) => `o.${c}`).join(', ')}) is distinct from (${fields.map((c) => `n.${c}`).join(', ')})`;
+  const withValues = (table: string) => `select *, ${fieldsWhere((c) => `${c} is not null`)} as fields_changed from ${table}`;
   await sql.raw(`
     create function analytics_respondents_changed() returns trigger language plpgsql as $$
     begin
       if tg_op = 'INSERT' then
         ${lockTenants('select organization_id, environment from new_rows', 'exclusive')}
-        ${moved('select * from new_rows', nulls, fields.join(', '))};
+        ${moved(withValues('new_rows'), nulls, fields.join(', '))};
       elsif tg_op = 'DELETE' then
         ${lockTenants('select organization_id, environment from old_rows', 'exclusive')}
-        ${moved('select * from old_rows', fields.join(', '), nulls)};
+        ${moved(withValues('old_rows'), fields.join(', '), nulls)};
       else
         ${lockTenants(changedRows, 'exclusive')}
         ${moved(changedRows, fields.map((c) => `old_${c} as ${c}`).join(', '), fields.map((c) => `new_${c} as ${c}`).join(', '))};

@@ -1,0 +1,22 @@
+import pg from 'pg';
+import { loadConfig, type Config } from '../server/src/config.js';
+import { createLogger } from '../server/src/logger.js';
+import { startService } from '../server/src/service.js';
+import { benchTenant, host } from '../scripts/bench/shared.js';
+const url = 'postgres://postgres@127.0.0.1:5432/segprof';
+const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
+const service = await startService(config, url, createLogger('warn'));
+const { organizationId, key } = await benchTenant(service.services.db);
+const api = async (method: string, u: string, body?: unknown) => {
+  const r = await fetch(`${service.url}${u}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return (await r.json()) as { data: { id: string } };
+};
+const questions = [{ id: 'q_nps', type: 'nps', text: 'R?' }, ...Array.from({ length: 6 }, (_, i) => ({ id: `q_r${i + 1}`, type: 'rating', text: `R${i}`, minLabel: 'a', maxLabel: 'b' }))];
+const id = (await api('POST', '/api/v1/surveys', { title: 'W', questions })).data.id;
+await api('POST', `/api/v1/surveys/${id}/launch`);
+const c = new pg.Client({ connectionString: url }); await c.connect();
+await c.query(`insert into respondents (organization_id, environment, external_id, email, department, attributes, content_hash) select $1, 'LIVE', 'E-' || g, 'e' || g || '@x.com', 'D' || (g % 20), '{}', 'x' from generate_series(1, 5000) g`, [organizationId]);
+await c.query(`insert into responses (id, survey_id, organization_id, environment, respondent_external_id, answers, submitted_at) select 'rsp_' || g, $1, $2, 'LIVE', 'E-' || (1 + g % 5000), '[{"questionId":"q_nps","value":9},{"questionId":"q_r1","value":3}]', now() from generate_series(1, 2000) g`, [id, organizationId]);
+await c.query('analyze');
+console.log(JSON.stringify({ id, organizationId }));
+await c.end(); await service.close();
