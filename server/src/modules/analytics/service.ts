@@ -213,11 +213,12 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
  * The whole result from the exact daily counts and the groups from the exact per-segment counts when they
  * answer the scope (whole UTC days, no filter or distribution, a respondent column or tenure, one response per
  * respondent); otherwise one scan of the typed copy (plus the distinct-respondent count when a survey takes
- * several responses per respondent).
+ * several responses per respondent). `early`: the counts' rows already asked for (see `countsAhead`).
  */
-export async function measureScope(db: Db, scope: AnalyticsScope, threshold: number): Promise<Measured> {
+export async function measureScope(db: Db, scope: AnalyticsScope, threshold: number, early?: Promise<CellRow[]>): Promise<Measured> {
   const daily = !scope.distinctRespondents && repository.dailyCountsApply({ ...scope, segment: undefined });
   const segments = !scope.distinctRespondents && repository.segmentCountsApply(scope);
+  if (early && daily && (!scope.segment || segments)) return measure(await early, threshold);
   const [cells, wholeCells, distinct] = await Promise.all([
     !scope.segment ? Promise.resolve([]) : segments ? repository.segmentCellCounts(db, scope) : repository.cellCounts(db, scope, { whole: !daily }),
     daily ? repository.dailyCellCounts(db, scope) : !scope.segment ? repository.cellCounts(db, scope) : Promise.resolve([]),
@@ -226,14 +227,36 @@ export async function measureScope(db: Db, scope: AnalyticsScope, threshold: num
   return measure([...wholeCells, ...cells], threshold, distinct);
 }
 
+/**
+ * Asks for the exact counts in the same round trip as the survey and settings lookups, when the request alone
+ * shows they may answer it (whole days, no filter or distribution, a counted segment). `measureScope` uses the
+ * rows only if the survey then turns out to take one response per respondent; otherwise they are dropped
+ * (the queries are filtered by tenant and survey, so a request for another tenant's survey reads nothing).
+ */
+function countsAhead(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest, segment: SegmentField | undefined): Promise<CellRow[]> | undefined {
+  if (request.filters !== undefined || request.distributionId !== undefined) return undefined;
+  let window: { after?: Date; before?: Date };
+  try {
+    window = windowOrThrow(request);
+  } catch {
+    return undefined; // contextOf refuses the request
+  }
+  const scope: AnalyticsScope = { tenant, surveyId, submittedAfter: window.after, submittedBefore: window.before, segment, distinctRespondents: false, snapshots: false };
+  if (!repository.dailyCountsApply({ ...scope, segment: undefined }) || (segment && !repository.segmentCountsApply(scope))) return undefined;
+  const rows = Promise.all([repository.dailyCellCounts(db, scope), segment ? repository.segmentCellCounts(db, scope) : Promise.resolve([])]).then(([whole, groups]) => [...whole, ...groups]);
+  rows.catch(() => undefined); // a refused request never waits for it
+  return rows;
+}
+
 export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
   const segment = parseSegment(request.segmentBy);
+  const early = countsAhead(db, tenant, surveyId, request, segment);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
   const outcome = request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
   const others = outcome === undefined ? [] : survey.questions.flatMap((q, position) => ((q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : []));
   const [measured, participation, correlations] = await Promise.all([
-    measureScope(db, scope, threshold),
+    measureScope(db, scope, threshold, early),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
     outcome === undefined ? Promise.resolve([]) : repository.outcomeCorrelations(db, { ...scope, segment: undefined }, outcome + 1, others.map((p) => p + 1)),
   ]);
