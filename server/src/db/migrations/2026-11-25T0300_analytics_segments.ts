@@ -40,7 +40,25 @@ const fields = ['department', 'location', 'job_title', 'employment_type', 'hire_
 /** Takes the tenant lock of every tenant in `source` (a query with organization_id and environment), in order. */
 function lockTenants(source: string, mode: 'shared' | 'exclusive'): string {
   const lock = mode === 'shared' ? 'pg_advisory_xact_lock_shared' : 'pg_advisory_xact_lock';
-  return `perform ${lock}(${LOCK_CLASS}, t.k) from (select distinct ${tenantKey('s')} as k from (${source}) s order by 1) t;`;
+  return `select ${lock}(${LOCK_CLASS}, t.k) from (select distinct ${tenantKey('s')} as k from (${source}) s order by 1) t`;
+}
+
+/**
+ * The PL/pgSQL that runs `queries` in a statement-level trigger whose transition table is `table`: as statements
+ * of the function when it holds one row, through EXECUTE when it holds more. PL/pgSQL plans a statement once per
+ * connection, for the size its transition tables had then, and keeps that plan: one made for a single row joins
+ * two 1,000-row tables by a nested loop (a million comparisons: 280 ms where 20 suffice), one made for 100,000
+ * rows may scan a whole table for each later single row. EXECUTE plans every batch for its own size (about a
+ * millisecond, nothing beside a batch's work); single rows, the common case, keep their cached plans.
+ */
+function bySize(table: string, single: string[], multiple = single): string {
+  // A SELECT whose rows are not wanted is written PERFORM in a PL/pgSQL statement.
+  const statement = (query: string) => (query.startsWith('select ') ? `perform ${query.slice('select '.length)};` : `${query};`);
+  return `if not exists (select 1 from ${table} offset 1) then
+        ${single.map(statement).join('\n        ')}
+      else
+        ${multiple.map((query) => `execute $q$${query}$q$;`).join('\n        ')}
+      end if;`;
 }
 
 /** The respondent columns a response resolves to: the snapshot `dr` when there is one, else the record `p`. */
@@ -122,7 +140,7 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from copied, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`, grouped)};`;
+      ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`, grouped)}`;
   const removed = (grouped: boolean) => `
       with dropped as (
         delete from analytics_responses a using removed r
@@ -135,26 +153,17 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
         from dropped, unnest(array_append(cells, -1)) as code
         group by 1, 2, 3, 4, 5
       )
-      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`, grouped)};`;
+      ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`, grouped)}`;
   // One response (a submission, a deletion through the API): ungrouped; more (imports, bulk deletes): grouped.
-  await sql.raw(`
-    create or replace function analytics_responses_added() returns trigger language plpgsql as $$
-    begin
-      ${lockTenants('select organization_id, environment from added', 'shared')}
-      if not exists (select 1 from added offset 1) then ${added(false)}
-      else ${added(true)}
-      end if;
-      return null;
-    end $$`).execute(db);
-  await sql.raw(`
-    create or replace function analytics_responses_removed() returns trigger language plpgsql as $$
-    begin
-      ${lockTenants('select organization_id, environment from removed', 'shared')}
-      if not exists (select 1 from removed offset 1) then ${removed(false)}
-      else ${removed(true)}
-      end if;
-      return null;
-    end $$`).execute(db);
+  for (const [name, table, deltas] of [['analytics_responses_added', 'added', added], ['analytics_responses_removed', 'removed', removed]] as const) {
+    const lock = lockTenants(`select organization_id, environment from ${table}`, 'shared');
+    await sql.raw(`
+      create or replace function ${name}() returns trigger language plpgsql as $$
+      begin
+        ${bySize(table, [lock, deltas(false)], [lock, deltas(true)])}
+        return null;
+      end $$`).execute(db);
+  }
 
   // A respondent record changed: `before` and `after` hold its segment columns (null when there is no record), and
   // `fields_changed` the segment fields whose value differs: only those move (one field, not five, when a sync
@@ -186,14 +195,11 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
     create function analytics_respondents_changed() returns trigger language plpgsql as $$
     begin
       if tg_op = 'INSERT' then
-        ${lockTenants('select organization_id, environment from new_rows', 'exclusive')}
-        ${moved(withValues('new_rows'), nulls, fields.join(', '))};
+        ${bySize('new_rows', [lockTenants('select organization_id, environment from new_rows', 'exclusive'), moved(withValues('new_rows'), nulls, fields.join(', '))])}
       elsif tg_op = 'DELETE' then
-        ${lockTenants('select organization_id, environment from old_rows', 'exclusive')}
-        ${moved(withValues('old_rows'), fields.join(', '), nulls)};
+        ${bySize('old_rows', [lockTenants('select organization_id, environment from old_rows', 'exclusive'), moved(withValues('old_rows'), fields.join(', '), nulls)])}
       else
-        ${lockTenants(changedRows, 'exclusive')}
-        ${moved(changedRows, fields.map((c) => `old_${c} as ${c}`).join(', '), fields.map((c) => `new_${c} as ${c}`).join(', '))};
+        ${bySize('new_rows', [lockTenants(changedRows, 'exclusive'), moved(changedRows, fields.map((c) => `old_${c} as ${c}`).join(', '), fields.map((c) => `new_${c} as ${c}`).join(', '))])}
       end if;
       return null;
     end $$`).execute(db);
