@@ -6,7 +6,7 @@
  *   npm run bench -- analytics        (or: npx tsx scripts/bench/analytics.ts)
  *
  * The service runs in this process (response validation off, log level warn); the HTTP requests come from a
- * child process (scripts/bench/analytics-client.ts), one after another after 20 untimed ones, so p50 is the
+ * child process (scripts/bench/analytics-client.ts), one after another after BENCH_WARMUP (200) untimed ones, so p50 is the
  * latency of one request to a warm service. The data is written by single INSERT … SELECT generate_series
  * statements through the real triggers, so the set-up time includes maintaining the analytics copy and the exact
  * counts. Baselines, run by this process over its own connection, one query after the other:
@@ -35,7 +35,11 @@ import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './share
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
-const rounds = Number(process.env.BENCH_ROUNDS ?? 15);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 100);
+/** The full scans take seconds each: a few runs are enough for their median. */
+const scanRounds = Number(process.env.BENCH_SCAN_ROUNDS ?? 5);
+/** Untimed requests before the timed ones, so that the service's and the client's code is compiled (steady state). */
+const warmup = Number(process.env.BENCH_WARMUP ?? 200);
 const rawRounds = Number(process.env.BENCH_RAW_ROUNDS ?? 1);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -58,7 +62,7 @@ function httpLatencies(url: string, key: string, count: number): Promise<number[
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/bench/analytics-client.ts')], {
       cwd: root,
-      env: { ...process.env, BENCH_URL: url, BENCH_KEY: key, BENCH_COUNT: String(count) },
+      env: { ...process.env, BENCH_URL: url, BENCH_KEY: key, BENCH_COUNT: String(count), BENCH_WARMUP: String(warmup) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     let out = '';
@@ -224,7 +228,7 @@ export async function run(): Promise<void> {
       for (const queries of [counts, computed, scan]) if (queries) await sqlLatencies(client, 1, ...queries); // and of the baselines
       const baseline = await sqlLatencies(client, rounds, ...counts);
       const figured = computed ? await sqlLatencies(client, rounds, ...computed) : undefined;
-      const scanned = scan ? await sqlLatencies(client, rounds, ...scan) : undefined;
+      const scanned = scan ? await sqlLatencies(client, scanRounds, ...scan) : undefined;
       const times = await httpLatencies(url, key, rounds);
       rows.push({ name, times, baseline, computed: figured, scan: scanned });
       console.log(`${name}: service p50 ${median(times).toFixed(1)} ms, SQL reading the counts p50 ${median(baseline).toFixed(1)} ms${figured ? `, SQL computing the figures p50 ${median(figured).toFixed(1)} ms` : ''}${scanned ? `, full scan p50 ${median(scanned).toFixed(0)} ms` : ''}`);
@@ -261,8 +265,9 @@ export async function run(): Promise<void> {
       '',
       `Measured ${date} with \`npm run bench -- analytics\` (${cpus().length} CPUs shared with the database and the client process, ` +
         `1-min load average ${loadBefore} at the start, PostgreSQL ${process.env.DATABASE_URL ? 'from DATABASE_URL' : 'embedded, default settings'}, Node ${process.version}). ` +
-        `${rounds} sequential requests per row from a separate client process after 20 untimed ones; the SQL baseline runs the same number of times ` +
-        'over its own connection (after one untimed run), one query after the other, in the same run.',
+        `${rounds} sequential requests per row from a separate client process after ${warmup} untimed ones (steady state: after 20, p50 still carried ` +
+        `compilation); the SQL baselines run the same number of times over their own connection (after one untimed run; the full scans ${scanRounds} ` +
+        'times), one query after the other, in the same run.',
       '',
       '| request | service p50 ms | service max ms | SQL reading the same counts p50 ms | ratio | SQL computing the same figures p50 ms | ratio | SQL scanning every response p50 ms |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
