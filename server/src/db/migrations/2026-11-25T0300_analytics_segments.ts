@@ -69,6 +69,26 @@ const resolveJoins = (alias: string) => `
   left join respondents p on p.organization_id = ${alias}.organization_id and p.environment = ${alias}.environment
     and p.external_id = ${alias}.respondent_external_id`;
 
+/** Stores the typed copy of the responses in the transition table `added` (the encoding of 2026-11-24T0600). */
+const copyAdded = (returning: string) => `insert into analytics_responses
+          (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
+        select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
+               r.submitted_at, e.nums, e.cells
+        from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e
+        returning ${returning}`;
+
+/** Deletes the typed copy of the responses in the transition table `removed`. */
+const dropRemoved = (returning: string) => `delete from analytics_responses a using removed r
+        where a.organization_id = r.organization_id and a.environment = r.environment
+          and a.survey_id = r.survey_id and a.response_id = r.id
+        returning ${returning}`;
+
+/** Appends the daily counts' deltas of the responses in `source` (a CTE of copied or dropped rows). */
+const dailyDeltas = (source: string, sign: 1 | -1) => `insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
+        select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, ${sign < 0 ? '-' : ''}count(*)
+        from ${source}, unnest(array_append(cells, -1)) as code
+        group by 1, 2, 3, 4, 5`;
+
 /**
  * Appends the deltas of `source`: rows of organization_id, environment, survey_id, respondent_external_id,
  * submitted_at, cells, sign (+1/−1) and the respondent columns. Grouped: one row per key and statement, and
@@ -127,32 +147,12 @@ async function createFunctions(db: Kysely<unknown>): Promise<void> {
     $$`).execute(db);
 
   const added = (grouped: boolean) => `
-      with copied as (
-        insert into analytics_responses
-          (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
-        select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
-               r.submitted_at, e.nums, e.cells
-        from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e
-        returning organization_id, environment, survey_id, respondent_external_id, distribution_id, submitted_at, cells
-      ), daily as (
-        insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-        select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
-        from copied, unnest(array_append(cells, -1)) as code
-        group by 1, 2, 3, 4, 5
-      )
+      with copied as (${copyAdded('organization_id, environment, survey_id, respondent_external_id, distribution_id, submitted_at, cells')}),
+      daily as (${dailyDeltas('copied', 1)})
       ${appendDeltas(`select c.organization_id, c.environment, c.survey_id, c.respondent_external_id, c.submitted_at, c.cells, 1 as sign, ${resolvedColumns} from copied c ${resolveJoins('c')}`, grouped)}`;
   const removed = (grouped: boolean) => `
-      with dropped as (
-        delete from analytics_responses a using removed r
-        where a.organization_id = r.organization_id and a.environment = r.environment
-          and a.survey_id = r.survey_id and a.response_id = r.id
-        returning a.organization_id, a.environment, a.survey_id, a.respondent_external_id, a.distribution_id, a.submitted_at, a.cells
-      ), daily as (
-        insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-        select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
-        from dropped, unnest(array_append(cells, -1)) as code
-        group by 1, 2, 3, 4, 5
-      )
+      with dropped as (${dropRemoved('a.organization_id, a.environment, a.survey_id, a.respondent_external_id, a.distribution_id, a.submitted_at, a.cells')}),
+      daily as (${dailyDeltas('dropped', -1)})
       ${appendDeltas(`select d.organization_id, d.environment, d.survey_id, d.respondent_external_id, d.submitted_at, d.cells, -1 as sign, ${resolvedColumns} from dropped d ${resolveJoins('d')}`, grouped)}`;
   // One response (a submission, a deletion through the API): ungrouped; more (imports, bulk deletes): grouped.
   for (const [name, table, deltas] of [['analytics_responses_added', 'added', added], ['analytics_responses_removed', 'removed', removed]] as const) {
@@ -238,38 +238,18 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   }
   await sql`drop function if exists analytics_respondents_changed()`.execute(db);
   // The response triggers go back to their versions of 2026-11-24T0600 (without the segment deltas).
-  await sql.raw(`
-    create or replace function analytics_responses_added() returns trigger language plpgsql as $$
-    begin
-      with copied as (
-        insert into analytics_responses
-          (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at, nums, cells)
-        select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id, to_jsonb(r)->>'distribution_id',
-               r.submitted_at, e.nums, e.cells
-        from added r join surveys s on s.id = r.survey_id, analytics_encode(r.answers, s.questions) e
-        returning organization_id, environment, survey_id, submitted_at, cells
-      )
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
-      from copied, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5;
-      return null;
-    end $$`).execute(db);
-  await sql.raw(`
-    create or replace function analytics_responses_removed() returns trigger language plpgsql as $$
-    begin
-      with dropped as (
-        delete from analytics_responses a using removed r
-        where a.organization_id = r.organization_id and a.environment = r.environment
-          and a.survey_id = r.survey_id and a.response_id = r.id
-        returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells
-      )
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
-      from dropped, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5;
-      return null;
-    end $$`).execute(db);
+  const restored = [
+    ['analytics_responses_added', `with copied as (${copyAdded('organization_id, environment, survey_id, submitted_at, cells')}) ${dailyDeltas('copied', 1)}`],
+    ['analytics_responses_removed', `with dropped as (${dropRemoved('a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells')}) ${dailyDeltas('dropped', -1)}`],
+  ];
+  for (const [name, body] of restored) {
+    await sql.raw(`
+      create or replace function ${name}() returns trigger language plpgsql as $$
+      begin
+        ${body};
+        return null;
+      end $$`).execute(db);
+  }
   await sql`drop function if exists analytics_segment_values(text, text, text, text, date, timestamptz)`.execute(db);
   await sql`drop function if exists analytics_tenure_band(date, timestamptz)`.execute(db);
   await sql`drop index if exists analytics_responses_by_subject`.execute(db);
