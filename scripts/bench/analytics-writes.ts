@@ -17,15 +17,10 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { down as dropSegmentCounts } from '../../server/src/db/migrations/2026-11-25T0300_analytics_segments.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
 
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
 const people = 5000;
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-};
 
 export async function run(): Promise<void> {
   const database = await benchDatabase('analytics_writes');

@@ -31,7 +31,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
@@ -50,12 +50,6 @@ const questions = [
   { id: 'q_perks', type: 'multiple_choice', text: 'Which benefits matter?', required: false, maxSelections: 3, choices: [{ id: 'c_1', label: 'Learning' }, { id: 'c_2', label: 'Flex' }, { id: 'c_3', label: 'Health' }, { id: 'c_4', label: 'Leave' }] },
   { id: 'q_text', type: 'text', text: 'What should we change?', required: false },
 ];
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-};
 
 /** Times `rounds` sequential HTTP GETs from a child process; returns the latencies in ms. */
 function httpLatencies(url: string, key: string, count: number): Promise<number[]> {

@@ -28,7 +28,7 @@ import { createMailSender, SMTP_CONNECTIONS } from '../../server/src/modules/dis
 import { buildMessage } from '../../server/src/modules/distributions/messages.js';
 import { compileTargeting, type Targeting } from '../../server/src/modules/targeting/index.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const respondentsCount = Number(process.env.BENCH_RESPONDENTS ?? 1_000_000);
@@ -36,7 +36,6 @@ const sendCount = Number(process.env.BENCH_SEND ?? 100_000);
 const crashCount = Number(process.env.BENCH_CRASH ?? 10_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
 const heading = '## Distribution';
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 async function fillRespondents(db: Db, organizationId: string, count: number, emailPrefix: string): Promise<void> {

@@ -23,7 +23,7 @@ import { sql } from 'kysely';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const large = Number(process.env.BENCH_RESPONSES ?? 500_000);
 const small = 10_000;
@@ -132,7 +132,6 @@ export async function run(): Promise<void> {
 
     const loadBefore = loadavg()[0]!.toFixed(2);
     type Run = Awaited<ReturnType<typeof exportToCompletion>>;
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
     // The CSV goal is a ratio to COPY on a shared machine: rounds of COPY then the CSV export, back to back.
     const csvRounds: Array<{ copy: { seconds: number; bytes: number }; r: Run }> = [];
     for (let round = 0; round < rounds; round++) {

@@ -13,6 +13,13 @@ import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 
 export const host = '127.0.0.1';
+
+/** The middle value of `values`, or the mean of the two middle ones. */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 /** A database of its own: on DATABASE_URL's server (created, then dropped), else on an embedded server. */
