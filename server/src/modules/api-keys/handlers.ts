@@ -4,7 +4,7 @@ import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
 import { uncovered } from '../../lib/scopes.js';
-import { insertKey, listKeys, revokeKey } from './repository.js';
+import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
 import { toApiKey } from './service.js';
 
 export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, services }) => {
@@ -43,8 +43,23 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, servic
 
 export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, services }) => {
   if (!isId('key', params.id)) throw notFound('API key', params.id);
-  const row = await revokeKey(services.db, tenantOf(auth), params.id);
-  if (!row) throw notFound('API key', params.id);
+  const existing = await findKey(services.db, tenantOf(auth), params.id);
+  if (!existing) throw notFound('API key', params.id);
+  if (existing.revoked_at) return { status: 200, data: toApiKey(existing) };
+  // The 200 promises that no API process accepts the key any more, not only this one.
+  const drop = services.keys.dropEverywhere(existing.key_hash);
+  let row;
+  try {
+    row = await revokeKey(services.db, tenantOf(auth), params.id);
+  } catch (error) {
+    drop.cancel();
+    throw error;
+  }
+  if (!row) {
+    drop.cancel();
+    throw notFound('API key', params.id);
+  }
+  await drop.settled();
   return { status: 200, data: toApiKey(row) };
 };
 
