@@ -19,6 +19,7 @@ import type { SurveyRow } from '../surveys/repository.js';
 import { messagePage, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
+import { spendEmbedAnswer } from './embed-limits.js';
 import { parseToken } from './tokens.js';
 
 type Question = components['schemas']['Question'];
@@ -31,17 +32,28 @@ type Resolved =
 
 const EMBED_COOKIE = 'ss_answered';
 
-function sendPage(res: Response, status: number, html: string): void {
+/**
+ * `frameableBy`: the origins that may frame this page (a distribution's `embedOrigins`, contract-checked to be
+ * bare origins, so they cannot break out of the header). None: no site may, so no page can be overlaid to trick
+ * a respondent into answering or unsubscribing (clickjacking).
+ */
+function sendPage(res: Response, status: number, html: string, frameableBy: readonly string[] = []): void {
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   res.setHeader('Cache-Control', 'no-store');
   // The token is in the URL: it must never leak to another site through Referer.
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('X-Content-Type-Options', 'nosniff');
-  // Framable on purpose (method embed); nothing but inline styles and same-origin form posts.
-  res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors *");
+  const ancestors = frameableBy.length > 0 ? frameableBy.join(' ') : "'none'";
+  // Nothing but inline styles and same-origin form posts.
+  res.setHeader('Content-Security-Policy', `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`);
+  // X-Frame-Options cannot name several origins; browsers that know CSP ignore it when frame-ancestors is set.
+  if (frameableBy.length === 0) res.setHeader('X-Frame-Options', 'DENY');
   res.send(html);
 }
+
+/** Only an embed distribution's pages (its shared token, or a personal link of it) may be framed, by its origins. */
+const frameableBy = (found: Resolved): readonly string[] => (found.kind !== 'unknown' && found.distribution.method === 'embed' ? found.distribution.embed_origins : []);
 
 const pages = {
   unknown: () => messagePage('This link is not valid', 'Check that you opened the whole link from your invitation. If it still does not work, ask the person who sent it for a new one.'),
@@ -50,6 +62,7 @@ const pages = {
   unsubscribed: () => messagePage('You have unsubscribed', 'You asked not to receive these survey e-mails, so this link no longer works.'),
   closed: () => messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
   embedDone: () => messagePage('Thank you!', 'Your answer from this browser has been recorded.'),
+  busy: () => messagePage('Too many answers', 'This survey has received many answers from your network just now. Please try again later.'),
   error: (requestId: string) => messagePage('Something went wrong', `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`),
 };
 
@@ -185,8 +198,9 @@ export function answerPages(services: Services): Router {
   router.get('/s/:token', guarded(async (req, res) => {
     const found = await load(req);
     if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+    const framing = frameableBy(found);
     const refused = await refusal(services, req, found);
-    if (refused) return sendPage(res, refused[0], refused[1]);
+    if (refused) return sendPage(res, refused[0], refused[1], framing);
     sendPage(res, 200, surveyPage({
       title: found.survey.title,
       description: found.survey.description,
@@ -194,14 +208,15 @@ export function answerPages(services: Services): Router {
       action: `/s/${req.params.token}`,
       values: {},
       errors: new Map(),
-    }));
+    }), framing);
   }));
 
   router.post('/s/:token', form, guarded(async (req, res) => {
     const found = await load(req);
     if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+    const framing = frameableBy(found);
     const refused = await refusal(services, req, found);
-    if (refused) return sendPage(res, refused[0], refused[1]);
+    if (refused) return sendPage(res, refused[0], refused[1], framing);
     const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
     const answers = answersFromForm(found.survey.questions, values);
     const errors = problemsByQuestion(found.survey.questions, answers);
@@ -214,18 +229,25 @@ export function answerPages(services: Services): Router {
         action: `/s/${req.params.token}`,
         values,
         errors,
-      }));
+      }), framing);
+    }
+    if (found.kind === 'embed') {
+      const spent = await spendEmbedAnswer(services.db, found.distribution.id, req.ip ?? req.socket.remoteAddress ?? 'unknown');
+      if (!spent.ok) {
+        res.setHeader('Retry-After', String(spent.retryAfterSeconds));
+        return sendPage(res, 429, pages.busy(), framing);
+      }
     }
     const outcome = await store(services, found, answers);
-    if (outcome === 'closed') return sendPage(res, 409, pages.closed());
-    if (outcome === 'used') return sendPage(res, 410, pages.used());
+    if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
+    if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
     if (found.kind === 'embed') {
       const ids = [...new Set([...answeredCookie(req), found.distribution.id])].slice(-20).join('.');
       const attributes = secure(req) ? 'SameSite=None; Secure' : 'SameSite=Lax';
       res.setHeader('Set-Cookie', `${EMBED_COOKIE}=${encodeURIComponent(ids)}; Path=/s/; Max-Age=${365 * 86400}; HttpOnly; ${attributes}`);
-      return sendPage(res, 200, pages.embedDone());
+      return sendPage(res, 200, pages.embedDone(), framing);
     }
-    sendPage(res, 200, pages.used());
+    sendPage(res, 200, pages.used(), framing);
   }));
 
   router.get('/u/:token', guarded(async (req, res) => {

@@ -14,9 +14,10 @@ const scoped = (tenant: Tenant) => ({ organization_id: tenant.organizationId, en
 export async function insertDistribution(
   db: DbOrTx,
   tenant: Tenant,
-  row: Omit<DistributionsTable, 'organization_id' | 'environment' | 'created_at' | 'sent_count' | 'failed_count' | 'unsubscribed_count' | 'reminder_status' | 'attempts' | 'targeting' | 'schedule' | 'expires_at' | 'matched_count' | 'embed_token_hash' | 'started_at' | 'completed_at' | 'reminder_sent_at' | 'failure_reason'> & {
+  row: Omit<DistributionsTable, 'organization_id' | 'environment' | 'created_at' | 'sent_count' | 'failed_count' | 'unsubscribed_count' | 'reminder_status' | 'attempts' | 'targeting' | 'schedule' | 'expires_at' | 'matched_count' | 'embed_token_hash' | 'embed_origins' | 'started_at' | 'completed_at' | 'reminder_sent_at' | 'failure_reason'> & {
     targeting: unknown;
     schedule: Date;
+    embed_origins: string[];
   },
 ): Promise<DistributionRow> {
   return db

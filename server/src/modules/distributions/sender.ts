@@ -282,7 +282,8 @@ async function finish(conn: Db, services: RunServices, tenant: Tenant, distribut
       unsubscribed_count: counts.unsubscribed ?? 0,
       reminder_status: current.reminder_enabled ? 'scheduled' : 'none',
     });
-    await recordEvent(tx, tenant, 'distribution.sent', toDistribution(completed, services.config, key));
+    // The embed token is a credential: events and their deliveries carry the distribution without it.
+    await recordEvent(tx, tenant, 'distribution.sent', { ...toDistribution(completed, services.config, key), embedCode: null });
     if (current.reminder_enabled) {
       const at = new Date((current.started_at ?? new Date()).getTime() + current.reminder_after_days * 86_400_000);
       const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId, kind: 'remind' };

@@ -77,6 +77,7 @@ export function toDistribution(row: DistributionRow, config: Config, key: LinkKe
     ...countsOf(row, live),
     reminderSentAt: iso(row.reminder_sent_at),
     embedCode: embedCodeOf(config, key, tenant, row),
+    embedOrigins: row.embed_origins,
     createdAt: iso(row.created_at),
     completedAt: iso(row.completed_at),
   };
@@ -133,6 +134,9 @@ export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 
   if (settings.reminder?.enabled && settings.method !== 'email') {
     problems.push({ path: '/body/distribution/reminder/enabled', code: 'invalid_value', message: `reminders are e-mailed: method ${settings.method} sends no e-mail, so it cannot have a reminder` });
   }
+  if (settings.embedOrigins !== undefined && settings.method !== 'embed') {
+    problems.push({ path: '/body/distribution/embedOrigins', code: 'invalid_value', message: `only an embed can be framed: method ${settings.method} takes no embedOrigins` });
+  }
   if (problems.length > 0) throw validationFailed(problems);
   const future = requested !== undefined && requested > now;
   const schedule = future ? requested : now;
@@ -157,6 +161,7 @@ export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 
       subject: settings.method === 'email' ? (settings.subject ?? survey.title.slice(0, 200)) : null,
       message: settings.method === 'email' ? (settings.message ?? null) : null,
       link_expires_in_days: settings.linkExpiresInDays ?? DEFAULT_LINK_DAYS,
+      embed_origins: settings.embedOrigins ?? [],
     });
     const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId: inserted.id, kind: 'send' };
     await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});

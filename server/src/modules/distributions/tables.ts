@@ -31,6 +31,8 @@ export interface DistributionsTable {
   failed_count: Generated<number>;
   unsubscribed_count: Generated<number>;
   embed_token_hash: Buffer | null;
+  /** Origins allowed to frame the answer pages (`embedOrigins`); empty: none. */
+  embed_origins: Generated<string[]>;
   started_at: NullableTimestamp;
   completed_at: NullableTimestamp;
   reminder_status: Generated<ReminderStatus>;

@@ -77,8 +77,12 @@ const tokenPattern = /^([0-9A-HJKMNP-TV-Z]{26})([LT])([A-Za-z0-9_-]{43})$/;
 export function parseToken(token: string): ParsedToken | undefined {
   const match = tokenPattern.exec(token);
   if (!match) return undefined;
+  const mac = Buffer.from(match[3]!, 'base64url');
+  // 43 characters carry 258 bits for a 256-bit MAC: the last one's two low bits are ignored by the decoder, so
+  // four spellings would decode to the same MAC. Only the canonical one (what tokenOf writes) is a token.
+  if (mac.toString('base64url') !== match[3]) return undefined;
   const environment: Environment = match[2] === 'L' ? 'LIVE' : 'TEST';
-  return { tenant: { organizationId: `org_${match[1]}`, environment }, hash: hashMac(Buffer.from(match[3]!, 'base64url')) };
+  return { tenant: { organizationId: `org_${match[1]}`, environment }, hash: hashMac(mac) };
 }
 
 /**
