@@ -28,13 +28,15 @@ const labels: Record<string, Record<string, string>> = {
   q_4: { c_1: 'Learning', c_2: 'Flex, remote', c_3: 'Health' },
 };
 
-/** What a CSV cell must hold for an answer (ids, or labels with `;` escaped). */
-function cell(questionId: string, value: unknown, withLabels: boolean): string {
+/** What a cell must hold for an answer (ids, or labels with `;` escaped); `csv`: as the default CSV writes it. */
+function cell(questionId: string, value: unknown, withLabels: boolean, csv = false): string {
   if (value === undefined) return '';
   const map = (v: string) => (withLabels && labels[questionId] ? labels[questionId]![v]! : v);
+  // Text a spreadsheet would evaluate as a formula gets a leading `'` in CSV (test/exports/csv-safety.test.ts).
+  const text = (s: string) => (csv && /^'*[=+\-@\t\r]/.test(s) ? `'${s}` : s);
   // Only inside a multiple-choice cell is `;` a separator, so only there is it escaped.
-  if (Array.isArray(value)) return value.map((v) => map(v).replaceAll(';', '\\;')).join(';');
-  if (typeof value === 'string') return map(value);
+  if (Array.isArray(value)) return text(value.map((v) => map(v).replaceAll(';', '\\;')).join(';'));
+  if (typeof value === 'string') return text(map(value));
   return String(value);
 }
 
@@ -50,11 +52,12 @@ describe('CSV', () => {
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
-        return [r.id, r.submittedAt, r.respondentExternalId ?? '', ...['q_1', 'q_2', 'q_3', 'q_4', 'q_5'].map((q) => cell(q, byQ.get(q), false))];
+        return [r.id, r.submittedAt, r.respondentExternalId ?? '', ...['q_1', 'q_2', 'q_3', 'q_4', 'q_5'].map((q) => cell(q, byQ.get(q), false, true))];
       }),
     );
-    // The tricky texts survived: new lines inside a quoted cell, quotes doubled, Unicode intact.
+    // The tricky texts survived: new lines inside a quoted cell, quotes doubled, Unicode intact, a formula escaped.
     expect(rows.map((r) => r[7])).toContain('line one\nline two\r\nline three');
+    expect(rows.map((r) => r[7])).toContain("'=SUM(A1:A2) ;semi;colons;");
     expect(rows.map((r) => r[7])).toContain('Ünïcödé — 日本語 — עברית — 🎉👍🏽');
     expect(text).toContain('"comma, and ""quotes"" inside"');
   });
@@ -67,7 +70,7 @@ describe('CSV', () => {
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
-        return [r.id, r.submittedAt, r.respondentExternalId ?? '', cell('q_3', byQ.get('q_3'), true), cell('q_4', byQ.get('q_4'), true)];
+        return [r.id, r.submittedAt, r.respondentExternalId ?? '', cell('q_3', byQ.get('q_3'), true, true), cell('q_4', byQ.get('q_4'), true, true)];
       }),
     );
     expect(rows.map((r) => r[3])).toContain('Office; HQ');

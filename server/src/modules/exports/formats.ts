@@ -2,7 +2,9 @@
  * The four file formats. Each writer takes rows one page at a time and writes bytes into a Writable (the chunk
  * sink), awaiting its backpressure, so nothing accumulates in memory.
  *
- * - CSV: csv-stringify (RFC 4180 quoting, `\r\n`), one column per question in the survey's order.
+ * - CSV: csv-stringify (RFC 4180 quoting, `\r\n`), one column per question in the survey's order. Every cell
+ *   holding a line break, a quote or a separator is quoted; user-supplied text that a spreadsheet would evaluate
+ *   as a formula is prefixed with `'` unless the export asked for raw cells (`escapeFormulas: false`).
  * - JSON: one array; NDJSON: one record per line. Records are the contract's `ExportRecord`.
  * - XLSX: exceljs's streaming WorkbookWriter: each row is committed (serialised and released) as it is added.
  */
@@ -43,6 +45,30 @@ export const mediaTypes: Record<ExportFormat, string> = {
 
 /** Separator of multiple-choice answers in one CSV or XLSX cell. */
 export const MULTI_SEPARATOR = ';';
+
+export interface WriterOptions {
+  /** CSV only: start the file with a UTF-8 byte order mark. */
+  bom: boolean;
+  /** CSV only: prefix user-supplied text cells that a spreadsheet would evaluate with `'` (see escapeFormula). */
+  escapeFormulas: boolean;
+}
+
+/**
+ * Text that spreadsheet programs (Excel, LibreOffice, Google Sheets, Numbers) evaluate as a formula when they open
+ * a CSV file: a first character `=`, `+`, `-`, `@`, tab or carriage return (OWASP's list), or the full-width form
+ * of one of the first four, which some programs normalise to it. Apostrophes in front count as well (see below).
+ */
+const FORMULA_START = /^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
+
+/**
+ * The CSV cell of a user-supplied text: with a leading `'` when a spreadsheet would otherwise evaluate it (the
+ * apostrophe is how spreadsheets mark a cell as text). A text that already starts with apostrophes before such a
+ * character gets one more, so that the rule can be undone exactly: removing one `'` from each cell that starts
+ * with one or more `'` followed by one of those characters gives back the original text.
+ */
+export function escapeFormula(text: string): string {
+  return FORMULA_START.test(text) ? `'${text}` : text;
+}
 
 async function write(sink: Writable, data: string | Buffer): Promise<void> {
   if (!sink.write(data)) await once(sink, 'drain');
@@ -103,20 +129,34 @@ export class AnswerMapper {
 
 const fixedColumns = ['responseId', 'submittedAt', 'respondentExternalId'];
 
-function csvWriter(sink: Writable, mapper: AnswerMapper, bom: boolean): FileWriter {
-  const options = { record_delimiter: 'windows' as const };
+const csvOptions = {
+  record_delimiter: 'windows' as const,
+  // With a record delimiter set, csv-stringify quotes only cells holding that delimiter (`\r\n`): a bare `\n` or
+  // `\r` would stay unquoted and end the row for every reader that takes any line ending as one, as spreadsheets
+  // do. So a cell holding either is quoted; and one holding `;` or a tab too, the separators spreadsheets use in
+  // many locales or offer on import, so that no reader splits a cell mid-text and starts a new cell there (whose
+  // text escapeFormula never saw). Cells holding `,` or `"` are quoted by csv-stringify itself.
+  quoted_match: /[\r\n;\t]/,
+};
+
+function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas }: WriterOptions): FileWriter {
+  // Only text that users supply is escaped: the survey's question ids (chosen by its author), respondent ids,
+  // choice ids and labels, text answers. Response ids and timestamps are the service's own; NPS and rating
+  // answers are numbers the service writes as numbers (never negative) and stay numbers.
+  const text = escapeFormulas ? escapeFormula : (value: string) => value;
+  const cell = (value: string | number | null) => (typeof value === 'string' ? text(value) : (value ?? ''));
   let started = false;
   const header = async () => {
     if (started) return;
     started = true;
-    await write(sink, (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => q.id)]], options));
+    await write(sink, (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => text(q.id))]], csvOptions));
   };
   return {
     async writeRows(rows) {
       await header();
       if (rows.length === 0) return;
-      const records = rows.map((row) => [row.id, row.submittedAt, row.respondentExternalId ?? '', ...mapper.cells(row).map((c) => c ?? '')]);
-      await write(sink, stringify(records, options));
+      const records = rows.map((row) => [row.id, row.submittedAt, cell(row.respondentExternalId), ...mapper.cells(row).map(cell)]);
+      await write(sink, stringify(records, csvOptions));
     },
     async finish() {
       await header();
@@ -155,6 +195,10 @@ function ndjsonWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   };
 }
 
+/**
+ * Strings are written as text cells (exceljs writes a formula only when given `{ formula }`), so a hostile answer
+ * starting with `=` is shown, never evaluated, and needs no escaping here.
+ */
 function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   // No shared strings (that table would grow with the file); styles only for the date format.
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: sink, useSharedStrings: false, useStyles: true });
@@ -186,10 +230,10 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   };
 }
 
-export function createWriter(format: ExportFormat, sink: Writable, mapper: AnswerMapper, bom: boolean): FileWriter {
+export function createWriter(format: ExportFormat, sink: Writable, mapper: AnswerMapper, options: WriterOptions): FileWriter {
   switch (format) {
     case 'csv':
-      return csvWriter(sink, mapper, bom);
+      return csvWriter(sink, mapper, options);
     case 'json':
       return jsonWriter(sink, mapper);
     case 'ndjson':

@@ -18,6 +18,7 @@ export interface NewExport {
   questionIds: string[] | null;
   choiceValues: ChoiceValues;
   bom: boolean;
+  escapeFormulas: boolean;
   submittedAfter: Date | null;
   submittedBefore: Date | null;
 }
@@ -35,6 +36,7 @@ export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<
       question_ids: e.questionIds,
       choice_values: e.choiceValues,
       bom: e.bom,
+      escape_formulas: e.escapeFormulas,
       submitted_after: e.submittedAfter,
       submitted_before: e.submittedBefore,
       watermark: null,

@@ -113,7 +113,7 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
       const wanted = job.question_ids ? new Set(job.question_ids) : null;
       const mapper = new AnswerMapper(wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions, job.choice_values);
       const sink = new ChunkSink(services.db, tenant, job.id, attempt);
-      const writer = createWriter(job.format, sink, mapper, job.bom);
+      const writer = createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });
       const window: Window = { surveyId: job.survey_id, after: job.submitted_after, before: job.watermark };
 
       let rows = 0;

@@ -85,6 +85,12 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
   if (body.bom === true && body.format !== 'csv') {
     problems.push({ path: '/body/bom', code: 'invalid_value', message: 'a byte order mark is only written to csv files' });
   }
+  // Refused with any value, not only `true`: a caller who sends it with another format believes that file is
+  // (or is not) escaped, and neither is the case (JSON and NDJSON hold raw values; XLSX writes text cells). The
+  // contract gives it no `default` keyword, so the request validator leaves an absent field absent.
+  if (body.escapeFormulas !== undefined && body.format !== 'csv') {
+    problems.push({ path: '/body/escapeFormulas', code: 'invalid_value', message: `formula escaping applies to csv files only; remove it for ${body.format}` });
+  }
   if (problems.length > 0) throw validationFailed(problems);
 
   const row = await db.transaction().execute(async (tx) => {
@@ -95,6 +101,7 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
       questionIds: body.questionIds ?? null,
       choiceValues: body.choiceValues ?? 'ids',
       bom: body.bom ?? false,
+      escapeFormulas: body.escapeFormulas ?? true,
       submittedAfter,
       submittedBefore,
     });

@@ -1,4 +1,4 @@
-/** Tables of the exports module (see migrations/2026-11-24T0500_exports.ts). */
+/** Tables of the exports module (see migrations/2026-11-24T0500_exports.ts and 2026-11-25T0400_export_formula_escaping.ts). */
 import type { ColumnType, Generated } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { CreatedAt, Environment, NullableTimestamp } from '../../db/schema.js';
@@ -18,6 +18,8 @@ export interface ExportsTable {
   question_ids: string[] | null;
   choice_values: ChoiceValues;
   bom: Generated<boolean>;
+  /** CSV only: prefix user-supplied text cells that a spreadsheet would evaluate with `'` (see formats.ts). */
+  escape_formulas: Generated<boolean>;
   submitted_after: NullableTimestamp;
   submitted_before: NullableTimestamp;
   watermark: NullableTimestamp;
