@@ -1,10 +1,12 @@
 /**
  * The Express application, in the order a request meets it:
- * request id and access log → the route (one rule: exact, case-sensitive; 404 / 405 with Allow) →
- * authentication (key, plan, budget, scope; before any body is read) → the body (only for operations that take
- * one: size and media type checked before reading) → characters and depth PostgreSQL cannot store →
+ * request id and access log → the route (one rule: exact, case-sensitive; 404 / 405 with Allow, after the key's
+ * checks when the request presents one) → authentication (key, plan, budget, scope; before any body is read) →
+ * the body (only for operations that take one: size and media type checked before reading, the size counted
+ * again as it arrives) → characters and depth PostgreSQL cannot store →
  * express-openapi-validator on the bundled contract (path and query coerced, bodies never; responses validated
- * when configured) → the handler bound by operationId → one error mapping.
+ * when configured) → the handler bound by operationId → one error mapping (which drains, within bounds, a body
+ * it answers before reading: http/drain.ts).
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
@@ -22,7 +24,7 @@ import { checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
 import { requestId } from './request-id.js';
 import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
-import { routeRequest } from './route.js';
+import { refuseUnrouted, routeRequest } from './route.js';
 import { withSemanticChecks, type SemanticChecks } from './semantic.js';
 
 export { bodyLimits } from './body.js';
@@ -46,6 +48,7 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
   app.use(answerPages(services));
   app.use(routeRequest(routesOf(contract)));
   app.use(authenticate({ counters: services.counters, rateLimits: services.rateLimits, keys: services.keys, failures: services.authFailures, log: services.log, inFlight: services.inFlight }));
+  app.use(refuseUnrouted);
   app.use(readBody);
   app.use(checkInput);
   app.use(

@@ -15,11 +15,11 @@ import { grants } from '../lib/scopes.js';
 import { touchKey } from '../modules/api-keys/repository.js';
 import { hashKey, keyFormat } from '../modules/api-keys/key-material.js';
 import type { AuthFailures } from './auth-failures.js';
+import type { OperationInfo } from './contract.js';
 import { ApiError, insufficientScope, unauthenticated } from './errors.js';
 import type { InFlightWork } from './in-flight.js';
 import type { KeyCache } from './key-cache.js';
 import { headersOf, type RateLimits } from './rate-limit.js';
-import { operationOf } from './route.js';
 
 export interface AuthContext {
   organizationId: string;
@@ -39,8 +39,9 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
   return (req: Request, res: Response, next: NextFunction): Promise<void> => deps.inFlight.run(() => check(req, res, next));
 
   async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
-    const operation = operationOf(res);
-    if (operation.requiredScope === null) return next(); // public
+    // No operation: a path or method none has, presented with a key (http/route.ts); any valid key passes here.
+    const operation = res.locals.operation as OperationInfo | undefined;
+    if (operation?.requiredScope === null) return next(); // public
 
     const source = req.socket.remoteAddress ?? 'unknown';
     deps.failures.check(source);
@@ -65,7 +66,7 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
     const window = await deps.rateLimits.consume(auth);
     for (const [name, value] of Object.entries(headersOf(window))) res.setHeader(name, value);
 
-    if (operation.requiredScope && !grants(auth.scopes, operation.requiredScope)) {
+    if (operation?.requiredScope && !grants(auth.scopes, operation.requiredScope)) {
       throw insufficientScope(`This API key lacks the scope ${operation.requiredScope}.`, [operation.requiredScope]);
     }
     next();

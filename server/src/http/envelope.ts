@@ -15,8 +15,14 @@ export function sendData(res: Response, status: number, data: unknown, paginatio
 }
 
 export function sendError(res: Response, error: ApiError): void {
+  res.json(errorEnvelope(res, error));
+}
+
+/** The envelope of `error`, with its status and headers set on `res`, for a caller that sends it itself. */
+export function errorEnvelope(res: Response, error: ApiError): { error: components['schemas']['Error']; meta: Meta } {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
   const body: components['schemas']['Error'] = { code: error.code, message: error.message, status: error.status };
   if (error.details && error.details.length > 0) body.details = error.details;
-  res.status(error.status).json({ error: body, meta: metaFor(res) });
+  res.status(error.status);
+  return { error: body, meta: metaFor(res) };
 }

@@ -5,7 +5,8 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
-import { sendError } from './envelope.js';
+import { answerThenDrain } from './drain.js';
+import { errorEnvelope, sendError } from './envelope.js';
 import { ApiError, type ErrorDetail, validationFailed } from './errors.js';
 
 interface ValidatorIssue {
@@ -135,8 +136,9 @@ export function errorHandler(log: Logger) {
       res.end();
       return;
     }
-    // A body that was never read (refused before reading: 401, 413, 415, …) is not drained: close instead.
-    if (!req.complete) res.setHeader('Connection', 'close');
-    sendError(res, apiError);
+    // A body not read to its end (refused from the headers, or at the limit) is drained, within bounds, after
+    // the answer: closing at once would reset the connection before a client still sending reads it.
+    if (!req.complete) answerThenDrain(req, res, errorEnvelope(res, apiError));
+    else sendError(res, apiError);
   };
 }

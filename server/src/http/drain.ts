@@ -1,0 +1,46 @@
+/**
+ * Answering a request whose body has not been read: refused from its headers (401, 403, 404, 413, 415, 429, …)
+ * or part-way through, at the body limit. Closing the connection as soon as the answer is written resets it
+ * while the client is still sending (the unread bytes make the kernel answer with RST), and a client whose send
+ * fails never reads the answer. So the answer goes out whole — with its Content-Length and `Connection: close`
+ * — and the response is ended (the connection closed) only once the rest of the body has been read and thrown
+ * away, within `drainBounds`: the body's end, the client hanging up, `bytes` more bytes or `ms` milliseconds,
+ * whichever comes first. A client still sending after that is cut off.
+ */
+import type { Request, Response } from 'express';
+
+/** How much of an unread body is discarded after the answer, at most: bytes, and milliseconds. */
+export const drainBounds = { bytes: 8 * 1024 * 1024, ms: 2_000 } as const;
+
+/** Sends `envelope` as the complete JSON answer, then ends the response after draining the body (see above). */
+export function answerThenDrain(req: Request, res: Response, envelope: unknown): void {
+  const text = JSON.stringify(envelope);
+  res.setHeader('Connection', 'close');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(text));
+  // The answer leaves now, whole, although the response stays open: a HEAD answer is its headers.
+  if (req.method === 'HEAD') res.flushHeaders();
+  else res.write(text);
+  if (req.complete || req.destroyed) {
+    res.end();
+    return;
+  }
+  let drained = 0;
+  const finish = () => {
+    clearTimeout(timer);
+    req.off('data', discard);
+    req.off('end', finish);
+    req.off('close', finish);
+    res.end();
+  };
+  const discard = (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > drainBounds.bytes) finish();
+  };
+  const timer = setTimeout(finish, drainBounds.ms);
+  req.on('data', discard);
+  req.once('end', finish);
+  req.once('close', finish);
+  // The body may have been paused where reading it stopped (at the limit).
+  req.resume();
+}
