@@ -1,9 +1,9 @@
 /**
- * The exact per-segment counts (`analytics_segment_cells`) against the scan they replace: after every kind of
- * change that moves a response between segment values — responses stored (API, answer page) and deleted,
- * respondent records created, changed and deleted (API and sync), snapshots of a distribution, respondents and
- * responses changing at the same time in concurrent transactions, compaction — the counts of every field equal
- * the scan's, code by code.
+ * The exact per-segment counts (`analytics_segment_cells`) against the scan they replace, and the rule both
+ * follow: a response is segmented by its respondent as they were when asked (its distribution's snapshot, else
+ * the record when it was stored), and no later change to a respondent — through the API, a sync, SQL — moves it.
+ * After responses stored (API, answer page) and deleted, respondent records created, changed and deleted,
+ * snapshots, concurrent transactions and compaction, the counts of every field equal the scan's, code by code.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -103,35 +103,38 @@ describe('analytics_segment_cells', () => {
     expect(anonymous.rows.find((row) => row.field === 'department')).toBeUndefined();
   });
 
-  it('moves responses when their respondent record is created, changed or deleted through the API', async () => {
-    // Responses of people the service does not know yet count under null …
+  it('keeps past responses where they were asked when their respondent record is created, changed or deleted', async () => {
+    // Responses of people the service does not know yet count under null, for good.
     await insertResponses(data.surveyId, ['NEW-1', 'NEW-2', 'NEW-3']);
     await expectExact();
-    const before = (await sizes(department)).get('Research') ?? 0;
-    // … and move when their records arrive.
+    const before = new Map(await sizes(department));
     for (const id of ['NEW-1', 'NEW-2', 'NEW-3']) {
       expect((await put(id, { department: 'Research', location: 'Oslo', jobTitle: 'Analyst', employmentType: 'full_time', managerId: 'ENG-21-0', hireDate: '2025-01-15' })).response.status).toBeLessThan(300);
     }
-    expect((await sizes(department)).get('Research')).toBe(before + 3);
+    expect(await sizes(department)).toEqual(before);
     await expectExact();
 
-    // A change of department, of hire date (tenure band) and of manager.
+    // A change of department, of hire date (tenure band) and of manager moves nothing already answered …
     const [first, second, third] = [...data.department.keys()];
     expect((await put(first!, { department: 'Research', hireDate: '2026-06-01' })).response.status).toBe(200);
     expect((await put(second!, { department: 'Sales', managerId: 'NEW-1', jobTitle: 'Lead' })).response.status).toBe(200);
     expect((await put(third!, { hireDate: '2001-01-01', employmentType: 'contractor' })).response.status).toBe(200);
-    expect((await sizes(department)).get('Research')).toBe(before + 4);
+    expect(await sizes(department)).toEqual(before);
     await expectExact();
 
-    // Deleted: the responses stay, under null.
-    const nullsBefore = (await sizes(department)).get(null) ?? 0;
-    expect((await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'NEW-2' } } })).response.status).toBe(200);
-    expect((await sizes(department)).get(null)).toBe(nullsBefore + 1);
+    // … nor does a deletion: the responses stay where they were.
+    expect((await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: first! } } })).response.status).toBe(200);
+    expect(await sizes(department)).toEqual(before);
+    await expectExact();
+
+    // A response stored after the change is segmented by the record as it is then.
+    await insertResponses(data.surveyId, ['NEW-1']);
+    expect((await sizes(department)).get('Research')).toBe((before.get('Research') ?? 0) + 1);
     await expectExact();
   });
 
-  it('follows a respondent sync (upsert and replace)', async () => {
-    const ids = [...data.department.keys()];
+  it('moves no past response on a respondent sync (upsert and replace)', async () => {
+    const ids = [...data.department.keys()].slice(1);
     const records = ids.slice(0, 30).map((externalId, i) => ({
       externalId,
       email: `${externalId.toLowerCase()}@example.com`,
@@ -140,14 +143,15 @@ describe('analytics_segment_cells', () => {
       hireDate: `201${i % 10}-05-01`,
       employmentType: i % 3 === 0 ? 'part_time' : 'full_time',
     }));
+    const before = new Map(await sizes(department));
     const upserted = await sync(client, 'upsert', records);
     expect(upserted.job.status).toBe('completed');
-    expect((await sizes(department)).get('Operations')).toBe(15);
+    expect(await sizes(department)).toEqual(before);
     await expectExact();
-    // Replace: everyone not in the request is deleted, and their responses move to null.
+    // Replace deletes everyone not in the request: their answers stay where they were given.
     const replaced = await sync(client, 'replace', records.slice(0, 20));
     expect(replaced.job.status).toBe('completed');
-    expect((await sizes(department)).get('Operations')).toBe(10);
+    expect(await sizes(department)).toEqual(before);
     await expectExact();
   });
 
@@ -175,8 +179,17 @@ describe('analytics_segment_cells', () => {
     for (const id of people) expect((await put(id, { department: 'Moved', location: 'Rome' })).response.status).toBe(200);
     expect((await sizes(department)).get('Snapshot')).toBe(5);
     expect((await sizes(department)).get('Moved') ?? 0).toBe(0);
-    // A response by the sixth person outside the distribution follows the record.
-    await insertResponses(data.surveyId, [recipients[5]!.respondentExternalId]);
+    // The sixth answers through the API, after the move: the distribution reached them, so its snapshot counts.
+    const viaApi = await client.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: data.surveyId } },
+      body: { respondentExternalId: recipients[5]!.respondentExternalId, answers: [{ questionId: 'nps', value: 3 }, { questionId: 'tools', value: 2 }] } as never,
+    });
+    expect(viaApi.response.status).toBe(201);
+    expect(viaApi.data!.data.distributionId).toBe(distributionId);
+    expect((await sizes(department)).get('Snapshot')).toBe(6);
+    expect((await sizes(department)).get('Moved') ?? 0).toBe(0);
+    // A row stored without a distribution takes the record as it is then.
+    await insertResponses(data.surveyId, ['SNAP-1']);
     expect((await sizes(department)).get('Moved')).toBe(1);
     await expectExact();
   });
@@ -190,7 +203,7 @@ describe('analytics_segment_cells', () => {
     await expectExact();
   });
 
-  it('stays exact while responses and respondent changes commit concurrently', async () => {
+  it('stays exact while responses and respondent changes commit concurrently (each response keeps what its statement saw)', async () => {
     const people = Array.from({ length: 12 }, (_, i) => `RACE-${i}`);
     for (const id of people) expect((await put(id, { department: 'Race-A' })).response.status).toBe(201);
     const rand = random(5);
@@ -247,22 +260,20 @@ describe('analytics_segment_cells', () => {
       select $1, 'LIVE', id, lower(id) || '@example.com', 'Batch-A', 'Batch-city', 'Engineer', date '2020-01-15', 'full_time', '{}', 'x' from unnest($2::text[]) id`;
     const insertResponses = `insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at)
       select 'rsp_' || md5(random()::text), $1, $2, 'LIVE', id, null, $3, timestamptz '2026-10-06 10:00Z' from unnest($4::text[]) id`;
-    const moveDepartment = `update respondents set department = $1 where organization_id = $2 and environment = 'LIVE' and external_id = any($3)`;
     try {
       // One row at a time first: each trigger statement is planned, and cached, for a single row.
+      await connection.query(insertPeople, [organizationId, people]);
       for (let i = 0; i < 6; i++) {
         const one = [`BATCH-single-${i}`];
         await connection.query(insertPeople, [organizationId, one]);
         await connection.query(insertResponses, [data.surveyId, organizationId, answers, one]);
-        await connection.query(moveDepartment, [`Batch-single-${i % 2}`, organizationId, one]);
+        await connection.query(`delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`, [organizationId, one]);
       }
       await connection.query(`load 'auto_explain'`);
       for (const setting of ['log_min_duration = 0', 'log_analyze = on', 'log_timing = off', 'log_nested_statements = on', 'log_level = notice']) await connection.query(`set auto_explain.${setting}`);
       for (const [statement, values] of [
-        [insertPeople, [organizationId, people]],
         [insertResponses, [data.surveyId, organizationId, answers, people]],
-        [moveDepartment, ['Batch-B', organizationId, people]],
-        [`delete from respondents where organization_id = $1 and environment = 'LIVE' and external_id = any($2)`, [organizationId, people.slice(0, 100)]],
+        [`delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`, [organizationId, people.slice(0, 100)]],
       ] as const) {
         const loops = await tuplestoreLoops(statement, [...values]);
         expect(loops.length, statement).toBeGreaterThan(0);
@@ -271,7 +282,9 @@ describe('analytics_segment_cells', () => {
     } finally {
       await connection.end();
     }
-    expect((await sizes(department)).get('Batch-B')).toBe(200);
+    // Stored while their records said Batch-A; moving them afterwards changes nothing.
+    await sql`update respondents set department = 'Batch-B' where organization_id = ${organizationId} and environment = 'LIVE' and external_id = any(${people})`.execute(t.db);
+    expect((await sizes(department)).get('Batch-A')).toBe(200);
     await expectExact();
   });
 

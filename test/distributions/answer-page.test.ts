@@ -173,8 +173,9 @@ describe('unsubscribe and reminders', () => {
     expect(oneClick.status).toBe(200);
     expect(await oneClick.text()).toContain('You have unsubscribed');
     expect((await fetch(linkOf('r1@example.com'))).status).toBe(410);
-    // r2 answers through the API instead of the link.
-    await live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: 'R-0002' } });
+    // r2 answers through the API instead of the link: the response answers this distribution, which reached r2.
+    const viaApi = await live.unwrap(live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: 'R-0002' } }));
+    expect(viaApi.distributionId).toBe(d.id);
 
     // The reminder is due in 2 days: bring its job forward.
     const due = await sql`update pgboss.job set start_after = now()
@@ -192,7 +193,7 @@ describe('unsubscribe and reminders', () => {
     expect(recipients.map((r) => [r.respondentExternalId, r.status, r.reminderSentAt !== null])).toEqual([
       ['R-0000', 'responded', false],
       ['R-0001', 'sent', false],
-      ['R-0002', 'sent', false],
+      ['R-0002', 'responded', false],
       ['R-0003', 'sent', true],
     ]);
 

@@ -21,16 +21,13 @@ export interface AnalyticsScope {
   submittedBefore?: Date;
   distributionId?: string;
   segment?: SegmentField;
-  /** A condition on the respondent row `who` (compiled by the targeting module). */
+  /** A condition on the response's subject, the copy `ar` (compiled by the targeting module). */
   filter?: RawBuilder<unknown>;
   /** Count respondents as distinct ids (surveys that accept several responses per respondent). */
   distinctRespondents: boolean;
-  /** The survey has distributions, so recipient snapshots may apply. */
+  /** The survey has distributions, so participation (recipients) applies. */
   snapshots: boolean;
 }
-
-/** The respondent columns the segments and filters read (the snapshot has the same names). */
-const respondentColumns = ['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title', 'manager_id', 'hire_date', 'employment_type', 'attributes'];
 
 /** Tenure bands in UTC, by the same SQL function the per-segment counts use (migration 2026-11-25T0300). */
 function tenureBands(alias: string, at: RawBuilder<unknown>) {
@@ -50,24 +47,7 @@ function segmentExpression(segment: SegmentField | undefined, alias: string, at:
   }
 }
 
-/**
- * The respondent `who` of each response: the snapshot stored with the distribution's recipient when the
- * response came through a distribution that holds the respondent, else the current respondent record.
- */
-function subjectJoin(scope: AnalyticsScope): RawBuilder<unknown> {
-  if (!scope.snapshots) {
-    // No distribution, no snapshot: the current record is `who`, joined directly (no per-row projection).
-    return sql`left join respondents who on who.organization_id = ar.organization_id and who.environment = ar.environment and who.external_id = ar.respondent_external_id`;
-  }
-  const current = sql`left join respondents p on p.organization_id = ar.organization_id and p.environment = ar.environment and p.external_id = ar.respondent_external_id`;
-  const pick = respondentColumns.map((c) => sql`case when dr.external_id is not null then dr.${sql.ref(c)} else p.${sql.ref(c)} end as ${sql.ref(c)}`);
-  return sql`${current}
-    left join distribution_recipients dr on dr.organization_id = ar.organization_id and dr.environment = ar.environment
-      and dr.distribution_id = ar.distribution_id and dr.external_id = ar.respondent_external_id
-    cross join lateral (select ${sql.join(pick)}) who`;
-}
-
-/** FROM … WHERE … of the responses in scope, with the respondent joined when a segment or filter needs it. */
+/** FROM … WHERE … of the responses in scope. */
 function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
   const conditions: RawBuilder<unknown>[] = [
     sql`ar.organization_id = ${scope.tenant.organizationId}`,
@@ -77,13 +57,13 @@ function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
   if (scope.submittedAfter) conditions.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
   if (scope.submittedBefore) conditions.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
   if (scope.distributionId) conditions.push(sql`ar.distribution_id = ${scope.distributionId}`);
-  // Responses without a known respondent never match a filter.
-  if (scope.filter) conditions.push(sql`who.external_id is not null and coalesce((${scope.filter}), false)`);
-  const join = scope.segment || scope.filter ? subjectJoin(scope) : sql``;
-  return sql`from analytics_responses ar ${join} where ${sql.join(conditions, sql` and `)}`;
+  // The copy holds each response's subject (the respondent as they were when asked) under the respondent
+  // columns' names, so filters and segments read it in place. Responses without a subject never match a filter.
+  if (scope.filter) conditions.push(sql`ar.external_id is not null and coalesce((${scope.filter}), false)`);
+  return sql`from analytics_responses ar where ${sql.join(conditions, sql` and `)}`;
 }
 
-const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'who', sql`ar.submitted_at`);
+const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'ar', sql`ar.submitted_at`);
 
 export interface GroupRow {
   /** The whole result's row (`whole`), else the row of `segment`. */

@@ -31,8 +31,8 @@ export interface AnalyticsRequest {
   filters?: string;
 }
 
-/** The respondent of a response, as analytics sees it (see repository.subjectJoin). */
-const subjectTarget: TargetShape = { alias: 'who' };
+/** The respondent of a response as analytics sees it: the subject stored with its typed copy `ar`. */
+const subjectTarget: TargetShape = { alias: 'ar' };
 const recipientTarget: TargetShape = { ...recipientsTarget, alias: 'dr' };
 
 /**

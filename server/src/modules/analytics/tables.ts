@@ -20,6 +20,16 @@ export interface AnalyticsResponsesTable {
   submitted_at: Timestamp;
   nums: ColumnType<(number | null)[], never, never>;
   cells: ColumnType<number[], never, never>;
+  /**
+   * The subject: the respondent's fields when the response was stored (its distribution's snapshot, else the
+   * record then), named as in `respondents`; `external_id` null when there was none. Never changed afterwards.
+   */
+  external_id: ColumnType<string | null, never, never>;
+  department: ColumnType<string | null, never, never>;
+  location: ColumnType<string | null, never, never>;
+  job_title: ColumnType<string | null, never, never>;
+  manager_id: ColumnType<string | null, never, never>;
+  employment_type: ColumnType<string | null, never, never>;
 }
 
 /** Exact daily counts per survey and cell code (code −1: responses), kept by the same triggers. */

@@ -11,10 +11,9 @@ import type { Tenant } from '../../db/schema.js';
 import type { Services } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { recordEvent } from '../events/record.js';
 import { validateAnswers } from '../surveys/answers.js';
 import * as surveys from '../surveys/repository.js';
-import { oneResponsePerRespondentIndex } from '../surveys/responses-repository.js';
+import { storeResponse } from '../surveys/responses-repository.js';
 import type { SurveyRow } from '../surveys/repository.js';
 import { messagePage, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
 import * as repo from './repository.js';
@@ -131,52 +130,28 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
   return byQuestion;
 }
 
-interface PgError {
-  code?: string;
-  constraint?: string;
-}
-
-/** Stores the response, the recipient's `responded` and the `response.submitted` event in one transaction. */
+/**
+ * Stores the answer through the one response writer (surveys' `storeResponse`): the response, the recipient's
+ * `responded`, the count and `response.submitted` in one statement; a personal link answers once.
+ */
 async function store(services: Services, found: Exclude<Resolved, { kind: 'unknown' }>, answers: Answer[]): Promise<'stored' | 'used' | 'closed'> {
   const { tenant, survey, distribution } = found;
   const { anonymous, allowMultipleResponses } = survey.settings;
-  try {
-    return await services.db.transaction().execute(async (tx) => {
-      let externalId: string | null = null;
-      if (found.kind === 'personal') {
-        // The row lock orders two submissions of the same link: the second sees `responded`.
-        const current = await repo.findRecipientByToken(tx, tenant, found.tokenHash, { forUpdate: true });
-        if (!current || current.status === 'responded') return 'used';
-        externalId = current.external_id;
-      }
-      const respondentExternalId = anonymous ? null : externalId;
-      if (!(await surveys.lockIfActive(tx, tenant, survey.id))) return 'closed';
-      const row = await repo.insertDistributedResponse(tx, tenant, {
-        id: newId('rsp'),
-        surveyId: survey.id,
-        distributionId: distribution.id,
-        respondentExternalId,
-        dedupeKey: allowMultipleResponses ? null : respondentExternalId,
-        answers,
-      });
-      await surveys.countResponse(tx, tenant, survey.id, 1);
-      if (externalId !== null) await repo.markResponded(tx, tenant, distribution.id, externalId, row.id);
-      await recordEvent(tx, tenant, 'response.submitted', {
-        id: row.id,
-        surveyId: row.survey_id,
-        respondentExternalId: row.respondent_external_id,
-        answers: row.answers,
-        submittedAt: iso(row.submitted_at),
-        distributionId: row.distribution_id,
-      });
-      return 'stored';
-    });
-  } catch (error) {
-    // Already answered through the API (one response per respondent).
-    const pg = error as PgError;
-    if (pg.code === '23505' && pg.constraint === oneResponsePerRespondentIndex) return 'used';
-    throw error;
-  }
+  const externalId = found.kind === 'personal' ? found.recipient.external_id : null;
+  const respondentExternalId = anonymous ? null : externalId;
+  const submittedAt = new Date();
+  const id = newId('rsp');
+  const response = { id, surveyId: survey.id, respondentExternalId, answers, submittedAt: iso(submittedAt), distributionId: distribution.id };
+  const stored = await storeResponse(
+    services.db,
+    tenant,
+    { id, surveyId: survey.id, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers, submittedAt },
+    { id: newId('evt'), type: 'response.submitted', data: response },
+    found.kind === 'personal' ? { kind: 'personal', distributionId: distribution.id, tokenHash: found.tokenHash } : { kind: 'embed', distributionId: distribution.id },
+  );
+  if (stored.outcome === 'stored') return 'stored';
+  // Already answered, through this link or through the API (one response per respondent).
+  return stored.outcome === 'inactive' ? 'closed' : 'used';
 }
 
 export function answerPages(services: Services): Router {

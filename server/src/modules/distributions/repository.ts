@@ -268,10 +268,6 @@ export function findDistributionByEmbedToken(db: DbOrTx, tenant: Tenant, tokenHa
     .executeTakeFirst();
 }
 
-export async function markResponded(db: DbOrTx, tenant: Tenant, distributionId: string, externalId: string, responseId: string): Promise<void> {
-  await recipient(db, tenant, distributionId, externalId).set({ status: 'responded', responded_at: new Date(), response_id: responseId }).execute();
-}
-
 export async function isUnsubscribed(db: DbOrTx, tenant: Tenant, email: string): Promise<boolean> {
   const row = await db
     .selectFrom('unsubscribes')
@@ -291,25 +287,3 @@ export async function unsubscribe(db: DbOrTx, tenant: Tenant, email: string, dis
     .execute();
 }
 
-/** Responses stored through distributions (the answer page): insert with the distribution's id. */
-export function insertDistributedResponse(
-  db: DbOrTx,
-  tenant: Tenant,
-  response: { id: string; surveyId: string; distributionId: string; respondentExternalId: string | null; dedupeKey: string | null; answers: unknown[] },
-) {
-  return db
-    .insertInto('responses')
-    .values({
-      id: response.id,
-      survey_id: response.surveyId,
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
-      respondent_external_id: response.respondentExternalId,
-      dedupe_key: response.dedupeKey,
-      answers: JSON.stringify(response.answers),
-      submitted_at: new Date(),
-      distribution_id: response.distributionId,
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}

@@ -5,7 +5,7 @@
  * webhook of the tenant subscribed to its type (or to `*`), in the same transaction, so a committed event always
  * has its deliveries. The webhook dispatchers (modules/webhooks/dispatcher.ts) are woken on commit.
  */
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { Tenant } from '../../db/schema.js';
 import type { DbOrTx } from '../../db/database.js';
@@ -49,13 +49,14 @@ export interface NewEvent<T extends EventType = EventType> {
  * `event_deliveries` and `event_wake` — so that another statement can record its event in the same round trip
  * (see surveys' `submitResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The
  * statement must read `event_wake` (e.g. `(select count(*) from event_wake)`) for the wake-up to be sent.
+ * `data`: the event's data as SQL, when the statement itself decides part of it (else `event.data`).
  */
-export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<T>, onlyIf?: string) {
+export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<T>, onlyIf?: string, data?: RawBuilder<unknown>) {
   const gate = onlyIf ? sql` where exists (select 1 from ${sql.table(onlyIf)})` : sql``;
   // `webhook.test` goes only to the webhook being tested (webhooks/service.ts), never to subscribers.
   return sql`event_row as (
       insert into events (organization_id, environment, id, type, data)
-      select ${tenant.organizationId}, ${tenant.environment}, ${event.id}, ${event.type}, ${JSON.stringify(event.data)}::jsonb${gate}
+      select ${tenant.organizationId}, ${tenant.environment}, ${event.id}, ${event.type}, ${data ?? sql`${JSON.stringify(event.data)}::jsonb`}${gate}
       returning organization_id, environment, id, type, created_at
     ), event_deliveries as (
       insert into webhook_deliveries (organization_id, environment, id, webhook_id, event_id, event_type, attempt, manual)

@@ -157,14 +157,6 @@ export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string
   await db.insertInto('survey_response_counts').values({ organization_id: tenant.organizationId, environment: tenant.environment, survey_id: surveyId, n: delta }).execute();
 }
 
-/**
- * Whether the survey is active, holding that true until the transaction ends: a shared row lock, so concurrent
- * submissions do not wait on each other, while a pause or close waits for them (and they for it).
- */
-export async function lockIfActive(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<boolean> {
-  const row = await scoped(db, tenant).select('id').where('id', '=', surveyId).where('status', '=', 'active').forShare().executeTakeFirst();
-  return row !== undefined;
-}
 
 /**
  * Folds count deltas into `surveys.response_count` in one statement (the counts read are unchanged by it): all

@@ -19,57 +19,85 @@ export interface NewResponse {
   answers: Answer[];
 }
 
-export function insertResponse(db: DbOrTx, tenant: Tenant, response: NewResponse): Promise<ResponseRow> {
-  return db
-    .insertInto('responses')
-    .values({
-      id: response.id,
-      survey_id: response.surveyId,
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
-      respondent_external_id: response.respondentExternalId,
-      dedupe_key: response.dedupeKey,
-      answers: JSON.stringify(response.answers),
-      // Millisecond precision, like the API's timestamps, so filters on a shown `submittedAt` match exactly.
-      submitted_at: new Date(),
-    })
-    .returningAll()
-    .executeTakeFirstOrThrow();
-}
+/** How a response arrives: through the API, or through a distribution's answer page (personal link or embed). */
+export type ResponseChannel =
+  | { kind: 'api' }
+  | { kind: 'personal'; distributionId: string; tokenHash: Buffer }
+  | { kind: 'embed'; distributionId: string };
+
+export type StoreOutcome = { outcome: 'stored'; distributionId: string | null } | { outcome: 'duplicate' | 'inactive' | 'used' };
 
 /**
- * A submission in ONE statement (its own transaction): while the survey is active (a shared lock on its row,
- * so a pause or close waits for submissions in flight, and they for it), the response is stored, counted
- * (an appended delta: no submission waits on another) and its event recorded with its webhook deliveries.
- * Nothing is written when the survey is not active (or not there), nor for a respondent's second answer where
- * one each is allowed: that conflict is not an error, so the statement can run inside a caller's transaction
- * (an idempotent request's) without aborting it.
+ * THE writer of responses: every channel stores through this one statement (its own transaction, or a caller's),
+ * so a response, its distribution, its recipient's `responded`, its count delta, its analytics copy (the triggers
+ * of `responses`, which freeze the respondent's segment fields) and its `response.submitted` event are one fact.
+ *
+ * - While the survey is active (a shared lock on its row, so a pause or close waits for submissions in flight,
+ *   and they for it).
+ * - The distribution it answers: the answer page's; for an API submission naming a respondent, the latest
+ *   distribution of this survey that reached them (sent, before now), so reports by distribution and the
+ *   snapshot rule count it wherever it was rendered.
+ * - A personal link answers once: its recipient row is locked, and a link already answered stores nothing
+ *   (`used`). The recipient the response answers is marked `responded` in the same statement.
+ * - Nothing is written for a respondent's second answer where one each is allowed (`duplicate`): that conflict
+ *   is not an error, so the statement can run inside a caller's transaction without aborting it.
  */
 export async function storeResponse(
   db: DbOrTx,
   tenant: Tenant,
   response: NewResponse & { submittedAt: Date },
   event: NewEvent<'response.submitted'>,
-): Promise<'stored' | 'duplicate' | 'inactive'> {
-  const { rows } = await sql<{ active: string; stored: string; woken: string }>`
+  channel: ResponseChannel = { kind: 'api' },
+): Promise<StoreOutcome> {
+  const org = tenant.organizationId;
+  const env = tenant.environment;
+  const recipient =
+    channel.kind === 'personal'
+      ? sql`select external_id, status from distribution_recipients
+          where organization_id = ${org} and environment = ${env} and distribution_id = ${channel.distributionId} and token_hash = ${channel.tokenHash}
+          for update`
+      : sql`select null::text as external_id, null::text as status where false`;
+  const distribution =
+    channel.kind === 'api'
+      ? sql`(select dr.distribution_id from distribution_recipients dr
+          where dr.organization_id = ${org} and dr.environment = ${env} and dr.survey_id = ${response.surveyId}
+            and dr.external_id = ${response.respondentExternalId} and dr.status in ('sent', 'responded') and dr.sent_at <= ${response.submittedAt}
+          order by dr.sent_at desc limit 1)`
+      : sql`${channel.distributionId}::text`;
+  const linkOpen = channel.kind === 'personal' ? sql`exists (select 1 from recipient where status <> 'responded')` : sql`true`;
+  // The recipient this response answers: the link's own, else the respondent named in the distribution found.
+  const answeredBy = channel.kind === 'personal' ? sql`(select external_id from recipient)` : sql`${response.respondentExternalId}::text`;
+  const eventData = sql`${JSON.stringify(event.data)}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored))`;
+  const { rows } = await sql<{ active: string; stored: string; used: string; distribution_id: string | null; woken: string }>`
     with active as (
       select id from surveys
-      where organization_id = ${tenant.organizationId} and environment = ${tenant.environment} and id = ${response.surveyId} and status = 'active'
+      where organization_id = ${org} and environment = ${env} and id = ${response.surveyId} and status = 'active'
       for share
+    ), recipient as (${recipient}
     ), stored as (
-      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at)
-      select ${response.id}, active.id, ${tenant.organizationId}, ${tenant.environment}, ${response.respondentExternalId}, ${response.dedupeKey},
-        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}
+      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id)
+      select ${response.id}, active.id, ${org}, ${env}, ${response.respondentExternalId}, ${response.dedupeKey},
+        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}
       from active
+      where ${linkOpen}
       on conflict (survey_id, dedupe_key) where dedupe_key is not null do nothing
-      returning id
+      returning id, distribution_id
+    ), answered as (
+      update distribution_recipients dr set status = 'responded', responded_at = ${response.submittedAt}, response_id = s.id
+      from stored s
+      where dr.organization_id = ${org} and dr.environment = ${env} and dr.distribution_id = s.distribution_id
+        and dr.external_id = ${answeredBy} and dr.status <> 'responded'
     ), counted as (
       insert into survey_response_counts (organization_id, environment, survey_id, n)
-      select ${tenant.organizationId}, ${tenant.environment}, ${response.surveyId}, 1 from stored
-    ), ${eventSteps(tenant, event, 'stored')}
-    select (select count(*) from active) as active, (select count(*) from stored) as stored, (select count(*) from event_wake) as woken`.execute(db);
+      select ${org}, ${env}, ${response.surveyId}, 1 from stored
+    ), ${eventSteps(tenant, event, 'stored', eventData)}
+    select (select count(*) from active) as active, (select count(*) from stored) as stored,
+      (select count(*) from recipient where status = 'responded') as used,
+      (select distribution_id from stored) as distribution_id, (select count(*) from event_wake) as woken`.execute(db);
   const row = rows[0]!;
-  return Number(row.stored) === 1 ? 'stored' : Number(row.active) === 1 ? 'duplicate' : 'inactive';
+  if (Number(row.stored) === 1) return { outcome: 'stored', distributionId: row.distribution_id };
+  if (Number(row.active) === 0) return { outcome: 'inactive' };
+  return { outcome: Number(row.used) === 1 ? 'used' : 'duplicate' };
 }
 
 function scoped(db: DbOrTx, tenant: Tenant, surveyId: string) {

@@ -177,17 +177,17 @@ export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, b
   const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
   const submittedAt = new Date();
   const response: Response = { id: newId('rsp'), surveyId, respondentExternalId, answers: body.answers, submittedAt: iso(submittedAt), distributionId: null };
-  const outcome = await responses.storeResponse(
+  const stored = await responses.storeResponse(
     db,
     tenant,
     { id: response.id, surveyId, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers: body.answers, submittedAt },
     { id: newId('evt'), type: 'response.submitted', data: response },
   );
-  if (outcome === 'stored') {
+  if (stored.outcome === 'stored') {
     foldWhenMany(db, tenant, surveyId);
-    return response;
+    return { ...response, distributionId: stored.distributionId };
   }
-  if (outcome === 'duplicate') {
+  if (stored.outcome === 'duplicate') {
     throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
   }
   // Paused, closed or deleted since it was read: say which.
