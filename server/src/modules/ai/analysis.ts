@@ -3,10 +3,15 @@
  * provider: statistics of the scored questions, sentiment per comment → per response → per question and
  * overall, themes with their response ids and share, quotes checked to be verbatim, the anonymity rule, the
  * summary and the recommendations. Pure, so every rule is tested without a database.
+ *
+ * Personal data (redact.ts): the comments are redacted here, before any provider reads them, and every text of
+ * the result that a provider wrote or that quotes an answer is redacted again here — the same redactor, for
+ * every provider. Question texts are the survey's own and are shown as the survey shows them.
  */
 import type { components } from '../../generated/openapi.js';
 import { labelOf } from './nlp.js';
 import type { AnalysisInput, AnalysisQuestion, TextFindings } from './provider.js';
+import { hasRedaction, quotable, redactor, type Redactor } from './redact.js';
 import type { AnalysisResult } from './tables.js';
 
 type Question = components['schemas']['Question'];
@@ -27,18 +32,37 @@ export interface ResponseText {
 
 /** What the provider reads, and where each comment came from (kept here: the provider never sees ids). */
 export interface PreparedInput {
+  /** The comments in it are redacted. */
   input: AnalysisInput;
   /** For each comment, the index of its response in `responses`. */
   commentResponse: number[];
+  /** The redactor of this analysis (its respondents' names), applied to the comments and to the result. */
+  redact: Redactor;
 }
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
 
+/**
+ * Every text an analysis may read or pass on — the answers, the title, the question texts and the focus — so
+ * that the respondents' names among them can be looked up (`nameCandidates`) before `prepareInput`.
+ */
+export function textsOf(survey: { title: string; questions: Question[] }, responses: readonly ResponseText[], options: { focus?: string }): string[] {
+  const texts = [survey.title, ...survey.questions.map((q) => q.text)];
+  if (options.focus) texts.push(options.focus);
+  for (const response of responses) for (const answer of response.answers) if (typeof answer.value === 'string') texts.push(answer.value);
+  return texts;
+}
+
+/**
+ * `respondentNames`: the names (or name parts) of the organization's respondents that occur in the texts; with
+ * none, e-mail addresses, URLs and phone numbers are still redacted.
+ */
 export function prepareInput(
   survey: { title: string; questions: Question[] },
   responses: readonly ResponseText[],
   options: { questionIds?: string[]; focus?: string; respondentNames?: string[] },
 ): PreparedInput {
+  const redact = redactor(options.respondentNames ?? []);
   const wanted = options.questionIds ? new Set(options.questionIds) : undefined;
   const questions = survey.questions.filter((q) => !wanted || wanted.has(q.id));
   const byId = new Map(questions.map((q) => [q.id, q]));
@@ -53,7 +77,7 @@ export function prepareInput(
       if ((question.type === 'nps' || question.type === 'rating') && typeof answer.value === 'number') s.total += answer.value;
       if (question.type === 'text' && typeof answer.value === 'string') {
         if (answer.value.trim().length === 0) continue;
-        comments.push({ questionId: question.id, text: answer.value });
+        comments.push({ questionId: question.id, text: redact(answer.value) });
         commentResponse.push(r);
       }
       s.count += 1;
@@ -80,6 +104,7 @@ export function prepareInput(
       respondentNames: options.respondentNames ?? [],
     },
     commentResponse,
+    redact,
   };
 }
 
@@ -100,10 +125,21 @@ function distribution(scores: readonly number[]): Sentiment | null {
   return { positive: p, negative: neg, neutral: round(Math.max(0, 1 - p - neg)), score: round(Math.max(-1, Math.min(1, total / n))) };
 }
 
-/** Whether `quote` is a verbatim substring of one of the texts (whitespace at the ends ignored). */
-export function isVerbatim(quote: string, texts: readonly string[]): boolean {
-  const q = quote.trim();
-  return q.length > 0 && texts.some((t) => t.includes(q));
+/** A BCP 47-shaped tag that carries nothing redactable, or null. */
+function languageOf(tag: string | null, redact: Redactor): string | null {
+  if (tag === null) return null;
+  return /^[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*$/.test(tag) && tag.length <= 35 && redact(tag) === tag ? tag : null;
+}
+
+/** Keywords as shown: lower case, and none that held personal data (a redacted keyword describes nothing). */
+function keywordsOf(keywords: readonly string[], redact: Redactor): string[] {
+  const out: string[] = [];
+  for (const keyword of keywords) {
+    const shown = keyword.toLowerCase().slice(0, 100);
+    if (redact(keyword) !== keyword || redact(shown) !== shown || hasRedaction(shown) || shown.trim() === '' || out.includes(shown)) continue;
+    out.push(shown);
+  }
+  return out.slice(0, 10);
 }
 
 /** Keeps only the comments the provider analysed (renumbered), when it did not analyse all. */
@@ -113,6 +149,7 @@ function onlyAnalysed(prepared: PreparedInput, findings: TextFindings): { prepar
   const position = new Map(kept.map((old, now) => [old, now]));
   return {
     prepared: {
+      ...prepared,
       input: { ...prepared.input, comments: kept.map((i) => prepared.input.comments[i]!) },
       commentResponse: kept.map((i) => prepared.commentResponse[i]!),
     },
@@ -130,7 +167,7 @@ const describeSentiment = (score: number) => (score > 0.25 ? 'positive' : score 
 export function assemble(full: PreparedInput, responses: readonly ResponseText[], findings: TextFindings, threshold: number): AnalysisResult {
   const { prepared, findings: kept } = onlyAnalysed(full, findings);
   findings = kept;
-  const { input, commentResponse } = prepared;
+  const { input, commentResponse, redact } = prepared;
   const texts = input.comments.map((c) => c.text);
   const sentiments = input.comments.map((_, i) => Math.max(-1, Math.min(1, findings.sentiments[i] ?? 0)));
 
@@ -173,17 +210,20 @@ export function assemble(full: PreparedInput, responses: readonly ResponseText[]
         continue;
       }
       const memberTexts = members.map((i) => texts[i]!);
-      const quotes = found.quotes.map((q) => q.trim()).filter((q, k, all) => q.length <= 500 && all.indexOf(q) === k && isVerbatim(q, memberTexts.length > 0 ? memberTexts : texts));
+      // Quoted from the redacted answers only (the texts the provider was given), redacted once more.
+      const quotes = quotable(found.quotes, memberTexts.length > 0 ? memberTexts : texts, redact);
       const mean = members.reduce((sum, i) => sum + sentiments[i]!, 0) / members.length;
+      // Redacted before lower-casing, so that a capitalised name that is also a word ("Will") is still caught.
+      const name = redact(found.name).toLowerCase().trim().slice(0, 100);
       themes.push({
-        name: found.name.slice(0, 100) || 'other',
+        name: name || 'other',
         mentions: responseIndexes.length,
         share: round(responseIndexes.length / respondedWithText),
         sentiment: round(mean),
-        keywords: found.keywords.map((k) => k.toLowerCase().slice(0, 100)).slice(0, 10),
+        keywords: keywordsOf(found.keywords, redact),
         responseIds: responseIndexes.map((r) => responses[r]!.id),
         sampleQuotes: quotes.slice(0, 3),
-        ...(found.recommendation ? { recommendation: found.recommendation.slice(0, 1000) } : {}),
+        ...(found.recommendation ? { recommendation: redact(found.recommendation).slice(0, 1000) } : {}),
       });
     }
   }
@@ -193,14 +233,15 @@ export function assemble(full: PreparedInput, responses: readonly ResponseText[]
   const actions = recommendationsFor(shown, questions, threshold);
   const overall = distribution(sentiments);
   const commentCount = texts.length;
+  // A provider's summary can echo anything; the offline one echoes the focus. Both are redacted.
   const summary =
     suppressed || commentCount < MIN_COMMENTS_FOR_SUMMARY
       ? null
-      : (findings.summary?.trim().slice(0, 5000) || offlineSummary(input, overall!, shown, questions, commentCount, respondedWithText));
+      : redact(findings.summary?.trim() || offlineSummary(input, overall!, shown, questions, commentCount, respondedWithText)).slice(0, 5000);
 
   return {
     commentCount,
-    language: commentCount === 0 ? null : findings.language,
+    language: commentCount === 0 ? null : languageOf(findings.language, redact),
     summary,
     sentiment: overall,
     questions,

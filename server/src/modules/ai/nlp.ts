@@ -204,6 +204,18 @@ export function analyseText(text: string): TextFeatures {
     stopWords,
   };
 }
+
+let lexicon: Document | undefined;
+/**
+ * Whether a lower-case word is in the English model's vocabulary (about 87,000 words: "will", "bell", "rose"),
+ * as opposed to words it has never seen ("priya", "raghunathan"). Redaction uses it to tell names that are also
+ * common words from names that are only names.
+ */
+export function isEnglishWord(word: string): boolean {
+  lexicon ??= nlp().readDoc('');
+  return !lexicon.isOOV(word);
+}
+
 export type SentimentLabel = 'positive' | 'neutral' | 'negative';
 /** Scores within ±0.05 are neutral (VADER's convention). */
 export const labelOf = (score: number): SentimentLabel => (score > 0.05 ? 'positive' : score < -0.05 ? 'negative' : 'neutral');

@@ -7,10 +7,12 @@
  * content word (document frequency, ties alphabetical), greedily, so recurring topics outside the taxonomy
  * ("parking", "canteen") still become themes. Keywords are the theme's most characteristic terms and noun
  * phrases (frequency in the theme × inverse document frequency); quotes are the comments that carry most of
- * them, nearest the theme's mean sentiment, shortest first — always verbatim.
+ * them, nearest the theme's mean sentiment, shortest first — always verbatim excerpts of the comments as given,
+ * which are already redacted (analysis.ts); what may finally be quoted is decided there, as for every provider.
  */
 import { analyseText, type TextFeatures } from './nlp.js';
 import type { AnalysisInput, FoundTheme, TextFindings } from './provider.js';
+import { withoutRedactionMarkers } from './redact.js';
 
 interface TaxonomyTheme {
   name: string;
@@ -86,7 +88,9 @@ function keywordsOf(members: readonly number[], features: readonly TextFeatures[
 }
 
 export function analyseOffline(input: AnalysisInput): TextFindings {
-  const features = input.comments.map((c) => analyseText(c.text));
+  // The comments come redacted; the markers ("[email]") are not words of the answer, so they must not become
+  // terms, keywords or themes of their own.
+  const features = input.comments.map((c) => analyseText(withoutRedactionMarkers(c.text)));
   const sentiments = features.map((f) => f.sentiment);
   const words = features.reduce((sum, f) => sum + f.words, 0);
   const stopWords = features.reduce((sum, f) => sum + f.stopWords, 0);

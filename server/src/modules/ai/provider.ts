@@ -24,9 +24,12 @@ export interface AnalysisInput {
   surveyTitle: string;
   focus?: string;
   questions: AnalysisQuestion[];
-  /** The text answers, numbered by position. */
+  /** The text answers, numbered by position, already redacted (analysis.ts, redact.ts). */
   comments: Array<{ questionId: string; text: string }>;
-  /** The organization's respondents' first and last names: redacted before text leaves the process. */
+  /**
+   * The names (or name parts) of the organization's respondents that occur in the texts of this analysis: what
+   * the comments were redacted with, and what a remote provider redacts the survey's own texts with.
+   */
   respondentNames: string[];
 }
 
@@ -35,7 +38,7 @@ export interface FoundTheme {
   keywords: string[];
   /** Positions in `AnalysisInput.comments`. */
   comments: number[];
-  /** Candidate quotes; only verbatim substrings of real answers are kept. */
+  /** Candidate quotes; only verbatim substrings of the (redacted) answers given are kept. */
   quotes: string[];
   /** A recommendation that follows from the theme, if the provider has one. */
   recommendation?: string;

@@ -4,8 +4,10 @@
  * bounded by `AI_TIMEOUT_MS`. Output that does not parse or does not match the schema is sent back once with
  * the problems found ("repair"); still invalid, the call fails with `ai_output_invalid`.
  *
- * Privacy: everything sent goes through the redactor (e-mails, phones, URLs, respondents' names); comments
- * are numbered for the call, never identified by response or respondent id.
+ * Privacy: everything sent goes through the redactor (e-mails, phones, URLs, respondents' names) — the
+ * comments arrive redacted (analysis.ts), and the survey's title, question texts and focus are redacted here
+ * with the same names; comments are numbered for the call, never identified by response or respondent id.
+ * What the model answers is redacted again when the result is assembled, like any provider's.
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AiConfig } from '../../config.js';
@@ -244,6 +246,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 
   async analyseComments(input: AnalysisInput): Promise<TextFindings> {
+    // The same redactor as the comments had; applying it to them again changes nothing and keeps this file
+    // readable as "nothing unredacted is sent".
     const redact = redactor(input.respondentNames);
     // The newest comments first (responses come newest first), within the limits.
     const sent: number[] = [];
@@ -279,7 +283,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
     const sentiments = new Array<number>(input.comments.length).fill(0);
     for (const s of result.sentiments) sentiments[sent[s.comment - 1]!] = s.score;
     const themes: FoundTheme[] = result.themes.map((t) => ({
-      name: t.name.toLowerCase(),
+      // Lower-cased after redaction, when the result is assembled.
+      name: t.name,
       keywords: t.keywords,
       comments: [...new Set(t.comments)].map((c) => sent[c - 1]!),
       quotes: t.quotes,

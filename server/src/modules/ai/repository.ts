@@ -98,11 +98,3 @@ export function responsesToAnalyse(db: DbOrTx, tenant: Tenant, surveyId: string)
     .limit(MAX_ANALYSED_RESPONSES)
     .execute();
 }
-
-/** First and last names of the organization's respondents (for redaction). */
-export async function respondentNames(db: DbOrTx, tenant: Tenant): Promise<string[]> {
-  const rows = await sql<{ name: string }>`
-    select distinct n as name from respondents, lateral (values (first_name), (last_name)) as names(n)
-    where organization_id = ${tenant.organizationId} and environment = ${tenant.environment} and n is not null and n <> ''`.execute(db);
-  return rows.rows.map((r) => r.name);
-}

@@ -16,9 +16,11 @@ import type { Tenant } from '../../db/schema.js';
 import type { Services } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { recordEvent } from '../events/record.js';
-import { assemble, prepareInput } from './analysis.js';
+import { respondentNamePartsAmong } from '../respondents/repository.js';
+import { assemble, prepareInput, textsOf } from './analysis.js';
 import { ProviderError, type TextFindings } from './provider.js';
-import { finishAnalysis, findAnalysisById, respondentNames, responsesToAnalyse, startRun } from './repository.js';
+import { nameCandidates } from './redact.js';
+import { finishAnalysis, findAnalysisById, responsesToAnalyse, startRun } from './repository.js';
 import { AI_QUEUE, anonymityThreshold, providerFor, toAnalysis, type AnalysisJobData } from './service.js';
 import type { AnalysisErrorCode } from './tables.js';
 import * as surveyRepository from '../surveys/repository.js';
@@ -86,7 +88,8 @@ export async function runAnalysis(services: RunServices, data: AnalysisJobData):
       if (!survey) return 'finished';
       const responses = await responsesToAnalyse(conn, tenant, survey.id);
       const threshold = await anonymityThreshold(services, tenant);
-      const names = provider.name === 'offline' ? [] : await respondentNames(conn, tenant);
+      // Whichever the provider: the respondents' names that occur in these texts, looked up by those words only.
+      const names = await respondentNamePartsAmong(conn, tenant, nameCandidates(textsOf(survey, responses, found.request)));
       const prepared = prepareInput(survey, responses, { ...found.request, respondentNames: names });
       let findings: TextFindings;
       try {

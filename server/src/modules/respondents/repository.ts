@@ -164,3 +164,22 @@ export async function addKeptIds(db: DbOrTx, externalIds: readonly string[]): Pr
   if (externalIds.length === 0) return;
   await sql`insert into sync_kept_ids select unnest(${[...externalIds]}::text[]) on conflict do nothing`.execute(db);
 }
+
+/**
+ * Of `words`, the parts of the tenant's respondents' first and last names (split at spaces and hyphens) that are
+ * among them, as stored: the names an AI analysis must redact, found without reading every respondent of a
+ * large organization. A part matches a word written the same or its lower case (the caller sends each word in
+ * several spellings, so a database whose `lower()` folds ASCII only still finds "Łukasz"); typographic
+ * apostrophes count as plain ones.
+ */
+export async function respondentNamePartsAmong(db: DbOrTx, tenant: Tenant, words: readonly string[]): Promise<string[]> {
+  if (words.length === 0) return [];
+  const rows = await sql<{ part: string }>`
+    select distinct part
+    from respondents r
+    cross join lateral regexp_split_to_table(concat_ws(' ', r.first_name, r.last_name), '[[:space:]-]+') as part
+    where r.organization_id = ${tenant.organizationId} and r.environment = ${tenant.environment}
+      and part <> ''
+      and (lower(replace(part, '’', '''')) = any(${[...words]}::text[]) or replace(part, '’', '''') = any(${[...words]}::text[]))`.execute(db);
+  return rows.rows.map((r) => r.part);
+}
