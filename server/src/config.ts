@@ -33,8 +33,6 @@ export interface Config {
   idempotencyWaitMs: number;
   /** API processes `npm start` runs (node:cluster workers sharing the port); 1 runs the API in the main process. */
   apiProcesses: number;
-  /** How far an export's watermark stays behind the commit horizon, for clock differences between servers. */
-  exportClockMarginMs: number;
   /** Webhook retry delays in ms (index 0 = first attempt); the Standard Webhooks schedule unless a test shortens it. */
   webhookRetryScheduleMs: readonly number[];
   /** Per-attempt timeout of a webhook delivery (10 s, the contract's promise; tests may shorten it). */
@@ -123,7 +121,6 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
     idempotencyLeaseMs: Math.max(1, intFrom('IDEMPOTENCY_LEASE_MS', 30_000)),
     idempotencyWaitMs: intFrom('IDEMPOTENCY_WAIT_MS', 10_000),
-    exportClockMarginMs: intFrom('EXPORT_CLOCK_MARGIN_MS', 1000),
     webhookRetryScheduleMs: parseSchedule(process.env.WEBHOOK_RETRY_SCHEDULE_MS),
     webhookTimeoutMs: intFrom('WEBHOOK_TIMEOUT_MS', 10_000),
     smtpUrl: process.env.SMTP_URL || undefined,

@@ -38,6 +38,11 @@ describe('previewDistribution', () => {
     expect(refused.response.status).toBe(403);
     expect(refused.error?.error.code).toBe('insufficient_scope');
     expect(refused.error?.error.details?.[0]?.message).toContain('respondents:read');
+    // Both scopes are in the operation's security, checked by the one scope check; every missing one is named.
+    const neither = t.client((await t.createKey(organizationId, { scopes: ['surveys:read'] })).key);
+    const both = await neither.POST('/api/v1/surveys/{surveyId}/distribute/preview', { ...path(surveyId), body: { targeting: { filters: [] } } });
+    expect(both.response.status).toBe(403);
+    expect(both.error?.error.details?.map((d) => d.message).join(' ')).toMatch(/surveys:launch.*respondents:read/);
   });
 
   it('names a filter that does not fit by its index (400)', async () => {

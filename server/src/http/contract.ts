@@ -37,8 +37,8 @@ export interface OperationInfo {
   method: string;
   /** The documented path template (`/api/v1/surveys/{id}`): what the access log records. */
   path: string;
-  /** null: public (no key). Empty: any valid key. Otherwise the scope the key must grant. */
-  requiredScope: string | null | '';
+  /** null: public (no key). Empty: any valid key. Otherwise every scope the key must grant (all of them). */
+  requiredScopes: readonly string[] | null;
   /** Whether the operation takes a request body (and so may read one). */
   takesBody: boolean;
   /** Whether the body is required (express-openapi-validator does not enforce it for every method). */
@@ -95,7 +95,7 @@ export function routesOf(document: OpenApiDocument): RouteInfo[] {
         operationId: operation.operationId,
         method: method.toUpperCase(),
         path,
-        requiredScope: scopes === null ? null : (scopes[0] ?? ''),
+        requiredScopes: scopes,
         takesBody: operation.requestBody !== undefined,
         bodyRequired: (operation.requestBody as { required?: boolean } | undefined)?.required === true,
         numericQuery: numericQueryOf(document, [...shared, ...(operation.parameters ?? [])]),

@@ -4,7 +4,7 @@ import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { fileStream, parseRange } from './download.js';
 import { mediaTypes } from './formats.js';
-import { listDeletions } from './repository.js';
+import { listDeletions, scopeOf } from './repository.js';
 import { findExportOrThrow, startExport, toExport } from './service.js';
 
 export const exportResponses: Handler<'exportResponses'> = async ({ params, body, auth, services }) => ({
@@ -56,7 +56,7 @@ export const listExportDeletions: Handler<'listExportDeletions'> = async ({ para
   const row = await findExportOrThrow(services.db, tenant, params.exportId);
   if (!row.watermark) throw invalidState(`Export ${row.id} is ${row.status}; its window is fixed once it starts processing.`);
   const page = pageRequest(query);
-  const { rows, total } = await listDeletions(services.db, tenant, { surveyId: row.survey_id, after: row.submitted_after, before: row.watermark }, page.pageSize, page.offset);
+  const { rows, total } = await listDeletions(services.db, tenant, scopeOf(row), page.pageSize, page.offset);
   return {
     status: 200,
     data: rows.map((d) => ({ responseId: d.response_id, surveyId: d.survey_id, deletedAt: d.deleted_at.toISOString() })),

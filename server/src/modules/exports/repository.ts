@@ -1,5 +1,5 @@
 /** All SQL of the exports module. Every query that serves a caller is scoped by organization and environment. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
 import type { ChoiceValues, ExportFormat, ExportsTable } from './tables.js';
@@ -21,7 +21,14 @@ export interface NewExport {
   escapeFormulas: boolean;
   submittedAfter: Date | null;
   submittedBefore: Date | null;
+  /** An increment: what the previous export covered (its snapshot and submitted_before). */
+  previous: { snapshot: string; before: Date | null } | null;
 }
+
+/**
+ * Inserts the export with the snapshot of this very statement (`pg_current_snapshot()`): every response
+ * committed before the request reached the database is seen by it — acknowledged means exported.
+ */
 
 export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<ExportRow> {
   return db
@@ -39,6 +46,11 @@ export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<
       escape_formulas: e.escapeFormulas,
       submitted_after: e.submittedAfter,
       submitted_before: e.submittedBefore,
+      snapshot: sql<string>`pg_current_snapshot()`,
+      // After the snapshot was taken, so every response it sees committed before this time (on the database's clock).
+      snapshot_at: sql<Date>`date_trunc('milliseconds', clock_timestamp())`,
+      previous_snapshot: e.previous?.snapshot ?? null,
+      previous_before: e.previous?.before ?? null,
       watermark: null,
       total_rows: null,
       row_count: null,
@@ -61,40 +73,81 @@ export function findExport(db: DbOrTx, tenant: Tenant, id: string): Promise<Expo
 }
 
 /**
- * The latest instant before which every response (and deletion) is committed: the start of the oldest other
- * transaction of this database still open, or now, less a margin for the application servers' clocks (a
- * response's `submitted_at` is taken by the server, just after its transaction began), at millisecond precision.
- * See `Export.watermark` in the contract.
+ * What an export holds (its responses, and its deletions list):
+ *
+ * - the rows of the survey whose writing transaction (`xact_id`) `snapshot` sees as committed — everything
+ *   acknowledged before the export was requested, nothing still in flight then; NULL (rows written before
+ *   snapshots existed) counts as seen by every snapshot;
+ * - within the time window `after` (inclusive) to `before` (exclusive) on `submitted_at` (deletions:
+ *   `deleted_at`), when given;
+ * - less, for an increment, what the previous export of the chain covered: the rows its snapshot saw, within
+ *   its `before` (`previous.before`).
+ *
+ * A later snapshot sees everything an earlier one saw, so a chain where no export ends before its predecessor
+ * (startExport refuses that) covers `seen by the newest snapshot ∧ within [chain start, newest before)` after
+ * each export: every row lands in exactly one export of the chain — the first whose snapshot sees it committed.
+ * A row whose transaction was in progress at a snapshot is not seen by it, however old the row's `submitted_at`,
+ * so it goes to the next export, never lost; transactions of other tenants only lower a snapshot's xmin, which
+ * widens the index range an increment reads, never what it holds.
+ *
+ * `snapshot` null: an export accepted before snapshots (a time window only, `before` = its watermark).
  */
-export async function commitHorizon(db: DbOrTx, clockMarginMs: number): Promise<Date> {
-  const { rows } = await sql<{ horizon: Date }>`
-    select date_trunc('milliseconds',
-      least(clock_timestamp(), (select min(xact_start) from pg_stat_activity
-        where datname = current_database() and pid <> pg_backend_pid() and xact_start is not null))
-      - make_interval(secs => ${clockMarginMs / 1000})) as horizon`.execute(db);
-  return rows[0]!.horizon;
-}
-
-export interface Window {
+export interface Scope {
   surveyId: string;
   after: Date | null;
-  before: Date;
+  before: Date | null;
+  snapshot: string | null;
+  previous: { snapshot: string; before: Date | null } | null;
 }
 
-function windowed(db: DbOrTx, tenant: Tenant, w: Window) {
-  let query = db
-    .selectFrom('responses')
-    .where('survey_id', '=', w.surveyId)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('submitted_at', '<', w.before);
-  if (w.after) query = query.where('submitted_at', '>=', w.after);
-  return query;
+/** The scope of an export row (see Scope). */
+export function scopeOf(row: ExportRow): Scope {
+  return {
+    surveyId: row.survey_id,
+    after: row.submitted_after,
+    before: row.snapshot === null ? row.watermark : row.submitted_before,
+    snapshot: row.snapshot,
+    previous: row.previous_snapshot === null ? null : { snapshot: row.previous_snapshot, before: row.previous_before },
+  };
 }
 
-export async function countWindow(db: DbOrTx, tenant: Tenant, w: Window): Promise<number> {
-  const row = await windowed(db, tenant, w).select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
-  return Number(row.count);
+/**
+ * The scope as one SQL condition on `responses` (time column `submitted_at`) or `response_deletions`
+ * (`deleted_at`). An increment's condition holds a range on `xact_id` — from the previous snapshot's xmin (every
+ * older transaction was seen by it) to the new snapshot's xmax (no later one is seen by it) — that the
+ * tenant-led `…_by_xact` index serves; `pg_visible_in_snapshot` then filters that range row by row.
+ */
+function scopeCondition(tenant: Tenant, s: Scope, timeColumn: 'submitted_at' | 'deleted_at'): RawBuilder<boolean> {
+  const time = sql.ref(timeColumn);
+  const parts: RawBuilder<unknown>[] = [
+    sql`organization_id = ${tenant.organizationId}`,
+    sql`environment = ${tenant.environment}`,
+    sql`survey_id = ${s.surveyId}`,
+  ];
+  if (s.after) parts.push(sql`${time} >= ${s.after}`);
+  if (s.before) parts.push(sql`${time} < ${s.before}`);
+  if (s.snapshot !== null) {
+    const seen = sql`${s.snapshot}::pg_snapshot`;
+    if (s.previous) {
+      const seenBefore = sql`${s.previous.snapshot}::pg_snapshot`;
+      const fresh = sql`(xact_id >= pg_snapshot_xmin(${seenBefore}) and xact_id < pg_snapshot_xmax(${seen})
+        and pg_visible_in_snapshot(xact_id, ${seen}) and not pg_visible_in_snapshot(xact_id, ${seenBefore}))`;
+      parts.push(
+        s.previous.before === null
+          ? fresh
+          : // Also what the previous export's window ended before: seen by it or not, it was not in it.
+            sql`(${fresh} or (${time} >= ${s.previous.before} and (xact_id is null or pg_visible_in_snapshot(xact_id, ${seen}))))`,
+      );
+    } else {
+      parts.push(sql`(xact_id is null or pg_visible_in_snapshot(xact_id, ${seen}))`);
+    }
+  }
+  return sql<boolean>`(${sql.join(parts, sql` and `)})`;
+}
+
+export async function countScope(db: DbOrTx, tenant: Tenant, scope: Scope): Promise<number> {
+  const { rows } = await sql<{ count: string }>`select count(*) as count from responses where ${scopeCondition(tenant, scope, 'submitted_at')}`.execute(db);
+  return Number(rows[0]!.count);
 }
 
 export interface PageRow {
@@ -109,19 +162,25 @@ export interface PageRow {
 const CURSOR = 'export_rows';
 
 /**
- * Opens a cursor over the window in (submitted_at, id) order, in `tx` (a transaction the caller keeps open for
- * the whole read). A cursor plans for the first rows (an index scan on responses_by_survey, read backwards)
- * whatever the table's statistics say, and reads everything from one snapshot; `fetchPage` then pulls it a
- * page at a time, so the worker holds one page in memory.
+ * The query of an export's rows in (submitted_at, id) order. A cursor over it plans for the first rows: a full
+ * export reads responses_by_survey backwards whatever the table's statistics say; an increment reads its xact_id
+ * range on responses_by_xact and sorts that (see scopeCondition). The order names the table's column: a bare
+ * `submitted_at` would be the formatted output column, a text no index provides (a sort of the whole survey).
  */
-export async function openCursor(tx: DbOrTx, tenant: Tenant, w: Window): Promise<void> {
-  await sql`declare ${sql.raw(CURSOR)} no scroll cursor for
-    select id, respondent_external_id, distribution_id, answers,
+export function scopeRowsQuery(tenant: Tenant, scope: Scope) {
+  return sql`select id, respondent_external_id, distribution_id, answers,
       to_char(submitted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as submitted_at
     from responses
-    where survey_id = ${w.surveyId} and organization_id = ${tenant.organizationId} and environment = ${tenant.environment}
-      and submitted_at < ${w.before} and (${w.after}::timestamptz is null or submitted_at >= ${w.after}::timestamptz)
-    order by submitted_at, id`.execute(tx);
+    where ${scopeCondition(tenant, scope, 'submitted_at')}
+    order by responses.submitted_at, responses.id`;
+}
+
+/**
+ * Opens a cursor over the scope's rows, in `tx` (a transaction the caller keeps open for the whole read): one
+ * consistent read, which `fetchPage` then pulls a page at a time, so the worker holds one page in memory.
+ */
+export async function openCursor(tx: DbOrTx, tenant: Tenant, scope: Scope): Promise<void> {
+  await sql`declare ${sql.raw(CURSOR)} no scroll cursor for ${scopeRowsQuery(tenant, scope)}`.execute(tx);
 }
 
 export async function fetchPage(tx: DbOrTx, limit: number): Promise<PageRow[]> {
@@ -129,7 +188,7 @@ export async function fetchPage(tx: DbOrTx, limit: number): Promise<PageRow[]> {
   return rows;
 }
 
-/** Claims a new attempt; the window's end and row total are fixed by the first one. */
+/** Claims a new attempt; the watermark and row total are fixed by the first one. */
 export function beginAttempt(db: DbOrTx, tenant: Tenant, id: string, first: { watermark: Date; totalRows: number } | null) {
   return db
     .updateTable('exports')
@@ -253,14 +312,9 @@ export async function readChunkSlice(db: DbOrTx, tenant: Tenant, exportId: strin
   return row.part;
 }
 
-export async function listDeletions(db: DbOrTx, tenant: Tenant, w: Window, limit: number, offset: number) {
-  let query = db
-    .selectFrom('response_deletions')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('survey_id', '=', w.surveyId)
-    .where('deleted_at', '<', w.before);
-  if (w.after) query = query.where('deleted_at', '>=', w.after);
+/** The deletions of an export: by the same scope as its rows, on the deleting transaction and `deleted_at`. */
+export async function listDeletions(db: DbOrTx, tenant: Tenant, scope: Scope, limit: number, offset: number) {
+  const query = db.selectFrom('response_deletions').where(scopeCondition(tenant, scope, 'deleted_at'));
   const [rows, total] = await Promise.all([
     query.select(['response_id', 'survey_id', 'deleted_at']).orderBy('deleted_at').orderBy('response_id').limit(limit).offset(offset).execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),

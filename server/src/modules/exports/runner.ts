@@ -23,21 +23,20 @@ import { ChunkSink } from './chunk-sink.js';
 import { AnswerMapper, createWriter, type SourceRow } from './formats.js';
 import {
   beginAttempt,
-  commitHorizon,
   completeExport,
-  countWindow,
+  countScope,
   deleteChunksExcept,
   failExport,
   findExport,
   fetchPage,
   openCursor,
   saveProgress,
+  scopeOf,
   type PageRow,
-  type Window,
 } from './repository.js';
 import { EXPORT_QUEUE, toExport, type ExportJobData } from './service.js';
 
-type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+type RunServices = Pick<Services, 'db' | 'boss' | 'log'>;
 
 /** Seconds between dead-man's-switch checks of a running export. */
 export const WATCHDOG_SECONDS = 5;
@@ -53,9 +52,12 @@ export function enqueueExport(services: Pick<Services, 'boss'>, db: Db, data: Ex
   return sendInTransaction(services.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
 }
 
-/** The end of the window: never later than the commit horizon, never before the window's start. */
-function windowEnd(after: Date | null, before: Date | null, horizon: Date): Date {
-  let end = before && before < horizon ? before : horizon;
+/**
+ * The watermark shown to people: when the export's snapshot was taken, or `submittedBefore` when that is
+ * earlier, never before `submittedAfter`. The rows are chosen by snapshots (repository.ts, Scope), not by it.
+ */
+function watermarkOf(after: Date | null, before: Date | null, snapshotAt: Date): Date {
+  let end = before && before < snapshotAt ? before : snapshotAt;
   if (after && end < after) end = after;
   return end;
 }
@@ -101,8 +103,13 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 
       let first: { watermark: Date; totalRows: number } | null = null;
       if (!found.watermark) {
-        const watermark = windowEnd(found.submitted_after, found.submitted_before, await commitHorizon(conn, services.config.exportClockMarginMs));
-        first = { watermark, totalRows: await countWindow(conn, tenant, { surveyId: found.survey_id, after: found.submitted_after, before: watermark }) };
+        // Accepted with a snapshot (every export since snapshots; see the 2026-11-25T0600 migration).
+        if (!found.snapshot_at) {
+          await fail(`Export ${found.id} has no snapshot; start a new export.`);
+          return 'finished';
+        }
+        const watermark = watermarkOf(found.submitted_after, found.submitted_before, found.snapshot_at);
+        first = { watermark, totalRows: await countScope(conn, tenant, scopeOf(found)) };
       }
       const job = await beginAttempt(conn, tenant, found.id, first);
       if (!job || !job.watermark) return 'finished';
@@ -114,14 +121,16 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
       const mapper = new AnswerMapper(wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions, job.choice_values);
       const sink = new ChunkSink(services.db, tenant, job.id, attempt);
       const writer = createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });
-      const window: Window = { surveyId: job.survey_id, after: job.submitted_after, before: job.watermark };
+      const scope = scopeOf(job);
 
       let rows = 0;
       let lastProgress = Date.now();
       let progressSaving: Promise<unknown> | undefined;
-      // Read-only, one snapshot: the file is a consistent picture of the window.
+      // Read-only, one snapshot: the file is a consistent picture of the scope. The read's snapshot is later than
+      // the export's, so it sees every row the export's snapshot sees committed (less those deleted since, which
+      // the next export's deletions list names).
       await conn.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
-        await openCursor(tx, tenant, window);
+        await openCursor(tx, tenant, scope);
         // One page fetched ahead: the next FETCH runs while this page is formatted and stored (on other connections).
         let next: Promise<PageRow[]> | undefined = fetchPage(tx, PAGE_SIZE);
         while (next) {

@@ -10,7 +10,7 @@ import { notFound, validationFailed, type ErrorDetail } from '../../http/errors.
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { isId, newId } from '../../lib/ids.js';
 import { findSurvey } from '../surveys/repository.js';
-import { findExport, insertExport, type ExportRow } from './repository.js';
+import { findExport, insertExport, type ExportRow, type NewExport } from './repository.js';
 
 export type Export = components['schemas']['Export'];
 type ExportRequest = components['schemas']['ExportRequest'];
@@ -61,17 +61,34 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
   const problems: ErrorDetail[] = [];
   let submittedAfter = body.submittedAfter === undefined ? null : new Date(body.submittedAfter);
   const submittedBefore = body.submittedBefore === undefined ? null : new Date(body.submittedBefore);
+  let previous: NewExport['previous'] = null;
   if (body.sinceExport !== undefined) {
     if (body.submittedAfter !== undefined) {
       problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: 'give either sinceExport or submittedAfter, not both' });
     } else {
-      const previous = isId('exp', body.sinceExport) ? await findExport(db, tenant, body.sinceExport) : undefined;
-      if (!previous || previous.survey_id !== surveyId) {
+      const base = isId('exp', body.sinceExport) ? await findExport(db, tenant, body.sinceExport) : undefined;
+      if (!base || base.survey_id !== surveyId) {
         problems.push({ path: '/body/sinceExport', code: 'not_found', message: `no export ${body.sinceExport} of survey ${surveyId} exists` });
-      } else if (previous.status !== 'completed' || !previous.watermark) {
-        problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: `export ${body.sinceExport} is ${previous.status}; continue only after a completed export` });
+      } else if (base.status !== 'completed' || !base.watermark) {
+        problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: `export ${body.sinceExport} is ${base.status}; continue only after a completed export` });
+      } else if (base.snapshot === null) {
+        // Accepted before exports had snapshots: it covered a time window, so continue from its end.
+        submittedAfter = base.watermark;
       } else {
-        submittedAfter = previous.watermark;
+        // The chain keeps its start and leaves out what the previous export covered (see repository.ts, Scope).
+        submittedAfter = base.submitted_after;
+        previous = { snapshot: base.snapshot, before: base.submitted_before };
+        // What the chain covered must stay one (snapshot, end) pair: an increment never ends before its predecessor.
+        if (submittedBefore && (base.submitted_before === null || submittedBefore < base.submitted_before)) {
+          problems.push({
+            path: '/body/submittedBefore',
+            code: 'out_of_range',
+            message:
+              base.submitted_before === null
+                ? `export ${base.id} had no submittedBefore; an export continuing it cannot have one`
+                : `must not be earlier than the submittedBefore of export ${base.id} (${base.submitted_before.toISOString()})`,
+          });
+        }
       }
     }
   }
@@ -104,6 +121,7 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
       escapeFormulas: body.escapeFormulas ?? true,
       submittedAfter,
       submittedBefore,
+      previous,
     });
     const data: ExportJobData = { exportId: inserted.id, organizationId: tenant.organizationId, environment: tenant.environment };
     await sendInTransaction(services.boss, tx, EXPORT_QUEUE, data, { priority: 1 });

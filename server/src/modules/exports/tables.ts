@@ -1,4 +1,7 @@
-/** Tables of the exports module (see migrations/2026-11-24T0500_exports.ts and 2026-11-25T0400_export_formula_escaping.ts). */
+/**
+ * Tables of the exports module (see migrations/2026-11-24T0500_exports.ts, 2026-11-25T0400_export_formula_escaping.ts
+ * and 2026-11-25T0600_export_snapshots.ts).
+ */
 import type { ColumnType, Generated } from 'kysely';
 import type { components } from '../../generated/openapi.js';
 import type { CreatedAt, Environment, NullableTimestamp } from '../../db/schema.js';
@@ -22,7 +25,20 @@ export interface ExportsTable {
   escape_formulas: Generated<boolean>;
   submitted_after: NullableTimestamp;
   submitted_before: NullableTimestamp;
+  /** Set by the first attempt: the snapshot's time, or `submitted_before` when earlier (see `Export.watermark`). */
   watermark: NullableTimestamp;
+  /**
+   * `pg_current_snapshot()` of the statement that accepted the export (text form `xmin:xmax:xip,…`): the export
+   * holds the responses whose inserting transaction it sees as committed. null: an export accepted before
+   * snapshots, bounded by its `watermark` (time) instead.
+   */
+  snapshot: ColumnType<string | null, string | null | undefined, never>;
+  /** When `snapshot` was taken (the database's clock, milliseconds). */
+  snapshot_at: NullableTimestamp;
+  /** An increment: the previous export's snapshot — what it saw is left out (with `previous_before`). */
+  previous_snapshot: ColumnType<string | null, string | null | undefined, never>;
+  /** An increment: the previous export's `submitted_before` (null: it had no upper bound). */
+  previous_before: ColumnType<Date | null, Date | null | undefined, never>;
   total_rows: number | null;
   rows_written: Generated<number>;
   row_count: number | null;
@@ -54,6 +70,8 @@ export interface ResponseDeletionsTable {
   survey_id: string;
   deleted_at: ColumnType<Date, Date | string, never>;
   response_id: string;
+  /** The deleting transaction (`pg_current_xact_id()`, xid8, as text); null for deletions recorded before snapshots. */
+  xact_id: ColumnType<string | null, never, never>;
 }
 
 export interface ExportTables {

@@ -1,7 +1,10 @@
 /**
  * One respondent record: validated against the contract (the same schema integrators read: the body of
- * `PUT /respondents/{externalId}`, `RespondentUpsert`, with `externalId` required),
- * normalized to the stored shape, and hashed so that unchanged records are recognized without comparing columns.
+ * `PUT /respondents/{externalId}`, `RespondentUpsert`, with `externalId` required) and the request path's own
+ * rules for what JSON carries but nothing can store (characters, depth, numbers beyond float64), normalized to the
+ * stored shape, and hashed so that unchanged records are recognized without comparing columns. The one owner of
+ * "is this record acceptable": `PUT` answers its problems as the 400's details, a sync reports them as that
+ * record's error.
  */
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,7 +15,7 @@ import { contractPath } from '../../http/contract.js';
 import { codeOf } from '../../http/error-handler.js';
 import type { ErrorDetail } from '../../http/errors.js';
 import { strictFormats } from '../../http/formats.js';
-import { hasUnstorableCharacter } from '../../http/input-checks.js';
+import { checkValue, hasUnstorableCharacter } from '../../http/input-checks.js';
 import type { EmploymentType, SyncRecordError } from './tables.js';
 
 export type RespondentInput = components['schemas']['RespondentUpsert'] & { externalId: string };
@@ -52,10 +55,22 @@ function respondentInputValidator(): ValidateFunction {
   return validator;
 }
 
-function describe(error: ErrorObject): { path: string | undefined; message: string; code: string } {
+export interface RecordProblem {
+  /** JSON Pointer inside the record; undefined when the record as a whole is wrong. */
+  path: string | undefined;
+  message: string;
+  code: string;
+}
+
+/** A member name in a pointer, as the request path writes it (http/input-checks.ts): nothing unstorable, at most 64 characters. */
+function token(name: unknown): string {
+  const cleaned = String(name).replace(/[\0\uD800-\uDFFF]/g, '\uFFFD');
+  return (cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
+function describe(error: ErrorObject): RecordProblem {
   const params = error.params as Record<string, unknown>;
   let path = error.instancePath;
-  const token = (name: unknown) => String(name).slice(0, 64).replace(/~/g, '~0').replace(/\//g, '~1');
   if (error.keyword === 'required') path += `/${token(params.missingProperty)}`;
   if (error.keyword === 'additionalProperties') path += `/${token(params.additionalProperty)}`;
   if (error.keyword === 'propertyNames') path += `/${token(params.propertyName)}`;
@@ -64,20 +79,45 @@ function describe(error: ErrorObject): { path: string | undefined; message: stri
 }
 
 /**
- * Every problem of one respondent record — the one validator of `PUT /respondents/{externalId}` and of each
- * sync record: the contract's `RespondentUpsert` (externalId required) with the service's date rules, then what
- * PostgreSQL cannot store. Paths are JSON pointers inside the record.
+ * What JSON carries but the service cannot keep, by the request path's rules (http/input-checks.ts `checkValue`):
+ * NUL characters and lone surrogates in values and member names, numbers beyond float64 (`1e400` parses as
+ * Infinity, which JSON cannot carry back), nesting past 32 levels. Walked from the record's root, as PUT's body is
+ * walked, so depths and paths agree.
  */
-export function recordProblems(record: unknown): Array<{ path: string | undefined; message: string; code: string }> {
+function carriedProblems(record: unknown): RecordProblem[] {
+  const found: ErrorDetail[] = [];
+  checkValue(record, '', found);
+  return found.map((problem) => ({ path: problem.path === '' ? undefined : problem.path, message: problem.message, code: problem.code }));
+}
+
+/**
+ * The schema's problems. `anyOf` reports each branch too: at a place with an anyOf/oneOf line, the branches'
+ * type/enum/const lines are dropped (the one line says it better), the rule the error handler applies to the
+ * request validator's issues, so PUT and a sync list the same problems.
+ */
+function schemaProblems(record: unknown): RecordProblem[] {
   const validate = respondentInputValidator();
-  if (!validate(record)) {
-    // anyOf reports each branch too; the anyOf line itself says enough.
-    const errors = validate.errors ?? [];
-    const branches = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.schemaPath));
-    return errors.filter((e) => ![...branches].some((b) => e.schemaPath !== b && e.schemaPath.startsWith(b.replace(/\/anyOf$/, '/anyOf/')))).map(describe);
-  }
-  const problem = unstorable(record as RespondentInput);
-  return problem ? [problem] : [];
+  if (validate(record)) return [];
+  const errors = validate.errors ?? [];
+  const alternative = (e: ErrorObject) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
+  const places = new Set(errors.filter(alternative).map((e) => e.instancePath));
+  return errors.filter((e) => alternative(e) || !places.has(e.instancePath) || !['type', 'enum', 'const'].includes(e.keyword)).map(describe);
+}
+
+/**
+ * Every problem of one respondent record — the one validator of `PUT /respondents/{externalId}` and of each
+ * sync record, in the order PUT's 400 lists them: a record nested too deep is answered with the walk's problems
+ * alone (as the request path answers such a body at once); otherwise the schema's problems (the contract's
+ * `RespondentUpsert`, externalId required, with the service's date rules), where a walk's problem at the same
+ * place replaces the schema's (it is the more precise one, as in the error handler), then the walk's. Paths are
+ * JSON pointers inside the record.
+ */
+export function recordProblems(record: unknown): RecordProblem[] {
+  const carried = carriedProblems(record);
+  if (carried.some((problem) => problem.code === 'too_deep')) return carried;
+  const problems = schemaProblems(record).filter((problem) => !carried.some((early) => early.path !== undefined && early.path === problem.path));
+  for (const early of carried) if (!problems.some((p) => p.path === early.path && p.code === early.code)) problems.push(early);
+  return problems;
 }
 
 /** The same problems as ErrorDetails of a request (`/body/…`). */
@@ -93,35 +133,107 @@ export function usableExternalId(record: unknown): string | null {
 
 export type Checked = { ok: true; row: RespondentRow } | { ok: false; error: SyncRecordError };
 
+/** NUL and lone surrogates made U+FFFD: the job's errors are jsonb, which holds neither. */
+function storable(text: string, maxLength: number): string {
+  const clean = text.replace(/\0|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  return clean.length > maxLength ? `${clean.slice(0, maxLength - 1)}…` : clean;
+}
+
 /**
- * What the schema allows but PostgreSQL cannot store: NUL characters in text, and the year 0000 in a date. Found
- * here, they are one record's error (or a 400) instead of a failed write.
+ * A sync record's error: its first problem (the first detail PUT answers for the record alone), made storable
+ * and kept within the contract's lengths; the externalId is named only when it can be stored.
  */
-export function unstorable(input: Omit<RespondentInput, 'externalId'> & { externalId?: string }): { path: string; message: string; code: string } | undefined {
-  if (input.hireDate?.startsWith('0000')) return { path: '/hireDate', message: 'must be a date from 0001-01-01 on', code: 'format' };
-  const message = 'must not contain NUL characters or unpaired UTF-16 surrogates';
-  for (const [key, value] of Object.entries(input)) {
-    if (typeof value === 'string' && hasUnstorableCharacter(value)) return { path: `/${key}`, message, code: 'invalid_character' };
-  }
-  for (const [key, value] of Object.entries(input.attributes ?? {})) {
-    if (typeof value === 'number' && !Number.isFinite(value)) {
-      return { path: `/attributes/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`, message: 'must be a finite number (at most about 1.8e308)', code: 'out_of_range' };
-    }
-    if (hasUnstorableCharacter(key) || (typeof value === 'string' && hasUnstorableCharacter(value))) {
-      return { path: `/attributes/${key.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD').replace(/~/g, '~0').replace(/\//g, '~1')}`, message, code: 'invalid_character' };
-    }
-  }
-  return undefined;
+export function recordError(index: number, externalId: string | null, problems: readonly RecordProblem[]): SyncRecordError {
+  const { path, message, code } = problems[0]!;
+  const error: SyncRecordError = {
+    index,
+    externalId: externalId !== null && hasUnstorableCharacter(externalId) ? null : externalId,
+    message: storable(message, 1000),
+    code,
+  };
+  if (path !== undefined) error.path = storable(path, 500);
+  return error;
 }
 
 /** Validates one sync record; `index` is its position in the request. */
 export function checkRecord(record: unknown, index: number): Checked {
   const problems = recordProblems(record);
   if (problems.length === 0) return { ok: true, row: normalize(record as RespondentInput) };
-  const { path, message } = problems[0]!;
-  const error: SyncRecordError = { index, externalId: usableExternalId(record), message };
-  if (path !== undefined) error.path = path;
-  return { ok: false, error };
+  return { ok: false, error: recordError(index, usableExternalId(record), problems) };
+}
+
+/**
+ * A sync record that cannot travel to the worker as it came: nested too deep for the request path's recursive
+ * steps (the idempotency hash, JSON.stringify), or holding a number JSON cannot carry (stored as JSON, `1e400`
+ * would reach the worker as `null`, another record). It is replaced in the request by its problems — found by
+ * `recordProblems`, as for any record — and stays that record's error. `fingerprint` stands for its content in
+ * the idempotency hash, so two requests that differ only inside such a record are still told apart.
+ */
+export class HeldRecord {
+  constructor(
+    readonly externalId: string | null,
+    readonly problems: readonly RecordProblem[],
+    readonly fingerprint: string,
+  ) {}
+}
+
+const heldArrays = new WeakSet<readonly unknown[]>();
+
+/**
+ * Replaces, in place, each record of a sync request that cannot travel as JSON by a `HeldRecord` (see there).
+ * Called on the parsed body before anything walks it recursively (http/app.ts), and again by `startSync` for
+ * callers outside HTTP; an array already screened is not walked again. Other records are left as sent: the
+ * worker validates them.
+ */
+export function holdSyncRecords(records: unknown[]): void {
+  if (heldArrays.has(records)) return;
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index];
+    if (record === null || typeof record !== 'object' || record instanceof HeldRecord) continue;
+    const found: ErrorDetail[] = [];
+    checkValue(record, '', found, 1, 0, false);
+    if (found.length === 0) continue;
+    records[index] = new HeldRecord(usableExternalId(record), recordProblems(record), fingerprint(record));
+  }
+  heldArrays.add(records);
+}
+
+/**
+ * A digest of a JSON value of any depth, members in name order (as the idempotency hash orders them), walked with
+ * an explicit stack so no nesting can exhaust the call stack. Numbers are written with String(), so `1e400`
+ * (Infinity) differs from `null`.
+ */
+function fingerprint(value: unknown): string {
+  const hash = createHash('sha256');
+  // Work items: a value still to write, or text to write as it is.
+  const stack: Array<{ value: unknown } | string> = [{ value }];
+  while (stack.length > 0) {
+    const item = stack.pop()!;
+    if (typeof item === 'string') {
+      hash.update(item);
+      continue;
+    }
+    const current = item.value;
+    if (Array.isArray(current)) {
+      hash.update('[');
+      stack.push(']');
+      for (let i = current.length - 1; i >= 0; i--) {
+        stack.push({ value: current[i] });
+        if (i > 0) stack.push(',');
+      }
+    } else if (current !== null && typeof current === 'object') {
+      hash.update('{');
+      stack.push('}');
+      const entries = Object.entries(current as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      for (let i = entries.length - 1; i >= 0; i--) {
+        stack.push({ value: entries[i]![1] }, `${JSON.stringify(entries[i]![0])}:`);
+        if (i > 0) stack.push(',');
+      }
+    } else {
+      hash.update(typeof current === 'number' ? String(current) : JSON.stringify(current ?? null));
+    }
+  }
+  return hash.digest('base64url');
 }
 
 /** Keys sorted; built with fromEntries so that a key such as `__proto__` stays data (an assignment would drop it). */

@@ -60,18 +60,22 @@ export async function insertSyncJob(
     .executeTakeFirstOrThrow();
 }
 
-export async function insertBatch(db: DbOrTx, jobId: string, batchNo: number, recordsJson: string, superseded: number[]): Promise<void> {
-  await db.insertInto('sync_job_batches').values({ job_id: jobId, batch_no: batchNo, records: recordsJson, superseded }).execute();
+/** `held`: the errors of the batch's records that could not be stored as JSON (their places hold `null`). */
+export async function insertBatch(db: DbOrTx, jobId: string, batchNo: number, recordsJson: string, superseded: number[], held: readonly SyncRecordError[] = []): Promise<void> {
+  await db
+    .insertInto('sync_job_batches')
+    .values({ job_id: jobId, batch_no: batchNo, records: recordsJson, superseded, ...(held.length > 0 ? { held: JSON.stringify(held) } : {}) })
+    .execute();
 }
 
-export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Promise<{ records: unknown[]; superseded: number[] }> {
+export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Promise<{ records: unknown[]; superseded: number[]; held: SyncRecordError[] }> {
   const row = await db
     .selectFrom('sync_job_batches')
-    .select(['records', 'superseded'])
+    .select(['records', 'superseded', 'held'])
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .executeTakeFirstOrThrow();
-  return { records: JSON.parse(row.records) as unknown[], superseded: row.superseded };
+  return { records: JSON.parse(row.records) as unknown[], superseded: row.superseded, held: row.held };
 }
 
 /** Batches not written yet (all of them for a job that has not started). */

@@ -61,12 +61,22 @@ interface BatchOutcome {
   errors: SyncRecordError[];
 }
 
-function classify(records: unknown[], superseded: number[], offset: number): BatchOutcome {
+/**
+ * Splits a stored batch into rows to write and per-record errors. A record held when the request was read
+ * (`held`, by its index in the request) is its stored error; every other record is checked here.
+ */
+function classify(records: unknown[], superseded: number[], held: readonly SyncRecordError[], offset: number): BatchOutcome {
   const skip = new Set(superseded);
+  const heldErrors = new Map(held.map((error) => [error.index, error]));
   const rows: RespondentRow[] = [];
   const errors: SyncRecordError[] = [];
   records.forEach((record, position) => {
     if (skip.has(position)) return;
+    const heldError = heldErrors.get(offset + position);
+    if (heldError) {
+      errors.push(heldError);
+      return;
+    }
     const checked = checkRecord(record, offset + position);
     if (checked.ok) rows.push(checked.row);
     else errors.push(checked.error);
@@ -146,7 +156,7 @@ interface PreparedBatch {
 function batchesOf(services: RunServices, job: SyncJobRecord, batchNos: readonly number[]): AsyncGenerator<PreparedBatch> {
   const prepare = async (batchNo: number): Promise<PreparedBatch> => {
     const batch = await readBatch(services.db, job.id, batchNo);
-    return { batchNo, size: batch.records.length, outcome: classify(batch.records, batch.superseded, batchNo * SYNC_BATCH_SIZE) };
+    return { batchNo, size: batch.records.length, outcome: classify(batch.records, batch.superseded, batch.held, batchNo * SYNC_BATCH_SIZE) };
   };
   return (async function* () {
     let next = batchNos.length > 0 ? prepare(batchNos[0]!) : undefined;

@@ -8,10 +8,10 @@ import type PgBoss from 'pg-boss';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
-import { usableExternalId } from './records.js';
+import { HeldRecord, holdSyncRecords, recordError, usableExternalId } from './records.js';
 import type { Tenant } from '../../db/schema.js';
 import { insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
-import type { SyncMode } from './tables.js';
+import type { SyncMode, SyncRecordError } from './tables.js';
 
 export const SYNC_QUEUE = 'respondents.sync';
 /** Records per stored batch, and per write transaction of the worker. */
@@ -52,12 +52,27 @@ export async function enqueueSync(boss: PgBoss, db: DbOrTx, syncJobId: string, c
   return sendInTransaction(boss, db, SYNC_QUEUE, data, checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 });
 }
 
+/**
+ * One stored batch: the records as JSON text, a held record's place holding `null`, and the held records' errors
+ * (found by `recordProblems` when the request was read: such a record cannot be stored as JSON as it came).
+ */
+export function batchOf(records: readonly unknown[], start: number): { recordsJson: string; held: SyncRecordError[] } {
+  const held: SyncRecordError[] = [];
+  records.forEach((record, position) => {
+    if (record instanceof HeldRecord) held.push(recordError(start + position, record.externalId, record.problems));
+  });
+  const recordsJson = JSON.stringify(held.length === 0 ? records : records.map((record) => (record instanceof HeldRecord ? null : record)));
+  return { recordsJson, held };
+}
+
 export async function startSync(
   services: { db: Db; boss: PgBoss },
   tenant: Tenant,
-  request: { mode: SyncMode; dryRun: boolean; records: readonly unknown[] },
+  request: { mode: SyncMode; dryRun: boolean; records: unknown[] },
 ): Promise<{ jobId: string; status: 'pending' | 'processing'; totalRecords: number; estimatedCompletionTime: Date }> {
   const { records } = request;
+  // Done by the request path already (http/app.ts); for any other caller, a record JSON cannot carry is held here.
+  holdSyncRecords(records);
   const superseded = supersededPositions(records, SYNC_BATCH_SIZE);
   const jobId = newId('job');
   const rate = (await measuredRate(services.db)) ?? DEFAULT_RATE;
@@ -68,7 +83,8 @@ export async function startSync(
     await insertSyncJob(tx, { id: jobId, tenant, mode: request.mode, dryRun: request.dryRun, status, totalRecords: records.length });
     for (let batchNo = 0; batchNo < superseded.length; batchNo++) {
       const start = batchNo * SYNC_BATCH_SIZE;
-      await insertBatch(tx, jobId, batchNo, JSON.stringify(records.slice(start, start + SYNC_BATCH_SIZE)), superseded[batchNo]!);
+      const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
+      await insertBatch(tx, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
     }
     if (status === 'processing') await enqueueSync(services.boss, tx, jobId);
     return { status, remainingAhead: ahead.remainingRecords };

@@ -10,6 +10,8 @@ export interface SyncRecordError {
   index: number;
   externalId: string | null;
   message: string;
+  /** The ErrorDetail code PUT answers for the same problem (absent on errors recorded before codes were kept). */
+  code?: string;
   path?: string;
 }
 
@@ -63,6 +65,11 @@ export interface SyncJobBatchesTable {
   /** JSON text of an array of records. */
   records: ColumnType<string, string, never>;
   superseded: number[];
+  /**
+   * Errors of the batch's records that could not be stored as JSON (`HeldRecord`s: too deep, a number beyond
+   * float64), found when the request was accepted; their places in `records` hold `null`.
+   */
+  held: ColumnType<SyncRecordError[], string | undefined, never>;
   done: Generated<boolean>;
 }
 
