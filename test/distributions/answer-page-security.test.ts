@@ -5,6 +5,7 @@
  * log or leaves in a webhook delivery.
  */
 import { request } from 'node:http';
+import { connect } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embedLimits } from '../../server/src/modules/distributions/embed-limits.js';
@@ -166,5 +167,61 @@ describe('the embed token at rest', () => {
     expect(Number(stored.rows[0]!.n)).toBe(0);
     // The distribution itself still shows it, to the key holder.
     expect((await live.unwrap(live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId: d.id } } }))).embedCode).toContain(token);
+  });
+});
+
+/**
+ * Streams a body to `url` over a raw socket (declared length or chunked) until the answer arrives, and returns the
+ * status line and how much was written by then. The client keeps writing as a real one would.
+ */
+function streamUntilAnswered(url: string, mode: 'declared' | 'chunked'): Promise<{ status: number; written: number; body: string }> {
+  const { hostname, port, pathname } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname);
+    let written = 0;
+    let answer = '';
+    const piece = Buffer.alloc(16 * 1024, 'a');
+    const timer = setTimeout(() => reject(new Error(`no answer after ${written} bytes`)), 10_000);
+    socket.on('data', (data) => {
+      answer += data.toString('latin1');
+    });
+    socket.on('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`${error.message} after ${written} bytes, answer so far: ${answer.slice(0, 40)}`));
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      resolve({ status: Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.[1] ?? 0), written, body: answer });
+    });
+    socket.on('connect', () => {
+      const length = mode === 'declared' ? 'content-length: 1073741824' : 'transfer-encoding: chunked';
+      socket.write(`POST ${pathname} HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/x-www-form-urlencoded\r\n${length}\r\n\r\n`);
+      const pump = () => {
+        // Stop once the answer is complete or 4 MiB are out (the server drains at most 8 MiB).
+        while (!answer.includes('</html>') && written < 4 * 1024 * 1024 && !socket.destroyed) {
+          const chunk = mode === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+          written += piece.length;
+          if (!socket.write(chunk)) return void socket.once('drain', pump);
+        }
+        socket.end();
+      };
+      pump();
+    });
+  });
+}
+
+describe('answer page bodies', () => {
+  it.each(['declared', 'chunked'] as const)('a %s body over 64 KiB is refused with a 413 page the sender reads', async (mode) => {
+    const { live, organizationId } = await tenant(t);
+    await insertPeople(t, organizationId, people(1, mode === 'declared' ? 'D' : 'K'));
+    const surveyId = await activeSurvey(live);
+    const d = await distribute(live, surveyId, { method: 'link' });
+    const link = (await allRecipients(live, surveyId, d.id))[0]!.link;
+    const { status, written, body } = await streamUntilAnswered(link, mode);
+    expect(status).toBe(413);
+    expect(body).toContain('Your answer is too long');
+    // Refused from the headers, or as soon as the count passed the limit — not at the end of the body.
+    if (mode === 'chunked') expect(written).toBeLessThan(4 * 1024 * 1024);
+    expect(await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }))).toEqual([]);
   });
 });

@@ -14,9 +14,13 @@ export const drainBounds = { bytes: 8 * 1024 * 1024, ms: 2_000 } as const;
 
 /** Sends `envelope` as the complete JSON answer, then ends the response after draining the body (see above). */
 export function answerThenDrain(req: Request, res: Response, envelope: unknown): void {
-  const text = JSON.stringify(envelope);
+  sendThenDrain(req, res, JSON.stringify(envelope), 'application/json; charset=utf-8');
+}
+
+/** Sends `text` (status and other headers already set) as the complete answer, then drains the body (see above). */
+export function sendThenDrain(req: Request, res: Response, text: string, contentType: string): void {
   res.setHeader('Connection', 'close');
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(text));
   // The answer leaves now, whole, although the response stays open: a HEAD answer is its headers.
   if (req.method === 'HEAD') res.flushHeaders();

@@ -19,6 +19,7 @@ import { messagePage, surveyPage, unsubscribePage, type FormValues } from './pag
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
 import { spendEmbedAnswer } from './embed-limits.js';
+import { readForm } from './form-body.js';
 import { parseToken } from './tokens.js';
 
 type Question = components['schemas']['Question'];
@@ -61,6 +62,8 @@ const pages = {
   unsubscribed: () => messagePage('You have unsubscribed', 'You asked not to receive these survey e-mails, so this link no longer works.'),
   closed: () => messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
   embedDone: () => messagePage('Thank you!', 'Your answer from this browser has been recorded.'),
+  tooLarge: () => messagePage('Your answer is too long', 'Please shorten your answers and send them again.'),
+  unsupported: () => messagePage('This answer could not be read', 'Please send the form from the survey page.'),
   busy: () => messagePage('Too many answers', 'This survey has received many answers from your network just now. Please try again later.'),
   error: (requestId: string) => messagePage('Something went wrong', `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`),
 };
@@ -156,7 +159,12 @@ async function store(services: Services, found: Exclude<Resolved, { kind: 'unkno
 
 export function answerPages(services: Services): Router {
   const router = express.Router();
-  const form = express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 500 });
+  const form = readForm((res, status) => {
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('X-Frame-Options', 'DENY');
+    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    return status === 413 ? pages.tooLarge() : pages.unsupported();
+  });
   const secure = (req: Request) => req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
 
   const guarded = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
