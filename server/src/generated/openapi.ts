@@ -2780,7 +2780,7 @@ export interface components {
             responseIds: string[];
             /** @description Sentiment of those answers, −1 to 1. */
             sentiment: number;
-            /** @description Up to three representative excerpts, each a verbatim substring of one real answer (a remote model's invented quotes are dropped), never attributed to anyone. Themes only exist when the analysis covers at least the anonymity threshold of responses (5 by default). */
+            /** @description Up to three representative excerpts, each a verbatim substring of one real answer after redaction (e-mail addresses, phone numbers, URLs and the names of the organization's respondents read `[email]`, `[phone]`, `[url]`, `[name]`, whichever the provider; a remote model's invented quotes are dropped), never attributed to anyone. Themes only exist when the analysis covers at least the anonymity threshold of responses (5 by default). */
             sampleQuotes: string[];
         };
         /** @description One suggested action and what it follows from. */
