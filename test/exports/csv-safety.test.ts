@@ -95,7 +95,7 @@ function answersFor(i: number): Answer[] {
 const externalIdFor = (i: number) => (i < externalIds.length ? externalIds[i]![0] : `E-${i}`);
 
 beforeAll(async () => {
-  t = await startTestService({ exportClockMarginMs: 0 });
+  t = await startTestService();
   ({ live } = await tenant(t));
   const survey = await live.unwrap(
     live.POST('/api/v1/surveys', {

@@ -16,7 +16,7 @@ let surveyId: string;
 let big: Awaited<ReturnType<typeof exportToBuffer>>;
 
 beforeAll(async () => {
-  t = await startTestService({ exportClockMarginMs: 0 });
+  t = await startTestService();
   owner = await tenant(t);
   surveyId = (await activeSurvey(owner.live)).id;
   // About 1.9 MB of CSV: the file spans two stored chunks of 1 MiB.

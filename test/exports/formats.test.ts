@@ -13,7 +13,7 @@ let surveyId: string;
 let stored: Awaited<ReturnType<typeof storedResponses>>;
 
 beforeAll(async () => {
-  t = await startTestService({ exportClockMarginMs: 0 });
+  t = await startTestService();
   ({ live } = await tenant(t));
   surveyId = (await activeSurvey(live)).id;
   await submit(live, surveyId, 24);
