@@ -96,7 +96,7 @@ export async function downloadExportToFile(client: Client<paths>, exportResource
 
 /**
  * Starts an export of a survey's responses, waits until it is completed and writes the file to `filePath`;
- * returns the completed export (its `watermark` is where tomorrow's `sinceExport` continues). Throws
+ * returns the completed export (pass its `id` as tomorrow's `sinceExport`: the chain holds each response once). Throws
  * `ExportFailedError` when the export fails, `TimeoutError` when it does not finish in `timeoutMs`.
  *
  * ```ts

@@ -101,8 +101,7 @@ describe('generated resource methods', () => {
     const survey = await live.surveys.create(surveyBody({ title: 'Exported' }));
     await live.surveys.launch(survey.id);
     const submitted = await live.responses.submit(survey.id, { answers: validAnswers });
-    // An export's window ends 1 s (EXPORT_CLOCK_MARGIN_MS) before the commit horizon.
-    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    // Read your writes: the response acknowledged a moment ago is in the export requested now.
     const started = await live.exports.create(survey.id, { format: 'csv' });
     const done = await live.exports.wait(started.id, { initialDelayMs: 50, timeoutMs: 30_000 });
     expect(done.status).toBe('completed');
