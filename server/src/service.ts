@@ -15,6 +15,7 @@ import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
 import { KeyCache } from './http/key-cache.js';
 import { RateLimits } from './http/rate-limit.js';
+import { answerClientError, requestSizeLimits } from './http/request-size.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
@@ -53,7 +54,10 @@ export async function startService(config: Config, databaseUrl: string, log: Log
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
-    server = createServer(createApp(services, handlers, semanticChecks));
+    // Request lines and headers up to the larger size a long URL needs, so that it gets 414 from the application;
+    // beyond it, 431 in the envelope instead of Node's bare one (http/request-size.ts).
+    server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(services, handlers, semanticChecks));
+    server.on('clientError', answerClientError);
     // Connections idle between requests must not hold a shutdown open.
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {

@@ -18,8 +18,8 @@ const ANY_KEY = new Set(['getMe']);
 const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
 const SHARED: Record<string, string> = {
   '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
-  '405': 'MethodNotAllowed', '413': 'PayloadTooLarge', '415': 'UnsupportedMediaType', '429': 'TooManyRequests', '500': 'InternalError',
-  '503': 'ServiceUnavailable',
+  '405': 'MethodNotAllowed', '413': 'PayloadTooLarge', '414': 'UriTooLong', '415': 'UnsupportedMediaType', '429': 'TooManyRequests',
+  '431': 'RequestHeaderFieldsTooLarge', '500': 'InternalError', '503': 'ServiceUnavailable',
 };
 
 const scopeEnum = (() => {
@@ -45,9 +45,10 @@ function expectedErrors(op: Operation): string[] {
   const hasJsonBody = jsonContent(o.requestBody) !== undefined;
   const hasPathId = op.parameters.some((p) => p.in === 'path');
   const codes = new Set<string>();
-  // Every operation: unknown query parameters (400), another method on its path (405), our fault (500), and
-  // an unreachable database or a shutdown (503).
-  ['400', '405', '500', '503'].forEach((c) => codes.add(c));
+  // Every operation: unknown query parameters (400), another method on its path (405), a URL too long (414) or a
+  // request line and headers larger than the server reads (431), our fault (500), and an unreachable database or
+  // a shutdown (503).
+  ['400', '405', '414', '431', '500', '503'].forEach((c) => codes.add(c));
   if (authenticated) ['401', '403', '429'].forEach((c) => codes.add(c));
   if (hasPathId) codes.add('404');
   if (op.method === 'post') codes.add('409');

@@ -351,18 +351,22 @@ describe('6. failed authentication is throttled; 4. an unreachable database is 5
     await Promise.race([service.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 10_000))]);
   }
 
-  it('answers 429 rate_limited with Retry-After to a source that failed too often, without a key lookup', async () => {
+  it('answers 429 rate_limited with Retry-After to the failures of a source that failed too often, never to its valid keys', async () => {
     const small = await startTestService({ authFailuresPerMinute: 20 });
     try {
       const tenant = await small.createTenant();
       for (let i = 0; i < 20; i++) expect((await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` } })).status).toBe(401);
-      // Without a database, a key lookup would answer 503: a 429 shows that none was attempted.
-      await dropUnder(small);
-      const throttled = await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer ${tenant.liveKey}` } });
+      expect((await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer ${tenant.liveKey}` } })).status).toBe(200);
+      const throttled = await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` } });
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
       expect((throttled.body as Body).error?.details?.[0]?.code).toBe('auth_failures');
       expectDocumented('/api/v1/me', 'GET', throttled);
+      // A malformed key needs no lookup: without a database (where a lookup would answer 503), it is still a 429.
+      await dropUnder(small);
+      const malformed = await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: 'Bearer svc_live_nope' } });
+      expect(malformed.status).toBe(429);
+      expectDocumented('/api/v1/me', 'GET', malformed);
     } finally {
       await closeQuietly(small);
     }

@@ -1,9 +1,9 @@
 /**
  * The Express application, in the order a request meets it:
- * request id and access log → the route (one rule: exact, case-sensitive; 404 / 405 with Allow, after the key's
- * checks when the request presents one) → authentication (key, plan, budget, scope; before any body is read) →
- * the body (only for operations that take one: size and media type checked before reading, the size counted
- * again as it arrives) → characters and depth PostgreSQL cannot store →
+ * request id and access log → the URL's length (414) → the route (one rule: exact, case-sensitive; 404 / 405
+ * with Allow, after the key's checks when the request presents one) → authentication (key, plan, budget, scope;
+ * before any body is read) → the body (only for operations that take one: size and media type checked before
+ * reading, the size counted again as it arrives) → characters and depth PostgreSQL cannot store →
  * express-openapi-validator on the bundled contract (path and query coerced, bodies never; responses validated
  * when configured) → the handler bound by operationId → one error mapping (which drains, within bounds, a body
  * it answers before reading: http/drain.ts).
@@ -20,10 +20,12 @@ import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
 import type { HandlerMap, Services } from './handler.js';
-import { checkValue, tooDeep } from './input-checks.js';
+import { conflictBeforeRefusal } from './idempotency.js';
+import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
 import { holdSyncRecords } from '../modules/respondents/records.js';
 import { requestId } from './request-id.js';
+import { refuseLongUrl } from './request-size.js';
 import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
 import { refuseUnrouted, routeRequest } from './route.js';
 import { withSemanticChecks, type SemanticChecks } from './semantic.js';
@@ -47,6 +49,7 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
   app.get('/docs', serveDocs(services.log, services.config));
   // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
   app.use(answerPages(services));
+  app.use(refuseLongUrl);
   app.use(routeRequest(routesOf(contract)));
   app.use(authenticate({ counters: services.counters, rateLimits: services.rateLimits, keys: services.keys, failures: services.authFailures, log: services.log, inFlight: services.inFlight }));
   app.use(refuseUnrouted);
@@ -67,16 +70,13 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
       operationHandlers: { basePath: '/', resolver: resolverFor(handlers, services) as never },
     }),
   );
+  // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
+  app.use(conflictBeforeRefusal(services.db));
   app.use(withSemanticChecks(semanticChecks, services));
   app.use(errorHandler(services.log));
   return app;
 }
 
-/**
- * Values no schema can refuse but nothing can store: NUL and lone surrogates in the body, the query and path
- * parameters, and values nested too deep. Found problems are answered together with the validator's (the
- * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
- */
 /**
  * A sync's records are not the request's to refuse: each is validated on its own by the respondents module, and
  * any problem (characters, depth, numbers included) is that record's error. Only a record that cannot travel on
@@ -87,9 +87,16 @@ function holdSyncRecordsJsonCannotCarry(respondents: unknown[]): void {
   holdSyncRecords(respondents);
 }
 
+/**
+ * Values no schema can refuse but nothing can store: NUL and lone surrogates in the body, the query and path
+ * parameters, and values nested too deep. Found problems are answered together with the validator's (the
+ * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
+ */
 function checkInput(req: Request, res: Response, next: NextFunction): void {
   const problems: ErrorDetail[] = [];
   for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>)) checkValue(value, `/path/${name}`, problems);
+  const queryAt = req.originalUrl.indexOf('?');
+  if (queryAt !== -1) checkQueryEncoding(req.originalUrl.slice(queryAt + 1), problems);
   checkValue(req.query, '/query', problems);
   // A numeric parameter must be a finite number: `1e400`, `Infinity` and `NaN` would be coerced into numbers
   // that no query can use.

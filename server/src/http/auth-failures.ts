@@ -1,9 +1,14 @@
 /**
- * Failed authentications per source address, counted in memory: a source that keeps guessing keys is refused
- * with 429 before its next attempt costs a key lookup. Fixed one-minute windows; the table is bounded (the
- * oldest sources are forgotten first), so a flood of addresses cannot grow it without limit.
+ * Failed authentications per source address, counted in memory: a source that keeps failing — guessing keys, or
+ * a misconfigured client retrying a revoked one — gets 429 instead of 401 for its failures once it has spent its
+ * budget, with `Retry-After` and `RateLimit-*` headers describing that budget. Only failures are refused: a
+ * valid key presented from the same address (every customer of an integration platform behind one egress
+ * address shares it) is looked up and passes as usual, so one misconfigured neighbour locks nobody else out.
+ * Fixed one-minute windows; the table is bounded (the oldest sources are forgotten first), so a flood of
+ * addresses cannot grow it without limit.
  */
 import { ApiError } from './errors.js';
+import { headersOf } from './rate-limit.js';
 
 const windowMs = 60_000;
 const maxSources = 100_000;
@@ -13,23 +18,27 @@ export class AuthFailures {
 
   constructor(private readonly limitPerMinute: number) {}
 
-  /** Throws 429 when this source has failed `limitPerMinute` times in its current window. */
-  check(source: string): void {
+  /**
+   * The answer owed to a failed authentication from `source` that has already failed `limitPerMinute` times in
+   * its current window: 429 with `Retry-After` and the `RateLimit-*` headers of this budget (none left, reset at
+   * the window's end). Undefined while the source is within its budget.
+   */
+  refusal(source: string): ApiError | undefined {
     const entry = this.sources.get(source);
-    if (!entry) return;
+    if (!entry) return undefined;
     const age = Date.now() - entry.since;
     if (age >= windowMs) {
       this.sources.delete(source);
-      return;
+      return undefined;
     }
-    if (entry.count < this.limitPerMinute) return;
-    const retryAfter = String(Math.max(1, Math.ceil((windowMs - age) / 1000)));
-    throw new ApiError(
+    if (entry.count < this.limitPerMinute) return undefined;
+    const resetSeconds = Math.max(1, Math.ceil((windowMs - age) / 1000));
+    return new ApiError(
       429,
       'rate_limited',
-      `Too many failed authentications from this address. Retry in ${retryAfter} seconds.`,
+      `Too many failed authentications from this address. Retry in ${resetSeconds} seconds with a valid API key.`,
       [{ message: `more than ${this.limitPerMinute} failed authentications in a minute`, code: 'auth_failures' }],
-      { 'Retry-After': retryAfter },
+      { 'Retry-After': String(resetSeconds), ...headersOf({ window: 'minute', limit: this.limitPerMinute, remaining: 0, resetSeconds }) },
     );
   }
 

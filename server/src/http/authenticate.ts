@@ -1,7 +1,7 @@
 /**
- * Who is calling, and may they: the key (401), the plan (403 plan_not_eligible), the budget (429) and the
- * operation's scope from the contract (403 insufficient_scope), in that order. The operation is the one the
- * router resolved (http/route.ts), so authentication and dispatch cannot disagree. Runs before the body is
+ * Who is calling, and may they: the key (401; 429 once its address has failed too often, see auth-failures.ts),
+ * the plan (403 plan_not_eligible), the budget (429) and the operation's scope from the contract (403
+ * insufficient_scope), in that order. The operation is the one the router resolved (http/route.ts), so authentication and dispatch cannot disagree. Runs before the body is
  * read: an unauthenticated request never has its body parsed. Keys are looked up through the per-process key
  * cache, which every process drops entries from when a key changes (LISTEN/NOTIFY), so a revocation takes
  * effect at once everywhere.
@@ -43,14 +43,17 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
     const operation = res.locals.operation as OperationInfo | undefined;
     if (operation?.requiredScopes === null) return next(); // public
 
-    const source = req.socket.remoteAddress ?? 'unknown';
-    deps.failures.check(source);
     let auth: AuthContext;
     try {
       auth = await identify(deps.keys, req);
     } catch (error) {
-      if (error instanceof ApiError && error.status === 401) deps.failures.record(source);
-      throw error;
+      if (!(error instanceof ApiError) || error.status !== 401) throw error;
+      // The failures of an address are throttled, never its valid keys (auth-failures.ts): the key is looked up
+      // whatever the address's count, and only a failure beyond the budget is answered 429 instead of 401.
+      const source = req.socket.remoteAddress ?? 'unknown';
+      const refusal = deps.failures.refusal(source);
+      deps.failures.record(source);
+      throw refusal ?? error;
     }
     res.locals.auth = auth;
     if (auth.plan !== 'PRO' && auth.plan !== 'BUSINESS') {

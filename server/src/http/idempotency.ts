@@ -14,15 +14,20 @@
  * dead client; after a crash a retry succeeds once it has lapsed (30 s by default).
  *
  * Answers of 5xx are not kept (the transaction is rolled back, the key released), so a retry runs again.
- * Requests that fail validation never reach here. Secrets are removed before the answer is stored.
+ * Requests that fail validation never reach here and are not kept either, but a key already in use for another
+ * request is answered 409 before their 400 (`conflictBeforeRefusal`). Secrets are removed before the answer is
+ * stored.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
 import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db } from '../db/database.js';
 import { inPinnedTransaction, Rollback } from '../db/pinned.js';
 import type { Environment } from '../db/schema.js';
-import { ApiError } from './errors.js';
+import type { AuthContext } from './authenticate.js';
+import { ApiError, type ErrorDetail } from './errors.js';
+import { tooDeep } from './input-checks.js';
 
 export interface StoredAnswer {
   status: number;
@@ -58,6 +63,70 @@ interface Scope {
   environment: Environment;
   key: string;
   hash: string;
+}
+
+const idempotencyConflict = () =>
+  new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request.', [
+    { path: '/headers/idempotency-key', message: 'reuse a key only to retry the identical request', code: 'duplicate' },
+  ]);
+
+/**
+ * A keyed request refused before its handler — a body that is not JSON, characters nothing can store, a breach of
+ * the contract — is not kept, so that a corrected retry runs. But when its key is already in use for another
+ * request, that is the answer (409 idempotency_conflict), whatever is wrong with this one: a client that reuses a
+ * key by mistake must learn so, not chase a 400 about a request it never meant to send again. A body identical to
+ * the stored one keeps its 400 (its query may be what is wrong). Runs on the refusal path only, so a valid request
+ * costs no extra query: `runIdempotent` compares the same fingerprint first thing.
+ */
+export function conflictBeforeRefusal(db: Db) {
+  return async (error: unknown, req: Request, res: Response, next: NextFunction): Promise<void> => {
+    const key = req.method === 'POST' ? req.get('idempotency-key') : undefined;
+    const auth = res.locals.auth as AuthContext | undefined;
+    if (!key || !auth || !refusedBeforeHandler(error, res)) return next(error);
+    const problems = (res.locals.problems as ErrorDetail[] | undefined) ?? [];
+    let stored: { request_hash: string } | undefined;
+    try {
+      stored = await db
+        .selectFrom('idempotency_keys')
+        .select('request_hash')
+        .where('organization_id', '=', auth.organizationId)
+        .where('environment', '=', auth.environment)
+        .where('idempotency_key', '=', key)
+        .where('created_at', '>=', sql<Date>`now() - ${retention}`)
+        .executeTakeFirst();
+    } catch {
+      return next(error); // the refusal is answer enough
+    }
+    if (stored && stored.request_hash !== fingerprint(req, error, problems)) return next(idempotencyConflict());
+    next(error);
+  };
+}
+
+/**
+ * The request's fingerprint as `runIdempotent` computes it, or undefined for a body that did not parse or nests
+ * too deep to walk: such a body cannot be the stored request's, whose body was valid.
+ */
+function fingerprint(req: Request, error: unknown, problems: readonly ErrorDetail[]): string | undefined {
+  if ((error instanceof ApiError && error.code === 'invalid_json') || tooDeep(problems)) return undefined;
+  try {
+    return requestHash(req.method, req.path, req.body);
+  } catch {
+    return undefined; // deeper than the walk can go, past the early checks' count of problems
+  }
+}
+
+/**
+ * The 400s decided before the handler: the body reader's (`invalid_json`), the validator's, and the early checks'
+ * (characters, depth, a missing body) that the handler adapter raises. A handler's own 400 went through
+ * `runIdempotent`, which compared the key already.
+ */
+function refusedBeforeHandler(error: unknown, res: Response): boolean {
+  if (error instanceof ApiError) {
+    if (error.status !== 400) return false;
+    return error.code === 'invalid_json' || Boolean((res.locals.problems as ErrorDetail[] | undefined)?.length);
+  }
+  const refusal = error as { status?: unknown; errors?: unknown };
+  return refusal?.status === 400 && Array.isArray(refusal.errors);
 }
 
 
@@ -116,11 +185,7 @@ export async function runIdempotent(
       .where('idempotency_key', '=', scope.key)
       .executeTakeFirst();
     if (!existing) continue; // released between our insert and select: try to claim again
-    if (existing.request_hash !== scope.hash) {
-      throw new ApiError(409, 'idempotency_conflict', 'This Idempotency-Key was already used with a different request.', [
-        { path: '/headers/idempotency-key', message: 'reuse a key only to retry the identical request', code: 'duplicate' },
-      ]);
-    }
+    if (existing.request_hash !== scope.hash) throw idempotencyConflict();
     if (existing.state === 'done' && existing.response_status !== null) {
       return { answer: { status: existing.response_status, body: existing.response_body }, replayed: true };
     }

@@ -61,3 +61,37 @@ export function checkValue(value: unknown, path: string, problems: ErrorDetail[]
 export function tooDeep(problems: readonly ErrorDetail[]): boolean {
   return problems.some((problem) => problem.code === 'too_deep');
 }
+
+/**
+ * Query parameters are held to the same text rules as bodies, starting with their spelling on the wire. The
+ * query parser keeps a parameter it cannot decode exactly as it was sent — `%ED%A0%80` (a lone surrogate in
+ * UTF-8 form, which is not UTF-8), `%uD800`, a stray `%` — so the value would otherwise reach a query as literal
+ * text instead of being refused like the same text in a body. Each parameter whose name or value is not valid
+ * percent-encoded UTF-8 is a problem at `/query/<name>`.
+ */
+export function checkQueryEncoding(rawQuery: string, problems: ErrorDetail[], limit = 20): void {
+  for (const pair of rawQuery.split('&')) {
+    if (problems.length >= limit) return;
+    if (pair === '') continue;
+    const equals = pair.indexOf('=');
+    const rawName = equals === -1 ? pair : pair.slice(0, equals);
+    const name = percentDecoded(rawName);
+    if (name !== undefined && (equals === -1 || percentDecoded(pair.slice(equals + 1)) !== undefined)) continue;
+    // Named as the parser names it: the part before any `[`, decoded when it can be.
+    const shown = (name ?? rawName).replace(/(.)\[.*$/s, '$1');
+    problems.push({
+      path: `/query/${safeToken(shown)}`,
+      code: 'invalid_character',
+      message: `${name === undefined ? 'the parameter name' : 'the value'} is not valid percent-encoded UTF-8 (a lone surrogate such as %ED%A0%80 or %uD800, or a malformed escape)`,
+    });
+  }
+}
+
+/** A query component decoded as the query parser does (`+` is a space), or undefined when it cannot be. */
+function percentDecoded(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return undefined;
+  }
+}

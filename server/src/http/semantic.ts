@@ -1,14 +1,19 @@
 /**
- * One validation pass reports every problem: when the validator refuses a request, the operation's semantic
- * checks (those that need the database, such as answers against the survey's questions) still run on what was
- * sent, and their problems join the validator's in the same 400. A valid request gets the same checks from its
- * handler. Problems at a place the schema already reported are not repeated.
+ * One validation pass reports every problem: when a request is refused before its handler — by the validator,
+ * or by the earlier checks of characters (NUL, lone surrogates) — the operation's semantic checks (those the
+ * schema cannot express: answers against the survey's questions, unique question ids) still run on what was
+ * sent, and their problems join the others in the same 400. A valid request gets the same checks from its
+ * handler. A semantic problem is left out only where a problem already reported covers it: at the same place
+ * (an NPS answer of 11 is reported once) or at an enclosing one (an answer the schema found malformed as a
+ * whole). A problem found inside a place says nothing about the place itself, so a missing required answer
+ * (`/body/answers`) is reported next to wrong values at `/body/answers/0/value`.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
-import { validationFailed, type ErrorDetail } from './errors.js';
+import { ApiError, type ErrorDetail } from './errors.js';
 import type { Services } from './handler.js';
+import { tooDeep } from './input-checks.js';
 
 export type SemanticCheck = (input: { params: Record<string, string>; body: unknown; auth: AuthContext; services: Services }) => Promise<ErrorDetail[]>;
 export type SemanticChecks = Partial<Record<OperationId, SemanticCheck>>;
@@ -18,21 +23,27 @@ interface ValidatorError {
   errors?: Array<{ path?: string }>;
 }
 
-const overlaps = (a: string | undefined, b: string | undefined) => a !== undefined && b !== undefined && (a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`));
+/** Whether a problem reported at `reported` covers one at `path`: the same place, or one enclosing it. */
+const covers = (reported: string | undefined, path: string | undefined) => reported !== undefined && path !== undefined && (path === reported || path.startsWith(`${reported}/`));
 
 export function withSemanticChecks(checks: SemanticChecks, services: Services) {
   return async (error: unknown, req: Request, res: Response, next: NextFunction): Promise<void> => {
     const check = checks[res.locals.operationId as OperationId];
+    const earlier = (res.locals.problems as ErrorDetail[] | undefined) ?? [];
     const refusal = error as ValidatorError;
-    if (!check || refusal?.status !== 400 || !Array.isArray(refusal.errors) || !res.locals.auth || typeof req.body !== 'object' || req.body === null) return next(error);
+    // The validator's refusal, or the handler adapter's refusal of the earlier checks' problems (the handler did not run).
+    const validator = !(error instanceof ApiError) && refusal?.status === 400 && Array.isArray(refusal.errors);
+    const early = error instanceof ApiError && error.code === 'validation_failed' && earlier.length > 0;
+    if (!check || !(validator || early) || tooDeep(earlier) || !res.locals.auth || typeof req.body !== 'object' || req.body === null) return next(error);
     let extra: ErrorDetail[];
     try {
       extra = await check({ params: (res.locals.pathParams ?? {}) as Record<string, string>, body: req.body, auth: res.locals.auth as AuthContext, services });
     } catch {
-      return next(error); // the schema problems are answer enough
+      return next(error); // the problems already found are answer enough
     }
+    const reported = [...(validator ? refusal.errors!.map((issue) => normalise(issue.path)) : []), ...earlier.map((problem) => problem.path)];
     // Let the error handler translate the validator's issues, then append ours.
-    res.locals.semanticProblems = extra.filter((problem) => !refusal.errors!.some((issue) => overlaps(normalise(issue.path), problem.path)));
+    res.locals.semanticProblems = extra.filter((problem) => !reported.some((place) => covers(place, problem.path)));
     next(error);
   };
 }
@@ -41,5 +52,3 @@ function normalise(path: string | undefined): string | undefined {
   if (!path) return undefined;
   return path.startsWith('/') ? path : `/${path.replace(/^\./, '').replace(/\./g, '/')}`;
 }
-
-

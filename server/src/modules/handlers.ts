@@ -81,7 +81,12 @@ export const handlers = {
   getReadiness: meta.getReadiness,
 } satisfies HandlerMap;
 
-/** Checks that need the database, run when a request also breaks the schema, so one 400 lists everything. */
+/**
+ * Checks the schema cannot express (some need the database), run also when a request is refused before its
+ * handler, so one 400 lists everything.
+ */
 export const semanticChecks: SemanticChecks = {
   submitResponse: surveys.checkSubmitResponse,
+  createSurvey: surveys.checkSurveyQuestions,
+  updateSurvey: surveys.checkSurveyQuestions,
 };

@@ -5,6 +5,7 @@ import { pageRequest, paginationOf } from '../../http/pagination.js';
 import type { SemanticCheck } from '../../http/semantic.js';
 import { isId } from '../../lib/ids.js';
 import { validateAnswers } from './answers.js';
+import { normaliseQuestions, type QuestionInput } from './questions.js';
 import * as surveys from './repository.js';
 import * as responses from './responses-repository.js';
 import * as service from './service.js';
@@ -116,3 +117,23 @@ export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, s
   const wellFormed = answers.filter((answer): answer is { questionId: string; value: unknown } => typeof answer === 'object' && answer !== null && typeof answer.questionId === 'string');
   return wellFormed.length === answers.length ? validateAnswers(survey.questions, wellFormed as never) : [];
 };
+
+/**
+ * The checks of a survey's questions that the schema cannot express (unique question and choice ids, selection
+ * bounds against the choices), run when createSurvey or updateSurvey also breaks the schema, so that one 400 lists
+ * every problem (http/semantic.ts). Tolerant of a malformed body: anything that is not an object, a string id, an
+ * array of choices or an integer bound is read as absent.
+ */
+export const checkSurveyQuestions: SemanticCheck = async ({ body }) => {
+  const questions = (body as { questions?: unknown } | undefined)?.questions;
+  if (!Array.isArray(questions)) return [];
+  return normaliseQuestions(questions.map(asQuestionInput)).problems;
+};
+
+function asQuestionInput(value: unknown): QuestionInput {
+  const question = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const idOf = (item: unknown) => (typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : undefined);
+  const bound = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) ? n : undefined);
+  const choices = Array.isArray(question.choices) ? question.choices.map((choice) => ({ id: idOf(choice), label: '' })) : [];
+  return { type: question.type, text: '', id: idOf(question), choices, minSelections: bound(question.minSelections), maxSelections: bound(question.maxSelections) } as QuestionInput;
+}

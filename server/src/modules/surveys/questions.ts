@@ -28,7 +28,7 @@ function assignIds<T extends { id?: string }>(items: readonly T[], prefix: strin
   const taken = new Set<string>();
   items.forEach((item, index) => {
     if (item.id === undefined) return;
-    if (taken.has(item.id)) problems.push({ path: path(index), message: `duplicate ${what} id "${item.id}"`, code: 'duplicate_id' });
+    if (taken.has(item.id)) problems.push({ path: path(index), message: `duplicate ${what} id "${item.id}"`, code: 'duplicate' });
     taken.add(item.id);
   });
   let next = 1;
