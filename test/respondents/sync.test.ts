@@ -227,7 +227,7 @@ describe('jobs', () => {
     expect(malformed.response.status).toBe(404);
   });
 
-  it('checks the request as a whole: mode, array, size, objects; and the scope', async () => {
+  it('checks the envelope as a whole: mode, array, size; and the scope (a record that is not an object is its own error)', async () => {
     const { liveKey, organizationId } = await t.createTenant();
     const client = t.client(liveKey);
     const post = (body: unknown) => client.POST('/api/v1/respondents/sync', { body: body as never });
@@ -236,13 +236,15 @@ describe('jobs', () => {
       { mode: 'merge', respondents: [{ externalId: 'E-1', email: 'a@example.com' }] },
       { mode: 'upsert', respondents: { externalId: 'E-1' } },
       { mode: 'upsert', respondents: [] },
-      { mode: 'upsert', respondents: ['E-1'] },
       { mode: 'upsert', respondents: Array.from({ length: 100_001 }, () => ({})) },
     ]) {
       const response = await post(body);
       expect(response.response.status).toBe(400);
       expect(response.error?.error.code).toBe('validation_failed');
     }
+    const notAnObject = await sync(client, 'upsert', ['E-1', { externalId: 'E-2', email: 'b@example.com' }]);
+    expect(notAnObject.job.stats).toMatchObject({ created: 1, errors: 1 });
+    expect(notAnObject.job.errors).toEqual([{ index: 0, externalId: null, code: 'type', message: 'must be object' }]);
     const reader = t.client((await t.createKey(organizationId, { scopes: ['respondents:read', 'respondents:write'] })).key);
     const denied = await reader.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'a@example.com' }] } });
     expect(denied.response.status).toBe(403);

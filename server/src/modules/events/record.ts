@@ -50,6 +50,15 @@ export interface NewEvent<T extends EventType = EventType> {
  * (see surveys' `submitResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The
  * statement must read `event_wake` (e.g. `(select count(*) from event_wake)`) for the wake-up to be sent.
  * `data`: the event's data as SQL, when the statement itself decides part of it (else `event.data`).
+ *
+ * Deliveries go only to webhooks that exist when the transaction commits: the fan-out locks the webhook rows it
+ * reads (`FOR KEY SHARE`, the lock the foreign key's own check takes, so no new conflict) as it reads them. Reading
+ * them in the same statement is not enough under READ COMMITTED: the statement's snapshot can still show a webhook
+ * whose deletion commits before the foreign key is checked at the statement's end, and the insert then failed
+ * (`webhook_deliveries_webhook`, a 500 of the change that recorded the event). With the lock, a deletion in
+ * progress makes the fan-out wait and then skip the deleted row (PostgreSQL re-reads a locked row's latest
+ * version, and a deleted one drops out), and a deletion that comes later waits for this transaction, whose
+ * deliveries its cascade then removes. Disabling or editing a webhook takes no conflicting lock.
  */
 export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<T>, onlyIf?: string, data?: RawBuilder<unknown>) {
   const gate = onlyIf ? sql` where exists (select 1 from ${sql.table(onlyIf)})` : sql``;
@@ -64,6 +73,7 @@ export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<
       from event_row e
       join webhooks w on w.organization_id = e.organization_id and w.environment = e.environment
       where w.enabled and e.type <> 'webhook.test' and (w.events @> array[e.type]::text[] or w.events @> array['*']::text[])
+      for key share of w
       returning id
     ), event_wake as (
       select pg_notify(${deliveryWakeChannel}, '') from (select 1 from event_deliveries limit 1) queued
@@ -82,7 +92,10 @@ export async function recordEvent<T extends EventType>(tx: DbOrTx, tenant: Tenan
   return { id, type, createdAt: rows[0]!.created_at.toISOString(), data };
 }
 
-/** Pending first attempts of one event to these webhooks; the dispatchers wake up when `tx` commits. */
+/**
+ * Pending first attempts of one event to these webhooks; the dispatchers wake up when `tx` commits. The caller
+ * holds each webhook's row lock (test sends and redeliveries lock it first), so none is deleted under the insert.
+ */
 export async function queueDeliveries(
   tx: DbOrTx,
   tenant: Tenant,

@@ -73,7 +73,7 @@ function describe(error: ErrorObject): RecordProblem {
   let path = error.instancePath;
   if (error.keyword === 'required') path += `/${token(params.missingProperty)}`;
   if (error.keyword === 'additionalProperties') path += `/${token(params.additionalProperty)}`;
-  if (error.keyword === 'propertyNames') path += `/${token(params.propertyName)}`;
+  // A member name breaking `propertyNames` is reported at its object, as the request validator reports it.
   const code = codeOf({ errorCode: error.keyword, message: error.message });
   return { path: path === '' ? undefined : path, message: (error.message ?? 'is invalid').slice(0, 1000), code };
 }
@@ -109,13 +109,17 @@ function schemaProblems(record: unknown): RecordProblem[] {
  * sync record, in the order PUT's 400 lists them: a record nested too deep is answered with the walk's problems
  * alone (as the request path answers such a body at once); otherwise the schema's problems (the contract's
  * `RespondentUpsert`, externalId required, with the service's date rules), where a walk's problem at the same
- * place replaces the schema's (it is the more precise one, as in the error handler), then the walk's. Paths are
- * JSON pointers inside the record.
+ * place replaces the schema's (it is the more precise one, as in the error handler), then the walk's; a problem
+ * is listed once per place and code. Paths are JSON pointers inside the record.
  */
 export function recordProblems(record: unknown): RecordProblem[] {
   const carried = carriedProblems(record);
   if (carried.some((problem) => problem.code === 'too_deep')) return carried;
-  const problems = schemaProblems(record).filter((problem) => !carried.some((early) => early.path !== undefined && early.path === problem.path));
+  const problems: RecordProblem[] = [];
+  for (const problem of schemaProblems(record)) {
+    if (carried.some((early) => early.path !== undefined && early.path === problem.path)) continue;
+    if (!problems.some((p) => p.path === problem.path && p.code === problem.code)) problems.push(problem);
+  }
   for (const early of carried) if (!problems.some((p) => p.path === early.path && p.code === early.code)) problems.push(early);
   return problems;
 }

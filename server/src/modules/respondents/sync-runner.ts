@@ -207,32 +207,41 @@ async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecor
   await conn.transaction().execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
 }
 
+/**
+ * replace: one transaction. While it is open it holds row locks that API requests wait on (a PUT or DELETE of a
+ * respondent it has written), so everything it needs besides its own connection — reading the next batch,
+ * publishing progress — goes through a connection reserved before the transaction starts, never the shared
+ * pool: with every pool connection taken by requests waiting for those locks, it would wait for the pool
+ * forever, and they for it (no database deadlock to detect, just a hang).
+ */
 async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfJob(job);
   const counts = emptyCounts();
-  await conn.transaction().execute(async (tx) => {
-    await createKeptIdsTable(tx);
-    let valid = 0;
-    const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
-    for await (const { size, outcome } of batchesOf(services, job, all)) {
-      const written = await apply(tx, tenant, job, outcome.rows);
-      await addKeptIds(tx, outcome.rows.map((r) => r.externalId));
-      valid += outcome.rows.length;
-      tally(counts, job, size, outcome, written);
-      // Progress (on another connection) moves while the writes stay invisible until the one commit.
-      await saveCounts(services.db, job.id, { ...counts, processedBatches: 0 });
-    }
-    if (valid === 0) {
-      // Nothing was written (no valid record): failing here deletes nothing.
-      return finish(tx, services, job, counts, {
-        status: 'failed',
-        failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
-      }, watchdogId);
-    }
-    counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
-    counts.processedBatches = batchCountOf(job);
-    return finish(tx, services, job, counts, { status: 'completed', failureReason: null }, watchdogId);
-  });
+  await services.db.connection().execute((side) =>
+    conn.transaction().execute(async (tx) => {
+      await createKeptIdsTable(tx);
+      let valid = 0;
+      const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
+      for await (const { size, outcome } of batchesOf({ ...services, db: side }, job, all)) {
+        const written = await apply(tx, tenant, job, outcome.rows);
+        await addKeptIds(tx, outcome.rows.map((r) => r.externalId));
+        valid += outcome.rows.length;
+        tally(counts, job, size, outcome, written);
+        // Progress (on the side connection) moves while the writes stay invisible until the one commit.
+        await saveCounts(side, job.id, { ...counts, processedBatches: 0 });
+      }
+      if (valid === 0) {
+        // Nothing was written (no valid record): failing here deletes nothing.
+        return finish(tx, services, job, counts, {
+          status: 'failed',
+          failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
+        }, watchdogId);
+      }
+      counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
+      counts.processedBatches = batchCountOf(job);
+      return finish(tx, services, job, counts, { status: 'completed', failureReason: null }, watchdogId);
+    }),
+  );
 }
 
 const lockKey = (jobId: string) => sql`hashtextextended(${`respondents.sync.job:${jobId}`}, 0)`;

@@ -1,0 +1,130 @@
+/**
+ * An event's fan-out into deliveries while its webhooks are being deleted: a delivery is created only for a
+ * webhook that still exists when the event's transaction commits, and the change that records the event never
+ * fails for it (it was a foreign-key violation on `webhook_deliveries_webhook`, a 500 of launchSurvey). Real
+ * HTTP through the SDK, with a deletion held open in its own transaction to make the race certain, then many
+ * launches, pauses and submissions while webhooks are created and deleted.
+ */
+import { sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteWebhook } from '../../server/src/modules/webhooks/repository.js';
+import { startTestService, type TestService } from '../helpers/service.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { startReceiver, type Receiver } from './receiver.js';
+
+type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
+
+let t: TestService;
+let receiver: Receiver;
+beforeAll(async () => {
+  t = await startTestService();
+  receiver = await startReceiver();
+});
+afterAll(async () => {
+  await t?.close();
+  await receiver?.close();
+});
+
+async function subscribe(client: Client, path: string): Promise<string> {
+  const { data, response } = await client.POST('/api/v1/webhooks', { body: { url: receiver.url(path), events: ['*'] } });
+  expect(response.status).toBe(201);
+  return data!.data.id;
+}
+
+async function draftSurvey(client: Client): Promise<string> {
+  const { data } = await client.POST('/api/v1/surveys', { body: surveyBody() });
+  return data!.data.id;
+}
+
+/** Deliveries whose webhook does not exist (the foreign key forbids them; counted to be sure). */
+async function orphans(): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    select count(*)::int as n from webhook_deliveries d
+    where not exists (select 1 from webhooks w where w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id)`.execute(t.db);
+  return rows[0]!.n;
+}
+
+/** Until a backend of this database waits for a lock with a statement matching `pattern`. */
+async function untilWaitingOnLock(pattern: RegExp, timeoutMs = 20_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    const { rows } = await sql<{ query: string }>`
+      select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
+    if (rows.some((row) => pattern.test(row.query))) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`no statement matching ${pattern} waited for a lock`);
+}
+
+describe('fan-out while a webhook is deleted', () => {
+  it('a launch whose event meets a deletion committing meanwhile succeeds, with deliveries only to the webhooks left', async () => {
+    const { live, organizationId } = await tenantWithRaisedLimits(t);
+    const doomed = await subscribe(live, '/doomed');
+    const kept = await subscribe(live, '/kept');
+    const surveyId = await draftSurvey(live);
+
+    // The deletion takes the webhook's row lock and waits, uncommitted, while the launch records its event.
+    let commitDeletion!: () => void;
+    let deleted!: () => void;
+    const released = new Promise<void>((resolve) => (commitDeletion = resolve));
+    const deletedUncommitted = new Promise<void>((resolve) => (deleted = resolve));
+    const deletion = t.db.transaction().execute(async (tx) => {
+      expect(await deleteWebhook(tx, { organizationId, environment: 'LIVE' }, doomed)).toBe(true);
+      deleted();
+      await released;
+    });
+    await deletedUncommitted;
+    const launch = live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
+    await untilWaitingOnLock(/webhook/i);
+    commitDeletion();
+    await deletion;
+
+    const launched = await launch;
+    expect(launched.response.status, JSON.stringify(launched.error)).toBe(200);
+    const queued = await t.db
+      .selectFrom('webhook_deliveries')
+      .select(['webhook_id', 'event_type'])
+      .where('organization_id', '=', organizationId)
+      .where('event_type', '=', 'survey.launched')
+      .execute();
+    expect(queued).toEqual([{ webhook_id: kept, event_type: 'survey.launched' }]);
+    expect(await orphans()).toBe(0);
+  });
+
+  it('many launches, pauses and submissions while webhooks are created and deleted: no 5xx, no orphan, every event recorded', async () => {
+    const { live, organizationId } = await tenantWithRaisedLimits(t);
+    const surveys = await Promise.all(Array.from({ length: 6 }, () => draftSurvey(live)));
+    const statuses: number[] = [];
+    let running = true;
+
+    // Webhooks come and go the whole time.
+    const churn = (async () => {
+      let i = 0;
+      while (running) {
+        const ids = await Promise.all(Array.from({ length: 4 }, () => subscribe(live, `/churn/${i++}`)));
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        const deleted = await Promise.all(ids.map((id) => live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })));
+        statuses.push(...deleted.map((d) => d.response.status));
+      }
+    })();
+
+    for (let round = 0; round < 6; round++) {
+      const launches = await Promise.all(surveys.map((id) => live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id } } })));
+      statuses.push(...launches.map((l) => l.response.status));
+      const submissions = await Promise.all(
+        surveys.flatMap((id) => Array.from({ length: 3 }, () => live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { answers: validAnswers } }))),
+      );
+      statuses.push(...submissions.map((s) => s.response.status));
+      const pauses = await Promise.all(surveys.map((id) => live.POST('/api/v1/surveys/{id}/pause', { params: { path: { id } } })));
+      statuses.push(...pauses.map((p) => p.response.status));
+    }
+    running = false;
+    await churn;
+
+    expect(statuses.filter((s) => s >= 500)).toEqual([]);
+    expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
+    expect(await orphans()).toBe(0);
+    const events = await t.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
+    expect(Number(events.n)).toBe(6 * (6 + 18 + 6));
+  });
+});
