@@ -23,7 +23,6 @@
  *   jsonb_array_elements, count, avg, stddev_samp, percentile_cont — what one would write without the copy (run
  *   BENCH_RAW_ROUNDS times, default 1: it is slow; 0 skips it).
  */
-import { spawn } from 'node:child_process';
 import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,7 +30,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
+import { benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
@@ -41,7 +40,6 @@ const scanRounds = Number(process.env.BENCH_SCAN_ROUNDS ?? 5);
 /** Untimed requests before the timed ones, so that the service's and the client's code is compiled (steady state). */
 const warmup = Number(process.env.BENCH_WARMUP ?? 200);
 const rawRounds = Number(process.env.BENCH_RAW_ROUNDS ?? 1);
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 const questions = [
   { id: 'q_nps', type: 'nps', text: 'How likely are you to recommend working here?' },
@@ -50,30 +48,6 @@ const questions = [
   { id: 'q_perks', type: 'multiple_choice', text: 'Which benefits matter?', required: false, maxSelections: 3, choices: [{ id: 'c_1', label: 'Learning' }, { id: 'c_2', label: 'Flex' }, { id: 'c_3', label: 'Health' }, { id: 'c_4', label: 'Leave' }] },
   { id: 'q_text', type: 'text', text: 'What should we change?', required: false },
 ];
-
-/** Times `rounds` sequential HTTP GETs from a child process; returns the latencies in ms. */
-function httpLatencies(url: string, key: string, count: number): Promise<number[]> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/bench/analytics-client.ts')], {
-      cwd: root,
-      env: { ...process.env, BENCH_URL: url, BENCH_KEY: key, BENCH_COUNT: String(count), BENCH_WARMUP: String(warmup) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`client exited with ${code}: ${out}`))));
-  });
-}
-
-async function sqlLatencies(client: pg.Client, count: number, queries: string[], params: unknown[][]): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < count; i++) {
-    const start = performance.now();
-    for (let q = 0; q < queries.length; q++) await client.query(queries[q]!, params[q]);
-    times.push(performance.now() - start);
-  }
-  return times;
-}
 
 /** Responses for `surveyId` by respondents `E-<g>`, spread over 30 days, answers correlated. */
 function insertResponses(surveyId: string, organizationId: string, idSuffix: string, count: number) {
@@ -218,12 +192,12 @@ export async function run(): Promise<void> {
     const rows: Row[] = [];
     /** `counts`: the SQL reading what the service reads; `computed`: the same figures computed in SQL; `scan`: from every response. */
     const measure = async (name: string, url: string, counts: Queries, computed?: Queries, scan?: Queries) => {
-      await httpLatencies(url, key, 1); // warm-up of the service (the client also warms up its own connection)
+      await httpLatencies(url, key, 1, warmup); // warm-up of the service (the client also warms up its own connection)
       for (const queries of [counts, computed, scan]) if (queries) await sqlLatencies(client, 1, ...queries); // and of the baselines
       const baseline = await sqlLatencies(client, rounds, ...counts);
       const figured = computed ? await sqlLatencies(client, rounds, ...computed) : undefined;
       const scanned = scan ? await sqlLatencies(client, scanRounds, ...scan) : undefined;
-      const times = await httpLatencies(url, key, rounds);
+      const times = await httpLatencies(url, key, rounds, warmup);
       rows.push({ name, times, baseline, computed: figured, scan: scanned });
       console.log(`${name}: service p50 ${median(times).toFixed(1)} ms, SQL reading the counts p50 ${median(baseline).toFixed(1)} ms${figured ? `, SQL computing the figures p50 ${median(figured).toFixed(1)} ms` : ''}${scanned ? `, full scan p50 ${median(scanned).toFixed(0)} ms` : ''}`);
     };
@@ -242,7 +216,7 @@ export async function run(): Promise<void> {
       undefined,
       [[dailyCounts, departmentScan, smartCorrelations], [smartScope, smartScope, smartScope]],
     );
-    const me = await httpLatencies(`${service.url}/api/v1/me`, key, rounds);
+    const me = await httpLatencies(`${service.url}/api/v1/me`, key, rounds, warmup);
     const raw = rawRounds > 0 ? await sqlLatencies(client, rawRounds, [rawStatic, rawDaily], [scope, scope]) : [];
     if (raw.length > 0) console.log(`hand-written SQL over responses.answers: p50 ${median(raw).toFixed(0)} ms`);
 

@@ -9,6 +9,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   exports: () => import('./exports.js'),
   analytics: () => import('./analytics.js'),
   'analytics-writes': () => import('./analytics-writes.js'),
+  'analytics-as-asked': () => import('./analytics-as-asked.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   ai: () => import('./ai.js'),

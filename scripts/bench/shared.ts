@@ -115,3 +115,27 @@ export async function startWorkerProcess(databaseUrl: string, options: { env?: R
     },
   };
 }
+
+/** Times `rounds` sequential HTTP GETs from a child process; returns the latencies in ms. */
+export function httpLatencies(url: string, key: string, count: number, warmup: number): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/bench/analytics-client.ts')], {
+      cwd: root,
+      env: { ...process.env, BENCH_URL: url, BENCH_KEY: key, BENCH_COUNT: String(count), BENCH_WARMUP: String(warmup) },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`client exited with ${code}: ${out}`))));
+  });
+}
+
+export async function sqlLatencies(client: pg.Client, count: number, queries: string[], params: unknown[][]): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < count; i++) {
+    const start = performance.now();
+    for (let q = 0; q < queries.length; q++) await client.query(queries[q]!, params[q]);
+    times.push(performance.now() - start);
+  }
+  return times;
+}
