@@ -1,5 +1,5 @@
 /**
- * Request-path benchmark (issue 10): the whole pipeline — routing, key (cached), both rate-limit windows,
+ * Request-path benchmark: the whole pipeline — routing, key (cached), both rate-limit windows,
  * validation, handler, database — for an authenticated list (20 surveys) and a response submission, against a
  * bare Express route serving the same 20-survey envelope from memory. The service runs as `npm start` does
  * (server/src/main.ts, in child processes: API_PROCESSES=1, then 2), the bare route in a child process too, and

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 7: a spec-driven fuzz suite. For every operation of the bundled document, seeded requests
+ * A spec-driven fuzz suite. For every operation of the bundled document, seeded requests
  * (valid ones and mutations, see requests.ts) go over real HTTP to the real service on a real PostgreSQL, with
  * response validation on. Every answer must be: not a 5xx (501 only where the operation documents it), a
  * status the operation documents, and a body valid against that status's schema (Ajv over the document).

@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 8: API_PROCESSES=2 runs two API processes on one port (node:cluster), and the per-process key
+ * API_PROCESSES=2 runs two API processes on one port (node:cluster), and the per-process key
  * cache stays correct across them: a key revoked through one process is refused by every process at once.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';

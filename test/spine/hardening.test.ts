@@ -1,5 +1,5 @@
 /**
- * Issue 10, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and authentication
+ * The request path's hardening, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and authentication
  * agree for every spelling of every path; no input gives a 5xx; one 400 lists every problem with codes;
  * protocol edges (405 + Allow, 415, duplicate Authorization, failed-auth throttle, documented statuses, the
  * access log). Every answer here is checked against the contract (status documented, body valid).

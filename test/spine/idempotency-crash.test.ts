@@ -1,5 +1,5 @@
 /**
- * Issue 10 item 3: an Idempotency-Key survives a crash. The service runs as a child process; a response
+ * An Idempotency-Key survives a crash. The service runs as a child process; a response
  * submission with a key is held inside its transaction (the test locks the survey row it must update), a
  * duplicate meanwhile gets 409 idempotency_in_progress even after the lease has lapsed (the original still
  * holds its row), then the process is SIGKILLed mid-request. PostgreSQL rolls the write back; after the lease

@@ -58,7 +58,7 @@ export interface IdempotencyKeysTable {
   response_status: number | null;
   response_body: unknown;
   created_at: CreatedAt;
-  /** The request that holds a running key, and until when (issue 10's lease). */
+  /** The request that holds a running key, and until when (the idempotency lease). */
   lease_owner: string | null;
   lease_expires_at: Date | null;
 }

@@ -2,7 +2,7 @@
  * `Idempotency-Key` on POST, Stripe's way: the first request with a key runs and its answer is kept for 24 hours;
  * a retry with the same key and body gets that answer again; another body gets 409 idempotency_conflict.
  *
- * Crash safety (issue 10): the request runs in ONE transaction with the key's row (db/pinned.ts): the handler's
+ * Crash safety: the request runs in ONE transaction with the key's row (db/pinned.ts): the handler's
  * writes and the stored answer commit together, or — if the process dies — PostgreSQL rolls both back. The row
  * is claimed first (committed, `running`, with a lease); the transaction then locks it for as long as the
  * handler runs. A duplicate that finds the row `running`:

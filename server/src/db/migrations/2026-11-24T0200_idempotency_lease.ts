@@ -1,5 +1,5 @@
 /**
- * Request-path hardening (issue 10). Frozen: later changes go into new files.
+ * Request-path hardening: crash-safe idempotency and key-change notifications. Frozen: later changes go into new files.
  *
  * 1. Idempotency lease: a running row names its owner and how long its claim holds. A retry may take a
  *    running key over once the lease has lapsed and no transaction holds the row (the owner crashed).

@@ -1,5 +1,5 @@
 /**
- * A submission in one statement, with no row that every submission must wait on (issue 10, speed). Frozen:
+ * A submission in one statement, with no row that every submission must wait on (speed of the submit path). Frozen:
  * later changes go into new files.
  *
  * 1. `survey_response_counts`: append-only deltas of each survey's response count (+1 per response stored, −1

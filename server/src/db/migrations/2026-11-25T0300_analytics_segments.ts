@@ -1,5 +1,5 @@
 /**
- * Exact per-segment analytics counts (issue 14, speed of breakdowns). Frozen: later changes go into new files.
+ * Exact per-segment analytics counts (speed of breakdowns). Frozen: later changes go into new files.
  *
  * `analytics_segment_cells`: for each survey, respondent field, field value and UTC day, how many responses carry
  * each cell code (the encoding of 2026-11-24T0600_analytics; code −1: the responses themselves). Fields: the
