@@ -5,6 +5,7 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { round } from '../../server/src/modules/analytics/statistics.js';
 import { suppressedGroups } from '../../server/src/modules/analytics/suppression.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { generate, type Generated } from './fixtures.js';
@@ -30,6 +31,21 @@ describe('suppressedGroups', () => {
     expect([...suppressedGroups([{ respondents: 40 }, { respondents: 7 }, { respondents: 2 }, { respondents: 9 }], 5)].sort()).toEqual([1, 2]);
     expect([...suppressedGroups([{ respondents: 40 }, { respondents: 3 }, { respondents: 2 }], 5)].sort()).toEqual([1, 2]);
     expect([...suppressedGroups([{ respondents: 3 }], 5)]).toEqual([0]);
+  });
+
+  it('breaks ties between equally small groups by value, whatever order the groups come in', () => {
+    const groups = [{ respondents: 40, value: 'Sales' }, { respondents: 2, value: 'Legal' }, { respondents: 6, value: 'Ops' }, { respondents: 6, value: 'Finance' }];
+    const hiddenValues = (order: typeof groups) => [...suppressedGroups(order, 5)].map((i) => order[i]!.value).sort();
+    // Legal alone (2) would be the total minus the rest: one of the two groups of 6 goes with it — always Finance.
+    expect(hiddenValues(groups)).toEqual(['Finance', 'Legal']);
+    expect(hiddenValues([...groups].reverse())).toEqual(['Finance', 'Legal']);
+  });
+});
+
+describe('round', () => {
+  it('rounds half away from zero, negative figures as positive ones', () => {
+    expect([round(93.75, 1), round(-93.75, 1), round(-0.04, 1), round(2.5, 0), round(-2.5, 0)]).toEqual([93.8, -93.8, 0, 3, -3]);
+    expect(Object.is(round(-0.04, 1), -0)).toBe(false);
   });
 });
 

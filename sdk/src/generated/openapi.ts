@@ -3460,7 +3460,9 @@ export interface components {
             sentAt: string | null;
             /**
              * Format: date-time
-             * @description When the recipient responded through the link; `null` before.
+             * @description When the recipient responded (through the link, or through the API for this distribution); `null` before, and
+             *     always `null` in an anonymous survey, where the time would tie the anonymous answer to its person (`status`
+             *     still says `responded`).
              */
             respondedAt: string | null;
             /**

@@ -134,7 +134,7 @@ export async function participationOf(db: Db, context: Context): Promise<Partici
   const rows = await repository.participation(db, context.scope, context.recipientFilter);
   const whole = rows.find((row) => row.whole) ?? { invited: 0, responded: 0 };
   const groups = rows.filter((row) => !row.whole);
-  const hidden = suppressedGroups(groups.map((row) => ({ respondents: row.invited })), context.threshold);
+  const hidden = suppressedGroups(groups.map((row) => ({ respondents: row.invited, value: row.segment })), context.threshold);
   const rate = (responded: number, invited: number) => (invited === 0 ? null : round(responded / invited, 3));
   const segments = orderGroups(groups.map((row, index) => ({ ...row, value: row.segment, responses: row.invited, suppressed: hidden.has(index) }))).map((row) =>
     row.suppressed

@@ -13,9 +13,10 @@ export type Histogram = Map<number, number>;
 export const ANSWERED_MARK = 99999;
 export const CELL_BASE = 100000;
 
+/** Half away from zero, the same for negative figures as for positive ones (Math.round takes −0.5 up to −0). */
 export const round = (value: number, decimals: number) => {
   const factor = 10 ** decimals;
-  return Math.round((value + Math.sign(value) * Number.EPSILON) * factor) / factor;
+  return Math.sign(value) * (Math.round((Math.abs(value) + Number.EPSILON) * factor) / factor) || 0;
 };
 
 export function countOf(histogram: Histogram): number {

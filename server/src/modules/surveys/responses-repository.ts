@@ -67,6 +67,9 @@ export async function storeResponse(
   const linkOpen = channel.kind === 'personal' ? sql`exists (select 1 from recipient where status <> 'responded')` : sql`true`;
   // The recipient this response answers: the link's own, else the respondent named in the distribution found.
   const answeredBy = channel.kind === 'personal' ? sql`(select external_id from recipient)` : sql`${response.respondentExternalId}::text`;
+  // An answer without identity (an anonymous survey's link) must not be tied back to its recipient: no response
+  // id and no time on the recipient row, whose `responded_at` would otherwise equal the response's `submittedAt`.
+  const identified = response.respondentExternalId !== null;
   const eventData = sql`${JSON.stringify(event.data)}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored))`;
   const { rows } = await sql<{ active: string; stored: string; used: string; distribution_id: string | null; woken: string }>`
     with active as (
@@ -83,7 +86,8 @@ export async function storeResponse(
       on conflict (survey_id, dedupe_key) where dedupe_key is not null do nothing
       returning id, distribution_id
     ), answered as (
-      update distribution_recipients dr set status = 'responded', responded_at = ${response.submittedAt}, response_id = s.id
+      update distribution_recipients dr set status = 'responded',
+        responded_at = ${identified ? response.submittedAt : null}::timestamptz, response_id = ${identified ? sql`s.id` : sql`null`}
       from stored s
       where dr.organization_id = ${org} and dr.environment = ${env} and dr.distribution_id = s.distribution_id
         and dr.external_id = ${answeredBy} and dr.status <> 'responded'
