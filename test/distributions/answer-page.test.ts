@@ -116,7 +116,10 @@ describe('GET and POST /s/{token}', () => {
     expect((await fetch(recipient!.link, form(validForm))).status).toBe(200);
     const [response] = await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }));
     expect(response).toMatchObject({ respondentExternalId: null, distributionId: d.id });
-    expect((await allRecipients(live, surveyId, d.id))[0]!.status).toBe('responded');
+    // Nothing ties the anonymous answer back to its person: no time on the recipient, no response id stored.
+    expect((await allRecipients(live, surveyId, d.id))[0]).toMatchObject({ status: 'responded', respondedAt: null });
+    const stored = await sql<{ response_id: string | null; responded_at: Date | null }>`select response_id, responded_at from distribution_recipients where distribution_id = ${d.id}`.execute(t.db);
+    expect(stored.rows).toEqual([{ response_id: null, responded_at: null }]);
   });
 
   it('an embed token accepts one answer per browser (cookie), without identity', async () => {
