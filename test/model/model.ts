@@ -1,0 +1,425 @@
+/**
+ * The model of the data path: what the product promises, written down independently of the server's code.
+ *
+ * - Every response is segmented by its respondent as they were when asked: the snapshot of the distribution it
+ *   answers, else the respondent's record when it was stored, else nobody (the `null` group). Nothing later moves it.
+ * - The distribution a response answers: the answer page's; for an API submission naming a respondent, the latest
+ *   distribution of the survey that reached them (recipient sent or responded, sent before); else none.
+ * - Static analytics: exact figures over the responses in scope, the anonymity threshold on the whole result and
+ *   on every group, with the subtraction guard.
+ * - Exports: a full export holds every response acknowledged before it and not deleted; an increment what was
+ *   acknowledged since the export it continues; the deletions lists likewise.
+ *
+ * Pure functions over plain data: the commands (commands.ts) keep the model up to date and compare.
+ */
+
+export const DEPARTMENTS = ['Eng', 'Ops', 'Sales'] as const;
+export type Dept = string | null;
+
+/** The population of one run: P-00 … P-11; P-11's address bounces at the SMTP server. */
+export const POPULATION = 12;
+export const BOUNCING_PERSON = 11;
+export const personId = (i: number) => `P-${String(i).padStart(2, '0')}`;
+/** Respondent ids that never exist as respondents. */
+export const strangerId = (i: number) => `X-${i}`;
+
+export const QUESTIONS = [
+  { id: 'nps', type: 'nps', text: 'How likely are you to recommend us?', required: false },
+  { id: 'rating', type: 'rating', text: 'I have the tools I need.', required: false },
+] as const;
+export const RATING_MIN = 1;
+export const RATING_MAX = 5;
+
+/** A respondent as analytics sees them for one response (frozen when asked). */
+export interface Subject {
+  department: Dept;
+}
+
+export interface MPerson {
+  externalId: string;
+  email: string;
+  /** The current record (only the department varies), or null when there is none. */
+  record: { department: Dept } | null;
+}
+
+export type SurveyStatus = 'draft' | 'active' | 'paused' | 'closed';
+
+export interface MSurvey {
+  /** Creation order in the run (s0, s1, …). */
+  index: number;
+  id: string;
+  status: SurveyStatus;
+  allowMultiple: boolean;
+  anonymous: boolean;
+  distributions: MDistribution[];
+  exports: MExport[];
+}
+
+export interface MRecipient {
+  externalId: string;
+  email: string;
+  /** The snapshot taken at the send. */
+  department: Dept;
+  status: 'sent' | 'responded' | 'bounced';
+  /** Model time of the send when it reached the person (sent_at), else null (bounced). */
+  reachedAt: number | null;
+  link: string;
+}
+
+export interface MDistribution {
+  index: number;
+  id: string;
+  survey: MSurvey;
+  method: 'link' | 'email';
+  /** By respondent id. */
+  recipients: Map<string, MRecipient>;
+}
+
+export interface MExport {
+  id: string;
+  /** Model time of the request: responses acknowledged before are in it (or in its chain's earlier exports). */
+  at: number;
+  base: MExport | null;
+}
+
+export interface MResponse {
+  id: string;
+  survey: MSurvey;
+  respondent: string | null;
+  nps: number | null;
+  rating: number | null;
+  distributionId: string | null;
+  subject: Subject | null;
+  submittedAt: string;
+  channel: 'api' | 'link';
+  /** Model time of the acknowledgement. */
+  acked: number;
+  /** Model time of the deletion, or null. */
+  deleted: number | null;
+}
+
+export interface Model {
+  /** Distinguishes this run's e-mail addresses at the shared SMTP server. */
+  tag: string;
+  threshold: number;
+  people: MPerson[];
+  surveys: MSurvey[];
+  responses: MResponse[];
+  /** Model time: every acknowledged write takes the next tick. */
+  clock: number;
+}
+
+export const tick = (m: Model) => ++m.clock;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Filters on the department (the targeting language's rules for a text field)
+
+export type DeptFilter =
+  | { operator: 'equals'; value: string }
+  | { operator: 'in'; value: string[] }
+  | { operator: 'contains'; value: string }
+  | { operator: 'gte' | 'lte'; value: string }
+  | { operator: 'exists'; value: boolean };
+
+/** Code-point order, as the service's C collation compares text. */
+const codePointCompare = (a: string, b: string) => {
+  const x = [...a].map((c) => c.codePointAt(0)!);
+  const y = [...b].map((c) => c.codePointAt(0)!);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return x[i]! - y[i]!;
+  return x.length - y.length;
+};
+
+/** A respondent without a value never matches equals, in, contains, gte or lte; exists tests for a value. */
+export function matches(filter: DeptFilter, department: Dept): boolean {
+  if (filter.operator === 'exists') return filter.value ? department !== null : department === null;
+  if (department === null) return false;
+  switch (filter.operator) {
+    case 'equals':
+      return department === filter.value;
+    case 'in':
+      return filter.value.includes(department);
+    case 'contains':
+      return department.toLowerCase().includes(filter.value.toLowerCase());
+    case 'gte':
+      return codePointCompare(department, filter.value) >= 0;
+    case 'lte':
+      return codePointCompare(department, filter.value) <= 0;
+  }
+}
+
+export const describeFilter = (f: DeptFilter) => `department ${f.operator} ${JSON.stringify(f.value)}`;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Responses
+
+export const live = (m: Model, survey: MSurvey) => m.responses.filter((r) => r.survey === survey && r.deleted === null);
+
+/** The answers as submitted and as exported: in the survey's question order, unanswered ones left out. */
+export function answersOf(r: { nps: number | null; rating: number | null }) {
+  const answers: { questionId: string; value: number }[] = [];
+  if (r.nps !== null) answers.push({ questionId: 'nps', value: r.nps });
+  if (r.rating !== null) answers.push({ questionId: 'rating', value: r.rating });
+  return answers;
+}
+
+/**
+ * The distribution an API submission by `respondent` answers: the latest of the survey whose recipient row for
+ * them was sent (status sent or responded, with a send time) before now.
+ */
+export function latestReaching(survey: MSurvey, respondent: string): { distribution: MDistribution; recipient: MRecipient } | undefined {
+  let best: { distribution: MDistribution; recipient: MRecipient } | undefined;
+  for (const distribution of survey.distributions) {
+    const recipient = distribution.recipients.get(respondent);
+    if (!recipient || recipient.reachedAt === null || (recipient.status !== 'sent' && recipient.status !== 'responded')) continue;
+    if (!best || recipient.reachedAt > best.recipient.reachedAt!) best = { distribution, recipient };
+  }
+  return best;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Exact arithmetic and rounding: half away from zero, decided on exact rationals (numerator / denominator).
+
+/**
+ * How exact halves are rounded: `away` from zero (the model: −93.75 → −93.8 as 93.75 → 93.8), or `up` towards
+ * +∞ (JavaScript's Math.round: −93.75 → −93.7), only used to name a difference (see commands.ts).
+ */
+export type Halves = 'away' | 'up';
+
+/** round(numerator / denominator, decimals) for integers with denominator > 0, decided exactly. */
+export function roundRational(numerator: number, denominator: number, decimals: number, halves: Halves = 'away'): number {
+  const factor = 10 ** decimals;
+  const scaled = numerator * factor; // exact: small integers
+  if (halves === 'up') return Math.floor((2 * scaled + denominator) / (2 * denominator)) / factor;
+  const magnitude = Math.abs(scaled);
+  // floor((2·|x|·factor + d) / (2d)) = |x|·factor rounded half up
+  const rounded = Math.floor((2 * magnitude + denominator) / (2 * denominator));
+  return (scaled < 0 ? -rounded : rounded) / factor;
+}
+
+/** For irrational figures (a square root): the nearest, half away from zero. */
+function roundReal(value: number, decimals: number): number {
+  const factor = 10 ** decimals;
+  const rounded = Math.round(Math.abs(value) * factor) / factor;
+  return value < 0 ? -rounded : rounded;
+}
+
+export function npsStats(values: number[], halves: Halves = 'away') {
+  const promoters = values.filter((v) => v >= 9).length;
+  const passives = values.filter((v) => v === 7 || v === 8).length;
+  const detractors = values.filter((v) => v <= 6).length;
+  const n = values.length;
+  let marginOfError: number | null = null;
+  if (n > 0) {
+    const p = promoters / n;
+    const d = detractors / n;
+    marginOfError = roundReal(1.96 * 100 * Math.sqrt(Math.max(0, p + d - (p - d) ** 2) / n), 1);
+  }
+  return {
+    questionId: 'nps',
+    text: QUESTIONS[0].text,
+    type: 'nps',
+    answeredCount: n,
+    score: n === 0 ? null : roundRational(100 * (promoters - detractors), n, 1, halves),
+    marginOfError,
+    promoters,
+    passives,
+    detractors,
+    distribution: Array.from({ length: 11 }, (_, value) => ({ value, count: values.filter((v) => v === value).length })),
+  };
+}
+
+export function ratingStats(values: number[]) {
+  const n = values.length;
+  const sum = values.reduce((a, b) => a + b, 0);
+  const sorted = [...values].sort((a, b) => a - b);
+  const median = n === 0 ? null : n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  let standardDeviation: number | null = null;
+  if (n >= 2) {
+    // Σ(x − mean)² = (nΣx² − (Σx)²) / n, exact in integers; the square root last.
+    const squares = values.reduce((a, v) => a + v * v, 0);
+    const variance = (n * squares - sum * sum) / (n * (n - 1));
+    standardDeviation = roundReal(Math.sqrt(variance), 2);
+  }
+  return {
+    questionId: 'rating',
+    text: QUESTIONS[1].text,
+    type: 'rating',
+    answeredCount: n,
+    min: RATING_MIN,
+    max: RATING_MAX,
+    average: n === 0 ? null : roundRational(sum, n, 2),
+    median,
+    standardDeviation,
+    distribution: Array.from({ length: RATING_MAX - RATING_MIN + 1 }, (_, i) => ({ value: RATING_MIN + i, count: values.filter((v) => v === RATING_MIN + i).length })),
+  };
+}
+
+const questionsOf = (responses: MResponse[], halves: Halves = 'away') => [
+  npsStats(
+    responses.flatMap((r) => (r.nps === null ? [] : [r.nps])),
+    halves,
+  ),
+  ratingStats(responses.flatMap((r) => (r.rating === null ? [] : [r.rating]))),
+];
+
+/** Respondents: distinct respondent ids, each response without one counting as its own. */
+export const respondentsOf = (responses: MResponse[]) => new Set(responses.map((r) => r.respondent ?? r.id)).size;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The anonymity rules
+
+/** Group values: null last, else code-unit order. */
+export const byValue = (a: Dept, b: Dept) => (a === b ? 0 : a === null ? 1 : b === null ? -1 : a < b ? -1 : 1);
+
+/**
+ * Which groups are suppressed: those under the threshold; then, while the suppressed ones together hold fewer
+ * respondents than the threshold (and some are suppressed), the smallest shown group too. Among equally small
+ * groups the guard takes the first in `tieOrder`.
+ */
+export function suppressedValues(groups: { value: Dept; respondents: number }[], threshold: number, tieOrder: (a: Dept, b: Dept) => number = byValue): Set<Dept> {
+  const suppressed = new Set<Dept>();
+  let hidden = 0;
+  for (const g of groups) {
+    if (g.respondents < threshold) {
+      suppressed.add(g.value);
+      hidden += g.respondents;
+    }
+  }
+  const shown = groups.filter((g) => !suppressed.has(g.value)).sort((a, b) => a.respondents - b.respondents || tieOrder(a.value, b.value));
+  for (const g of shown) {
+    if (suppressed.size === 0 || hidden >= threshold) break;
+    suppressed.add(g.value);
+    hidden += g.respondents;
+  }
+  return suppressed;
+}
+
+export interface StaticQuery {
+  /** The window on `submittedAt`: from `submittedAfter` (inclusive) to `submittedBefore` (exclusive). */
+  submittedAfter?: string;
+  submittedBefore?: string;
+  segmentBy?: 'department';
+  distributionId?: string;
+  filter?: DeptFilter;
+}
+
+/** An ISO 8601 UTC time as a number (the API writes milliseconds; a query may leave them out). */
+const instant = (iso: string) => new Date(iso).getTime();
+
+const inWindow = (r: MResponse, q: StaticQuery) =>
+  (q.submittedAfter === undefined || instant(r.submittedAt) >= instant(q.submittedAfter)) && (q.submittedBefore === undefined || instant(r.submittedAt) < instant(q.submittedBefore));
+
+/** The responses a static analytics request covers. */
+export function scopeOf(m: Model, survey: MSurvey, q: StaticQuery): MResponse[] {
+  return live(m, survey).filter(
+    (r) =>
+      inWindow(r, q) &&
+      (q.distributionId === undefined || r.distributionId === q.distributionId) &&
+      (q.filter === undefined || (r.subject !== null && matches(q.filter, r.subject.department))),
+  );
+}
+
+/** invitedCount and responseRate: recipients sent to (each person once), responders among them. */
+function participation(m: Model, survey: MSurvey, q: StaticQuery): { invited: number; rate: number | null } | null {
+  if (survey.distributions.length === 0) return null;
+  const invited = new Set<string>();
+  for (const d of survey.distributions) {
+    if (q.distributionId !== undefined && d.id !== q.distributionId) continue;
+    for (const r of d.recipients.values()) {
+      if (r.status !== 'sent' && r.status !== 'responded') continue;
+      if (q.filter !== undefined && !matches(q.filter, r.department)) continue;
+      invited.add(r.externalId);
+    }
+  }
+  // Responded: a response in the window (and to the distribution asked for), whatever the filter.
+  const responses = live(m, survey).filter((r) => inWindow(r, q) && (q.distributionId === undefined || r.distributionId === q.distributionId));
+  const responded = [...invited].filter((id) => responses.some((r) => r.respondent === id)).length;
+  return { invited: invited.size, rate: invited.size === 0 ? null : roundRational(responded, invited.size, 3) };
+}
+
+function daily(responses: MResponse[]) {
+  const days = new Map<string, number>();
+  for (const r of responses) days.set(r.submittedAt.slice(0, 10), (days.get(r.submittedAt.slice(0, 10)) ?? 0) + 1);
+  return [...days].sort(([a], [b]) => (a < b ? -1 : 1)).map(([date, count]) => ({ date, count }));
+}
+
+/**
+ * The expected `StaticAnalytics`, without `generatedAt`. `variant` only serves to name a difference: another
+ * order for ties of the subtraction guard, another rule for exact halves.
+ */
+export function expectedStatic(m: Model, survey: MSurvey, q: StaticQuery, variant: { tieOrder?: (a: Dept, b: Dept) => number; halves?: Halves } = {}) {
+  const tieOrder = variant.tieOrder ?? byValue;
+  const halves = variant.halves ?? 'away';
+  const scope = scopeOf(m, survey, q);
+  const base = {
+    surveyId: survey.id,
+    submittedAfter: q.submittedAfter ?? null,
+    submittedBefore: q.submittedBefore ?? null,
+    distributionId: q.distributionId ?? null,
+    segmentBy: q.segmentBy ?? null,
+    anonymityThreshold: m.threshold,
+  };
+  if (respondentsOf(scope) < m.threshold) {
+    return { ...base, suppressed: true, invitedCount: null, responseRate: null, responseCount: 0, questions: [], daily: [], segments: [] };
+  }
+  const invited = participation(m, survey, q);
+  let segments: unknown[] = [];
+  if (q.segmentBy) {
+    const byGroup = new Map<Dept, MResponse[]>();
+    for (const r of scope) {
+      const value = r.subject?.department ?? null;
+      byGroup.set(value, [...(byGroup.get(value) ?? []), r]);
+    }
+    const groups = [...byGroup].map(([value, responses]) => ({ value, responses, respondents: respondentsOf(responses) }));
+    const hidden = suppressedValues(groups, m.threshold, tieOrder);
+    const shown = groups.filter((g) => !hidden.has(g.value)).sort((a, b) => b.responses.length - a.responses.length || byValue(a.value, b.value));
+    const suppressed = groups.filter((g) => hidden.has(g.value)).sort((a, b) => byValue(a.value, b.value));
+    segments = [
+      ...shown.map((g) => ({ value: g.value, suppressed: false, responseCount: g.responses.length, questions: questionsOf(g.responses, halves) })),
+      ...suppressed.map((g) => ({ value: g.value, suppressed: true, responseCount: null, questions: null })),
+    ];
+  }
+  return {
+    ...base,
+    suppressed: false,
+    invitedCount: invited?.invited ?? null,
+    responseRate: invited?.rate ?? null,
+    responseCount: scope.length,
+    questions: questionsOf(scope, halves),
+    daily: daily(scope),
+    segments,
+  };
+}
+
+/** The groups of a breakdown with their sizes, for messages. */
+export function groupSizes(m: Model, survey: MSurvey, q: StaticQuery): string {
+  const byGroup = new Map<Dept, MResponse[]>();
+  for (const r of scopeOf(m, survey, q)) byGroup.set(r.subject?.department ?? null, [...(byGroup.get(r.subject?.department ?? null) ?? []), r]);
+  return [...byGroup].map(([v, rs]) => `${v ?? 'null'}=${respondentsOf(rs)}`).join(', ');
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Exports
+
+export function exportRecord(r: MResponse) {
+  return { id: r.id, surveyId: r.survey.id, respondentExternalId: r.respondent, distributionId: r.distributionId, answers: answersOf(r), submittedAt: r.submittedAt };
+}
+
+const exportOrder = (a: MResponse, b: MResponse) => (a.submittedAt < b.submittedAt ? -1 : a.submittedAt > b.submittedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+
+/**
+ * What an export requested at model time `at` holds: every response acknowledged before and not deleted (a full
+ * export), or only those acknowledged after `base` was requested (an increment); and the deletions it lists.
+ */
+export function expectedExport(m: Model, survey: MSurvey, at: number, base: MExport | null) {
+  const all = m.responses.filter((r) => r.survey === survey);
+  const records = all
+    .filter((r) => r.acked < at && (r.deleted === null || r.deleted > at) && (base === null || r.acked > base.at))
+    .sort(exportOrder)
+    .map(exportRecord);
+  const deletions = all
+    .filter((r) => r.deleted !== null && r.deleted < at && (base === null || r.deleted > base.at))
+    .map((r) => r.id)
+    .sort();
+  return { records, deletions };
+}
