@@ -2440,7 +2440,7 @@ export interface components {
             surveyId: string;
             /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
             respondentExternalId: string | null;
-            /** @description The distribution whose answer page received the response; `null` for responses submitted through the API. */
+            /** @description The distribution the response answers (its answer page, or for an API submission naming a respondent, the latest distribution of the survey that reached them); `null` when none did — as `Response.distributionId`. */
             distributionId: string | null;
             /** @description The answers to the exported questions, in the survey's question order (empty when none of them was answered). */
             answers: {
