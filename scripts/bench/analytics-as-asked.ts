@@ -20,7 +20,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
+import { benchApi, benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 50_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 50);
@@ -39,11 +39,7 @@ export async function run(): Promise<void> {
   await client.connect();
   try {
     const { organizationId, key } = await benchTenant(service.services.db);
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as { data: { id: string; status?: string } };
-    };
+    const api = benchApi(service.url!, key);
     const surveyId = (await api('POST', '/api/v1/surveys', { title: 'As asked', questions })).data.id;
     await api('POST', `/api/v1/surveys/${surveyId}/launch`);
 

@@ -17,7 +17,7 @@ import { loadConfig, type Config } from '../../server/src/config.js';
 import { down as dropSegmentCounts } from '../../server/src/db/migrations/2026-11-25T0300_analytics_segments.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
+import { benchApi, benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
 
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
 const people = 5000;
@@ -30,11 +30,7 @@ export async function run(): Promise<void> {
   await client.connect();
   try {
     const { organizationId, key } = await benchTenant(service.services.db);
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as { data: { id: string } };
-    };
+    const api = benchApi(service.url!, key);
     const questions = [
       { id: 'q_nps', type: 'nps', text: 'Recommend us?' },
       ...Array.from({ length: 6 }, (_, i) => ({ id: `q_r${i + 1}`, type: 'rating', text: `Rating ${i + 1}`, minLabel: 'No', maxLabel: 'Yes' })),

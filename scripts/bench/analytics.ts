@@ -30,7 +30,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
+import { benchApi, benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
@@ -102,11 +102,7 @@ export async function run(): Promise<void> {
   try {
     const db = service.services.db;
     const { organizationId, key } = await benchTenant(db);
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as { data: { id: string } };
-    };
+    const api = benchApi(service.url!, key);
     const big = (await api('POST', '/api/v1/surveys', { title: 'Benchmark 1M', questions })).data.id;
     const small = (await api('POST', '/api/v1/surveys', { title: 'Benchmark smart', questions })).data.id;
     await api('POST', `/api/v1/surveys/${big}/launch`);

@@ -139,3 +139,12 @@ export async function sqlLatencies(client: pg.Client, count: number, queries: st
   }
   return times;
 }
+
+/** Calls the API at `baseUrl` with `key` (JSON in, the envelope out); any non-2xx answer throws with its body. */
+export function benchApi(baseUrl: string, key: string) {
+  return async (method: string, url: string, body?: unknown) => {
+    const response = await fetch(`${baseUrl}${url}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
+    return (await response.json()) as { data: { id: string; status?: string } };
+  };
+}
