@@ -45,10 +45,7 @@ export function readBody(req: Request, res: Response, next: NextFunction): void 
       throw new ApiError(415, 'unsupported_media_type', 'Send the body as UTF-8 application/json: the only charset accepted is utf-8.');
     }
   }
-  const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
-  const decoder = coding === 'identity' ? undefined : decoders[coding]?.();
-  if (coding !== 'identity' && !decoder) throw new ApiError(415, 'unsupported_media_type', 'Send the body uncompressed, or compressed with gzip, deflate or br.');
-  collect(req, limit, decoder, (error, text) => {
+  readLimitedText(req, limit, (error, text) => {
     if (error) return next(error);
     try {
       req.body = parseJson(text!);
@@ -57,6 +54,18 @@ export function readBody(req: Request, res: Response, next: NextFunction): void 
     }
     next();
   });
+}
+
+/**
+ * The body as text, held to `limit` as sent and as decoded (see `collect`): 415 for a content coding other than
+ * identity, gzip, deflate or br; 413 past the limit, with the rest left unread for a bounded drain. The one reader
+ * of request bodies, for the API's JSON and the answer pages' forms alike.
+ */
+export function readLimitedText(req: Request, limit: number, done: (error: ApiError | undefined, text?: string) => void): void {
+  const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  const decoder = coding === 'identity' ? undefined : decoders[coding]?.();
+  if (coding !== 'identity' && !decoder) return done(new ApiError(415, 'unsupported_media_type', 'Send the body uncompressed, or compressed with gzip, deflate or br.'));
+  collect(req, limit, decoder, done);
 }
 
 /**

@@ -40,6 +40,12 @@ const EMBED_COOKIE = 'ss_answered';
 function sendPage(res: Response, status: number, html: string, frameableBy: readonly string[] = []): void {
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
+  setPageHeaders(res, frameableBy);
+  res.send(html);
+}
+
+/** The headers of every respondent page, whoever sends it. */
+function setPageHeaders(res: Response, frameableBy: readonly string[]): void {
   res.setHeader('Cache-Control', 'no-store');
   // The token is in the URL: it must never leak to another site through Referer.
   res.setHeader('Referrer-Policy', 'no-referrer');
@@ -49,7 +55,6 @@ function sendPage(res: Response, status: number, html: string, frameableBy: read
   res.setHeader('Content-Security-Policy', `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`);
   // X-Frame-Options cannot name several origins; browsers that know CSP ignore it when frame-ancestors is set.
   if (frameableBy.length === 0) res.setHeader('X-Frame-Options', 'DENY');
-  res.send(html);
 }
 
 /** Only an embed distribution's pages (its shared token, or a personal link of it) may be framed, by its origins. */
@@ -159,10 +164,9 @@ async function store(services: Services, found: Exclude<Resolved, { kind: 'unkno
 
 export function answerPages(services: Services): Router {
   const router = express.Router();
+  // Refused before the token is looked up, so no distribution's origins apply: not frameable.
   const form = readForm((res, status) => {
-    res.setHeader('Cache-Control', 'no-store');
-    res.setHeader('X-Frame-Options', 'DENY');
-    res.setHeader('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    setPageHeaders(res, []);
     return status === 413 ? pages.tooLarge() : pages.unsupported();
   });
   const secure = (req: Request) => req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
