@@ -37,7 +37,8 @@ export const defaultDocsOutput = join(root, 'docs', 'dist', 'index.html');
 export function findExternalResources(html: string): string[] {
   const found: string[] = [];
   const absolute = /^\s*(?:https?:)?\/\//i;
-  const attr = (tag: string, name: string) => new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
+  const attr = (tag: string, name: string) =>
+    new RegExp(`\\s${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s>]+))`, 'i').exec(tag);
   const markup = html.replace(/(<script\b[^>]*>)[\s\S]*?<\/script\s*>/gi, '$1</script>');
 
   for (const [tag] of markup.matchAll(/<script\b[^>]*>/gi)) {
@@ -51,7 +52,8 @@ export function findExternalResources(html: string): string[] {
   }
   for (const [, css] of markup.matchAll(/<style\b[^>]*>([\s\S]*?)<\/style\s*>/gi)) {
     for (const [rule] of css!.matchAll(/@import\s+[^;]+;?/gi)) found.push(`css ${rule.trim()}`);
-    for (const [, , url] of css!.matchAll(/url\(\s*(['"]?)((?:https?:)?\/\/[^'")\s]+)\1\s*\)/gi)) found.push(`css url(${url})`);
+    for (const [, , url] of css!.matchAll(/url\(\s*(['"]?)((?:https?:)?\/\/[^'")\s]+)\1\s*\)/gi))
+      found.push(`css url(${url})`);
   }
   return found;
 }

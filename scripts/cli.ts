@@ -10,7 +10,13 @@ import { migrateToLatest } from '../server/src/db/migrate.js';
 import type { Environment, Plan } from '../server/src/db/schema.js';
 import { insertKey, listKeys, revokeKeyById } from '../server/src/modules/api-keys/repository.js';
 import { toApiKey } from '../server/src/modules/api-keys/service.js';
-import { findOrganization, insertOrganization, listOrganizations, plans, updateOrganization } from '../server/src/modules/organizations/repository.js';
+import {
+  findOrganization,
+  insertOrganization,
+  listOrganizations,
+  plans,
+  updateOrganization,
+} from '../server/src/modules/organizations/repository.js';
 
 const usage = `Usage: npm run cli -- <command> [options] [--json]
 
@@ -52,10 +58,17 @@ function limitOf(value: unknown, name: string): number | null {
   return n;
 }
 
-async function run(db: Db, command: string, values: Record<string, string | boolean | undefined>): Promise<{ json: unknown; text: string }> {
+async function run(
+  db: Db,
+  command: string,
+  values: Record<string, string | boolean | undefined>,
+): Promise<{ json: unknown; text: string }> {
   switch (command) {
     case 'orgs create': {
-      const org = await insertOrganization(db, { name: required(values, 'name'), plan: planOf(required(values, 'plan')) });
+      const org = await insertOrganization(db, {
+        name: required(values, 'name'),
+        plan: planOf(required(values, 'plan')),
+      });
       return { json: org, text: `Created organization ${org.id} (${org.name}, ${org.plan}).` };
     }
     case 'orgs list': {
@@ -73,14 +86,21 @@ async function run(db: Db, command: string, values: Record<string, string | bool
         rate_limit_per_day: limitOf(values['per-day'], 'per-day'),
       });
       if (!org) throw new UsageError(`No organization ${String(values.org)}`);
-      return { json: org, text: `Organization ${org.id}: ${org.rate_limit_per_minute ?? 'plan'}/minute, ${org.rate_limit_per_day ?? 'plan'}/day.` };
+      return {
+        json: org,
+        text: `Organization ${org.id}: ${org.rate_limit_per_minute ?? 'plan'}/minute, ${org.rate_limit_per_day ?? 'plan'}/day.`,
+      };
     }
     case 'keys create': {
       const organizationId = required(values, 'org');
       if (!(await findOrganization(db, organizationId))) throw new UsageError(`No organization ${organizationId}`);
-      const scopes = required(values, 'scopes').split(',').map((s) => s.trim()).filter(Boolean);
+      const scopes = required(values, 'scopes')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
       const bad = scopes.filter((s) => !scopePattern.test(s));
-      if (scopes.length === 0 || bad.length > 0) throw new UsageError(`--scopes: invalid scope(s) ${bad.join(', ') || '(none given)'}`);
+      if (scopes.length === 0 || bad.length > 0)
+        throw new UsageError(`--scopes: invalid scope(s) ${bad.join(', ') || '(none given)'}`);
       const expires = values['expires-at'];
       const expiresAt = typeof expires === 'string' ? new Date(expires) : null;
       if (expiresAt && Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date');
@@ -91,17 +111,32 @@ async function run(db: Db, command: string, values: Record<string, string | bool
         scopes,
         expiresAt,
       });
-      return { json: { ...toApiKey(row), key }, text: `Created key ${row.id}. Copy it now, it is not shown again:\n${key}` };
+      return {
+        json: { ...toApiKey(row), key },
+        text: `Created key ${row.id}. Copy it now, it is not shown again:\n${key}`,
+      };
     }
     case 'keys list': {
-      const { rows } = await listKeys(db, { organizationId: required(values, 'org'), environment: envOf(required(values, 'env')) }, { includeRevoked: true, limit: 1000, offset: 0 });
+      const { rows } = await listKeys(
+        db,
+        { organizationId: required(values, 'org'), environment: envOf(required(values, 'env')) },
+        { includeRevoked: true, limit: 1000, offset: 0 },
+      );
       const keys = rows.map(toApiKey);
-      return { json: keys, text: keys.map((k) => `${k.id}\t${k.maskedKey}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.name}`).join('\n') || 'No keys.' };
+      return {
+        json: keys,
+        text:
+          keys.map((k) => `${k.id}\t${k.maskedKey}\t${k.revokedAt ? 'revoked' : 'active'}\t${k.name}`).join('\n') ||
+          'No keys.',
+      };
     }
     case 'keys revoke': {
       const id = required(values, 'id');
       const revoked = await revokeKeyById(db, id);
-      return { json: { id, revoked }, text: revoked ? `Revoked ${id}.` : `${id} does not exist or was already revoked.` };
+      return {
+        json: { id, revoked },
+        text: revoked ? `Revoked ${id}.` : `${id} does not exist or was already revoked.`,
+      };
     }
     default:
       throw new UsageError(`Unknown command "${command}"`);

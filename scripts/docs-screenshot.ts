@@ -20,18 +20,27 @@ export const screenshotPath = join(root, 'docs', 'screenshots', 'docs.png');
 async function main(): Promise<void> {
   await buildDocs();
   const html = readFileSync(defaultDocsOutput);
-  const server = createServer((_req, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html));
+  const server = createServer(
+    (_req, res) => void res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+  });
   try {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     await page.route('**/*', (route) => (route.request().url().startsWith(origin) ? route.continue() : route.abort()));
     await page.goto(`${origin}/docs#/surveys/launchsurvey`, { waitUntil: 'networkidle' });
-    await page.waitForFunction(() => {
-      const node = document.querySelector('[data-section-id="/surveys/launchsurvey"]');
-      return node !== null && Math.abs(node.getBoundingClientRect().top) < 50;
-    }, undefined, { timeout: 30_000 });
+    await page.waitForFunction(
+      () => {
+        const node = document.querySelector('[data-section-id="/surveys/launchsurvey"]');
+        return node !== null && Math.abs(node.getBoundingClientRect().top) < 50;
+      },
+      undefined,
+      { timeout: 30_000 },
+    );
     mkdirSync(dirname(screenshotPath), { recursive: true });
     await page.screenshot({ path: screenshotPath });
     console.log(`screenshot: ${screenshotPath}`);

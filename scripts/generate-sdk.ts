@@ -89,7 +89,10 @@ type Json = Record<string, any>;
 function resolve(document: Json, node: Json | undefined): Json | undefined {
   let current = node;
   while (current && typeof current.$ref === 'string') {
-    current = (current.$ref as string).slice(2).split('/').reduce<Json | undefined>((at, key) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+    current = (current.$ref as string)
+      .slice(2)
+      .split('/')
+      .reduce<Json | undefined>((at, key) => at?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
   }
   return current;
 }
@@ -100,7 +103,9 @@ export function operationsOf(document: Json): OperationInfo[] {
     for (const method of methods) {
       const operation = item[method] as Json | undefined;
       if (!operation) continue;
-      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) => resolve(document, p)!);
+      const parameters = [...(item.parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) =>
+        resolve(document, p)!,
+      );
       const query = parameters.filter((p) => p.in === 'query');
       const body = resolve(document, operation.requestBody);
       const ok = resolve(document, operation.responses?.['200']);
@@ -139,8 +144,14 @@ function methodSource(op: OperationInfo, name: string): string[] {
   args.push('options?: CallOptions');
   const doc = `/** ${op.summary} — \`${op.method.toUpperCase()} ${op.path}\` (${op.operationId}) */`;
   const lines = fileOperations.has(op.operationId)
-    ? [doc, `${name}: (${args.join(', ')}): Promise<Response> => caller.raw(${M}, ${P}, { ${init.join(', ')} }, options),`]
-    : [doc, `${name}: (${args.join(', ')}): Promise<ResultOf<${P}, ${M}>> => caller.call(${M}, ${P}, { ${init.join(', ')} }, options),`];
+    ? [
+        doc,
+        `${name}: (${args.join(', ')}): Promise<Response> => caller.raw(${M}, ${P}, { ${init.join(', ')} }, options),`,
+      ]
+    : [
+        doc,
+        `${name}: (${args.join(', ')}): Promise<ResultOf<${P}, ${M}>> => caller.call(${M}, ${P}, { ${init.join(', ')} }, options),`,
+      ];
   if (op.paginated) {
     lines.push(
       `/** Every item of \`${op.operationId}\`, across pages: \`for await (const item of ….${name}All(…))\`. */`,
@@ -169,7 +180,10 @@ function render(tree: Tree, indent: string): string[] {
 export function resourcesSource(document: Json): string {
   const operations = operationsOf(document);
   const unnamed = operations.filter((op) => !methodNames[op.operationId]);
-  if (unnamed.length > 0) throw new Error(`scripts/generate-sdk.ts: name these operations in methodNames: ${unnamed.map((op) => op.operationId).join(', ')}`);
+  if (unnamed.length > 0)
+    throw new Error(
+      `scripts/generate-sdk.ts: name these operations in methodNames: ${unnamed.map((op) => op.operationId).join(', ')}`,
+    );
   const tree: Tree = {};
   for (const op of operations) {
     const parts = methodNames[op.operationId]!.split('.');
@@ -215,16 +229,32 @@ function exampleOf(document: Json, node: Json | undefined): unknown {
  * `x-codeSamples` for one operation (Redoc shows them beside it): curl, and the SDK's resource method. Path
  * parameters and bodies use the document's examples.
  */
-export function codeSamplesOf(document: Json, op: OperationInfo): Array<{ lang: string; label: string; source: string }> {
+export function codeSamplesOf(
+  document: Json,
+  op: OperationInfo,
+): Array<{ lang: string; label: string; source: string }> {
   const operation = document.paths[op.path][op.method] as Json;
-  const parameters = [...(document.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) => resolve(document, p)!);
-  const pathValues = op.pathParams.map((name) => String(exampleOf(document, parameters.find((p) => p.in === 'path' && p.name === name)) ?? `<${name}>`));
+  const parameters = [...(document.paths[op.path].parameters ?? []), ...(operation.parameters ?? [])].map((p: Json) =>
+    resolve(document, p)!,
+  );
+  const pathValues = op.pathParams.map((name) =>
+    String(
+      exampleOf(
+        document,
+        parameters.find((p) => p.in === 'path' && p.name === name),
+      ) ?? `<${name}>`,
+    ),
+  );
   const url = op.pathParams.reduce((at, name, i) => at.replace(`{${name}}`, pathValues[i]!), op.path);
-  const body = op.hasBody ? exampleOf(document, resolve(document, operation.requestBody)?.content?.['application/json']) : undefined;
-  const secured = operation.security === undefined || (Array.isArray(operation.security) && operation.security.length > 0);
+  const body = op.hasBody
+    ? exampleOf(document, resolve(document, operation.requestBody)?.content?.['application/json'])
+    : undefined;
+  const secured =
+    operation.security === undefined || (Array.isArray(operation.security) && operation.security.length > 0);
   const curl = [`curl -X ${op.method.toUpperCase()} "$${sampleEnvironment.baseUrl}${url}"`];
   if (secured) curl.push(`  -H "Authorization: Bearer $${sampleEnvironment.apiKey}"`);
-  if (body !== undefined) curl.push(`  -H 'Content-Type: application/json'`, `  -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
+  if (body !== undefined)
+    curl.push(`  -H 'Content-Type: application/json'`, `  -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
   const args = pathValues.map((value) => JSON.stringify(value));
   if (op.hasBody) args.push(body === undefined ? '{}' : JSON.stringify(body, null, 2));
   const call = `client.${methodNames[op.operationId]}(${args.join(', ')})`;
@@ -233,7 +263,7 @@ export function codeSamplesOf(document: Json, op: OperationInfo): Array<{ lang: 
     '',
     `const client = createClient({ apiKey: process.env.${sampleEnvironment.apiKey}!, baseUrl: process.env.${sampleEnvironment.baseUrl}! });`,
     fileOperations.has(op.operationId) ? `const response = await ${call};` : `const result = await ${call};`,
-    fileOperations.has(op.operationId) ? 'console.log(response.headers.get(\'content-type\'));' : 'console.log(result);',
+    fileOperations.has(op.operationId) ? "console.log(response.headers.get('content-type'));" : 'console.log(result);',
   ];
   return [
     { lang: 'Shell', label: 'curl', source: curl.join(' \\\n') },
@@ -243,7 +273,8 @@ export function codeSamplesOf(document: Json, op: OperationInfo): Array<{ lang: 
 
 /** Adds `x-codeSamples` to every operation of the bundled document in place. */
 export function addCodeSamples(document: Json): Json {
-  for (const op of operationsOf(document)) document.paths[op.path][op.method]['x-codeSamples'] = codeSamplesOf(document, op);
+  for (const op of operationsOf(document))
+    document.paths[op.path][op.method]['x-codeSamples'] = codeSamplesOf(document, op);
   return document;
 }
 
@@ -253,7 +284,11 @@ const tableEnd = '<!-- methods:end -->';
 /** The SDK README's table of methods: every operation, its method, its HTTP call and summary. */
 export function methodsTable(document: Json): string {
   const rows = operationsOf(document).map((op) => {
-    const args = [...op.pathParams, ...(op.hasBody ? [op.bodyRequired ? 'body' : 'body?'] : []), ...(op.hasQuery ? [op.queryRequired ? 'query' : 'query?'] : [])];
+    const args = [
+      ...op.pathParams,
+      ...(op.hasBody ? [op.bodyRequired ? 'body' : 'body?'] : []),
+      ...(op.hasQuery ? [op.queryRequired ? 'query' : 'query?'] : []),
+    ];
     const all = op.paginated ? ` · \`${methodNames[op.operationId]}All(…)\`` : '';
     return `| \`client.${methodNames[op.operationId]}(${args.join(', ')})\`${all} | \`${op.method.toUpperCase()} ${op.path}\` | ${op.summary} |`;
   });

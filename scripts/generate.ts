@@ -38,7 +38,10 @@ export function bundle(output: string): void {
 }
 
 export function generateTypes(input: string, output: string): void {
-  execFileSync(bin('openapi-typescript'), [input, '--output', output, ...typescriptFlags], { cwd: root, stdio: 'pipe' });
+  execFileSync(bin('openapi-typescript'), [input, '--output', output, ...typescriptFlags], {
+    cwd: root,
+    stdio: 'pipe',
+  });
 }
 
 function main(): void {
@@ -50,7 +53,10 @@ function main(): void {
   }
   generateResources(root, bundlePath, resourcesTarget);
   const readme = join(root, 'sdk/README.md');
-  writeFileSync(readme, withMethodsTable(readFileSync(readme, 'utf8'), JSON.parse(readFileSync(join(root, bundlePath), 'utf8'))));
+  writeFileSync(
+    readme,
+    withMethodsTable(readFileSync(readme, 'utf8'), JSON.parse(readFileSync(join(root, bundlePath), 'utf8'))),
+  );
   copyFileSync(join(root, bundlePath), join(root, 'sdk/openapi.json'));
   console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, ${resourcesTarget}, sdk/openapi.json`);
 }

@@ -12,8 +12,12 @@ import { analyseOffline } from '../../server/src/modules/ai/offline-analyse.js';
 import { analyseText, labelOf, type SentimentLabel } from '../../server/src/modules/ai/nlp.js';
 
 const require = createRequire(import.meta.url);
-const AfinnSentiment = require('sentiment') as new () => { analyze(text: string): { score: number; comparative: number } };
-const vader = require('vader-sentiment') as { SentimentIntensityAnalyzer: { polarity_scores(text: string): { compound: number } } };
+const AfinnSentiment = require('sentiment') as new () => {
+  analyze(text: string): { score: number; comparative: number };
+};
+const vader = require('vader-sentiment') as {
+  SentimentIntensityAnalyzer: { polarity_scores(text: string): { compound: number } };
+};
 
 export interface LabelledComment {
   label: SentimentLabel;
@@ -71,7 +75,12 @@ export function score(classify: Classifier, set: readonly LabelledComment[]): Sc
     const idx = set.map((c, i) => (c.kind === kind ? i : -1)).filter((i) => i >= 0);
     byKind[kind] = idx.filter((i) => predicted[i] === set[i]!.label).length / idx.length;
   }
-  return { accuracy: correct / set.length, macroF1: f1s.reduce((a, b) => a + b, 0) / labels.length, n: set.length, byKind };
+  return {
+    accuracy: correct / set.length,
+    macroF1: f1s.reduce((a, b) => a + b, 0) / labels.length,
+    n: set.length,
+    byKind,
+  };
 }
 
 export interface ThemeQuality {
@@ -85,7 +94,12 @@ export interface ThemeQuality {
 }
 
 export function themeQuality(set: readonly LabelledComment[]): ThemeQuality {
-  const findings = analyseOffline({ surveyTitle: 'benchmark', questions: [], comments: set.map((c) => ({ questionId: 'q', text: c.text })), respondentNames: [] });
+  const findings = analyseOffline({
+    surveyTitle: 'benchmark',
+    questions: [],
+    comments: set.map((c) => ({ questionId: 'q', text: c.text })),
+    respondentNames: [],
+  });
   let inThemes = 0;
   let majority = 0;
   let named = 0;
@@ -96,5 +110,10 @@ export function themeQuality(set: readonly LabelledComment[]): ThemeQuality {
     majority += Math.max(...counts.values());
     named += counts.get(theme.name) ?? 0;
   }
-  return { purity: majority / inThemes, coverage: inThemes / set.length, nameAccuracy: named / inThemes, themes: findings.themes.length };
+  return {
+    purity: majority / inThemes,
+    coverage: inThemes / set.length,
+    nameAccuracy: named / inThemes,
+    themes: findings.themes.length,
+  };
 }

@@ -43,7 +43,9 @@ export async function run(): Promise<void> {
   for (const [name, classify] of Object.entries(classifiers)) {
     const all = score(classify, set);
     const held = score(classify, heldOut);
-    rows.push(`| ${name} | ${all.accuracy.toFixed(3)} | ${all.macroF1.toFixed(3)} | ${held.accuracy.toFixed(3)} | ${held.macroF1.toFixed(3)} | ${kinds.map((k) => pct(all.byKind[k] ?? 0)).join(' | ')} |`);
+    rows.push(
+      `| ${name} | ${all.accuracy.toFixed(3)} | ${all.macroF1.toFixed(3)} | ${held.accuracy.toFixed(3)} | ${held.macroF1.toFixed(3)} | ${kinds.map((k) => pct(all.byKind[k] ?? 0)).join(' | ')} |`,
+    );
     console.log(name, all, held);
   }
   const themes = themeQuality(set);
@@ -55,8 +57,16 @@ export async function run(): Promise<void> {
   for (const n of [10_000, 100_000]) {
     const comments = syntheticComments(set, n);
     const baseline = time(() => comments.reduce((sum, c) => sum + tokenizeOnly(c), 0));
-    const responses = comments.map((text, i) => ({ id: `rsp_${String(i).padStart(26, '0')}`, answers: [{ questionId: 'q_1', value: text }] }));
-    const survey = { title: 'bench', questions: [{ id: 'q_1', type: 'text' as const, text: 'Comments?', description: null, required: false, maxLength: 2000 }] };
+    const responses = comments.map((text, i) => ({
+      id: `rsp_${String(i).padStart(26, '0')}`,
+      answers: [{ questionId: 'q_1', value: text }],
+    }));
+    const survey = {
+      title: 'bench',
+      questions: [
+        { id: 'q_1', type: 'text' as const, text: 'Comments?', description: null, required: false, maxLength: 2000 },
+      ],
+    };
     const rssBefore = process.memoryUsage().rss;
     const analysis = time(() => {
       const prepared = prepareInput(survey, responses, {});

@@ -1,6 +1,8 @@
 /**
- * The analytics benchmark's client, in a process of its own: BENCH_WARMUP untimed (the analytics bench sets it; 20 when run alone) GETs of BENCH_URL with
- * BENCH_KEY (a fresh process's first requests, and a service's first requests of a route, pay for connecting and compiling), then BENCH_COUNT sequential
+ * The analytics benchmark's client, in a process of its own: BENCH_WARMUP untimed (the analytics bench sets it; 20 when
+ * run alone) GETs of BENCH_URL with
+ * BENCH_KEY (a fresh process's first requests, and a service's first requests of a route, pay for connecting and
+ * compiling), then BENCH_COUNT sequential
  * timed ones; prints their latencies (ms) as JSON. Fails on any non-2xx answer.
  */
 const url = process.env.BENCH_URL!;

@@ -33,8 +33,22 @@ export async function run(): Promise<void> {
     const api = benchApi(service.url!, key);
     const questions = [
       { id: 'q_nps', type: 'nps', text: 'Recommend us?' },
-      ...Array.from({ length: 6 }, (_, i) => ({ id: `q_r${i + 1}`, type: 'rating', text: `Rating ${i + 1}`, minLabel: 'No', maxLabel: 'Yes' })),
-      { id: 'q_where', type: 'single_choice', text: 'Where?', choices: [{ id: 'c_1', label: 'Office' }, { id: 'c_2', label: 'Home' }] },
+      ...Array.from({ length: 6 }, (_, i) => ({
+        id: `q_r${i + 1}`,
+        type: 'rating',
+        text: `Rating ${i + 1}`,
+        minLabel: 'No',
+        maxLabel: 'Yes',
+      })),
+      {
+        id: 'q_where',
+        type: 'single_choice',
+        text: 'Where?',
+        choices: [
+          { id: 'c_1', label: 'Office' },
+          { id: 'c_2', label: 'Home' },
+        ],
+      },
       { id: 'q_text', type: 'text', text: 'Anything else?', required: false },
     ];
     const surveyId = (await api('POST', '/api/v1/surveys', { title: 'Write cost', questions })).data.id;
@@ -78,13 +92,21 @@ export async function run(): Promise<void> {
         withRespondent: await timed(writes, (i) => insertResponse(`E-${1 + ((i * 7) % people)}`)),
         anonymous: await timed(writes, () => insertResponse(null)),
         // Each respondent has answered by now; a department change moves their responses.
-        oneChange: await timed(500, (i) => client.query(`update respondents set department = $1 where organization_id = $2 and environment = 'LIVE' and external_id = $3`, [`Moved ${round}-${i % 3}`, organizationId, `E-${1 + ((i * 13) % people)}`])),
+        oneChange: await timed(500, (i) =>
+          client.query(
+            `update respondents set department = $1 where organization_id = $2 and environment = 'LIVE' and external_id = $3`,
+            [`Moved ${round}-${i % 3}`, organizationId, `E-${1 + ((i * 13) % people)}`],
+          ),
+        ),
         batchChange: await timed(10, (i) =>
-          client.query(`update respondents set department = $1 where organization_id = $2 and environment = 'LIVE' and external_id = any($3)`, [
-            `Batch ${round}-${i}`,
-            organizationId,
-            Array.from({ length: 1000 }, (_, k) => `E-${1 + ((i * 1000 + k) % people)}`),
-          ]),
+          client.query(
+            `update respondents set department = $1 where organization_id = $2 and environment = 'LIVE' and external_id = any($3)`,
+            [
+              `Batch ${round}-${i}`,
+              organizationId,
+              Array.from({ length: 1000 }, (_, k) => `E-${1 + ((i * 1000 + k) % people)}`),
+            ],
+          ),
         ),
       };
     };
@@ -98,7 +120,11 @@ export async function run(): Promise<void> {
       ['submission with a respondent (single-row INSERT)', withCounts.withRespondent, without.withRespondent],
       ['submission without a respondent (single-row INSERT)', withCounts.anonymous, without.anonymous],
       ["one respondent's department changes (single-row UPDATE)", withCounts.oneChange, without.oneChange],
-      ['1,000 respondents change department (one UPDATE, as a sync batch)', withCounts.batchChange, without.batchChange],
+      [
+        '1,000 respondents change department (one UPDATE, as a sync batch)',
+        withCounts.batchChange,
+        without.batchChange,
+      ],
     ];
     const markdown = [
       '## Analytics writes',

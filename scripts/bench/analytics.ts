@@ -6,7 +6,8 @@
  *   npm run bench -- analytics        (or: npx tsx scripts/bench/analytics.ts)
  *
  * The service runs in this process (response validation off, log level warn); the HTTP requests come from a
- * child process (scripts/bench/analytics-client.ts), one after another after BENCH_WARMUP (200) untimed ones, so p50 is the
+ * child process (scripts/bench/analytics-client.ts), one after another after BENCH_WARMUP (200) untimed ones, so p50 is
+ * the
  * latency of one request to a warm service. The data is written by single INSERT … SELECT generate_series
  * statements through the real triggers, so the set-up time includes maintaining the analytics copy and the exact
  * counts. Baselines, run by this process over its own connection, one query after the other:
@@ -30,7 +31,16 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startService } from '../../server/src/service.js';
-import { benchApi, benchDatabase, benchTenant, host, httpLatencies, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
+import {
+  benchApi,
+  benchDatabase,
+  benchTenant,
+  host,
+  httpLatencies,
+  median,
+  sqlLatencies,
+  writeBenchmarkSection,
+} from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
@@ -43,9 +53,38 @@ const rawRounds = Number(process.env.BENCH_RAW_ROUNDS ?? 1);
 
 const questions = [
   { id: 'q_nps', type: 'nps', text: 'How likely are you to recommend working here?' },
-  ...Array.from({ length: 6 }, (_, i) => ({ id: `q_r${i + 1}`, type: 'rating', text: `Rating statement ${i + 1}`, minLabel: 'Disagree', maxLabel: 'Agree', required: false })),
-  { id: 'q_where', type: 'single_choice', text: 'Where do you work?', required: false, choices: [{ id: 'c_1', label: 'Office' }, { id: 'c_2', label: 'Home' }, { id: 'c_3', label: 'Hybrid' }] },
-  { id: 'q_perks', type: 'multiple_choice', text: 'Which benefits matter?', required: false, maxSelections: 3, choices: [{ id: 'c_1', label: 'Learning' }, { id: 'c_2', label: 'Flex' }, { id: 'c_3', label: 'Health' }, { id: 'c_4', label: 'Leave' }] },
+  ...Array.from({ length: 6 }, (_, i) => ({
+    id: `q_r${i + 1}`,
+    type: 'rating',
+    text: `Rating statement ${i + 1}`,
+    minLabel: 'Disagree',
+    maxLabel: 'Agree',
+    required: false,
+  })),
+  {
+    id: 'q_where',
+    type: 'single_choice',
+    text: 'Where do you work?',
+    required: false,
+    choices: [
+      { id: 'c_1', label: 'Office' },
+      { id: 'c_2', label: 'Home' },
+      { id: 'c_3', label: 'Hybrid' },
+    ],
+  },
+  {
+    id: 'q_perks',
+    type: 'multiple_choice',
+    text: 'Which benefits matter?',
+    required: false,
+    maxSelections: 3,
+    choices: [
+      { id: 'c_1', label: 'Learning' },
+      { id: 'c_2', label: 'Flex' },
+      { id: 'c_3', label: 'Health' },
+      { id: 'c_4', label: 'Leave' },
+    ],
+  },
   { id: 'q_text', type: 'text', text: 'What should we change?', required: false },
 ];
 
@@ -95,7 +134,15 @@ function againstGoals(rows: Row[], me: number, total: number): string {
 export async function run(): Promise<void> {
   const database = await benchDatabase('analytics');
   const log = createLogger('warn');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn', databasePoolSize: 10 };
+  const config: Config = {
+    ...loadConfig([]),
+    port: 0,
+    host,
+    role: 'api',
+    validateResponses: false,
+    logLevel: 'warn',
+    databasePoolSize: 10,
+  };
   const service = await startService(config, database.url, log);
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
@@ -170,7 +217,13 @@ export async function run(): Promise<void> {
     const tenantWhere = 'organization_id = $1 and environment = $2 and survey_id = $3';
     const wholeFigures = figures('analytics_daily_cells', 'null::text', 'code', 'n', tenantWhere);
     const daySeries = `select day, sum(n) from analytics_daily_cells where ${tenantWhere} and code = -1 group by day`;
-    const departmentFigures = figures('analytics_segment_cells, unnest(codes, counts) as u(code, n)', 'value', 'u.code', 'u.n', `${tenantWhere} and field in ('department', '*')`);
+    const departmentFigures = figures(
+      'analytics_segment_cells, unnest(codes, counts) as u(code, n)',
+      'value',
+      'u.code',
+      'u.n',
+      `${tenantWhere} and field in ('department', '*')`,
+    );
     const departmentSizes = `select value, sum(u.n) from analytics_segment_cells, unnest(codes, counts) as u(code, n) where ${tenantWhere} and field in ('department', '*') and u.code = -1 group by 1`;
     // The answer also carries the anonymity threshold (which decides what is suppressed) and the invitations.
     const thresholdAndInvited = `select (select anonymity_threshold from analytics_settings where organization_id = $1 and environment = $2),
@@ -181,36 +234,70 @@ export async function run(): Promise<void> {
     const positions = [1, 2, 3, 4, 5, 6, 7];
     const at = (p: number) => `ar.nums[${p}]`;
     const smartCorrelations = `select count(*), ${positions
-      .flatMap((a, i) => [`avg(${at(a)})`, `count(*) filter (where ${at(a)} > ${a === 1 ? 8 : 3.4})`, ...positions.slice(i + 1).map((b) => `corr(${at(a)}, ${at(b)})`)])
+      .flatMap((a, i) => [
+        `avg(${at(a)})`,
+        `count(*) filter (where ${at(a)} > ${a === 1 ? 8 : 3.4})`,
+        ...positions.slice(i + 1).map((b) => `corr(${at(a)}, ${at(b)})`),
+      ])
       .join(', ')} from analytics_responses ar
       where ar.organization_id = $1 and ar.environment = $2 and ar.survey_id = $3 and ${positions.map((p) => `${at(p)} is not null`).join(' and ')}`;
     type Queries = [string[], unknown[][]];
     const rows: Row[] = [];
-    /** `counts`: the SQL reading what the service reads; `computed`: the same figures computed in SQL; `scan`: from every response. */
+    /**
+     * `counts`: the SQL reading what the service reads; `computed`: the same figures computed in SQL; `scan`: from
+     * every response.
+     */
     const measure = async (name: string, url: string, counts: Queries, computed?: Queries, scan?: Queries) => {
       await httpLatencies(url, key, 1, warmup); // warm-up of the service (the client also warms up its own connection)
-      for (const queries of [counts, computed, scan]) if (queries) await sqlLatencies(client, 1, ...queries); // and of the baselines
+      // and of the baselines
+      for (const queries of [counts, computed, scan]) if (queries) await sqlLatencies(client, 1, ...queries);
       const baseline = await sqlLatencies(client, rounds, ...counts);
       const figured = computed ? await sqlLatencies(client, rounds, ...computed) : undefined;
       const scanned = scan ? await sqlLatencies(client, scanRounds, ...scan) : undefined;
       const times = await httpLatencies(url, key, rounds, warmup);
       rows.push({ name, times, baseline, computed: figured, scan: scanned });
-      console.log(`${name}: service p50 ${median(times).toFixed(1)} ms, SQL reading the counts p50 ${median(baseline).toFixed(1)} ms${figured ? `, SQL computing the figures p50 ${median(figured).toFixed(1)} ms` : ''}${scanned ? `, full scan p50 ${median(scanned).toFixed(0)} ms` : ''}`);
+      console.log(
+        `${name}: service p50 ${median(times).toFixed(1)} ms, SQL reading the counts p50 ${median(baseline).toFixed(1)} ms${figured ? `, SQL computing the figures p50 ${median(figured).toFixed(1)} ms` : ''}${scanned ? `, full scan p50 ${median(scanned).toFixed(0)} ms` : ''}`,
+      );
     };
-    await measure(`static, ${total.toLocaleString('en')} responses × 10 questions`, base, [[dailyCounts], [scope]], [[thresholdAndInvited, wholeFigures, daySeries], [scope, scope, scope]], [[fullScan], [scope]]);
+    await measure(
+      `static, ${total.toLocaleString('en')} responses × 10 questions`,
+      base,
+      [[dailyCounts], [scope]],
+      [
+        [thresholdAndInvited, wholeFigures, daySeries],
+        [scope, scope, scope],
+      ],
+      [[fullScan], [scope]],
+    );
     await measure(
       'static by department (20 departments)',
       `${base}?segmentBy=department`,
-      [[dailyCounts, departmentCounts], [scope, scope]],
-      [[thresholdAndInvited, wholeFigures, daySeries, departmentFigures, departmentSizes], [scope, scope, scope, scope, scope]],
-      [[dailyCounts, departmentScan], [scope, scope]],
+      [
+        [dailyCounts, departmentCounts],
+        [scope, scope],
+      ],
+      [
+        [thresholdAndInvited, wholeFigures, daySeries, departmentFigures, departmentSizes],
+        [scope, scope, scope, scope, scope],
+      ],
+      [
+        [dailyCounts, departmentScan],
+        [scope, scope],
+      ],
     );
     await measure(
       `smart by department, ${smartTotal.toLocaleString('en')} responses`,
       `${service.url}/api/v1/surveys/${small}/analytics/smart?segmentBy=department`,
-      [[dailyCounts, departmentCounts, smartCorrelations], [smartScope, smartScope, smartScope]],
+      [
+        [dailyCounts, departmentCounts, smartCorrelations],
+        [smartScope, smartScope, smartScope],
+      ],
       undefined,
-      [[dailyCounts, departmentScan, smartCorrelations], [smartScope, smartScope, smartScope]],
+      [
+        [dailyCounts, departmentScan, smartCorrelations],
+        [smartScope, smartScope, smartScope],
+      ],
     );
     const me = await httpLatencies(`${service.url}/api/v1/me`, key, rounds, warmup);
     const raw = rawRounds > 0 ? await sqlLatencies(client, rawRounds, [rawStatic, rawDaily], [scope, scope]) : [];

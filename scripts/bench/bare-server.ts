@@ -11,9 +11,14 @@ const app = express();
 app.disable('x-powered-by');
 app.set('etag', false);
 const answer = (_req: express.Request, res: express.Response) => {
-  res.json({ ...body, meta: { requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: new Date().toISOString(), apiVersion: 'v1' } });
+  res.json({
+    ...body,
+    meta: { requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: new Date().toISOString(), apiVersion: 'v1' },
+  });
 };
 app.get('/bare', answer);
 app.post('/bare', express.json(), answer);
-const server = app.listen(0, '127.0.0.1', () => console.log(`BARE: http://127.0.0.1:${(server.address() as AddressInfo).port}`));
+const server = app.listen(0, '127.0.0.1', () =>
+  console.log(`BARE: http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+);
 process.on('SIGTERM', () => server.close(() => process.exit(0)));

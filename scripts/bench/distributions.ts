@@ -65,40 +65,88 @@ interface Case {
 const cases = (org: string): Case[] => [
   {
     name: 'department in 2 AND hireDate ≥ 2020-01-01 AND attributes.remote = true',
-    targeting: { filters: [{ field: 'department', operator: 'in', value: ['Sales', 'Support'] }, { field: 'hireDate', operator: 'gte', value: '2020-01-01' }, { field: 'attributes.remote', operator: 'equals', value: true }], logic: 'AND' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and department in ($2, $3) and hire_date >= $4::date and attributes @> '{"remote": true}'`, values: [org, 'Sales', 'Support', '2020-01-01'] },
+    targeting: {
+      filters: [
+        { field: 'department', operator: 'in', value: ['Sales', 'Support'] },
+        { field: 'hireDate', operator: 'gte', value: '2020-01-01' },
+        { field: 'attributes.remote', operator: 'equals', value: true },
+      ],
+      logic: 'AND',
+    },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and department in ($2, $3) and hire_date >= $4::date and attributes @> '{"remote": true}'`,
+      values: [org, 'Sales', 'Support', '2020-01-01'],
+    },
   },
   {
     name: 'attributes.team = "T42" AND location = Berlin',
-    targeting: { filters: [{ field: 'attributes.team', operator: 'equals', value: 'T42' }, { field: 'location', operator: 'equals', value: 'Berlin' }], logic: 'AND' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and attributes @> $2::jsonb and location = $3`, values: [org, '{"team": "T42"}', 'Berlin'] },
+    targeting: {
+      filters: [
+        { field: 'attributes.team', operator: 'equals', value: 'T42' },
+        { field: 'location', operator: 'equals', value: 'Berlin' },
+      ],
+      logic: 'AND',
+    },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and attributes @> $2::jsonb and location = $3`,
+      values: [org, '{"team": "T42"}', 'Berlin'],
+    },
   },
   {
     name: 'attributes.costCenter in 3 values OR jobTitle = Director',
-    targeting: { filters: [{ field: 'attributes.costCenter', operator: 'in', value: ['CC-1', 'CC-2', 'CC-3'] }, { field: 'jobTitle', operator: 'equals', value: 'Director' }], logic: 'OR' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and (attributes @> '{"costCenter": "CC-1"}' or attributes @> '{"costCenter": "CC-2"}' or attributes @> '{"costCenter": "CC-3"}' or job_title = $2)`, values: [org, 'Director'] },
+    targeting: {
+      filters: [
+        { field: 'attributes.costCenter', operator: 'in', value: ['CC-1', 'CC-2', 'CC-3'] },
+        { field: 'jobTitle', operator: 'equals', value: 'Director' },
+      ],
+      logic: 'OR',
+    },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and (attributes @> '{"costCenter": "CC-1"}' or attributes @> '{"costCenter": "CC-2"}' or attributes @> '{"costCenter": "CC-3"}' or job_title = $2)`,
+      values: [org, 'Director'],
+    },
   },
   {
     name: 'attributes.level ≥ 7 AND employmentType = contractor',
-    targeting: { filters: [{ field: 'attributes.level', operator: 'gte', value: 7 }, { field: 'employmentType', operator: 'equals', value: 'contractor' }], logic: 'AND' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and employment_type = $2 and (attributes->>'level')::numeric >= 7`, values: [org, 'contractor'] },
+    targeting: {
+      filters: [
+        { field: 'attributes.level', operator: 'gte', value: 7 },
+        { field: 'employmentType', operator: 'equals', value: 'contractor' },
+      ],
+      logic: 'AND',
+    },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and employment_type = $2 and (attributes->>'level')::numeric >= 7`,
+      values: [org, 'contractor'],
+    },
   },
   {
     name: 'email = one address (case-insensitive)',
     targeting: { filters: [{ field: 'email', operator: 'equals', value: 'P123456@Example.com' }], logic: 'AND' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and lower(email) = lower($2)`, values: [org, 'P123456@Example.com'] },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and lower(email) = lower($2)`,
+      values: [org, 'P123456@Example.com'],
+    },
   },
   {
     name: 'lastName contains "9999" (no index can help)',
     targeting: { filters: [{ field: 'lastName', operator: 'contains', value: '9999' }], logic: 'AND' },
-    hand: { text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and last_name ilike $2`, values: [org, '%9999%'] },
+    hand: {
+      text: `select count(*) from respondents where organization_id = $1 and environment = 'LIVE' and last_name ilike $2`,
+      values: [org, '%9999%'],
+    },
   },
 ];
 
 async function benchTargeting(db: Db, pool: pg.Pool, organizationId: string) {
   const rows: string[] = [];
   for (const c of cases(organizationId)) {
-    const compiled = db.selectFrom('respondents').select((eb) => eb.fn.countAll<number>().as('count')).where('organization_id', '=', organizationId).where('environment', '=', 'LIVE').where(compileTargeting(c.targeting));
+    const compiled = db
+      .selectFrom('respondents')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('organization_id', '=', organizationId)
+      .where('environment', '=', 'LIVE')
+      .where(compileTargeting(c.targeting));
     const compiledTimes: number[] = [];
     const handTimes: number[] = [];
     let counts: [number, number] = [0, 0];
@@ -131,7 +179,10 @@ interface Sink {
 }
 
 async function startSink(): Promise<Sink> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp-sink.ts'], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp-sink.ts'], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const [smtpPort, httpPort] = await new Promise<[number, number]>((resolve) => {
     let out = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -156,24 +207,46 @@ async function baselineRate(smtpUrl: string, count: number): Promise<number> {
   const sender = createMailSender({ smtpUrl, mailRatePerSecond: 0, mailOutboxDir: '' });
   const started = performance.now();
   let next = 0;
-  await Promise.all(Array.from({ length: SMTP_CONNECTIONS * 2 }, async () => {
-    while (next < count) {
-      const i = next++;
-      const outcome = await sender.send(buildMessage({
-        from: 'Survey Service <surveys@localhost>', to: `base${i}@example.com`, firstName: `First${i}`, subject: 'Pulse', message: null,
-        surveyTitle: 'Pulse', answerUrl: `http://${host}/s/${'x'.repeat(70)}`, unsubscribeUrl: `http://${host}/u/${'x'.repeat(70)}`,
-        expiresAt: new Date(), distributionId: 'dst_00000000000000000000000000', externalId: `B-${i}`, reminder: false, domain: host,
-      }));
-      if (outcome.kind !== 'sent') throw new Error(JSON.stringify(outcome));
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: SMTP_CONNECTIONS * 2 }, async () => {
+      while (next < count) {
+        const i = next++;
+        const outcome = await sender.send(
+          buildMessage({
+            from: 'Survey Service <surveys@localhost>',
+            to: `base${i}@example.com`,
+            firstName: `First${i}`,
+            subject: 'Pulse',
+            message: null,
+            surveyTitle: 'Pulse',
+            answerUrl: `http://${host}/s/${'x'.repeat(70)}`,
+            unsubscribeUrl: `http://${host}/u/${'x'.repeat(70)}`,
+            expiresAt: new Date(),
+            distributionId: 'dst_00000000000000000000000000',
+            externalId: `B-${i}`,
+            reminder: false,
+            domain: host,
+          }),
+        );
+        if (outcome.kind !== 'sent') throw new Error(JSON.stringify(outcome));
+      }
+    }),
+  );
   sender.close();
   return count / ((performance.now() - started) / 1000);
 }
 
 export async function run(): Promise<void> {
   const database = await benchDatabase('distributions');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn', databasePoolSize: 10 };
+  const config: Config = {
+    ...loadConfig([]),
+    port: 0,
+    host,
+    role: 'api',
+    validateResponses: false,
+    logLevel: 'warn',
+    databasePoolSize: 10,
+  };
   const service = await startService(config, database.url, createLogger('warn'));
   const handle = openDatabase(database.url, 4);
   const sink = await startSink();
@@ -192,32 +265,54 @@ export async function run(): Promise<void> {
     const sender = await benchTenant(handle.db);
     await fillRespondents(handle.db, sender.organizationId, sendCount, 's');
     const client = createClient({ apiKey: sender.key, baseUrl: service.url!, retry: { maxRetries: 0 } });
-    const survey = await client.unwrap(client.POST('/api/v1/surveys', { body: { title: 'Pulse', questions: [{ type: 'nps', text: 'Recommend us?' }] } }));
+    const survey = await client.unwrap(
+      client.POST('/api/v1/surveys', { body: { title: 'Pulse', questions: [{ type: 'nps', text: 'Recommend us?' }] } }),
+    );
     await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
     const workerEnv = { SMTP_URL: sink.smtpUrl, MAIL_RATE_PER_SECOND: '0', PUBLIC_BASE_URL: service.url! };
     let worker = await startWorker(database.url, workerEnv);
     const wait = async (id: string, until: (d: { status: string; sentCount: number }) => boolean) => {
       for (;;) {
-        const d = await client.unwrap(client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId: survey.id, distributionId: id } } }));
+        const d = await client.unwrap(
+          client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+            params: { path: { surveyId: survey.id, distributionId: id } },
+          }),
+        );
         if (until(d)) return d;
         await sleep(200);
       }
     };
     t0 = performance.now();
-    const accepted = await client.unwrap(client.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId: survey.id } }, body: { targeting: { filters: [] }, distribution: { method: 'email' } } }));
+    const accepted = await client.unwrap(
+      client.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId: survey.id } },
+        body: { targeting: { filters: [] }, distribution: { method: 'email' } },
+      }),
+    );
     const sent = await wait(accepted.id, (d) => d.status === 'sent');
     const seconds = (performance.now() - t0) / 1000;
     const sendStats = await sink.stats();
     const peak = worker.peakRssMb();
     await worker.stop();
     const rate = sendCount / seconds;
-    console.log(`send: ${sendCount} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)}/s (baseline ${baseline.toFixed(0)}/s); peak ${peak.toFixed(0)} MB; sink ${JSON.stringify(sendStats)}`);
+    console.log(
+      `send: ${sendCount} in ${seconds.toFixed(1)} s = ${rate.toFixed(0)}/s (baseline ${baseline.toFixed(0)}/s); peak ${peak.toFixed(0)} MB; sink ${JSON.stringify(sendStats)}`,
+    );
 
     // 3. Crash: kill the worker at about 40 %, resume with another.
     await sink.reset();
-    await handle.db.deleteFrom('respondents').where('organization_id', '=', sender.organizationId).where(sql<boolean>`external_id > ${`E-${String(crashCount).padStart(7, '0')}`}`).execute();
+    await handle.db
+      .deleteFrom('respondents')
+      .where('organization_id', '=', sender.organizationId)
+      .where(sql<boolean>`external_id > ${`E-${String(crashCount).padStart(7, '0')}`}`)
+      .execute();
     worker = await startWorker(database.url, workerEnv);
-    const crash = await client.unwrap(client.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId: survey.id } }, body: { targeting: { filters: [] }, distribution: { method: 'email' } } }));
+    const crash = await client.unwrap(
+      client.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId: survey.id } },
+        body: { targeting: { filters: [] }, distribution: { method: 'email' } },
+      }),
+    );
     await wait(crash.id, (d) => d.status === 'sending' && d.sentCount >= crashCount * 0.4);
     await worker.stop('SIGKILL');
     const atKill = (await sink.stats()).messages;

@@ -30,7 +30,8 @@ const small = 10_000;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const heading = '## Response exports';
 
-const startWorker = (databaseUrl: string, nodeOptions: string[] = []) => startWorkerProcess(databaseUrl, { nodeOptions });
+const startWorker = (databaseUrl: string, nodeOptions: string[] = []) =>
+  startWorkerProcess(databaseUrl, { nodeOptions });
 
 /** Counts bytes and throws them away. */
 function counter(): Writable & { bytes: number } {
@@ -72,7 +73,11 @@ export async function run(): Promise<void> {
     const { organizationId, key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${service.url}${url}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       const parsed = (await response.json()) as { data: Record<string, unknown> };
       if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(parsed)}`);
       return parsed.data;
@@ -83,8 +88,17 @@ export async function run(): Promise<void> {
         questions: [
           { type: 'nps', text: 'Recommend us?' },
           { type: 'rating', text: 'Tools' },
-          { type: 'single_choice', text: 'Where?', choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }] },
-          { type: 'multiple_choice', text: 'Benefits?', required: false, choices: [{ label: 'Learning' }, { label: 'Flex' }, { label: 'Health' }] },
+          {
+            type: 'single_choice',
+            text: 'Where?',
+            choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }],
+          },
+          {
+            type: 'multiple_choice',
+            text: 'Benefits?',
+            required: false,
+            choices: [{ label: 'Learning' }, { label: 'Flex' }, { label: 'Health' }],
+          },
           { type: 'text', text: 'Anything else?', required: false, maxLength: 500 },
         ],
       });
@@ -121,7 +135,12 @@ export async function run(): Promise<void> {
           const current = await api('GET', `/api/v1/exports/${accepted.id}`);
           if (current.status === 'failed') throw new Error(`export failed: ${JSON.stringify(current)}`);
           if (current.status === 'completed') {
-            return { seconds: (performance.now() - started) / 1000, exp: current as { id: string; size: number; rowCount: number }, idleRss, peakRss: worker.peakRssMb() };
+            return {
+              seconds: (performance.now() - started) / 1000,
+              exp: current as { id: string; size: number; rowCount: number },
+              idleRss,
+              peakRss: worker.peakRssMb(),
+            };
           }
           await new Promise((resolve) => setTimeout(resolve, 100));
         }
@@ -139,7 +158,9 @@ export async function run(): Promise<void> {
       const copy = await copyBaseline(database.url, largeSurvey);
       const r = await exportToCompletion(largeSurvey, 'csv');
       if (r.exp.rowCount !== large) throw new Error(`exported ${r.exp.rowCount} rows, expected ${large}`);
-      console.log(`  COPY ${copy.seconds.toFixed(2)} s, export ${r.seconds.toFixed(2)} s, worker peak RSS ${Math.round(r.peakRss)} MB`);
+      console.log(
+        `  COPY ${copy.seconds.toFixed(2)} s, export ${r.seconds.toFixed(2)} s, worker peak RSS ${Math.round(r.peakRss)} MB`,
+      );
       csvRounds.push({ copy, r });
     }
     const copySeconds = median(csvRounds.map((c) => c.copy.seconds));
@@ -158,7 +179,9 @@ export async function run(): Promise<void> {
       console.log(`Export of ${rows} responses to ${name}…`);
       const r = await exportToCompletion(surveyId, format, [...options]);
       if (r.exp.rowCount !== rows) throw new Error(`exported ${r.exp.rowCount} rows, expected ${rows}`);
-      console.log(`  ${r.seconds.toFixed(2)} s, ${(r.exp.size / 1e6).toFixed(1)} MB, worker peak RSS ${Math.round(r.peakRss)} MB`);
+      console.log(
+        `  ${r.seconds.toFixed(2)} s, ${(r.exp.size / 1e6).toFixed(1)} MB, worker peak RSS ${Math.round(r.peakRss)} MB`,
+      );
       runs.push({ name, rows, r });
     }
     runs.splice(1, 0, { name: `CSV (median of ${rounds})`, rows: large, r: csvMedian });
@@ -172,7 +195,15 @@ export async function run(): Promise<void> {
     if (sink.bytes !== largeCsv.size) throw new Error(`downloaded ${sink.bytes} bytes, expected ${largeCsv.size}`);
 
     const date = new Date().toISOString().slice(0, 10);
-    const row = (name: string, rows: number, seconds: number, bytes: number, ratio: string, idle: string, peak: string) =>
+    const row = (
+      name: string,
+      rows: number,
+      seconds: number,
+      bytes: number,
+      ratio: string,
+      idle: string,
+      peak: string,
+    ) =>
       `| ${name} | ${rows.toLocaleString('en')} | ${seconds.toFixed(2)} | ${Math.round(rows / seconds).toLocaleString('en')} | ${(bytes / 1e6).toFixed(1)} | ${ratio} | ${idle} | ${peak} |`;
     const markdown = [
       heading,
@@ -181,7 +212,7 @@ export async function run(): Promise<void> {
         `the client, and by other work on the machine: 1-min load average ${loadBefore} at the start; PostgreSQL ` +
         `${process.env.DATABASE_URL ? 'from DATABASE_URL' : 'embedded'}; Node ${process.version}). A survey of five questions (NPS, rating, single ` +
         'choice, multiple choice, a ~60-character comment), responses inserted directly. Export time runs from the start of ' +
-        '`POST /surveys/{id}/responses/export` to the poll (every 100 ms) that sees `completed`: the worker\'s pick-up, counting the ' +
+        "`POST /surveys/{id}/responses/export` to the poll (every 100 ms) that sees `completed`: the worker's pick-up, counting the " +
         'window, reading it through a cursor, formatting, and storing the file in 1 MiB chunks in PostgreSQL. The baseline is ' +
         "PostgreSQL's `COPY (SELECT …) TO STDOUT (FORMAT csv, HEADER)` of the same columns in the same order (the answers picked " +
         'out of the jsonb with `jsonb_path_query_first`, multiple choices joined with `;`), streamed to a client that discards ' +
@@ -191,9 +222,25 @@ export async function run(): Promise<void> {
       '',
       '| run | responses | seconds | responses/s | MB | ratio to COPY | worker idle RSS MB | worker peak RSS MB |',
       '|---|---:|---:|---:|---:|---:|---:|---:|',
-      row(`\`COPY (SELECT …) TO STDOUT\` (baseline, median of ${rounds})`, large, copy.seconds, copy.bytes, '1.00', '–', '–'),
+      row(
+        `\`COPY (SELECT …) TO STDOUT\` (baseline, median of ${rounds})`,
+        large,
+        copy.seconds,
+        copy.bytes,
+        '1.00',
+        '–',
+        '–',
+      ),
       ...runs.map(({ name, rows, r }) =>
-        row(`export to ${name}`, rows, r.seconds, r.exp.size, rows === large ? (copy.seconds / r.seconds).toFixed(2) : '–', String(Math.round(r.idleRss)), String(Math.round(r.peakRss))),
+        row(
+          `export to ${name}`,
+          rows,
+          r.seconds,
+          r.exp.size,
+          rows === large ? (copy.seconds / r.seconds).toFixed(2) : '–',
+          String(Math.round(r.idleRss)),
+          String(Math.round(r.peakRss)),
+        ),
       ),
       '',
       `CSV rounds (COPY seconds / export seconds = ratio): ${csvRounds.map((c) => `${c.copy.seconds.toFixed(2)} / ${c.r.seconds.toFixed(2)} = ${(c.copy.seconds / c.r.seconds).toFixed(2)}`).join('; ')}. ` +
@@ -201,13 +248,13 @@ export async function run(): Promise<void> {
       '',
       `Download of the ${large.toLocaleString('en')}-response CSV (${(largeCsv.size / 1e6).toFixed(1)} MB) through \`GET /exports/{id}/download\`: ` +
         `${downloadSeconds.toFixed(2)} s (${(largeCsv.size / 1e6 / downloadSeconds).toFixed(0)} MB/s). Target: CSV at least 0.5× the COPY rate; ` +
-        'worker memory independent of the export\'s size (compare the 10,000 and 500,000 rows).',
+        "worker memory independent of the export's size (compare the 10,000 and 500,000 rows).",
       '',
       'Where the time goes: COPY formats inside PostgreSQL and stores nothing; the export moves every row to the worker ' +
         '(jsonb parsed by the driver), formats it there (csv-stringify, JSON.stringify, exceljs) and writes the whole file ' +
         'back into PostgreSQL (1 MiB chunks, WAL included) so that any process can serve it, with progress saved along the way. ' +
         'The worker reads one 2,000-row page ahead while it formats and stores the previous one, and stores one chunk while the ' +
-        'next fills. XLSX is bound by exceljs\'s XML serialisation and deflate. On this shared machine the ratio moves by ' +
+        "next fills. XLSX is bound by exceljs's XML serialisation and deflate. On this shared machine the ratio moves by " +
         '±0.2 between runs; the rounds above show the spread.',
       '',
     ].join('\n');

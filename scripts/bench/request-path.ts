@@ -25,10 +25,21 @@ const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-function child(script: string, env: Record<string, string>, ready: RegExp): Promise<{ process: ChildProcess; url: string }> {
+function child(
+  script: string,
+  env: Record<string, string>,
+  ready: RegExp,
+): Promise<{ process: ChildProcess; url: string }> {
   // BENCH_PROFILE=<dir>: CPU profiles of the service processes (for finding where a request's time goes).
-  const profile = process.env.BENCH_PROFILE && script.startsWith('server/') ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
-  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', script], { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const profile =
+    process.env.BENCH_PROFILE && script.startsWith('server/')
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
+      : [];
+  const proc = spawn(process.execPath, [...profile, '--import', 'tsx', script], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   return new Promise((resolve, reject) => {
     const check = () => {
@@ -79,7 +90,8 @@ function cpuTicks(roots: number[]): number {
     }
   }
   const inTree = (pid: number): boolean => {
-    for (let current: number | undefined = pid; current && current > 1; current = parents.get(current)) if (roots.includes(current)) return true;
+    for (let current: number | undefined = pid; current && current > 1; current = parents.get(current))
+      if (roots.includes(current)) return true;
     return false;
   };
   let total = 0;
@@ -89,7 +101,11 @@ function cpuTicks(roots: number[]): number {
 const tickMicros = 10_000; // USER_HZ is 100 on Linux
 
 /** Runs `warmUpSeconds` unrecorded (JIT, pools and prepared statements reach their steady state), then measures. */
-async function measure(name: string, options: autocannon.Options, cpuOf: { service: number; database: number | null }): Promise<Measure> {
+async function measure(
+  name: string,
+  options: autocannon.Options,
+  cpuOf: { service: number; database: number | null },
+): Promise<Measure> {
   if (warmUpSeconds > 0) await autocannon({ connections, duration: warmUpSeconds, ...options });
   const before = { service: cpuTicks([cpuOf.service]), database: cpuOf.database ? cpuTicks([cpuOf.database]) : 0 };
   const client = process.cpuUsage();
@@ -97,15 +113,28 @@ async function measure(name: string, options: autocannon.Options, cpuOf: { servi
   const clientUsage = process.cpuUsage(client);
   const requests = Math.max(1, result.requests.total);
   const serviceCpuUs = ((cpuTicks([cpuOf.service]) - before.service) * tickMicros) / requests;
-  const databaseCpuUs = cpuOf.database ? ((cpuTicks([cpuOf.database]) - before.database) * tickMicros) / requests : null;
+  const databaseCpuUs = cpuOf.database
+    ? ((cpuTicks([cpuOf.database]) - before.database) * tickMicros) / requests
+    : null;
   const clientCpuUs = (clientUsage.user + clientUsage.system) / requests;
-  return { name, rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failures: result.non2xx + result.errors, serviceCpuUs, databaseCpuUs, clientCpuUs };
+  return {
+    name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    failures: result.non2xx + result.errors,
+    serviceCpuUs,
+    databaseCpuUs,
+    clientCpuUs,
+  };
 }
 
 /** The PostgreSQL server's postmaster, when it runs on this machine and its data directory is readable. */
 async function postmasterPid(db: import('../../server/src/db/database.js').Db): Promise<number | null> {
   try {
-    const { rows } = await sql<{ setting: string }>`select setting from pg_settings where name = 'data_directory'`.execute(db);
+    const { rows } = await sql<{
+      setting: string;
+    }>`select setting from pg_settings where name = 'data_directory'`.execute(db);
     return Number(readFileSync(path.join(rows[0]!.setting, 'postmaster.pid'), 'utf8').split('\n')[0]) || null;
   } catch {
     return null;
@@ -137,13 +166,25 @@ export async function run(): Promise<void> {
   const handle = openDatabase(database.url, 2);
   const processes: ChildProcess[] = [];
   try {
-    const serviceEnv = (apiProcesses: number) => ({ DATABASE_URL: database.url, PORT: '0', NODE_ENV: 'production', LOG_LEVEL: 'warn', API_PROCESSES: String(apiProcesses), ROLE: 'api', PUBLIC_BASE_URL: '' });
+    const serviceEnv = (apiProcesses: number) => ({
+      DATABASE_URL: database.url,
+      PORT: '0',
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+      API_PROCESSES: String(apiProcesses),
+      ROLE: 'api',
+      PUBLIC_BASE_URL: '',
+    });
     const first = await child('server/src/main.ts', serviceEnv(1), /^API: (http:\/\/\S+)\/api\/v1$/m);
     processes.push(first.process);
     const { key } = await benchTenant(handle.db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (url: string, method: string, path: string, body?: unknown) => {
-      const response = await fetch(`${url}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${url}${path}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${await response.text()}`);
       return (await response.json()) as { data: { id: string } };
     };
@@ -154,13 +195,28 @@ export async function run(): Promise<void> {
       { type: 'text', text: 'What should we change?', required: false },
     ];
     for (let i = 0; i < 49; i++) await api(first.url, 'POST', '/api/v1/surveys', { title: `Pulse ${i}`, questions });
-    const target = await api(first.url, 'POST', '/api/v1/surveys', { title: 'Target', questions, settings: { anonymous: true, allowMultipleResponses: true } });
+    const target = await api(first.url, 'POST', '/api/v1/surveys', {
+      title: 'Target',
+      questions,
+      settings: { anonymous: true, allowMultipleResponses: true },
+    });
     await api(first.url, 'POST', `/api/v1/surveys/${target.data.id}/launch`);
-    const submit = JSON.stringify({ answers: [{ questionId: 'q_1', value: 9 }, { questionId: 'q_2', value: 4 }, { questionId: 'q_3', value: 'c_2' }, { questionId: 'q_4', value: 'Fewer meetings.' }] });
+    const submit = JSON.stringify({
+      answers: [
+        { questionId: 'q_1', value: 9 },
+        { questionId: 'q_2', value: 4 },
+        { questionId: 'q_3', value: 'c_2' },
+        { questionId: 'q_4', value: 'Fewer meetings.' },
+      ],
+    });
     const list = await api(first.url, 'GET', '/api/v1/surveys?pageSize=20');
     const folder = mkdtempSync(path.join(tmpdir(), 'bench-bare-'));
     writeFileSync(path.join(folder, 'body.json'), JSON.stringify({ ...list, meta: undefined }));
-    const bare = await child('scripts/bench/bare-server.ts', { BARE_BODY_FILE: path.join(folder, 'body.json') }, /^BARE: (\S+)$/m);
+    const bare = await child(
+      'scripts/bench/bare-server.ts',
+      { BARE_BODY_FILE: path.join(folder, 'body.json') },
+      /^BARE: (\S+)$/m,
+    );
     processes.push(bare.process);
 
     const load = loadavg()[0]!.toFixed(2);
@@ -168,12 +224,32 @@ export async function run(): Promise<void> {
     const results: Measure[] = [];
     const postgresPid = await postmasterPid(handle.db);
     const bareCpu = { service: bare.process.pid!, database: null };
-    results.push(await measure('bare Express, GET (same 20-survey envelope from memory)', { url: `${bare.url}/bare` }, bareCpu));
-    results.push(await measure('bare Express, POST (same envelope)', { url: `${bare.url}/bare`, method: 'POST', headers: { 'content-type': 'application/json' }, body: submit }, bareCpu));
+    results.push(
+      await measure('bare Express, GET (same 20-survey envelope from memory)', { url: `${bare.url}/bare` }, bareCpu),
+    );
+    results.push(
+      await measure(
+        'bare Express, POST (same envelope)',
+        { url: `${bare.url}/bare`, method: 'POST', headers: { 'content-type': 'application/json' }, body: submit },
+        bareCpu,
+      ),
+    );
     const byProcesses = async (count: number, url: string, service: ChildProcess) => {
       const cpuOf = { service: service.pid!, database: postgresPid };
-      results.push(await measure(`GET /api/v1/surveys?pageSize=20 — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys?pageSize=20`, headers }, cpuOf));
-      results.push(await measure(`POST /api/v1/surveys/{id}/responses — ${count} API process${count > 1 ? 'es' : ''}`, { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit }, cpuOf));
+      results.push(
+        await measure(
+          `GET /api/v1/surveys?pageSize=20 — ${count} API process${count > 1 ? 'es' : ''}`,
+          { url: `${url}/api/v1/surveys?pageSize=20`, headers },
+          cpuOf,
+        ),
+      );
+      results.push(
+        await measure(
+          `POST /api/v1/surveys/{id}/responses — ${count} API process${count > 1 ? 'es' : ''}`,
+          { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit },
+          cpuOf,
+        ),
+      );
     };
     await byProcesses(1, first.url, first.process);
     await stop(first.process);
@@ -184,7 +260,10 @@ export async function run(): Promise<void> {
     const bareGet = results[0]!;
     const bareP99 = Math.max(results[0]!.p99, results[1]!.p99);
     const cpu = (us: number | null) => (us === null ? '—' : String(Math.round(us)));
-    const rows = results.map((r) => `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} | ${cpu(r.serviceCpuUs)} | ${cpu(r.databaseCpuUs)} | ${cpu(r.clientCpuUs)} |`);
+    const rows = results.map(
+      (r) =>
+        `| ${r.name} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${(r.rps / bareGet.rps).toFixed(2)} | ${r.failures} | ${cpu(r.serviceCpuUs)} | ${cpu(r.databaseCpuUs)} | ${cpu(r.clientCpuUs)} |`,
+    );
     const markdown = [
       '## Request path',
       '',

@@ -60,15 +60,26 @@ export async function benchDatabase(label: string): Promise<{ url: string; relea
 /** A BUSINESS organization whose limit override is so high that the limiter counts every request but refuses none. */
 export async function benchTenant(db: Db): Promise<{ organizationId: string; key: string }> {
   const organization = await insertOrganization(db, { name: 'Benchmark', plan: 'BUSINESS' });
-  await db.updateTable('organizations').set({ rate_limit_per_minute: 100_000_000, rate_limit_per_day: 1_000_000_000 }).where('id', '=', organization.id).execute();
-  const { key } = await insertKey(db, { organizationId: organization.id, environment: 'LIVE', name: 'bench', scopes: ['*'] });
+  await db
+    .updateTable('organizations')
+    .set({ rate_limit_per_minute: 100_000_000, rate_limit_per_day: 1_000_000_000 })
+    .where('id', '=', organization.id)
+    .execute();
+  const { key } = await insertKey(db, {
+    organizationId: organization.id,
+    environment: 'LIVE',
+    name: 'bench',
+    scopes: ['*'],
+  });
   return { organizationId: organization.id, key };
 }
 
 /** Replaces (or appends) the section that starts with `heading` in BENCHMARKS.md. */
 export function writeBenchmarkSection(heading: string, markdown: string): void {
   const file = path.join(root, 'BENCHMARKS.md');
-  const current = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n\nNumbers from `npm run bench -- <name>`, one section per benchmark.\n';
+  const current = existsSync(file)
+    ? readFileSync(file, 'utf8')
+    : '# Benchmarks\n\nNumbers from `npm run bench -- <name>`, one section per benchmark.\n';
   const start = current.indexOf(heading);
   let next: string;
   if (start < 0) {
@@ -91,12 +102,19 @@ export interface WorkerProcess {
  * A worker (`npm start -- --role worker`) in its own process, as in production, resolved once it says it runs.
  * `env` adds settings; `nodeOptions` go before the entry point (e.g. a heap cap).
  */
-export async function startWorkerProcess(databaseUrl: string, options: { env?: Record<string, string>; nodeOptions?: string[] } = {}): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, [...(options.nodeOptions ?? []), '--import', 'tsx', 'server/src/main.ts', '--role', 'worker'], {
-    cwd: root,
-    env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ...options.env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+export async function startWorkerProcess(
+  databaseUrl: string,
+  options: { env?: Record<string, string>; nodeOptions?: string[] } = {},
+): Promise<WorkerProcess> {
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeOptions ?? []), '--import', 'tsx', 'server/src/main.ts', '--role', 'worker'],
+    {
+      cwd: root,
+      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ...options.env },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await new Promise<void>((resolve, reject) => {
     let output = '';
@@ -108,7 +126,8 @@ export async function startWorkerProcess(databaseUrl: string, options: { env?: R
   });
   return {
     child,
-    peakRssMb: () => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+    peakRssMb: () =>
+      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
     async stop(signal = 'SIGTERM') {
       child.kill(signal);
       await exited;
@@ -126,11 +145,18 @@ export function httpLatencies(url: string, key: string, count: number, warmup: n
     });
     let out = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`client exited with ${code}: ${out}`))));
+    child.once('exit', (code) =>
+      code === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`client exited with ${code}: ${out}`)),
+    );
   });
 }
 
-export async function sqlLatencies(client: pg.Client, count: number, queries: string[], params: unknown[][]): Promise<number[]> {
+export async function sqlLatencies(
+  client: pg.Client,
+  count: number,
+  queries: string[],
+  params: unknown[][],
+): Promise<number[]> {
   const times: number[] = [];
   for (let i = 0; i < count; i++) {
     const start = performance.now();
@@ -143,7 +169,11 @@ export async function sqlLatencies(client: pg.Client, count: number, queries: st
 /** Calls the API at `baseUrl` with `key` (JSON in, the envelope out); any non-2xx answer throws with its body. */
 export function benchApi(baseUrl: string, key: string) {
   return async (method: string, url: string, body?: unknown) => {
-    const response = await fetch(`${baseUrl}${url}`, { method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${baseUrl}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
     return (await response.json()) as { data: { id: string; status?: string } };
   };

@@ -36,7 +36,14 @@ interface Measure {
 
 async function measure(name: string, options: autocannon.Options): Promise<Measure> {
   const result = await autocannon({ connections, duration: seconds, ...options });
-  return { name, requests: result.requests.average, p99: result.latency.p99, p50: result.latency.p50, non2xx: result.non2xx, errors: result.errors };
+  return {
+    name,
+    requests: result.requests.average,
+    p99: result.latency.p99,
+    p50: result.latency.p50,
+    non2xx: result.non2xx,
+    errors: result.errors,
+  };
 }
 
 /** A PostgreSQL database of its own: on DATABASE_URL's server, or an embedded server. */
@@ -46,18 +53,28 @@ function bareServer(body: unknown): Promise<Server> {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.get('/api/v1/surveys', (_req, res) => {
-    res.json({ ...(body as object), meta: { requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: new Date().toISOString(), apiVersion: 'v1' } });
+    res.json({
+      ...(body as object),
+      meta: { requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: new Date().toISOString(), apiVersion: 'v1' },
+    });
   });
   return new Promise((resolve) => {
     const server = app.listen(0, host, () => resolve(server));
   });
 }
 
-
 export async function run(): Promise<void> {
   const database = await benchDatabase('surveys');
   const log = createLogger('warn');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn', databasePoolSize: 10 };
+  const config: Config = {
+    ...loadConfig([]),
+    port: 0,
+    host,
+    role: 'api',
+    validateResponses: false,
+    logLevel: 'warn',
+    databasePoolSize: 10,
+  };
   const service = await startService(config, database.url, log);
   let bare: Server | undefined;
   try {
@@ -65,7 +82,11 @@ export async function run(): Promise<void> {
     const { key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+      const response = await fetch(`${service.url}${url}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
       if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
       return (await response.json()) as { data: { id: string } };
     };
@@ -73,11 +94,21 @@ export async function run(): Promise<void> {
     const questions = [
       { type: 'nps', text: 'How likely are you to recommend working here?' },
       { type: 'rating', text: 'I have the tools I need.', minLabel: 'Disagree', maxLabel: 'Agree' },
-      { type: 'single_choice', text: 'Where do you work?', choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }] },
-      { type: 'multiple_choice', text: 'Which benefits matter?', choices: [{ label: 'Learning' }, { label: 'Flex' }, { label: 'Health' }], maxSelections: 2 },
+      {
+        type: 'single_choice',
+        text: 'Where do you work?',
+        choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }],
+      },
+      {
+        type: 'multiple_choice',
+        text: 'Which benefits matter?',
+        choices: [{ label: 'Learning' }, { label: 'Flex' }, { label: 'Health' }],
+        maxSelections: 2,
+      },
       { type: 'text', text: 'What should we change?', required: false },
     ];
-    for (let i = 0; i < 49; i++) await api('POST', '/api/v1/surveys', { title: `Pulse ${i}`, description: 'Benchmark survey', questions });
+    for (let i = 0; i < 49; i++)
+      await api('POST', '/api/v1/surveys', { title: `Pulse ${i}`, description: 'Benchmark survey', questions });
     const target = await api('POST', '/api/v1/surveys', {
       title: 'Benchmark target',
       questions,
@@ -102,7 +133,10 @@ export async function run(): Promise<void> {
     console.log(`Measuring ${seconds} s each with ${connections} connections…`);
     const results = [
       await measure('bare Express route (same envelope)', { url: `${bareUrl}/api/v1/surveys?pageSize=20` }),
-      await measure('GET /api/v1/surveys (pageSize 20, 50 surveys)', { url: `${service.url}/api/v1/surveys?pageSize=20`, headers }),
+      await measure('GET /api/v1/surveys (pageSize 20, 50 surveys)', {
+        url: `${service.url}/api/v1/surveys?pageSize=20`,
+        headers,
+      }),
       await measure('POST /api/v1/surveys/{id}/responses', {
         url: `${service.url}/api/v1/surveys/${target.data.id}/responses`,
         method: 'POST',
@@ -110,7 +144,10 @@ export async function run(): Promise<void> {
         body: JSON.stringify(answers),
       }),
     ];
-    const stored = await db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const stored = await db
+      .selectFrom('responses')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const baseline = results[0]!;
     const rows = results.map(
       (r) =>

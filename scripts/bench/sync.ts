@@ -28,7 +28,6 @@ const total = Number(process.env.BENCH_RECORDS ?? 100_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const heading = '## Respondent sync';
 
-
 function records(count: number, prefix = ''): Array<Record<string, unknown>> {
   return Array.from({ length: count }, (_, i) => ({
     externalId: `E-${prefix}${String(i).padStart(6, '0')}`,
@@ -48,21 +47,44 @@ function records(count: number, prefix = ''): Array<Record<string, unknown>> {
 const startWorker = (databaseUrl: string) => startWorkerProcess(databaseUrl);
 
 const copyField = (value: unknown): string =>
-  value === null || value === undefined ? '\\N' : String(value).replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
+  value === null || value === undefined
+    ? '\\N'
+    : String(value).replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r');
 
 /** COPY of the same rows (as the worker would store them) into a table LIKE respondents INCLUDING ALL. */
-async function copyBaseline(databaseUrl: string, organizationId: string, input: Array<Record<string, unknown>>, table: string): Promise<number> {
+async function copyBaseline(
+  databaseUrl: string,
+  organizationId: string,
+  input: Array<Record<string, unknown>>,
+  table: string,
+): Promise<number> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   try {
     await client.query(`create table ${table} (like respondents including all)`);
-    const columns = 'organization_id, environment, external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date, employment_type, attributes, content_hash';
+    const columns =
+      'organization_id, environment, external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date, employment_type, attributes, content_hash';
     const started = performance.now();
     function* lines() {
       const chunk: string[] = [];
       for (const record of input) {
         const r = normalize(record as never);
-        const fields = [organizationId, 'LIVE', r.externalId, r.email, r.firstName, r.lastName, r.department, r.location, r.jobTitle, r.managerId, r.hireDate, r.employmentType, r.attributesJson, r.contentHash];
+        const fields = [
+          organizationId,
+          'LIVE',
+          r.externalId,
+          r.email,
+          r.firstName,
+          r.lastName,
+          r.department,
+          r.location,
+          r.jobTitle,
+          r.managerId,
+          r.hireDate,
+          r.employmentType,
+          r.attributesJson,
+          r.contentHash,
+        ];
         chunk.push(`${fields.map(copyField).join('\t')}\n`);
         if (chunk.length === 1000) yield chunk.splice(0).join('');
       }
@@ -78,7 +100,6 @@ async function copyBaseline(databaseUrl: string, organizationId: string, input: 
   }
 }
 
-
 export async function run(): Promise<void> {
   const database = await benchDatabase('sync');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
@@ -91,7 +112,9 @@ export async function run(): Promise<void> {
 
     type Run = { seconds: number; acceptedAfter?: number; workerSeconds?: number };
     type Job = { status: string; stats: Record<string, number>; startedAt: string; completedAt: string };
-    const syncToCompletion = async (body: string): Promise<{ seconds: number; acceptedAfter: number; workerSeconds: number; job: Job }> => {
+    const syncToCompletion = async (
+      body: string,
+    ): Promise<{ seconds: number; acceptedAfter: number; workerSeconds: number; job: Job }> => {
       const started = performance.now();
       const response = await fetch(`${service.url}/api/v1/respondents/sync`, { method: 'POST', headers, body });
       if (response.status !== 202) throw new Error(`sync: ${response.status} ${await response.text()}`);
@@ -119,19 +142,30 @@ export async function run(): Promise<void> {
       const input = records(total, `r${round}-`);
       const body = JSON.stringify({ mode: 'upsert', respondents: input });
       megabytes = body.length / 1e6;
-      console.log(`Round ${round + 1}/${rounds}: syncing ${total} records (${megabytes.toFixed(1)} MB of JSON), then COPY…`);
+      console.log(
+        `Round ${round + 1}/${rounds}: syncing ${total} records (${megabytes.toFixed(1)} MB of JSON), then COPY…`,
+      );
       const fresh = await syncToCompletion(body);
-      if (fresh.job.status !== 'completed' || fresh.job.stats.created !== total) throw new Error(`unexpected result: ${JSON.stringify(fresh.job)}`);
+      if (fresh.job.status !== 'completed' || fresh.job.stats.created !== total)
+        throw new Error(`unexpected result: ${JSON.stringify(fresh.job)}`);
       const unchanged = await syncToCompletion(body);
-      if (unchanged.job.stats.skipped !== total) throw new Error(`unexpected re-run result: ${JSON.stringify(unchanged.job)}`);
+      if (unchanged.job.stats.skipped !== total)
+        throw new Error(`unexpected re-run result: ${JSON.stringify(unchanged.job)}`);
       const copy = await copyBaseline(database.url, organizationId, input, `respondents_copy_${round}`);
       measured.push({ fresh, unchanged, copy });
     }
     const peakRss = worker.peakRssMb();
-    const median = <T>(values: T[], key: (v: T) => number): T => [...values].sort((a, b) => key(a) - key(b))[Math.floor(values.length / 2)]!;
+    const median = <T>(values: T[], key: (v: T) => number): T =>
+      [...values].sort((a, b) => key(a) - key(b))[Math.floor(values.length / 2)]!;
     const copySeconds = median(measured, (m) => m.copy).copy;
-    const fresh = median(measured.map((m) => m.fresh), (r) => r.seconds);
-    const unchanged = median(measured.map((m) => m.unchanged), (r) => r.seconds);
+    const fresh = median(
+      measured.map((m) => m.fresh),
+      (r) => r.seconds,
+    );
+    const unchanged = median(
+      measured.map((m) => m.unchanged),
+      (r) => r.seconds,
+    );
     const ratios = measured.map((m) => (m.copy / m.fresh.seconds).toFixed(2)).join(', ');
 
     const rate = (seconds: number) => Math.round(total / seconds);
@@ -161,7 +195,7 @@ export async function run(): Promise<void> {
         "worker's pick-up: immediate, woken by a NOTIFY sent on commit (pg-boss's 0.5 s poll is only the fallback). Profiles show the API and the worker processes mostly idle, waiting for PostgreSQL: the sync is bound by the database writes. In the worker, each batch " +
         'is parsed, validated record by record (Ajv, compiled from the contract), normalized and hashed one batch ahead ' +
         'of the writes, which run in two parallel transactions (`INSERT … SELECT FROM unnest(…) ON CONFLICT … DO UPDATE ' +
-        '… WHERE content_hash IS DISTINCT FROM …`), each committing its rows with its counts. COPY uses PostgreSQL\'s ' +
+        "… WHERE content_hash IS DISTINCT FROM …`), each committing its rows with its counts. COPY uses PostgreSQL's " +
         'multi-row insert path and does none of the validation, durability-before-202 or bookkeeping; an unchanged ' +
         're-run shows the fixed costs (the writes are skipped).',
       '',

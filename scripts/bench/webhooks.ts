@@ -44,7 +44,10 @@ interface Receiver {
 }
 
 async function startReceiver(): Promise<Receiver> {
-  const child: ChildProcess = fork(path.join(root, 'scripts/bench/webhook-receiver.ts'), [], { execArgv: ['--import', 'tsx'], cwd: root });
+  const child: ChildProcess = fork(path.join(root, 'scripts/bench/webhook-receiver.ts'), [], {
+    execArgv: ['--import', 'tsx'],
+    cwd: root,
+  });
   const port = await new Promise<number>((resolve) => child.once('message', (m: { port: number }) => resolve(m.port)));
   return {
     url: `http://${host}:${port}`,
@@ -58,7 +61,8 @@ async function startReceiver(): Promise<Receiver> {
   };
 }
 
-const startWorker = (databaseUrl: string) => startWorkerProcess(databaseUrl, { env: { ALLOW_LOOPBACK_WEBHOOKS: 'true' } });
+const startWorker = (databaseUrl: string) =>
+  startWorkerProcess(databaseUrl, { env: { ALLOW_LOOPBACK_WEBHOOKS: 'true' } });
 
 async function waitForArrivals(receiver: Receiver, count: number, timeoutMs: number): Promise<Array<[string, number]>> {
   const deadline = Date.now() + timeoutMs;
@@ -74,7 +78,12 @@ async function waitForArrivals(receiver: Receiver, count: number, timeoutMs: num
 async function bareLoop(url: string, total: number, inFlight: number): Promise<number> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: inFlight });
   const signer = new Webhook(newSecret());
-  const body = JSON.stringify({ id: newId('evt'), type: 'webhook.test', createdAt: new Date().toISOString(), data: { webhookId: newId('whk'), message: 'x' } });
+  const body = JSON.stringify({
+    id: newId('evt'),
+    type: 'webhook.test',
+    createdAt: new Date().toISOString(),
+    data: { webhookId: newId('whk'), message: 'x' },
+  });
   let next = 0;
   const post = () =>
     new Promise<void>((resolve, reject) => {
@@ -83,7 +92,12 @@ async function bareLoop(url: string, total: number, inFlight: number): Promise<n
       const request = http.request(url, {
         method: 'POST',
         agent,
-        headers: { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': signer.sign(id, now, body) },
+        headers: {
+          'content-type': 'application/json',
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+          'webhook-signature': signer.sign(id, now, body),
+        },
       });
       request.on('response', (res) => {
         res.resume();
@@ -103,7 +117,8 @@ async function bareLoop(url: string, total: number, inFlight: number): Promise<n
   return total / seconds;
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 export async function run(): Promise<void> {
   const database = await benchDatabase('webhooks');
@@ -128,11 +143,19 @@ export async function run(): Promise<void> {
 
     // 1. Throughput: a full queue, drained by one worker process.
     for (let i = 0; i < webhookCount; i++) {
-      await insertWebhook(db, tenant, { id: newId('whk'), url: `${receiver.url}/hook-${i}`, events: ['*'], description: null, enabled: true, secret: newSecret() });
+      await insertWebhook(db, tenant, {
+        id: newId('whk'),
+        url: `${receiver.url}/hook-${i}`,
+        events: ['*'],
+        description: null,
+        enabled: true,
+        secret: newSecret(),
+      });
     }
     for (let i = 0; i < events; i += 100) {
       await db.transaction().execute(async (tx) => {
-        for (let j = i; j < Math.min(events, i + 100); j++) await recordEvent(tx, tenant, 'survey.launched', data as never);
+        for (let j = i; j < Math.min(events, i + 100); j++)
+          await recordEvent(tx, tenant, 'survey.launched', data as never);
       });
     }
     const expected = events * webhookCount;
@@ -146,16 +169,31 @@ export async function run(): Promise<void> {
     if (unique !== events) throw new Error(`expected ${events} distinct webhook-ids, got ${unique}`);
     // Let the worker record the last outcomes before the next phase.
     for (;;) {
-      const pending = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '=', 'pending').executeTakeFirstOrThrow();
+      const pending = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
       if (Number(pending.n) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    const failed = await db.selectFrom('webhook_deliveries').select((eb) => eb.fn.countAll<string>().as('n')).where('status', '<>', 'succeeded').executeTakeFirstOrThrow();
+    const failed = await db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('status', '<>', 'succeeded')
+      .executeTakeFirstOrThrow();
     if (Number(failed.n) !== 0) throw new Error(`${failed.n} deliveries did not succeed`);
 
     // 2. Latency: one webhook, events committed one by one at 100/s.
     await db.updateTable('webhooks').set({ enabled: false }).where('organization_id', '=', organizationId).execute();
-    await insertWebhook(db, tenant, { id: newId('whk'), url: `${receiver.url}/latency`, events: ['*'], description: null, enabled: true, secret: newSecret() });
+    await insertWebhook(db, tenant, {
+      id: newId('whk'),
+      url: `${receiver.url}/latency`,
+      events: ['*'],
+      description: null,
+      enabled: true,
+      secret: newSecret(),
+    });
     receiver.reset();
     await new Promise((resolve) => setTimeout(resolve, 200));
     const committedAt = new Map<string, number>();
@@ -191,7 +229,7 @@ export async function run(): Promise<void> {
       'Each delivery costs the dispatcher a share of one claim statement (up to 100 rows per `UPDATE … FOR UPDATE SKIP LOCKED`, ' +
         'joined with the event, the webhook and its secrets), one HMAC per signing secret, the HTTP round trip, and a share of one ' +
         '`UPDATE … FROM unnest(…)` recording up to 100 successes at once (a failure is its own transaction of three to four ' +
-        'statements: the attempt, the failure clock and the next attempt). Both statements wait for a WAL flush (synchronous commit), sampling `pg_stat_activity` during a (single-process) profiling run showed its sessions mostly waiting in `WalSync`/`WALWrite`. The bare loop does only the HMAC and the round trip. Latency: the NOTIFY sent by the event\'s ' +
+        "statements: the attempt, the failure clock and the next attempt). Both statements wait for a WAL flush (synchronous commit), sampling `pg_stat_activity` during a (single-process) profiling run showed its sessions mostly waiting in `WalSync`/`WALWrite`. The bare loop does only the HMAC and the round trip. Latency: the NOTIFY sent by the event's " +
         'transaction wakes the dispatcher on commit, so a delivery starts within a claim query of the commit.',
       '',
     ].join('\n');

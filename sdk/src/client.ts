@@ -36,7 +36,8 @@ export interface ResourceHelpers {
   exports: {
     /** Polls an export until it is `completed` or `failed`. */
     wait(exportId: string, options?: WaitOptions): Promise<Export>;
-    /** Streams a completed export's file to disk in constant memory, resuming a broken download; resolves to the bytes written. */
+    /** Streams a completed export's file to disk in constant memory, resuming a broken download; resolves to the bytes
+     * written. */
     downloadToFile(exportResource: Export, filePath: string, options?: DownloadOptions): Promise<number>;
   };
   distributions: {
@@ -78,21 +79,24 @@ export type ClientResources = Merge<Resources, ResourceHelpers>;
  * resolving to the envelope's `data` or throwing a typed error), `…All()` iterators for lists, job helpers, and
  * openapi-fetch's low-level `GET`, `POST`, `PUT`, `PATCH`, `DELETE` with `unwrap` and `paginate`.
  */
-export type SurveyServiceClient<Paths extends Record<string, any> = paths> = Client<Paths> & ClientResources & {
-  /** Resolves a call to the envelope's `data` or throws the typed error: `await client.unwrap(client.POST(…))`. */
-  unwrap: typeof unwrap;
-  /** Every item of a list operation, across pages: `for await (const s of client.paginate('/api/v1/surveys'))`. */
-  paginate<Path extends ListPath<Paths>>(
-    path: Path,
-    init?: PaginateInit<Paths, Path>,
-  ): AsyncGenerator<ListItem<Paths, Path>, void, undefined>;
-};
+export type SurveyServiceClient<Paths extends Record<string, any> = paths> = Client<Paths> &
+  ClientResources & {
+    /** Resolves a call to the envelope's `data` or throws the typed error: `await client.unwrap(client.POST(…))`. */
+    unwrap: typeof unwrap;
+    /** Every item of a list operation, across pages: `for await (const s of client.paginate('/api/v1/surveys'))`. */
+    paginate<Path extends ListPath<Paths>>(
+      path: Path,
+      init?: PaginateInit<Paths, Path>,
+    ): AsyncGenerator<ListItem<Paths, Path>, void, undefined>;
+  };
 
 /**
  * Creates a client. No global state: each client has its own key, base URL, retry policy and fetch.
  * The type parameter is for tests and advanced use against another document; leave it out.
  */
-export function createClient<Paths extends Record<string, any> = paths>(config: ClientConfig): SurveyServiceClient<Paths> {
+export function createClient<Paths extends Record<string, any> = paths>(
+  config: ClientConfig,
+): SurveyServiceClient<Paths> {
   if (!config.apiKey) throw new TypeError('createClient: apiKey is required');
   if (!config.baseUrl) throw new TypeError('createClient: baseUrl is required');
   const baseFetch = config.fetch ?? ((request: Request) => globalThis.fetch(request));
@@ -113,10 +117,15 @@ export function createClient<Paths extends Record<string, any> = paths>(config: 
     respondents: { waitForSync: (jobId, options) => waitForSyncJob(low, jobId, options) },
     exports: {
       wait: (exportId, options) => waitForExport(low, exportId, options),
-      downloadToFile: (exportResource, filePath, options) => downloadExportToFile(low, exportResource, filePath, options),
+      downloadToFile: (exportResource, filePath, options) =>
+        downloadExportToFile(low, exportResource, filePath, options),
     },
-    distributions: { wait: (surveyId, distributionId, options) => waitForDistribution(low, surveyId, distributionId, options) },
-    analytics: { ai: { wait: (surveyId, analysisId, options) => waitForAiAnalysis(low, surveyId, analysisId, options) } },
+    distributions: {
+      wait: (surveyId, distributionId, options) => waitForDistribution(low, surveyId, distributionId, options),
+    },
+    analytics: {
+      ai: { wait: (surveyId, analysisId, options) => waitForAiAnalysis(low, surveyId, analysisId, options) },
+    },
     webhooks: { constructEvent: (payload, headers, secret) => verifyWebhook<WebhookEvent>(payload, headers, secret) },
   };
   const resources = {

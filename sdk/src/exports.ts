@@ -34,12 +34,20 @@ export interface DownloadOptions {
 }
 
 /** Polls `GET /api/v1/exports/{exportId}` until the export is `completed` or `failed`, and returns it. */
-export async function waitForExport(client: Client<paths>, exportId: string, options: WaitOptions = {}): Promise<Export> {
-  const fetchExport = async () => (await unwrap(client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId } }, signal: options.signal }))) as Export;
+export async function waitForExport(
+  client: Client<paths>,
+  exportId: string,
+  options: WaitOptions = {},
+): Promise<Export> {
+  const fetchExport = async () =>
+    (await unwrap(
+      client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId } }, signal: options.signal }),
+    )) as Export;
   try {
     return await waitFor(fetchExport, (e) => e.status === 'completed' || e.status === 'failed', options);
   } catch (error) {
-    if (error instanceof TimeoutError) throw new TimeoutError(`Export ${exportId} did not finish within ${options.timeoutMs ?? 300_000} ms`);
+    if (error instanceof TimeoutError)
+      throw new TimeoutError(`Export ${exportId} did not finish within ${options.timeoutMs ?? 300_000} ms`);
     throw error;
   }
 }
@@ -49,7 +57,12 @@ export async function waitForExport(client: Client<paths>, exportId: string, opt
  * that breaks mid-way is resumed from the bytes already written (`Range` with `If-Range`), up to `maxResumes`
  * times; if the file changed meanwhile the server sends it whole and the download starts over.
  */
-export async function downloadExportToFile(client: Client<paths>, exportResource: Export, filePath: string, options: DownloadOptions = {}): Promise<number> {
+export async function downloadExportToFile(
+  client: Client<paths>,
+  exportResource: Export,
+  filePath: string,
+  options: DownloadOptions = {},
+): Promise<number> {
   // A computed specifier: bundlers for browsers leave it alone, and the SDK needs no Node type declarations.
   const fsModule = 'node:fs/promises';
   const { open } = (await import(fsModule)) as { open(path: string, flags: string): Promise<FileHandleLike> };
@@ -86,7 +99,8 @@ export async function downloadExportToFile(client: Client<paths>, exportResource
         if (expected === null || written >= expected) return written;
         throw new Error(`the download ended after ${written} of ${expected} bytes`);
       } catch (error) {
-        if (error instanceof SurveyServiceError || options.signal?.aborted || ++resumes > (options.maxResumes ?? 5)) throw error;
+        if (error instanceof SurveyServiceError || options.signal?.aborted || ++resumes > (options.maxResumes ?? 5))
+          throw error;
       }
     }
   } finally {
@@ -100,7 +114,8 @@ export async function downloadExportToFile(client: Client<paths>, exportResource
  * `ExportFailedError` when the export fails, `TimeoutError` when it does not finish in `timeoutMs`.
  *
  * ```ts
- * const done = await exportResponsesToFile(client, surveyId, { format: 'ndjson', sinceExport: lastExportId }, './responses.ndjson');
+ * const done = await exportResponsesToFile(client, surveyId, { format: 'ndjson', sinceExport: lastExportId },
+ * './responses.ndjson');
  * ```
  */
 export async function exportResponsesToFile(
@@ -112,7 +127,10 @@ export async function exportResponsesToFile(
 ): Promise<Export> {
   const started = (await unwrap(
     client.POST('/api/v1/surveys/{id}/responses/export', {
-      params: { path: { id: surveyId }, header: options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {} },
+      params: {
+        path: { id: surveyId },
+        header: options.idempotencyKey ? { 'Idempotency-Key': options.idempotencyKey } : {},
+      },
       body: request,
       signal: options.signal,
     }),

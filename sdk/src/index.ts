@@ -7,7 +7,13 @@
  * const surveys = await client.surveys.list({ pageSize: 50 });
  * ```
  */
-export { createClient, type ClientConfig, type SurveyServiceClient, type ClientResources, type ResourceHelpers } from './client.js';
+export {
+  createClient,
+  type ClientConfig,
+  type SurveyServiceClient,
+  type ClientResources,
+  type ResourceHelpers,
+} from './client.js';
 export { type CallOptions, type ResultOf, type ItemOf, type QueryOf, type BodyOf } from './resources-runtime.js';
 export { type Resources } from './generated/resources.js';
 export { waitForAiAnalysis, waitForDistribution } from './jobs.js';
@@ -28,7 +34,13 @@ export {
 export { unwrap, unwrapEnvelope, type ApiResult, type EnvelopeData } from './unwrap.js';
 export { paginate, type ListItem, type ListPath, type PaginateInit } from './pagination.js';
 export { waitFor, waitForSyncJob, type WaitOptions } from './polling.js';
-export { exportResponsesToFile, downloadExportToFile, waitForExport, ExportFailedError, type DownloadOptions } from './exports.js';
+export {
+  exportResponsesToFile,
+  downloadExportToFile,
+  waitForExport,
+  ExportFailedError,
+  type DownloadOptions,
+} from './exports.js';
 export { type RetryOptions } from './retry.js';
 export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export { SDK_VERSION } from './version.js';

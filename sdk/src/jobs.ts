@@ -13,17 +13,30 @@ async function named<T>(what: string, options: WaitOptions, wait: () => Promise<
   try {
     return await wait();
   } catch (error) {
-    if (error instanceof TimeoutError) throw new TimeoutError(`${what} did not finish within ${options.timeoutMs ?? 300_000} ms`);
+    if (error instanceof TimeoutError)
+      throw new TimeoutError(`${what} did not finish within ${options.timeoutMs ?? 300_000} ms`);
     throw error;
   }
 }
 
 const settledAnalysis = new Set(['completed', 'failed']);
 /** Polls an AI analysis until it is `completed` or `failed`. */
-export function waitForAiAnalysis(client: Client<paths>, surveyId: string, analysisId: string, options: WaitOptions = {}): Promise<AiAnalysis> {
+export function waitForAiAnalysis(
+  client: Client<paths>,
+  surveyId: string,
+  analysisId: string,
+  options: WaitOptions = {},
+): Promise<AiAnalysis> {
   const poll = async () =>
-    (await unwrap(client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', { params: { path: { id: surveyId, analysisId } }, signal: options.signal }))) as AiAnalysis;
-  return named(`AI analysis ${analysisId}`, options, () => waitFor(poll, (a) => settledAnalysis.has(a.status), options));
+    (await unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+        params: { path: { id: surveyId, analysisId } },
+        signal: options.signal,
+      }),
+    )) as AiAnalysis;
+  return named(`AI analysis ${analysisId}`, options, () =>
+    waitFor(poll, (a) => settledAnalysis.has(a.status), options),
+  );
 }
 
 /** A distribution is settled once it is no longer `scheduled` or `sending` (sent, held, cancelled or failed). */
@@ -32,10 +45,20 @@ const unsettledDistribution = new Set(['scheduled', 'sending']);
  * Polls a distribution until its send has happened (or was held, cancelled or failed). A distribution scheduled
  * for later stays `scheduled` until then: give a `timeoutMs` that covers the schedule.
  */
-export function waitForDistribution(client: Client<paths>, surveyId: string, distributionId: string, options: WaitOptions = {}): Promise<Distribution> {
+export function waitForDistribution(
+  client: Client<paths>,
+  surveyId: string,
+  distributionId: string,
+  options: WaitOptions = {},
+): Promise<Distribution> {
   const poll = async () =>
     (await unwrap(
-      client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId } }, signal: options.signal }),
+      client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+        params: { path: { surveyId, distributionId } },
+        signal: options.signal,
+      }),
     )) as Distribution;
-  return named(`Distribution ${distributionId}`, options, () => waitFor(poll, (d) => !unsettledDistribution.has(d.status), options));
+  return named(`Distribution ${distributionId}`, options, () =>
+    waitFor(poll, (d) => !unsettledDistribution.has(d.status), options),
+  );
 }

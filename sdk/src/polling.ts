@@ -21,7 +21,11 @@ export interface WaitOptions {
  * and returns the last result. The first call is immediate. Throws `TimeoutError` after `timeoutMs`; errors
  * thrown by `fn` propagate (the client has already retried what was worth retrying).
  */
-export async function waitFor<T>(fn: () => Promise<T>, isDone: (value: T) => boolean, options: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  fn: () => Promise<T>,
+  isDone: (value: T) => boolean,
+  options: WaitOptions = {},
+): Promise<T> {
   const { timeoutMs = 300_000, initialDelayMs = 500, maxDelayMs = 5000, signal } = options;
   const deadline = Date.now() + timeoutMs;
   let delay = initialDelayMs;
@@ -43,15 +47,24 @@ const finalSyncStatuses = new Set(['completed', 'failed']);
  * (a failed job is returned, not thrown: read `status` and `stats`). Throws `TimeoutError` if it does not
  * finish within `timeoutMs`, and the typed API error if a poll fails (`NotFoundError` for an unknown job).
  */
-export async function waitForSyncJob(client: Client<paths>, jobId: string, options: WaitOptions = {}): Promise<SyncJob> {
+export async function waitForSyncJob(
+  client: Client<paths>,
+  jobId: string,
+  options: WaitOptions = {},
+): Promise<SyncJob> {
   const fetchJob = async (): Promise<SyncJob> =>
     (await unwrap(
       client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId } }, signal: options.signal }),
     )) as SyncJob;
   try {
-    return await waitFor(fetchJob, (job) => finalSyncStatuses.has(String((job as { status?: unknown }).status)), options);
+    return await waitFor(
+      fetchJob,
+      (job) => finalSyncStatuses.has(String((job as { status?: unknown }).status)),
+      options,
+    );
   } catch (error) {
-    if (error instanceof TimeoutError) throw new TimeoutError(`Sync job ${jobId} did not finish within ${options.timeoutMs ?? 300_000} ms`);
+    if (error instanceof TimeoutError)
+      throw new TimeoutError(`Sync job ${jobId} did not finish within ${options.timeoutMs ?? 300_000} ms`);
     throw error;
   }
 }

@@ -13,19 +13,28 @@ export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 export type Operation<P extends keyof paths, M extends HttpMethod> = NonNullable<paths[P][M]>;
 
 /** The query parameters of an operation. */
-export type QueryOf<P extends keyof paths, M extends HttpMethod> = Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+export type QueryOf<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
 /** The JSON request body of an operation. */
-export type BodyOf<P extends keyof paths, M extends HttpMethod> = Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
+export type BodyOf<P extends keyof paths, M extends HttpMethod> =
+  Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
 type SuccessStatus = 200 | 201 | 202;
 type SuccessJson<Op> = Op extends { responses: infer R }
-  ? { [S in keyof R]: S extends SuccessStatus ? (R[S] extends { content: { 'application/json': infer J } } ? J : never) : never }[keyof R]
+  ? {
+      [S in keyof R]: S extends SuccessStatus
+        ? R[S] extends { content: { 'application/json': infer J } }
+          ? J
+          : never
+        : never;
+    }[keyof R]
   : never;
 
 /** What a resource method resolves to: the success envelope's `data` (the body itself when not enveloped). */
 export type ResultOf<P extends keyof paths, M extends HttpMethod> = EnvelopeData<SuccessJson<Operation<P, M>>>;
 /** One item of a list operation. */
-export type ItemOf<P extends keyof paths> = SuccessJson<Operation<P, 'get'>> extends { data: readonly (infer Item)[] } ? Item : never;
+export type ItemOf<P extends keyof paths> =
+  SuccessJson<Operation<P, 'get'>> extends { data: readonly (infer Item)[] } ? Item : never;
 
 /** Options of one call, after its parameters. */
 export interface CallOptions {
@@ -46,7 +55,9 @@ interface CallInit {
 }
 
 function requestInit(init: CallInit, options: CallOptions = {}) {
-  const signals = [options.signal, options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined].filter((s): s is AbortSignal => s !== undefined);
+  const signals = [options.signal, options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined].filter(
+    (s): s is AbortSignal => s !== undefined,
+  );
   return {
     params: { path: init.path, query: init.query },
     ...(init.body !== undefined ? { body: init.body } : {}),
@@ -69,7 +80,11 @@ async function timed<T>(work: Promise<T>, path: string, options: CallOptions = {
   try {
     return await work;
   } catch (error) {
-    if (options.timeoutMs && (error as { name?: string } | undefined)?.name === 'TimeoutError' && !(error instanceof TimeoutError)) {
+    if (
+      options.timeoutMs &&
+      (error as { name?: string } | undefined)?.name === 'TimeoutError' &&
+      !(error instanceof TimeoutError)
+    ) {
       throw new TimeoutError(`${path} did not answer within ${options.timeoutMs} ms`);
     }
     throw error;
@@ -80,12 +95,22 @@ export function createCaller(client: Client<paths>): Caller {
   // The generated methods are typed by path; the one dispatch below is not (openapi-fetch's overloads are per path).
   const byMethod = client as unknown as Record<string, (path: string, init: unknown) => Promise<never>>;
   return {
-    call: (method, path, init, options) => timed(unwrap(byMethod[method.toUpperCase()]!(path, requestInit(init, options))), path, options) as Promise<never>,
+    call: (method, path, init, options) =>
+      timed(unwrap(byMethod[method.toUpperCase()]!(path, requestInit(init, options))), path, options) as Promise<never>,
     async raw(method, path, init, options) {
-      const result = (await byMethod[method.toUpperCase()]!(path, { ...requestInit(init, options), parseAs: 'stream' })) as { response: Response; error?: unknown };
-      if (!result.response.ok) await unwrap(Promise.resolve({ error: result.error ?? null, response: result.response }));
+      const result = (await byMethod[method.toUpperCase()]!(path, {
+        ...requestInit(init, options),
+        parseAs: 'stream',
+      })) as { response: Response; error?: unknown };
+      if (!result.response.ok)
+        await unwrap(Promise.resolve({ error: result.error ?? null, response: result.response }));
       return result.response;
     },
-    all: (path, init, options) => paginate(client as never, path as never, requestInit(init, options) as never) as AsyncGenerator<never, void, undefined>,
+    all: (path, init, options) =>
+      paginate(client as never, path as never, requestInit(init, options) as never) as AsyncGenerator<
+        never,
+        void,
+        undefined
+      >,
   };
 }

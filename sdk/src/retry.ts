@@ -52,7 +52,10 @@ async function isRetryable(response: Response): Promise<boolean> {
   const { status } = response;
   if (status === 429 || status === 500 || status === 502 || status === 503 || status === 504) return true;
   if (status !== 409) return false;
-  const body = (await response.clone().json().catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => undefined)) as { error?: { code?: unknown } } | undefined;
   return body?.error?.code === 'idempotency_in_progress';
 }
 

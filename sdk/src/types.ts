@@ -73,7 +73,9 @@ export type Event = Schemas['Event'];
 export type EventType = Schemas['EventType'];
 /** The payload the document's `webhooks` section gives the event named `Name`. */
 type DeliveredPayload<Name extends keyof webhooks> =
-  NonNullable<webhooks[Name]['post']> extends { requestBody: { content: { 'application/json': infer Body } } } ? Body : never;
+  NonNullable<webhooks[Name]['post']> extends { requestBody: { content: { 'application/json': infer Body } } }
+    ? Body
+    : never;
 /**
  * What `constructEvent` and `verifyWebhook` return: one member per event of the document's `webhooks` section,
  * each with its own `type`, so `switch (event.type)` narrows `data` (generated with the rest of the types).

@@ -2,8 +2,7 @@ import { errorFromResponse } from './errors.js';
 
 /** What an openapi-fetch call resolves to: the parsed success body, or the parsed error body. */
 export type ApiResult<Body> =
-  | { data: Body; error?: never; response: Response }
-  | { data?: never; error: unknown; response: Response };
+  { data: Body; error?: never; response: Response } | { data?: never; error: unknown; response: Response };
 
 /** The `data` member of a success envelope (the body itself when it is not an envelope). */
 export type EnvelopeData<Body> = NonNullable<Body> extends { data: infer Data } ? Data : NonNullable<Body>;
@@ -12,7 +11,9 @@ export type EnvelopeData<Body> = NonNullable<Body> extends { data: infer Data } 
  * Resolves an openapi-fetch call to its whole success envelope (`data`, `meta`, `pagination`), or throws the
  * typed `SurveyServiceError` subclass for an error answer.
  */
-export async function unwrapEnvelope<Body>(result: Promise<ApiResult<Body>> | ApiResult<Body>): Promise<NonNullable<Body>> {
+export async function unwrapEnvelope<Body>(
+  result: Promise<ApiResult<Body>> | ApiResult<Body>,
+): Promise<NonNullable<Body>> {
   const settled = await result;
   if (!settled.response.ok) throw errorFromResponse(settled.response, settled.error);
   return settled.data as NonNullable<Body>;

@@ -29,7 +29,8 @@ function header(headers: WebhookHeaders, name: string): string {
 
 /**
  * Verifies a webhook delivery and returns the parsed event, or throws `WebhookVerificationError`.
- * `payload` is the raw request body (string, or a Buffer/Uint8Array of UTF-8); `headers` as Node's `req.headers` or a `Headers`;
+ * `payload` is the raw request body (string, or a Buffer/Uint8Array of UTF-8); `headers` as Node's `req.headers` or a
+ * `Headers`;
  * `secret` the subscription's `whsec_…` secret. Deliveries older or newer than 5 minutes are refused
  * (replay protection); de-duplicate on `webhook-id`, since a delivery may arrive more than once.
  */

@@ -69,7 +69,8 @@ export interface AiConfig {
 
 function aiFrom(): AiConfig {
   const provider = process.env.AI_PROVIDER || 'offline';
-  if (provider !== 'offline' && provider !== 'openai-compatible') throw new Error(`AI_PROVIDER must be offline or openai-compatible, got "${provider}"`);
+  if (provider !== 'offline' && provider !== 'openai-compatible')
+    throw new Error(`AI_PROVIDER must be offline or openai-compatible, got "${provider}"`);
   const config: AiConfig = {
     provider,
     baseUrl: process.env.AI_BASE_URL || undefined,
@@ -116,7 +117,9 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
-    allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true' : !production,
+    allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS
+      ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true'
+      : !production,
     authFailuresPerMinute: intFrom('AUTH_FAILURES_PER_MINUTE', 300),
     apiProcesses: Math.max(1, intFrom('API_PROCESSES', 1)),
     idempotencyLeaseMs: Math.max(1, intFrom('IDEMPOTENCY_LEASE_MS', 30_000)),

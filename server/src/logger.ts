@@ -11,7 +11,16 @@ export function createLogger(level: string): Logger {
     level,
     base: { service: 'survey-service' },
     redact: {
-      paths: ['authorization', 'req.headers.authorization', '*.key', '*.secret', '*.password', 'apiKey', 'key', 'secret'],
+      paths: [
+        'authorization',
+        'req.headers.authorization',
+        '*.key',
+        '*.secret',
+        '*.password',
+        'apiKey',
+        'key',
+        'secret',
+      ],
       censor: '[redacted]',
     },
   });

@@ -47,7 +47,10 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 let embedded: EmbeddedPostgres | undefined;
 let databaseUrl = config.databaseUrl;
 if (!databaseUrl) {
-  log.info({ dataDir: config.dataDir, port: config.embeddedPostgresPort }, 'DATABASE_URL is not set: starting an embedded PostgreSQL');
+  log.info(
+    { dataDir: config.dataDir, port: config.embeddedPostgresPort },
+    'DATABASE_URL is not set: starting an embedded PostgreSQL',
+  );
   embedded = await startEmbeddedPostgres({
     dataDir: config.dataDir,
     port: config.embeddedPostgresPort,
@@ -58,8 +61,15 @@ if (!databaseUrl) {
 
 // API processes forked by a primary (API_PROCESSES > 1) serve the API only and report their address.
 const forked = cluster.isWorker;
-const apiWorkers = !forked && config.apiProcesses > 1 && config.role !== 'worker' ? await forkApiProcesses(config.apiProcesses, databaseUrl) : undefined;
-const ownConfig = forked ? { ...config, role: 'api' as const } : apiWorkers ? { ...config, role: 'worker' as const } : config;
+const apiWorkers =
+  !forked && config.apiProcesses > 1 && config.role !== 'worker'
+    ? await forkApiProcesses(config.apiProcesses, databaseUrl)
+    : undefined;
+const ownConfig = forked
+  ? { ...config, role: 'api' as const }
+  : apiWorkers
+    ? { ...config, role: 'worker' as const }
+    : config;
 
 // With API processes and role `api`, the primary only supervises (and bootstraps): no worker of its own.
 const service: Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } =
@@ -95,12 +105,16 @@ started();
 
 /** Forks `count` API processes and waits until each listens; `stop` drains them (SIGTERM) and waits. */
 async function forkApiProcesses(count: number, url: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const workers = Array.from({ length: count }, () => cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' }));
+  const workers = Array.from({ length: count }, () =>
+    cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' }),
+  );
   const urls = await Promise.all(
     workers.map(
       (worker) =>
         new Promise<string>((resolve, reject) => {
-          worker.once('message', (message: { url?: string }) => (message.url ? resolve(message.url) : reject(new Error('an API process did not start'))));
+          worker.once('message', (message: { url?: string }) =>
+            message.url ? resolve(message.url) : reject(new Error('an API process did not start')),
+          );
           worker.once('exit', (code) => reject(new Error(`an API process exited during start-up (${code})`)));
         }),
     ),
@@ -117,7 +131,12 @@ async function forkApiProcesses(count: number, url: string): Promise<{ url: stri
     async stop() {
       stopping = true;
       const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker && !worker.isDead());
-      await Promise.all(alive.map((worker) => new Promise<void>((resolve) => (worker!.once('exit', () => resolve()), worker!.process.kill('SIGTERM')))));
+      await Promise.all(
+        alive.map(
+          (worker) =>
+            new Promise<void>((resolve) => (worker!.once('exit', () => resolve()), worker!.process.kill('SIGTERM'))),
+        ),
+      );
     },
   };
 }

@@ -31,7 +31,9 @@ export interface RunningService {
 export async function startService(config: Config, databaseUrl: string, log: Logger): Promise<RunningService> {
   const database = openDatabase(databaseUrl, config.databasePoolSize);
   // Per-request bookkeeping (rate-limit counters, key use) on its own small pool without synchronous commit.
-  const counters = openDatabase(databaseUrl, Math.max(2, Math.ceil(config.databasePoolSize / 2)), { synchronousCommit: false });
+  const counters = openDatabase(databaseUrl, Math.max(2, Math.ceil(config.databasePoolSize / 2)), {
+    synchronousCommit: false,
+  });
   await migrateToLatest(database.db);
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';

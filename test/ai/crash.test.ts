@@ -30,7 +30,14 @@ async function startWorker(): Promise<WorkerProcess> {
   const process = await startServiceProcess({
     databaseUrl: t.database.url,
     role: 'worker',
-    env: { LOG_LEVEL: 'debug', AI_PROVIDER: 'openai-compatible', AI_BASE_URL: fake.url, AI_API_KEY: API_KEY, AI_MODEL: 'fake-crash-model', AI_TIMEOUT_MS: '60000' },
+    env: {
+      LOG_LEVEL: 'debug',
+      AI_PROVIDER: 'openai-compatible',
+      AI_BASE_URL: fake.url,
+      AI_API_KEY: API_KEY,
+      AI_MODEL: 'fake-crash-model',
+      AI_TIMEOUT_MS: '60000',
+    },
   });
   const worker: WorkerProcess = {
     child: process.child,
@@ -64,7 +71,11 @@ it('an analysis survives SIGKILL of its worker mid-call and completes exactly on
   const accepted = await startAnalysis(client, survey.id);
   await called;
   await doomed.kill('SIGKILL');
-  const interrupted = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', { params: { path: { id: survey.id, analysisId: accepted.id } } }));
+  const interrupted = await client.unwrap(
+    client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+      params: { path: { id: survey.id, analysisId: accepted.id } },
+    }),
+  );
   expect(interrupted.status).toBe('processing');
 
   const survivor = await startWorker();
@@ -73,9 +84,18 @@ it('an analysis survives SIGKILL of its worker mid-call and completes exactly on
   expect(analysis).toMatchObject({ provider: 'openai-compatible', model: 'fake-crash-model' });
   expect(analysis.themes.map((th) => th.name)).toEqual(['meetings']);
 
-  const row = await t.db.selectFrom('ai_analyses').select(['attempts']).where('id', '=', accepted.id).executeTakeFirstOrThrow();
+  const row = await t.db
+    .selectFrom('ai_analyses')
+    .select(['attempts'])
+    .where('id', '=', accepted.id)
+    .executeTakeFirstOrThrow();
   expect(row.attempts).toBe(2);
-  const events = await t.db.selectFrom('events').select('data').where('organization_id', '=', tenant.organizationId).where('type', '=', 'analytics.ai.completed').execute();
+  const events = await t.db
+    .selectFrom('events')
+    .select('data')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('type', '=', 'analytics.ai.completed')
+    .execute();
   expect(events).toHaveLength(1);
   expect(events[0]!.data).toEqual(analysis);
 

@@ -42,9 +42,18 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
     req.setEncoding('utf8');
     req.on('data', (chunk: string) => (raw += chunk));
     req.on('end', () => {
-      const request: ReceivedRequest = { at: Date.now(), path: req.url ?? '', headers: req.headers, body: JSON.parse(raw || '{}') as ReceivedRequest['body'], raw };
+      const request: ReceivedRequest = {
+        at: Date.now(),
+        path: req.url ?? '',
+        headers: req.headers,
+        body: JSON.parse(raw || '{}') as ReceivedRequest['body'],
+        raw,
+      };
       received.push(request);
-      const reply = req.url === '/v1/chat/completions' ? behaviour(request, received.length - 1) : { kind: 'status' as const, status: 404 };
+      const reply =
+        req.url === '/v1/chat/completions'
+          ? behaviour(request, received.length - 1)
+          : { kind: 'status' as const, status: 404 };
       if (reply.kind === 'hang') {
         hanging.add(res);
         res.on('close', () => hanging.delete(res));
@@ -56,7 +65,14 @@ export async function startFakeOpenAi(): Promise<FakeOpenAi> {
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id: 'chatcmpl-fake', object: 'chat.completion', model: request.body.model, choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply.content } }] }));
+      res.end(
+        JSON.stringify({
+          id: 'chatcmpl-fake',
+          object: 'chat.completion',
+          model: request.body.model,
+          choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: reply.content } }],
+        }),
+      );
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -83,11 +99,17 @@ export function commentsOf(request: ReceivedRequest): Array<{ n: number; text: s
 }
 
 /** A plausible analysis answer: sentiment from a few words, one theme per listed keyword, quotes copied. */
-export function goodAnalysis(request: ReceivedRequest, themes: Array<{ name: string; word: RegExp; extraQuotes?: string[] }>): string {
+export function goodAnalysis(
+  request: ReceivedRequest,
+  themes: Array<{ name: string; word: RegExp; extraQuotes?: string[] }>,
+): string {
   const comments = commentsOf(request);
   return JSON.stringify({
     language: 'en',
-    sentiments: comments.map((c) => ({ comment: c.n, score: /love|great|wonderful|thank|helps/i.test(c.text) ? 0.7 : -0.6 })),
+    sentiments: comments.map((c) => ({
+      comment: c.n,
+      score: /love|great|wonderful|thank|helps/i.test(c.text) ? 0.7 : -0.6,
+    })),
     themes: themes.map((theme) => {
       const members = comments.filter((c) => theme.word.test(c.text));
       return {
@@ -106,10 +128,37 @@ export function goodAnalysis(request: ReceivedRequest, themes: Array<{ name: str
 export function goodSurvey(n: number, overrides: Record<string, unknown> = {}): string {
   const questions = Array.from({ length: n }, (_, i) =>
     i === 0
-      ? { type: 'nps', text: 'How likely are you to recommend working here?', required: true, min: null, max: null, minLabel: null, maxLabel: null, choices: [] }
+      ? {
+          type: 'nps',
+          text: 'How likely are you to recommend working here?',
+          required: true,
+          min: null,
+          max: null,
+          minLabel: null,
+          maxLabel: null,
+          choices: [],
+        }
       : i === n - 1
-        ? { type: 'text', text: 'Anything else?', required: false, min: null, max: null, minLabel: null, maxLabel: null, choices: [] }
-        : { type: 'rating', text: `Statement ${i}`, required: true, min: 1, max: 5, minLabel: 'Disagree', maxLabel: 'Agree', choices: [] },
+        ? {
+            type: 'text',
+            text: 'Anything else?',
+            required: false,
+            min: null,
+            max: null,
+            minLabel: null,
+            maxLabel: null,
+            choices: [],
+          }
+        : {
+            type: 'rating',
+            text: `Statement ${i}`,
+            required: true,
+            min: 1,
+            max: 5,
+            minLabel: 'Disagree',
+            maxLabel: 'Agree',
+            choices: [],
+          },
   );
   return JSON.stringify({ title: 'Engagement pulse', description: 'A short pulse.', questions, ...overrides });
 }

@@ -54,13 +54,24 @@ export async function launchedSurvey(client: Client) {
 }
 
 /** Submits one response per comment (score 2 of 5 on the rating), returns the response ids by comment. */
-export async function submitComments(client: Client, surveyId: string, comments: readonly string[], rating = 2): Promise<string[]> {
+export async function submitComments(
+  client: Client,
+  surveyId: string,
+  comments: readonly string[],
+  rating = 2,
+): Promise<string[]> {
   const ids: string[] = [];
   for (const text of comments) {
     const response = await client.unwrap(
       client.POST('/api/v1/surveys/{id}/responses', {
         params: { path: { id: surveyId } },
-        body: { answers: [{ questionId: 'q_1', value: rating }, { questionId: 'q_2', value: text }, { questionId: 'q_3', value: 7 }] },
+        body: {
+          answers: [
+            { questionId: 'q_1', value: rating },
+            { questionId: 'q_2', value: text },
+            { questionId: 'q_3', value: 7 },
+          ],
+        },
       }),
     );
     ids.push(response.id);
@@ -68,16 +79,33 @@ export async function submitComments(client: Client, surveyId: string, comments:
   return ids;
 }
 
-export async function startAnalysis(client: Client, surveyId: string, body: components['schemas']['AiAnalysisRequest'] = {}) {
-  const { data, error, response } = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', { params: { path: { id: surveyId } }, body });
+export async function startAnalysis(
+  client: Client,
+  surveyId: string,
+  body: components['schemas']['AiAnalysisRequest'] = {},
+) {
+  const { data, error, response } = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', {
+    params: { path: { id: surveyId } },
+    body,
+  });
   expect(error, JSON.stringify(error)).toBeUndefined();
   expect(response.status).toBe(202);
   return data!.data;
 }
 
-export async function finished(client: Client, surveyId: string, analysisId: string, timeoutMs = 60_000): Promise<AiAnalysis> {
+export async function finished(
+  client: Client,
+  surveyId: string,
+  analysisId: string,
+  timeoutMs = 60_000,
+): Promise<AiAnalysis> {
   return waitFor(
-    () => client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', { params: { path: { id: surveyId, analysisId } } })),
+    () =>
+      client.unwrap(
+        client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+          params: { path: { id: surveyId, analysisId } },
+        }),
+      ),
     (a) => a.status === 'completed' || a.status === 'failed',
     { initialDelayMs: 100, maxDelayMs: 500, timeoutMs },
   );

@@ -19,9 +19,19 @@ export const ourRespondents = [
   { externalId: 'EMP-LUKASZ', email: 'lukasz.w@corp.example', firstName: 'Łukasz', lastName: 'Wiśniewski' },
 ];
 /** A respondent of the same organization's TEST environment: not redacted in a LIVE analysis. */
-export const otherEnvironmentRespondent = { externalId: 'EMP-PRIYANKA', email: 'priyanka@corp.example', firstName: 'Priyanka', lastName: 'Shah' };
+export const otherEnvironmentRespondent = {
+  externalId: 'EMP-PRIYANKA',
+  email: 'priyanka@corp.example',
+  firstName: 'Priyanka',
+  lastName: 'Shah',
+};
 /** A respondent of another organization: not redacted here. */
-export const otherOrganizationRespondent = { externalId: 'EXT-1', email: 'thorsten@elsewhere.example', firstName: 'Thorsten', lastName: 'Kowalczyk' };
+export const otherOrganizationRespondent = {
+  externalId: 'EXT-1',
+  email: 'thorsten@elsewhere.example',
+  firstName: 'Thorsten',
+  lastName: 'Kowalczyk',
+};
 
 /** [answer as written, answer as it may leave the service]. */
 export const hostileAnswers: Array<[string, string]> = [

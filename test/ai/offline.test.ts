@@ -6,7 +6,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { aiTenant, finished, flexibilityComments, launchedSurvey, meetingComments, payComments, startAnalysis, submitComments } from './fixtures.js';
+import {
+  aiTenant,
+  finished,
+  flexibilityComments,
+  launchedSurvey,
+  meetingComments,
+  payComments,
+  startAnalysis,
+  submitComments,
+} from './fixtures.js';
 
 let t: TestService;
 let tenant: Awaited<ReturnType<typeof aiTenant>>;
@@ -35,12 +44,16 @@ describe('generateSurvey (offline)', () => {
     expect(survey.questions.at(-1)!.type).toBe('text');
     // Remote-work questions come from the "remote" topic of the prompt.
     expect(survey.questions.some((q) => /remot/i.test(q.text))).toBe(true);
-    const ranks = survey.questions.map((q) => ['nps', 'rating', 'single_choice', 'multiple_choice', 'text'].indexOf(q.type));
+    const ranks = survey.questions.map((q) =>
+      ['nps', 'rating', 'single_choice', 'multiple_choice', 'text'].indexOf(q.type),
+    );
     expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
     // Stored like any survey, and launchable.
     const read = await client.unwrap(client.GET('/api/v1/surveys/{id}', { params: { path: { id: survey.id } } }));
     expect(read.questions).toEqual(survey.questions);
-    const launched = await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
+    const launched = await client.unwrap(
+      client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }),
+    );
     expect(launched.status).toBe('active');
     // Deterministic.
     const again = await client.unwrap(client.POST('/api/v1/surveys/generate', { body: { prompt } }));
@@ -51,16 +64,31 @@ describe('generateSurvey (offline)', () => {
   it('follows questionCount and the title, and detects the topic', async () => {
     const client = tenant.live;
     const survey = await client.unwrap(
-      client.POST('/api/v1/surveys/generate', { body: { prompt: 'Onboarding experience of people hired in the last three months', questionCount: 3, title: 'New joiners' } }),
+      client.POST('/api/v1/surveys/generate', {
+        body: {
+          prompt: 'Onboarding experience of people hired in the last three months',
+          questionCount: 3,
+          title: 'New joiners',
+        },
+      }),
     );
     expect(survey.title).toBe('New joiners');
     expect(survey.questions).toHaveLength(3);
     expect(survey.questions.some((q) => /first week|first day|welcome/i.test(q.text))).toBe(true);
-    const exit = await client.unwrap(client.POST('/api/v1/surveys/generate', { body: { prompt: 'Exit interview for people leaving the company', questionCount: 5 } }));
+    const exit = await client.unwrap(
+      client.POST('/api/v1/surveys/generate', {
+        body: { prompt: 'Exit interview for people leaving the company', questionCount: 5 },
+      }),
+    );
     expect(exit.title).toBe('Exit survey');
     expect(exit.questions.some((q) => q.type === 'single_choice' && /reason you are leaving/.test(q.text))).toBe(true);
-    const customer = await client.unwrap(client.POST('/api/v1/surveys/generate', { body: { prompt: 'NPS survey for our customers after a purchase' } }));
-    expect(customer.questions[0]).toMatchObject({ type: 'nps', text: 'How likely are you to recommend us to a friend or colleague?' });
+    const customer = await client.unwrap(
+      client.POST('/api/v1/surveys/generate', { body: { prompt: 'NPS survey for our customers after a purchase' } }),
+    );
+    expect(customer.questions[0]).toMatchObject({
+      type: 'nps',
+      text: 'How likely are you to recommend us to a friend or colleague?',
+    });
   });
 
   it('replays an idempotent generation with its provider headers, without generating twice', async () => {
@@ -77,7 +105,9 @@ describe('generateSurvey (offline)', () => {
   });
 
   it('refuses a prompt the contract refuses', async () => {
-    const { error, response } = await tenant.live.POST('/api/v1/surveys/generate', { body: { prompt: 'short', questionCount: 31 } });
+    const { error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt: 'short', questionCount: 31 },
+    });
     expect(response.status).toBe(400);
     expect(error!.error.code).toBe('validation_failed');
   });
@@ -93,7 +123,14 @@ describe('AI analysis (offline)', () => {
     const all = [...meetingComments, ...flexibilityComments, ...payComments];
 
     const pending = await startAnalysis(client, survey.id, { focus: 'What stops people from doing focused work?' });
-    expect(pending).toMatchObject({ status: 'pending', provider: 'offline', surveyId: survey.id, themes: [], summary: null, errorCode: null });
+    expect(pending).toMatchObject({
+      status: 'pending',
+      provider: 'offline',
+      surveyId: survey.id,
+      themes: [],
+      summary: null,
+      errorCode: null,
+    });
     expect(pending.id).toMatch(/^ana_/);
     const analysis = await finished(client, survey.id, pending.id);
     expect(analysis.status, JSON.stringify(analysis)).toBe('completed');
@@ -101,7 +138,12 @@ describe('AI analysis (offline)', () => {
     expect(analysis.responseCount).toBe(17);
     expect(analysis.commentCount).toBe(17);
     expect(analysis.language).toBe('en');
-    expect(analysis.anonymity).toEqual({ threshold: 5, suppressed: false, suppressedThemes: 0, suppressedQuestions: 0 });
+    expect(analysis.anonymity).toEqual({
+      threshold: 5,
+      suppressed: false,
+      suppressedThemes: 0,
+      suppressedQuestions: 0,
+    });
 
     const byName = new Map(analysis.themes.map((th) => [th.name, th]));
     const meetings = byName.get('meetings')!;
@@ -122,7 +164,8 @@ describe('AI analysis (offline)', () => {
     expect(analysis.sentiment!.positive + analysis.sentiment!.neutral + analysis.sentiment!.negative).toBeCloseTo(1, 2);
     expect(analysis.sentiment!.negative).toBeGreaterThan(analysis.sentiment!.positive);
     expect(analysis.responseSentiments).toHaveLength(17);
-    for (const id of flexIds) expect(analysis.responseSentiments.find((r) => r.responseId === id)!.label).toBe('positive');
+    for (const id of flexIds)
+      expect(analysis.responseSentiments.find((r) => r.responseId === id)!.label).toBe('positive');
 
     const rating = analysis.questions.find((q) => q.questionId === 'q_1')!;
     expect(rating).toMatchObject({ type: 'rating', answerCount: 17, sentiment: null, suppressed: false });
@@ -131,22 +174,35 @@ describe('AI analysis (offline)', () => {
     expect(text.sentiment!.score).toBeLessThan(0);
 
     // Recommendations: the negative themes first, the low-scoring rating question, the plain list in step.
-    expect(analysis.actions.some((a) => a.basis === 'theme' && a.theme === 'meetings' && a.priority === 'high')).toBe(true);
+    expect(analysis.actions.some((a) => a.basis === 'theme' && a.theme === 'meetings' && a.priority === 'high')).toBe(
+      true,
+    );
     expect(analysis.actions.some((a) => a.basis === 'question' && a.questionId === 'q_1')).toBe(true);
     expect(analysis.actions.find((a) => a.theme === 'flexibility')!.priority).toBe('low');
     expect(analysis.recommendations).toEqual(analysis.actions.map((a) => a.text));
     expect(analysis.summary).toMatch(/17 comments/);
     expect(analysis.summary).toMatch(/focus/);
 
-    const latest = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/ai', { params: { path: { id: survey.id } } }));
+    const latest = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/ai', { params: { path: { id: survey.id } } }),
+    );
     expect(latest).toEqual(analysis);
-    const events = await t.db.selectFrom('events').selectAll().where('organization_id', '=', tenant.organizationId).where('type', '=', 'analytics.ai.completed').execute();
+    const events = await t.db
+      .selectFrom('events')
+      .selectAll()
+      .where('organization_id', '=', tenant.organizationId)
+      .where('type', '=', 'analytics.ai.completed')
+      .execute();
     const mine = events.filter((e) => (e.data as { id: string }).id === analysis.id);
     expect(mine).toHaveLength(1);
     expect(mine[0]!.data).toEqual(analysis);
 
     // Deterministic: a second analysis of the same answers finds the same.
-    const second = await finished(client, survey.id, (await startAnalysis(client, survey.id, { focus: 'What stops people from doing focused work?' })).id);
+    const second = await finished(
+      client,
+      survey.id,
+      (await startAnalysis(client, survey.id, { focus: 'What stops people from doing focused work?' })).id,
+    );
     const strip = (a: typeof analysis) => ({ ...a, id: '', createdAt: '', completedAt: '' });
     expect(strip(second)).toEqual(strip(analysis));
   });
@@ -155,11 +211,18 @@ describe('AI analysis (offline)', () => {
     const client = tenant.live;
     const survey = await launchedSurvey(client);
     await submitComments(client, survey.id, meetingComments);
-    const only = await finished(client, survey.id, (await startAnalysis(client, survey.id, { questionIds: ['q_1'] })).id);
+    const only = await finished(
+      client,
+      survey.id,
+      (await startAnalysis(client, survey.id, { questionIds: ['q_1'] })).id,
+    );
     expect(only.questions.map((q) => q.questionId)).toEqual(['q_1']);
     expect(only.commentCount).toBe(0);
     expect(only.themes).toEqual([]);
-    const { error, response } = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', { params: { path: { id: survey.id } }, body: { questionIds: ['q_1', 'q_9'] } });
+    const { error, response } = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', {
+      params: { path: { id: survey.id } },
+      body: { questionIds: ['q_1', 'q_9'] },
+    });
     expect(response.status).toBe(400);
     expect(error!.error.details).toEqual([expect.objectContaining({ path: '/body/questionIds/1', code: 'not_found' })]);
   });
@@ -176,7 +239,11 @@ describe('AI analysis (offline)', () => {
     expect(JSON.stringify(small)).not.toMatch(/meeting/i);
 
     // Enough responses overall, but a theme drawn from fewer than 5 is dropped (and counted).
-    await submitComments(client, survey.id, [...flexibilityComments, 'The parking lot is always full.', 'Parking is a nightmare since the move.']);
+    await submitComments(client, survey.id, [
+      ...flexibilityComments,
+      'The parking lot is always full.',
+      'Parking is a nightmare since the move.',
+    ]);
     const mixed = await finished(client, survey.id, (await startAnalysis(client, survey.id)).id);
     expect(mixed.anonymity.suppressed).toBe(false);
     expect(mixed.themes.map((th) => th.name)).toEqual(['flexibility']);
@@ -192,7 +259,12 @@ describe('AI analysis (offline)', () => {
     const survey = await launchedSurvey(client);
     await submitComments(client, survey.id, meetingComments.slice(0, 4));
     const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id)).id);
-    expect(analysis.anonymity).toEqual({ threshold: 3, suppressed: false, suppressedThemes: 0, suppressedQuestions: 0 });
+    expect(analysis.anonymity).toEqual({
+      threshold: 3,
+      suppressed: false,
+      suppressedThemes: 0,
+      suppressedQuestions: 0,
+    });
     expect(analysis.themes.map((th) => th.name)).toEqual(['meetings']);
     expect(analysis.responseSentiments).toHaveLength(4);
     // A summary still needs 5 comments.
@@ -204,13 +276,20 @@ describe('AI analysis (offline)', () => {
     const survey = await launchedSurvey(client);
     const never = await client.GET('/api/v1/surveys/{id}/analytics/ai', { params: { path: { id: survey.id } } });
     expect(never.response.status).toBe(404);
-    const unknown = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', { params: { path: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' } }, body: {} });
+    const unknown = await client.POST('/api/v1/surveys/{id}/analytics/ai/generate', {
+      params: { path: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' } },
+      body: {},
+    });
     expect(unknown.response.status).toBe(404);
-    const malformed = await client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', { params: { path: { id: survey.id, analysisId: 'nope' } } });
+    const malformed = await client.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+      params: { path: { id: survey.id, analysisId: 'nope' } },
+    });
     expect(malformed.response.status).toBe(404);
     // Another environment's key does not see the analysis.
     const analysis = await startAnalysis(client, survey.id);
-    const other = await tenant.test.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', { params: { path: { id: survey.id, analysisId: analysis.id } } });
+    const other = await tenant.test.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+      params: { path: { id: survey.id, analysisId: analysis.id } },
+    });
     expect(other.response.status).toBe(404);
     await finished(client, survey.id, analysis.id);
   });

@@ -20,7 +20,17 @@ beforeAll(async () => {
   fake = await startFakeOpenAi();
   [offline, remote] = await Promise.all([
     startTestService(),
-    startTestService({ ai: { ...loadConfig([]).ai, provider: 'openai-compatible', baseUrl: fake.url, model: 'fake-model-1', timeoutMs: 5000, maxAttempts: 1, retryBaseMs: 50 } }),
+    startTestService({
+      ai: {
+        ...loadConfig([]).ai,
+        provider: 'openai-compatible',
+        baseUrl: fake.url,
+        model: 'fake-model-1',
+        timeoutMs: 5000,
+        maxAttempts: 1,
+        retryBaseMs: 50,
+      },
+    }),
   ]);
 });
 afterAll(async () => {
@@ -29,7 +39,8 @@ afterAll(async () => {
   await fake?.close();
 });
 
-/** A tenant with the respondents, a threshold of 3 (so every comment of the four 3-comment topics is quoted), and the answers. */
+/** A tenant with the respondents, a threshold of 3 (so every comment of the four 3-comment topics is quoted), and the
+ * answers. */
 async function hostileSurvey(t: TestService) {
   const ours = await aiTenant(t);
   const other = await aiTenant(t);
@@ -56,7 +67,8 @@ function expectClean(analysis: AiAnalysis) {
   for (const text of texts(analysis)) expect(leaks(text), text).toEqual([]);
   // Redaction markers never become words of their own.
   for (const theme of analysis.themes) {
-    for (const term of [theme.name, ...theme.keywords]) expect(['name', 'email', 'phone', 'url']).not.toContain(term.replace(/[[\]]/g, ''));
+    for (const term of [theme.name, ...theme.keywords])
+      expect(['name', 'email', 'phone', 'url']).not.toContain(term.replace(/[[\]]/g, ''));
   }
 }
 
@@ -65,9 +77,17 @@ const sorted = (values: readonly string[]) => [...values].sort();
 describe('offline provider', () => {
   it('quotes answers only after redaction, and no other field carries personal data', async () => {
     const { client, survey } = await hostileSurvey(offline);
-    const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id, { focus: hostileFocus })).id);
+    const analysis = await finished(
+      client,
+      survey.id,
+      (await startAnalysis(client, survey.id, { focus: hostileFocus })).id,
+    );
     expect(analysis.status, JSON.stringify(analysis)).toBe('completed');
-    expect(analysis).toMatchObject({ provider: 'offline', commentCount: written.length, anonymity: { threshold: 3, suppressed: false } });
+    expect(analysis).toMatchObject({
+      provider: 'offline',
+      commentCount: written.length,
+      anonymity: { threshold: 3, suppressed: false },
+    });
     expectClean(analysis);
     // Every answer is quoted, redacted exactly: e-mails, phones and our respondents' names gone, the rest intact
     // (figures, dates, "will", "bell", "Priyanka", another organization's "Thorsten Kowalczyk").
@@ -94,7 +114,8 @@ function echoingModel(request: ReceivedRequest): string {
         recommendation: meetings ? 'Ask Will Bell at +1 (555) 123-4567 about meetings.' : `Act on ${topic.name}.`,
       };
     }),
-    summary: 'Priya Raghunathan (sam.tester@corp.example, +44 20 7946 0958) and Thorsten Kowalczyk mostly raised meetings.',
+    summary:
+      'Priya Raghunathan (sam.tester@corp.example, +44 20 7946 0958) and Thorsten Kowalczyk mostly raised meetings.',
   });
 }
 
@@ -102,7 +123,11 @@ describe('openai-compatible provider', () => {
   it('sends the answers redacted, quotes them redacted, and redacts what the model writes', async () => {
     const { client, survey } = await hostileSurvey(remote);
     fake.behave((request) => ({ kind: 'content', content: echoingModel(request) }));
-    const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id, { focus: hostileFocus })).id);
+    const analysis = await finished(
+      client,
+      survey.id,
+      (await startAnalysis(client, survey.id, { focus: hostileFocus })).id,
+    );
     expect(analysis.status, JSON.stringify(analysis)).toBe('completed');
 
     // What left the service.
@@ -120,7 +145,9 @@ describe('openai-compatible provider', () => {
     expect(meetings, JSON.stringify(analysis.themes)).toBeDefined();
     expect(meetings!.keywords).toEqual(['meetings']);
     expect(analysis.summary).toBe('[name] [name] ([email], [phone]) and Thorsten Kowalczyk mostly raised meetings.');
-    expect(analysis.actions.find((a) => a.theme === 'meetings with [name]')).toMatchObject({ text: 'Ask [name] [name] at [phone] about meetings.' });
+    expect(analysis.actions.find((a) => a.theme === 'meetings with [name]')).toMatchObject({
+      text: 'Ask [name] [name] at [phone] about meetings.',
+    });
   });
 });
 
@@ -131,10 +158,14 @@ describe('looking up names', () => {
     const live = { organizationId: tenant.organizationId, environment: 'LIVE' as const };
     // The caller sends each word in lower case and as written; "WILL" is neither of "Will".
     const words = ['priya', 'raghunathan', 'Łukasz', 'bell', 'priyanka', 'thorsten', 'kowalczyk', 'meetings', 'WILL'];
-    expect(sorted(await respondentNamePartsAmong(offline.db, live, words))).toEqual(sorted(['Priya', 'Raghunathan', 'Łukasz', 'Bell']));
+    expect(sorted(await respondentNamePartsAmong(offline.db, live, words))).toEqual(
+      sorted(['Priya', 'Raghunathan', 'Łukasz', 'Bell']),
+    );
     expect(await respondentNamePartsAmong(offline.db, { ...live, environment: 'TEST' }, words)).toEqual(['Priyanka']);
     expect(await respondentNamePartsAmong(offline.db, live, [])).toEqual([]);
     // From the words of a text: any case of a name that is not an English word, whatever the database's locale.
-    expect(await respondentNamePartsAmong(offline.db, live, nameCandidates(['ŁUKASZ wrote to łukasz and WIŚNIEWSKI']))).toEqual(expect.arrayContaining(['Łukasz', 'Wiśniewski']));
+    expect(
+      await respondentNamePartsAmong(offline.db, live, nameCandidates(['ŁUKASZ wrote to łukasz and WIŚNIEWSKI'])),
+    ).toEqual(expect.arrayContaining(['Łukasz', 'Wiśniewski']));
   });
 });

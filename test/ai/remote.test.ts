@@ -8,7 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { commentsOf, goodAnalysis, goodSurvey, startFakeOpenAi, type FakeOpenAi } from './fake-openai.js';
-import { aiTenant, finished, flexibilityComments, launchedSurvey, meetingComments, startAnalysis, submitComments } from './fixtures.js';
+import {
+  aiTenant,
+  finished,
+  flexibilityComments,
+  launchedSurvey,
+  meetingComments,
+  startAnalysis,
+  submitComments,
+} from './fixtures.js';
 
 const API_KEY = 'sk-fake-0123456789abcdef-never-logged';
 const TIMEOUT_MS = 1500;
@@ -19,7 +27,16 @@ let tenant: Awaited<ReturnType<typeof aiTenant>>;
 beforeAll(async () => {
   fake = await startFakeOpenAi();
   t = await startTestService({
-    ai: { ...loadConfig([]).ai, provider: 'openai-compatible', baseUrl: fake.url, apiKey: API_KEY, model: 'fake-model-1', timeoutMs: TIMEOUT_MS, maxAttempts: 3, retryBaseMs: 50 },
+    ai: {
+      ...loadConfig([]).ai,
+      provider: 'openai-compatible',
+      baseUrl: fake.url,
+      apiKey: API_KEY,
+      model: 'fake-model-1',
+      timeoutMs: TIMEOUT_MS,
+      maxAttempts: 3,
+      retryBaseMs: 50,
+    },
   });
   tenant = await aiTenant(t);
 });
@@ -28,17 +45,24 @@ afterAll(async () => {
   await fake?.close();
 });
 
-const prompt = 'Quarterly engagement pulse for the support team; contact jane.doe@example.com or +44 20 7946 0958, see https://intranet.example.com/pulse';
+const prompt =
+  'Quarterly engagement pulse for the support team; contact jane.doe@example.com or +44 20 7946 0958, see https://intranet.example.com/pulse';
 
 async function surveyCount(): Promise<number> {
-  const row = await t.db.selectFrom('surveys').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', tenant.organizationId).executeTakeFirstOrThrow();
+  const row = await t.db
+    .selectFrom('surveys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', tenant.organizationId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
 describe('generateSurvey (openai-compatible)', () => {
   it('asks for JSON-schema structured output, redacts the prompt, stores the draft and names provider and model', async () => {
     fake.behave(() => ({ kind: 'content', content: goodSurvey(4) }));
-    const { data, error, response } = await tenant.live.POST('/api/v1/surveys/generate', { body: { prompt, questionCount: 4 } });
+    const { data, error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt, questionCount: 4 },
+    });
     expect(error, JSON.stringify(error)).toBeUndefined();
     expect(response.status).toBe(201);
     expect(response.headers.get('AI-Provider')).toBe('openai-compatible');
@@ -58,7 +82,9 @@ describe('generateSurvey (openai-compatible)', () => {
 
   it('repairs invalid output once: invalid JSON, then a valid survey', async () => {
     fake.behave((_, i) => ({ kind: 'content', content: i === 0 ? '{"title": "oops", ' : goodSurvey(3) }));
-    const survey = await tenant.live.unwrap(tenant.live.POST('/api/v1/surveys/generate', { body: { prompt, questionCount: 3 } }));
+    const survey = await tenant.live.unwrap(
+      tenant.live.POST('/api/v1/surveys/generate', { body: { prompt, questionCount: 3 } }),
+    );
     expect(survey.questions).toHaveLength(3);
     expect(fake.received).toHaveLength(2);
     const repair = fake.received[1]!.body.messages;
@@ -72,7 +98,9 @@ describe('generateSurvey (openai-compatible)', () => {
     const broken = JSON.parse(goodSurvey(3)) as { questions: Array<Record<string, unknown>> };
     broken.questions[1]!.max = 20;
     fake.behave(() => ({ kind: 'content', content: JSON.stringify(broken) }));
-    const { error, response } = await tenant.live.POST('/api/v1/surveys/generate', { body: { prompt, questionCount: 3 } });
+    const { error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt, questionCount: 3 },
+    });
     expect(response.status).toBe(502);
     expect(error!.error.code).toBe('ai_output_invalid');
     expect(error!.error.message).toMatch(/\/questions\/1\/max/);
@@ -117,7 +145,12 @@ describe('generateSurvey (openai-compatible)', () => {
 describe('AI analysis (openai-compatible)', () => {
   it('sends only redacted, unidentified text; keeps verbatim quotes and drops invented ones', async () => {
     const client = tenant.live;
-    await client.unwrap(client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'EMP-777' } }, body: { email: 'priya.r@corp.example', firstName: 'Priya', lastName: 'Raghunathan' } }));
+    await client.unwrap(
+      client.PUT('/api/v1/respondents/{externalId}', {
+        params: { path: { externalId: 'EMP-777' } },
+        body: { email: 'priya.r@corp.example', firstName: 'Priya', lastName: 'Raghunathan' },
+      }),
+    );
     const survey = await launchedSurvey(client);
     const sensitive = [
       'Too many meetings, ask Priya Raghunathan, she agrees. Mail me at sam.tester@corp.example',
@@ -133,11 +166,28 @@ describe('AI analysis (openai-compatible)', () => {
     }));
     const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id)).id);
     expect(analysis.status, JSON.stringify(analysis)).toBe('completed');
-    expect(analysis).toMatchObject({ provider: 'openai-compatible', model: 'fake-model-1', commentCount: 14, language: 'en', summary: 'People talk about meetings and flexibility.' });
+    expect(analysis).toMatchObject({
+      provider: 'openai-compatible',
+      model: 'fake-model-1',
+      commentCount: 14,
+      language: 'en',
+      summary: 'People talk about meetings and flexibility.',
+    });
 
     expect(fake.received).toHaveLength(1);
     const raw = fake.received[0]!.raw;
-    for (const secret of ['Priya', 'Raghunathan', 'sam.tester', 'corp.example', '555-123-4567', 'meetings-are-bad', 'EMP-777', 'rsp_', ...ids]) expect(raw).not.toContain(secret);
+    for (const secret of [
+      'Priya',
+      'Raghunathan',
+      'sam.tester',
+      'corp.example',
+      '555-123-4567',
+      'meetings-are-bad',
+      'EMP-777',
+      'rsp_',
+      ...ids,
+    ])
+      expect(raw).not.toContain(secret);
     expect(raw).toContain('ask [name] [name], she agrees. Mail me at [email]');
     expect(raw).toContain('call me on [phone] or see [url]');
     expect(commentsOf(fake.received[0]!)).toHaveLength(14);
@@ -148,8 +198,13 @@ describe('AI analysis (openai-compatible)', () => {
     expect(meetings.sampleQuotes.length).toBeGreaterThan(0);
     expect(meetings.sampleQuotes).not.toContain('Meetings are the worst thing ever invented');
     const texts = [...meetingComments, ...sensitive, ...flexibilityComments];
-    for (const quote of analysis.themes.flatMap((th) => th.sampleQuotes)) expect(texts.some((c) => c.includes(quote))).toBe(true);
-    expect(analysis.actions.find((a) => a.theme === 'meetings')).toMatchObject({ text: 'Act on meetings.', basis: 'theme', priority: 'high' });
+    for (const quote of analysis.themes.flatMap((th) => th.sampleQuotes))
+      expect(texts.some((c) => c.includes(quote))).toBe(true);
+    expect(analysis.actions.find((a) => a.theme === 'meetings')).toMatchObject({
+      text: 'Act on meetings.',
+      basis: 'theme',
+      priority: 'high',
+    });
   });
 
   it('retries a 429 after its Retry-After and a malformed answer, inside the job, then completes', async () => {
@@ -157,7 +212,11 @@ describe('AI analysis (openai-compatible)', () => {
     const survey = await launchedSurvey(client);
     await submitComments(client, survey.id, meetingComments);
     fake.behave((request, i) =>
-      i === 0 ? { kind: 'status', status: 429, headers: { 'retry-after': '1' } } : i === 1 ? { kind: 'content', content: 'not json' } : { kind: 'content', content: goodAnalysis(request, [{ name: 'meetings', word: /meeting/i }]) },
+      i === 0
+        ? { kind: 'status', status: 429, headers: { 'retry-after': '1' } }
+        : i === 1
+          ? { kind: 'content', content: 'not json' }
+          : { kind: 'content', content: goodAnalysis(request, [{ name: 'meetings', word: /meeting/i }]) },
     );
     const analysis = await finished(client, survey.id, (await startAnalysis(client, survey.id)).id);
     expect(analysis.status).toBe('completed');
@@ -182,7 +241,12 @@ describe('AI analysis (openai-compatible)', () => {
       expect(analysis).toMatchObject({ status: 'failed', errorCode: code, themes: [], summary: null });
       expect(analysis.error).toMatch(/after 3 attempts/);
       expect(fake.received).toHaveLength(requests);
-      const events = await t.db.selectFrom('events').select('data').where('organization_id', '=', tenant.organizationId).where('type', '=', 'analytics.ai.completed').execute();
+      const events = await t.db
+        .selectFrom('events')
+        .select('data')
+        .where('organization_id', '=', tenant.organizationId)
+        .where('type', '=', 'analytics.ai.completed')
+        .execute();
       expect(events.filter((e) => (e.data as { id: string }).id === analysis.id)).toHaveLength(1);
     }
   });

@@ -22,21 +22,37 @@ afterAll(async () => {
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
 
 async function person(client: Client, externalId: string, department: string) {
-  const put = await client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId } }, body: { email: `${externalId.toLowerCase()}@example.com`, department } });
+  const put = await client.PUT('/api/v1/respondents/{externalId}', {
+    params: { path: { externalId } },
+    body: { email: `${externalId.toLowerCase()}@example.com`, department },
+  });
   expect(put.response.status).toBeLessThan(300);
 }
 
 async function launched(client: Client): Promise<string> {
-  const survey = await client.unwrap(client.POST('/api/v1/surveys', { body: { title: 'Pulse', questions: [{ id: 'nps', type: 'nps', text: 'Recommend us?' }] } }));
+  const survey = await client.unwrap(
+    client.POST('/api/v1/surveys', {
+      body: { title: 'Pulse', questions: [{ id: 'nps', type: 'nps', text: 'Recommend us?' }] },
+    }),
+  );
   await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
   return survey.id;
 }
 
 const answer = (client: Client, surveyId: string, respondentExternalId: string, value: number) =>
-  client.unwrap(client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId, answers: [{ questionId: 'nps', value }] } }));
+  client.unwrap(
+    client.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { respondentExternalId, answers: [{ questionId: 'nps', value }] },
+    }),
+  );
 
 const byDepartment = async (client: Client, surveyId: string, query: Record<string, string> = {}) => {
-  const result = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId }, query: { segmentBy: 'department', ...query } } }));
+  const result = await client.unwrap(
+    client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { segmentBy: 'department', ...query } },
+    }),
+  );
   return new Map(result.segments.map((s) => [s.value, s]));
 };
 
@@ -50,12 +66,18 @@ describe('segments as asked', () => {
     for (const id of sales) await person(client, id, 'Sales');
     for (const id of legal) await person(client, id, 'Legal');
     const surveyId = await launched(client);
-    const sent = await client.unwrap(client.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'link' } } }));
+    const sent = await client.unwrap(
+      client.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'link' } },
+      }),
+    );
     await waitForStatus(client, surveyId, sent.id, ['sent']);
 
     // After the send, three people move from Sales to Legal; then everyone answers in the company's own portal.
     for (const id of sales.slice(0, 3)) await person(client, id, 'Legal');
-    for (const [i, id] of [...sales, ...legal, ...engineering].entries()) expect((await answer(client, surveyId, id, i % 11)).distributionId).toBe(sent.id);
+    for (const [i, id] of [...sales, ...legal, ...engineering].entries())
+      expect((await answer(client, surveyId, id, i % 11)).distributionId).toBe(sent.id);
 
     const groups = await byDepartment(client, surveyId);
     expect(groups.get('Sales')).toMatchObject({ responseCount: 8, suppressed: false });
@@ -65,15 +87,29 @@ describe('segments as asked', () => {
     expect(groups.get('Engineering')).toMatchObject({ suppressed: true, responseCount: null });
 
     // Filtered by the distribution, every one of its 18 recipients' answers counts.
-    const narrowed = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId }, query: { distributionId: sent.id } } }));
+    const narrowed = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/static', {
+        params: { path: { id: surveyId }, query: { distributionId: sent.id } },
+      }),
+    );
     expect(narrowed.responseCount).toBe(18);
 
     // Smart analytics apply the same rule.
-    const smart = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/smart', { params: { path: { id: surveyId }, query: { segmentBy: 'department' } } }));
+    const smart = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/smart', {
+        params: { path: { id: surveyId }, query: { segmentBy: 'department' } },
+      }),
+    );
     const smartGroups = new Map(smart.segments.map((segment) => [segment.value, segment]));
     expect(smartGroups.get('Sales')).toMatchObject({ responseCount: 8, suppressed: false });
     expect(smartGroups.get('Legal')).toMatchObject({ suppressed: true, responseCount: null });
-    expect(new Map(smart.heatmap.rows.map((row) => [row.value, row.suppressed]))).toEqual(new Map([['Sales', false], ['Legal', true], ['Engineering', true]]));
+    expect(new Map(smart.heatmap.rows.map((row) => [row.value, row.suppressed]))).toEqual(
+      new Map([
+        ['Sales', false],
+        ['Legal', true],
+        ['Engineering', true],
+      ]),
+    );
     // Participation by the distribution's snapshot: everyone it reached answered.
     expect(smart.participation).toMatchObject({ invited: 18, responded: 18 });
 
@@ -87,15 +123,23 @@ describe('segments as asked', () => {
     const people = Array.from({ length: 6 }, (_, i) => `P-${i}`);
     for (const id of people) await person(client, id, 'Support');
     const surveyId = await launched(client);
-    for (const [i, id] of people.entries()) expect((await answer(client, surveyId, id, 10 - i)).distributionId).toBeNull();
+    for (const [i, id] of people.entries())
+      expect((await answer(client, surveyId, id, 10 - i)).distributionId).toBeNull();
     const before = await byDepartment(client, surveyId);
     expect(before.get('Support')).toMatchObject({ responseCount: 6, suppressed: false });
     for (const id of people) await person(client, id, 'Finance');
     expect(await byDepartment(client, surveyId)).toEqual(before);
     // Filters read the same fields: the answers were given in Support.
-    const filtered = await client.unwrap(client.GET('/api/v1/surveys/{id}/analytics/static', {
-      params: { path: { id: surveyId }, query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'equals', value: 'Support' }] }) } },
-    }));
+    const filtered = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/static', {
+        params: {
+          path: { id: surveyId },
+          query: {
+            filters: JSON.stringify({ filters: [{ field: 'department', operator: 'equals', value: 'Support' }] }),
+          },
+        },
+      }),
+    );
     expect(filtered.responseCount).toBe(6);
   });
 });

@@ -28,9 +28,41 @@ export const questions: components['schemas']['QuestionInput'][] = [
   { id: 'nps', type: 'nps', text: 'Recommend us?' },
   { id: 'tools', type: 'rating', text: 'I have the tools I need.', minLabel: 'No', maxLabel: 'Yes' },
   { id: 'manager', type: 'rating', text: 'My manager supports me.', minLabel: 'No', maxLabel: 'Yes', required: false },
-  { id: 'growth', type: 'rating', text: 'I can grow here.', minLabel: 'No', maxLabel: 'Yes', min: 0, max: 10, required: false },
-  { id: 'where', type: 'single_choice', text: 'Where do you work?', required: false, choices: [{ id: 'office', label: 'Office' }, { id: 'home', label: 'Home' }, { id: 'hybrid', label: 'Hybrid' }] },
-  { id: 'perks', type: 'multiple_choice', text: 'Perks?', required: false, minSelections: 1, maxSelections: 3, choices: [{ id: 'learn', label: 'Learning' }, { id: 'flex', label: 'Flex' }, { id: 'health', label: 'Health' }, { id: 'leave', label: 'Leave' }] },
+  {
+    id: 'growth',
+    type: 'rating',
+    text: 'I can grow here.',
+    minLabel: 'No',
+    maxLabel: 'Yes',
+    min: 0,
+    max: 10,
+    required: false,
+  },
+  {
+    id: 'where',
+    type: 'single_choice',
+    text: 'Where do you work?',
+    required: false,
+    choices: [
+      { id: 'office', label: 'Office' },
+      { id: 'home', label: 'Home' },
+      { id: 'hybrid', label: 'Hybrid' },
+    ],
+  },
+  {
+    id: 'perks',
+    type: 'multiple_choice',
+    text: 'Perks?',
+    required: false,
+    minSelections: 1,
+    maxSelections: 3,
+    choices: [
+      { id: 'learn', label: 'Learning' },
+      { id: 'flex', label: 'Flex' },
+      { id: 'health', label: 'Health' },
+      { id: 'leave', label: 'Leave' },
+    ],
+  },
   { id: 'change', type: 'text', text: 'What should change?', required: false, maxLength: 200 },
 ];
 
@@ -49,11 +81,22 @@ export const departments: Array<[string, number]> = [
 ];
 
 /** A launched survey and one response per respondent of `departments`, plus `anonymous` responses without one. */
-export async function generate(t: TestService, client: Client, organizationId: string, seed: number, anonymous = 4, allowMultipleResponses = true): Promise<Generated> {
-  const created = await client.POST('/api/v1/surveys', { body: { title: 'Engagement', questions, settings: { allowMultipleResponses } } });
+export async function generate(
+  t: TestService,
+  client: Client,
+  organizationId: string,
+  seed: number,
+  anonymous = 4,
+  allowMultipleResponses = true,
+): Promise<Generated> {
+  const created = await client.POST('/api/v1/surveys', {
+    body: { title: 'Engagement', questions, settings: { allowMultipleResponses } },
+  });
   expect(created.response.status).toBe(201);
   const surveyId = created.data!.data.id;
-  expect((await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } })).response.status).toBe(200);
+  expect(
+    (await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } })).response.status,
+  ).toBe(200);
 
   const rand = random(seed);
   const int = (min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
@@ -68,18 +111,20 @@ export async function generate(t: TestService, client: Client, organizationId: s
   }
   await t.db
     .insertInto('respondents')
-    .values(people.map((id, i) => ({
-      organization_id: organizationId,
-      environment: 'LIVE' as const,
-      external_id: id,
-      email: `${id.toLowerCase()}@example.com`,
-      department: department.get(id)!,
-      location: i % 2 === 0 ? 'Paris' : 'Berlin',
-      hire_date: `20${10 + (i % 17)}-03-01`,
-      attributes: JSON.stringify({ level: `L${i % 3}` }),
-      content_hash: 'x',
-      updated_at: new Date(),
-    })))
+    .values(
+      people.map((id, i) => ({
+        organization_id: organizationId,
+        environment: 'LIVE' as const,
+        external_id: id,
+        email: `${id.toLowerCase()}@example.com`,
+        department: department.get(id)!,
+        location: i % 2 === 0 ? 'Paris' : 'Berlin',
+        hire_date: `20${10 + (i % 17)}-03-01`,
+        attributes: JSON.stringify({ level: `L${i % 3}` }),
+        content_hash: 'x',
+        updated_at: new Date(),
+      })),
+    )
     .execute();
 
   const start = Date.UTC(2026, 9, 1);
@@ -91,7 +136,10 @@ export async function generate(t: TestService, client: Client, organizationId: s
     const manager = int(1, 5);
     const growth = int(0, 10);
     const nps = Math.max(0, Math.min(10, Math.round(tools * 1.2 + manager * 0.6 + growth * 0.2 + (rand() - 0.5) * 4)));
-    const answers: Answer[] = [{ questionId: 'nps', value: nps }, { questionId: 'tools', value: tools }];
+    const answers: Answer[] = [
+      { questionId: 'nps', value: nps },
+      { questionId: 'tools', value: tools },
+    ];
     if (rand() < 0.85) answers.push({ questionId: 'manager', value: manager });
     if (rand() < 0.9) answers.push({ questionId: 'growth', value: growth });
     if (rand() < 0.8) answers.push({ questionId: 'where', value: ['office', 'home', 'hybrid'][int(0, 2)]! });
@@ -100,20 +148,27 @@ export async function generate(t: TestService, client: Client, organizationId: s
       answers.push({ questionId: 'perks', value: perks.length > 0 ? perks.slice(0, 3) : ['flex'] });
     }
     if (rand() < 0.5) answers.push({ questionId: 'change', value: 'é'.repeat(int(1, 3)) + 'x'.repeat(int(1, 40)) });
-    responses.push({ id: newId('rsp'), respondent, submittedAt: new Date(start + int(0, 9) * 86_400_000 + int(0, 86_399_999)), answers });
+    responses.push({
+      id: newId('rsp'),
+      respondent,
+      submittedAt: new Date(start + int(0, 9) * 86_400_000 + int(0, 86_399_999)),
+      answers,
+    });
   }
   await t.db
     .insertInto('responses')
-    .values(responses.map((r) => ({
-      id: r.id,
-      survey_id: surveyId,
-      organization_id: organizationId,
-      environment: 'LIVE' as const,
-      respondent_external_id: r.respondent,
-      dedupe_key: null,
-      answers: JSON.stringify(r.answers),
-      submitted_at: r.submittedAt,
-    })))
+    .values(
+      responses.map((r) => ({
+        id: r.id,
+        survey_id: surveyId,
+        organization_id: organizationId,
+        environment: 'LIVE' as const,
+        respondent_external_id: r.respondent,
+        dedupe_key: null,
+        answers: JSON.stringify(r.answers),
+        submitted_at: r.submittedAt,
+      })),
+    )
     .execute();
   return { surveyId, responses, department };
 }

@@ -9,7 +9,15 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../server/src/lib/ids.js';
-import { cellCounts, compactSegmentCounts, segmentCellCounts, segmentCountsApply, type AnalyticsScope, type CellRow, type SegmentField } from '../../server/src/modules/analytics/repository.js';
+import {
+  cellCounts,
+  compactSegmentCounts,
+  segmentCellCounts,
+  segmentCountsApply,
+  type AnalyticsScope,
+  type CellRow,
+  type SegmentField,
+} from '../../server/src/modules/analytics/repository.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allRecipients, waitForStatus } from '../distributions/fixtures.js';
 import { sync } from '../respondents/fixtures.js';
@@ -43,14 +51,26 @@ const segments: Array<[string, SegmentField]> = [
 ];
 
 const sorted = (rows: CellRow[]) =>
-  rows.map((row) => ({ segment: row.segment, code: row.code, n: row.n })).sort((a, b) => String(a.segment).localeCompare(String(b.segment)) || a.code - b.code);
+  rows
+    .map((row) => ({ segment: row.segment, code: row.code, n: row.n }))
+    .sort((a, b) => String(a.segment).localeCompare(String(b.segment)) || a.code - b.code);
 
 /** Every field's counts equal the scan's, for the whole survey and for a window of whole days. */
 async function expectExact(surveyId = data.surveyId) {
-  const windows = [{}, { submittedAfter: new Date(Date.UTC(2026, 9, 3)), submittedBefore: new Date(Date.UTC(2026, 9, 7)) }];
+  const windows = [
+    {},
+    { submittedAfter: new Date(Date.UTC(2026, 9, 3)), submittedBefore: new Date(Date.UTC(2026, 9, 7)) },
+  ];
   for (const [name, segment] of segments) {
     for (const window of windows) {
-      const scope: AnalyticsScope = { tenant: { organizationId, environment: 'LIVE' }, surveyId, segment, distinctRespondents: false, snapshots: true, ...window };
+      const scope: AnalyticsScope = {
+        tenant: { organizationId, environment: 'LIVE' },
+        surveyId,
+        segment,
+        distinctRespondents: false,
+        snapshots: true,
+        ...window,
+      };
       expect(segmentCountsApply(scope)).toBe(true);
       const scanned = sorted(await cellCounts(t.db, scope, { whole: false }));
       expect(scanned.length).toBeGreaterThan(0);
@@ -61,7 +81,13 @@ async function expectExact(surveyId = data.surveyId) {
 
 /** The group sizes (code −1 per day, summed) of one field, from the counts. */
 async function sizes(field: SegmentField, surveyId = data.surveyId): Promise<Map<string | null, number>> {
-  const rows = await segmentCellCounts(t.db, { tenant: { organizationId, environment: 'LIVE' }, surveyId, segment: field, distinctRespondents: false, snapshots: true });
+  const rows = await segmentCellCounts(t.db, {
+    tenant: { organizationId, environment: 'LIVE' },
+    surveyId,
+    segment: field,
+    distinctRespondents: false,
+    snapshots: true,
+  });
   const result = new Map<string | null, number>();
   for (const row of rows) if (row.code < 0) result.set(row.segment, (result.get(row.segment) ?? 0) + row.n);
   return result;
@@ -69,36 +95,65 @@ async function sizes(field: SegmentField, surveyId = data.surveyId): Promise<Map
 
 const department: SegmentField = { kind: 'column', column: 'department' };
 
-async function insertResponses(surveyId: string, respondents: Array<string | null>, options: { distributionId?: string; at?: Date } = {}) {
+async function insertResponses(
+  surveyId: string,
+  respondents: Array<string | null>,
+  options: { distributionId?: string; at?: Date } = {},
+) {
   await t.db
     .insertInto('responses')
-    .values(respondents.map((respondent, i) => ({
-      id: newId('rsp'),
-      survey_id: surveyId,
-      organization_id: organizationId,
-      environment: 'LIVE' as const,
-      respondent_external_id: respondent,
-      dedupe_key: null,
-      answers: JSON.stringify([{ questionId: 'nps', value: i % 11 }, { questionId: 'tools', value: 1 + (i % 5) }, { questionId: 'where', value: 'home' }]),
-      submitted_at: options.at ?? new Date(Date.UTC(2026, 9, 4, 10, i)),
-      ...(options.distributionId ? { distribution_id: options.distributionId } : {}),
-    })))
+    .values(
+      respondents.map((respondent, i) => ({
+        id: newId('rsp'),
+        survey_id: surveyId,
+        organization_id: organizationId,
+        environment: 'LIVE' as const,
+        respondent_external_id: respondent,
+        dedupe_key: null,
+        answers: JSON.stringify([
+          { questionId: 'nps', value: i % 11 },
+          { questionId: 'tools', value: 1 + (i % 5) },
+          { questionId: 'where', value: 'home' },
+        ]),
+        submitted_at: options.at ?? new Date(Date.UTC(2026, 9, 4, 10, i)),
+        ...(options.distributionId ? { distribution_id: options.distributionId } : {}),
+      })),
+    )
     .execute();
 }
 
 const put = (externalId: string, body: Record<string, unknown>) =>
-  client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId } }, body: { email: `${externalId.toLowerCase()}@example.com`, ...body } as never });
+  client.PUT('/api/v1/respondents/{externalId}', {
+    params: { path: { externalId } },
+    body: { email: `${externalId.toLowerCase()}@example.com`, ...body } as never,
+  });
 
 describe('analytics_segment_cells', () => {
   it('equals the scan after the responses and respondents are written', async () => {
     await expectExact();
     // Manager breakdowns (a group per manager) and attributes scan instead.
-    for (const segment of [{ kind: 'column', column: 'manager_id' }, { kind: 'attribute', name: 'level' }] as SegmentField[]) {
-      expect(segmentCountsApply({ tenant: { organizationId, environment: 'LIVE' }, surveyId: data.surveyId, segment, distinctRespondents: false, snapshots: true })).toBe(false);
+    for (const segment of [
+      { kind: 'column', column: 'manager_id' },
+      { kind: 'attribute', name: 'level' },
+    ] as SegmentField[]) {
+      expect(
+        segmentCountsApply({
+          tenant: { organizationId, environment: 'LIVE' },
+          surveyId: data.surveyId,
+          segment,
+          distinctRespondents: false,
+          snapshots: true,
+        }),
+      ).toBe(false);
     }
     // The five responses without a respondent are counted once, under `*`, not under each of the five fields.
-    const anonymous = await sql<{ field: string; n: number }>`select field, sum(u.n)::int as n from analytics_segment_cells, unnest(codes, counts) as u(code, n)
-      where survey_id = ${data.surveyId} and u.code = -1 and (field = '*' or value is null) group by field`.execute(t.db);
+    const anonymous = await sql<{
+      field: string;
+      n: number;
+    }>`select field, sum(u.n)::int as n from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+      where survey_id = ${data.surveyId} and u.code = -1 and (field = '*' or value is null) group by field`.execute(
+      t.db,
+    );
     expect(anonymous.rows.find((row) => row.field === '*')?.n).toBe(5);
     expect(anonymous.rows.find((row) => row.field === 'department')).toBeUndefined();
   });
@@ -109,7 +164,18 @@ describe('analytics_segment_cells', () => {
     await expectExact();
     const before = new Map(await sizes(department));
     for (const id of ['NEW-1', 'NEW-2', 'NEW-3']) {
-      expect((await put(id, { department: 'Research', location: 'Oslo', jobTitle: 'Analyst', employmentType: 'full_time', managerId: 'ENG-21-0', hireDate: '2025-01-15' })).response.status).toBeLessThan(300);
+      expect(
+        (
+          await put(id, {
+            department: 'Research',
+            location: 'Oslo',
+            jobTitle: 'Analyst',
+            employmentType: 'full_time',
+            managerId: 'ENG-21-0',
+            hireDate: '2025-01-15',
+          })
+        ).response.status,
+      ).toBeLessThan(300);
     }
     expect(await sizes(department)).toEqual(before);
     await expectExact();
@@ -117,13 +183,18 @@ describe('analytics_segment_cells', () => {
     // A change of department, of hire date (tenure band) and of manager moves nothing already answered …
     const [first, second, third] = [...data.department.keys()];
     expect((await put(first!, { department: 'Research', hireDate: '2026-06-01' })).response.status).toBe(200);
-    expect((await put(second!, { department: 'Sales', managerId: 'NEW-1', jobTitle: 'Lead' })).response.status).toBe(200);
+    expect((await put(second!, { department: 'Sales', managerId: 'NEW-1', jobTitle: 'Lead' })).response.status).toBe(
+      200,
+    );
     expect((await put(third!, { hireDate: '2001-01-01', employmentType: 'contractor' })).response.status).toBe(200);
     expect(await sizes(department)).toEqual(before);
     await expectExact();
 
     // … nor does a deletion: the responses stay where they were.
-    expect((await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: first! } } })).response.status).toBe(200);
+    expect(
+      (await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: first! } } })).response
+        .status,
+    ).toBe(200);
     expect(await sizes(department)).toEqual(before);
     await expectExact();
 
@@ -157,10 +228,14 @@ describe('analytics_segment_cells', () => {
 
   it('keeps a response through a distribution under the snapshot while the record changes', async () => {
     const people = ['SNAP-1', 'SNAP-2', 'SNAP-3', 'SNAP-4', 'SNAP-5', 'SNAP-6'];
-    for (const id of people) expect((await put(id, { department: 'Snapshot', location: 'Rome' })).response.status).toBe(201);
+    for (const id of people)
+      expect((await put(id, { department: 'Snapshot', location: 'Rome' })).response.status).toBe(201);
     const distributed = await client.POST('/api/v1/surveys/{surveyId}/distribute', {
       params: { path: { surveyId: data.surveyId } },
-      body: { targeting: { filters: [{ field: 'department', operator: 'equals', value: 'Snapshot' }] }, distribution: { method: 'link' } },
+      body: {
+        targeting: { filters: [{ field: 'department', operator: 'equals', value: 'Snapshot' }] },
+        distribution: { method: 'link' },
+      },
     });
     expect(distributed.response.status).toBe(202);
     const distributionId = distributed.data!.data.id;
@@ -169,20 +244,32 @@ describe('analytics_segment_cells', () => {
     expect(recipients).toHaveLength(6);
     // Four answer through their personal links (the answer page), one more through a row written directly.
     for (const recipient of recipients.slice(0, 4)) {
-      const answered = await fetch(recipient.link!, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'nps=9&tools=4', redirect: 'manual' });
+      const answered = await fetch(recipient.link!, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'nps=9&tools=4',
+        redirect: 'manual',
+      });
       expect(answered.status, await answered.text()).toBeLessThan(400);
     }
     await insertResponses(data.surveyId, [recipients[4]!.respondentExternalId], { distributionId });
     expect((await sizes(department)).get('Snapshot')).toBe(5);
     await expectExact();
     // Everyone moves to another department; the snapshot keeps the five responses where they were.
-    for (const id of people) expect((await put(id, { department: 'Moved', location: 'Rome' })).response.status).toBe(200);
+    for (const id of people)
+      expect((await put(id, { department: 'Moved', location: 'Rome' })).response.status).toBe(200);
     expect((await sizes(department)).get('Snapshot')).toBe(5);
     expect((await sizes(department)).get('Moved') ?? 0).toBe(0);
     // The sixth answers through the API, after the move: the distribution reached them, so its snapshot counts.
     const viaApi = await client.POST('/api/v1/surveys/{id}/responses', {
       params: { path: { id: data.surveyId } },
-      body: { respondentExternalId: recipients[5]!.respondentExternalId, answers: [{ questionId: 'nps', value: 3 }, { questionId: 'tools', value: 2 }] } as never,
+      body: {
+        respondentExternalId: recipients[5]!.respondentExternalId,
+        answers: [
+          { questionId: 'nps', value: 3 },
+          { questionId: 'tools', value: 2 },
+        ],
+      } as never,
     });
     expect(viaApi.response.status).toBe(201);
     expect(viaApi.data!.data.distributionId).toBe(distributionId);
@@ -197,9 +284,19 @@ describe('analytics_segment_cells', () => {
   it('follows deleted and changed responses', async () => {
     const some = data.responses.slice(0, 4);
     for (const response of some.slice(0, 3)) {
-      expect((await client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: data.surveyId, responseId: response.id } } })).response.status).toBe(200);
+      expect(
+        (
+          await client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', {
+            params: { path: { id: data.surveyId, responseId: response.id } },
+          })
+        ).response.status,
+      ).toBe(200);
     }
-    await t.db.updateTable('responses').set({ submitted_at: new Date(Date.UTC(2026, 9, 5, 12)) }).where('id', '=', some[3]!.id).execute();
+    await t.db
+      .updateTable('responses')
+      .set({ submitted_at: new Date(Date.UTC(2026, 9, 5, 12)) })
+      .where('id', '=', some[3]!.id)
+      .execute();
     await expectExact();
   });
 
@@ -213,19 +310,40 @@ describe('analytics_segment_cells', () => {
       t.db.transaction().execute(async (tx) => {
         await tx
           .insertInto('responses')
-          .values({ id: newId('rsp'), survey_id: data.surveyId, organization_id: organizationId, environment: 'LIVE', respondent_external_id: respondent, dedupe_key: null, answers: JSON.stringify([{ questionId: 'nps', value: 7 }, { questionId: 'tools', value: 3 }]), submitted_at: new Date(Date.UTC(2026, 9, 6, 9)) })
+          .values({
+            id: newId('rsp'),
+            survey_id: data.surveyId,
+            organization_id: organizationId,
+            environment: 'LIVE',
+            respondent_external_id: respondent,
+            dedupe_key: null,
+            answers: JSON.stringify([
+              { questionId: 'nps', value: 7 },
+              { questionId: 'tools', value: 3 },
+            ]),
+            submitted_at: new Date(Date.UTC(2026, 9, 6, 9)),
+          })
           .execute();
         await pause();
       });
     const move = (respondent: string, to: string) =>
       t.db.transaction().execute(async (tx) => {
         await pause();
-        await tx.updateTable('respondents').set({ department: to, location: `${to}-city` }).where('organization_id', '=', organizationId).where('external_id', '=', respondent).execute();
+        await tx
+          .updateTable('respondents')
+          .set({ department: to, location: `${to}-city` })
+          .where('organization_id', '=', organizationId)
+          .where('external_id', '=', respondent)
+          .execute();
         await pause();
       });
     const remove = (respondent: string) =>
       t.db.transaction().execute(async (tx) => {
-        await tx.deleteFrom('respondents').where('organization_id', '=', organizationId).where('external_id', '=', respondent).execute();
+        await tx
+          .deleteFrom('respondents')
+          .where('organization_id', '=', organizationId)
+          .where('external_id', '=', respondent)
+          .execute();
         await pause();
       });
     for (let round = 0; round < 4; round++) {
@@ -233,7 +351,8 @@ describe('analytics_segment_cells', () => {
       for (let i = 0; i < 24; i++) {
         const person = people[Math.floor(rand() * people.length)]!;
         work.push(submit(person));
-        if (i % 2 === 0) work.push(move(people[Math.floor(rand() * people.length)]!, rand() < 0.5 ? 'Race-A' : 'Race-B'));
+        if (i % 2 === 0)
+          work.push(move(people[Math.floor(rand() * people.length)]!, rand() < 0.5 ? 'Race-A' : 'Race-B'));
       }
       if (round === 3) work.push(remove(people[0]!), remove(people[1]!));
       await Promise.all(work);
@@ -252,10 +371,15 @@ describe('analytics_segment_cells', () => {
     const tuplestoreLoops = async (statement: string, values: unknown[]) => {
       notices.length = 0;
       await connection.query(statement, values);
-      return notices.flatMap((plan) => [...plan.matchAll(/Named Tuplestore Scan .*loops=(\d+)/g)].map((match) => Number(match[1])));
+      return notices.flatMap((plan) =>
+        [...plan.matchAll(/Named Tuplestore Scan .*loops=(\d+)/g)].map((match) => Number(match[1])),
+      );
     };
     const people = Array.from({ length: 300 }, (_, i) => `BATCH-${i}`);
-    const answers = JSON.stringify([{ questionId: 'nps', value: 8 }, { questionId: 'tools', value: 4 }]);
+    const answers = JSON.stringify([
+      { questionId: 'nps', value: 8 },
+      { questionId: 'tools', value: 4 },
+    ]);
     const insertPeople = `insert into respondents (organization_id, environment, external_id, email, department, location, job_title, hire_date, employment_type, attributes, content_hash)
       select $1, 'LIVE', id, lower(id) || '@example.com', 'Batch-A', 'Batch-city', 'Engineer', date '2020-01-15', 'full_time', '{}', 'x' from unnest($2::text[]) id`;
     const insertResponses = `insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at)
@@ -267,23 +391,41 @@ describe('analytics_segment_cells', () => {
         const one = [`BATCH-single-${i}`];
         await connection.query(insertPeople, [organizationId, one]);
         await connection.query(insertResponses, [data.surveyId, organizationId, answers, one]);
-        await connection.query(`delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`, [organizationId, one]);
+        await connection.query(
+          `delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`,
+          [organizationId, one],
+        );
       }
       await connection.query(`load 'auto_explain'`);
-      for (const setting of ['log_min_duration = 0', 'log_analyze = on', 'log_timing = off', 'log_nested_statements = on', 'log_level = notice']) await connection.query(`set auto_explain.${setting}`);
+      for (const setting of [
+        'log_min_duration = 0',
+        'log_analyze = on',
+        'log_timing = off',
+        'log_nested_statements = on',
+        'log_level = notice',
+      ])
+        await connection.query(`set auto_explain.${setting}`);
       for (const [statement, values] of [
         [insertResponses, [data.surveyId, organizationId, answers, people]],
-        [`delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`, [organizationId, people.slice(0, 100)]],
+        [
+          `delete from responses where organization_id = $1 and environment = 'LIVE' and respondent_external_id = any($2)`,
+          [organizationId, people.slice(0, 100)],
+        ],
       ] as const) {
         const loops = await tuplestoreLoops(statement, [...values]);
         expect(loops.length, statement).toBeGreaterThan(0);
-        expect(loops.every((n) => n === 1), `${statement}: ${loops.join(', ')}`).toBe(true);
+        expect(
+          loops.every((n) => n === 1),
+          `${statement}: ${loops.join(', ')}`,
+        ).toBe(true);
       }
     } finally {
       await connection.end();
     }
     // Stored while their records said Batch-A; moving them afterwards changes nothing.
-    await sql`update respondents set department = 'Batch-B' where organization_id = ${organizationId} and environment = 'LIVE' and external_id = any(${people})`.execute(t.db);
+    await sql`update respondents set department = 'Batch-B' where organization_id = ${organizationId} and environment = 'LIVE' and external_id = any(${people})`.execute(
+      t.db,
+    );
     expect((await sizes(department)).get('Batch-A')).toBe(200);
     await expectExact();
   });

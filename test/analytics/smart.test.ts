@@ -27,18 +27,28 @@ afterAll(async () => {
 });
 
 async function smartOf(query: Record<string, string> = {}, surveyId = data.surveyId) {
-  const { data: body, response, error } = await client.GET('/api/v1/surveys/{id}/analytics/smart', { params: { path: { id: surveyId }, query: query as never } });
+  const {
+    data: body,
+    response,
+    error,
+  } = await client.GET('/api/v1/surveys/{id}/analytics/smart', {
+    params: { path: { id: surveyId }, query: query as never },
+  });
   expect(response.status, JSON.stringify(error)).toBe(200);
   return body!.data;
 }
 
-const answer = (r: Generated['responses'][number], id: string) => r.answers.find((a) => a.questionId === id)?.value as number | undefined;
+const answer = (r: Generated['responses'][number], id: string) =>
+  r.answers.find((a) => a.questionId === id)?.value as number | undefined;
 
 /** Least-squares R² with intercept (normal equations), independent of the relative-weights code. */
 function leastSquaresRSquared(y: number[], xs: number[][]): number {
   const rows = y.map((_, i) => [1, ...xs.map((x) => x[i]!)]);
   const p = rows[0]!.length;
-  const a = Array.from({ length: p }, (_, i) => [...Array.from({ length: p }, (_, j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)), rows.reduce((s, r, k) => s + r[i]! * y[k]!, 0)]);
+  const a = Array.from({ length: p }, (_, i) => [
+    ...Array.from({ length: p }, (_, j) => rows.reduce((s, r) => s + r[i]! * r[j]!, 0)),
+    rows.reduce((s, r, k) => s + r[i]! * y[k]!, 0),
+  ]);
   for (let c = 0; c < p; c++) {
     for (let r = 0; r < p; r++) {
       if (r === c) continue;
@@ -55,13 +65,27 @@ function leastSquaresRSquared(y: number[], xs: number[][]): number {
 describe('getSmartAnalytics', () => {
   it('segments and heatmap by department, with exact scores and differences', async () => {
     const result = await smartOf({ segmentBy: 'department' });
-    expect(result).toMatchObject({ segmentBy: 'department', suppressed: false, responseCount: data.responses.length, anonymityThreshold: 5 });
-    const engineering = data.responses.filter((r) => r.respondent && data.department.get(r.respondent) === 'Engineering');
+    expect(result).toMatchObject({
+      segmentBy: 'department',
+      suppressed: false,
+      responseCount: data.responses.length,
+      anonymityThreshold: 5,
+    });
+    const engineering = data.responses.filter(
+      (r) => r.respondent && data.department.get(r.respondent) === 'Engineering',
+    );
     const segment = result.segments.find((s) => s.value === 'Engineering')!;
     const nps = numbers(valuesOf(engineering, 'nps'));
     expect(segment.responseCount).toBe(engineering.length);
-    expect(segment.nps).toBeCloseTo((100 * (nps.filter((v) => v >= 9).length - nps.filter((v) => v <= 6).length)) / nps.length, 1);
-    const ratings = [...numbers(valuesOf(engineering, 'tools')), ...numbers(valuesOf(engineering, 'manager')), ...numbers(valuesOf(engineering, 'growth'))];
+    expect(segment.nps).toBeCloseTo(
+      (100 * (nps.filter((v) => v >= 9).length - nps.filter((v) => v <= 6).length)) / nps.length,
+      1,
+    );
+    const ratings = [
+      ...numbers(valuesOf(engineering, 'tools')),
+      ...numbers(valuesOf(engineering, 'manager')),
+      ...numbers(valuesOf(engineering, 'growth')),
+    ];
     expect(segment.averageRating).toBeCloseTo(ss.mean(ratings), 2);
 
     expect(result.heatmap.metric).toBe('mean');
@@ -79,19 +103,34 @@ describe('getSmartAnalytics', () => {
 
   it('heatmap of favourable shares (9–10 on NPS, the top two fifths of a rating scale)', async () => {
     const result = await smartOf({ segmentBy: 'location', heatmapMetric: 'favourable' });
-    const paris = data.responses.filter((r) => r.respondent && [...data.department.keys()].indexOf(r.respondent) % 2 === 0);
+    const paris = data.responses.filter(
+      (r) => r.respondent && [...data.department.keys()].indexOf(r.respondent) % 2 === 0,
+    );
     const row = result.heatmap.rows.find((r) => r.value === 'Paris')!;
     const share = (values: number[], above: number) => (100 * values.filter((v) => v > above).length) / values.length;
     const cuts: Record<string, number> = { nps: 8, tools: 1 + 0.6 * 4, manager: 1 + 0.6 * 4, growth: 6 };
-    for (const cell of row.cells) expect(cell.score).toBeCloseTo(share(numbers(valuesOf(paris, cell.questionId)), cuts[cell.questionId]!), 1);
+    for (const cell of row.cells)
+      expect(cell.score).toBeCloseTo(share(numbers(valuesOf(paris, cell.questionId)), cuts[cell.questionId]!), 1);
   });
 
   it('drivers by relative weight: exact correlations, weights adding up to R², focus areas', async () => {
     const result = await smartOf();
-    const complete = data.responses.filter((r) => ['nps', 'tools', 'manager', 'growth'].every((id) => answer(r, id) !== undefined));
+    const complete = data.responses.filter((r) =>
+      ['nps', 'tools', 'manager', 'growth'].every((id) => answer(r, id) !== undefined),
+    );
     const y = complete.map((r) => answer(r, 'nps')!);
-    const columns = { tools: complete.map((r) => answer(r, 'tools')!), manager: complete.map((r) => answer(r, 'manager')!), growth: complete.map((r) => answer(r, 'growth')!) };
-    expect(result.driverAnalysis).toMatchObject({ method: 'relative_weights', outcomeQuestionId: 'nps', status: 'computed', minimumResponses: 30, responseCount: complete.length });
+    const columns = {
+      tools: complete.map((r) => answer(r, 'tools')!),
+      manager: complete.map((r) => answer(r, 'manager')!),
+      growth: complete.map((r) => answer(r, 'growth')!),
+    };
+    expect(result.driverAnalysis).toMatchObject({
+      method: 'relative_weights',
+      outcomeQuestionId: 'nps',
+      status: 'computed',
+      minimumResponses: 30,
+      responseCount: complete.length,
+    });
     const r2 = leastSquaresRSquared(y, Object.values(columns));
     expect(result.driverAnalysis!.rSquared).toBeCloseTo(r2, 4);
     expect(result.drivers.reduce((s, d) => s + d.relativeWeight, 0)).toBeCloseTo(r2, 3);
@@ -109,16 +148,26 @@ describe('getSmartAnalytics', () => {
     expect([...result.drivers].sort((a, b) => b.relativeWeight - a.relativeWeight)).toEqual(result.drivers);
     const meanWeight = result.driverAnalysis!.rSquared! / result.drivers.length;
     const meanFavourable = ss.mean(result.drivers.map((d) => d.favourable));
-    expect(result.focusAreas.map((f) => f.questionId)).toEqual(result.drivers.filter((d) => d.relativeWeight >= meanWeight && d.favourable < meanFavourable).slice(0, 3).map((d) => d.questionId));
+    expect(result.focusAreas.map((f) => f.questionId)).toEqual(
+      result.drivers
+        .filter((d) => d.relativeWeight >= meanWeight && d.favourable < meanFavourable)
+        .slice(0, 3)
+        .map((d) => d.questionId),
+    );
   });
 
   it('takes another outcome, refuses one that is not nps or rating, and needs 30 complete responses', async () => {
     const byTools = await smartOf({ outcomeQuestionId: 'tools' });
     expect(byTools.driverAnalysis?.outcomeQuestionId).toBe('tools');
     expect(byTools.drivers.map((d) => d.questionId).sort()).toEqual(['growth', 'manager']);
-    const refused = await client.GET('/api/v1/surveys/{id}/analytics/smart', { params: { path: { id: data.surveyId }, query: { outcomeQuestionId: 'where' } } });
+    const refused = await client.GET('/api/v1/surveys/{id}/analytics/smart', {
+      params: { path: { id: data.surveyId }, query: { outcomeQuestionId: 'where' } },
+    });
     expect(refused.response.status).toBe(400);
-    expect(refused.error?.error.details?.[0]).toMatchObject({ path: '/query/outcomeQuestionId', code: 'invalid_value' });
+    expect(refused.error?.error.details?.[0]).toMatchObject({
+      path: '/query/outcomeQuestionId',
+      code: 'invalid_value',
+    });
     // Two days hold well under 30 complete responses.
     const few = await smartOf({ submittedAfter: '2026-10-01T00:00:00Z', submittedBefore: '2026-10-03T00:00:00Z' });
     expect(few.suppressed).toBe(false);
@@ -135,7 +184,13 @@ describe('getSmartAnalytics', () => {
     const result = await smartOf({ submittedAfter: after.toISOString(), submittedBefore: before.toISOString() });
     const now = data.responses.filter((r) => r.submittedAt >= after && r.submittedAt < before);
     const then = data.responses.filter((r) => r.submittedAt >= previousStart && r.submittedAt < after);
-    expect(result.comparison).toMatchObject({ basis: 'previous_period', submittedAfter: previousStart.toISOString(), submittedBefore: after.toISOString(), suppressed: false, responseCount: then.length });
+    expect(result.comparison).toMatchObject({
+      basis: 'previous_period',
+      submittedAfter: previousStart.toISOString(),
+      submittedBefore: after.toISOString(),
+      suppressed: false,
+      responseCount: then.length,
+    });
     const score = (rs: typeof now) => {
       const v = numbers(valuesOf(rs, 'nps'));
       return (100 * (v.filter((x) => x >= 9).length - v.filter((x) => x <= 6).length)) / v.length;
@@ -144,10 +199,15 @@ describe('getSmartAnalytics', () => {
     expect(nps).toMatchObject({ metric: 'nps', current: round(score(now), 1), previous: round(score(then), 1) });
     expect(nps.change).toBeCloseTo(score(now) - score(then), 1);
     const tools = result.comparison!.questions.find((q) => q.questionId === 'tools')!;
-    expect(tools.change).toBeCloseTo(ss.mean(numbers(valuesOf(now, 'tools'))) - ss.mean(numbers(valuesOf(then, 'tools'))), 2);
+    expect(tools.change).toBeCloseTo(
+      ss.mean(numbers(valuesOf(now, 'tools'))) - ss.mean(numbers(valuesOf(then, 'tools'))),
+      2,
+    );
     expect((await smartOf()).comparison).toBeNull();
     // A window so long that the period before it would start before the year 1: nothing to compare with.
-    expect((await smartOf({ submittedAfter: '0500-01-01T00:00:00Z', submittedBefore: '2026-12-01T00:00:00Z' })).comparison).toBeNull();
+    expect(
+      (await smartOf({ submittedAfter: '0500-01-01T00:00:00Z', submittedBefore: '2026-12-01T00:00:00Z' })).comparison,
+    ).toBeNull();
   });
 });
 
@@ -159,33 +219,99 @@ describe('with distributions', () => {
 
   beforeAll(async () => {
     // A survey of its own, sent twice: the first send reached 30 people of "Ops", the second 36 of "Ops"+"Data".
-    const created = await client.POST('/api/v1/surveys', { body: { title: 'Pulse', questions: [{ id: 'nps', type: 'nps', text: 'Recommend?' }, { id: 'tools', type: 'rating', text: 'Tools?', minLabel: 'a', maxLabel: 'b' }] } });
+    const created = await client.POST('/api/v1/surveys', {
+      body: {
+        title: 'Pulse',
+        questions: [
+          { id: 'nps', type: 'nps', text: 'Recommend?' },
+          { id: 'tools', type: 'rating', text: 'Tools?', minLabel: 'a', maxLabel: 'b' },
+        ],
+      },
+    });
     surveyId = created.data!.data.id;
     await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
     const people = Array.from({ length: 40 }, (_, i) => `P-${i}`);
-    await t.db.insertInto('respondents').values(people.map((id, i) => ({
-      organization_id: organizationId, environment: 'LIVE' as const, external_id: id, email: `${id.toLowerCase()}@example.com`,
-      // Everybody has since moved to "Moved": only the snapshot knows where they were when asked.
-      department: 'Moved', location: i < 20 ? 'Paris' : 'Rome', attributes: '{}', content_hash: 'x', updated_at: new Date(),
-    }))).execute();
+    await t.db
+      .insertInto('respondents')
+      .values(
+        people.map((id, i) => ({
+          organization_id: organizationId,
+          environment: 'LIVE' as const,
+          external_id: id,
+          email: `${id.toLowerCase()}@example.com`,
+          // Everybody has since moved to "Moved": only the snapshot knows where they were when asked.
+          department: 'Moved',
+          location: i < 20 ? 'Paris' : 'Rome',
+          attributes: '{}',
+          content_hash: 'x',
+          updated_at: new Date(),
+        })),
+      )
+      .execute();
     first = newId('dst');
     await new Promise((resolve) => setTimeout(resolve, 5));
     second = newId('dst');
     const rand = random(99);
     let created_at = new Date('2026-10-01T00:00:00Z');
-    for (const [id, members, department] of [[first, people.slice(0, 30), (i: number) => (i < 20 ? 'Ops' : 'Data')], [second, people.slice(4), (i: number) => (i < 24 ? 'Ops' : 'Data')]] as const) {
-      await t.db.insertInto('distributions').values({
-        organization_id: organizationId, environment: 'LIVE', id, survey_id: surveyId, status: 'sent', method: 'email', targeting: JSON.stringify({ filters: [] }),
-        schedule: created_at, reminder_enabled: false, reminder_after_days: 3, subject: null, message: null, link_expires_in_days: 30,
-        expires_at: null, matched_count: members.length, embed_token_hash: null, started_at: created_at, completed_at: created_at,
-        reminder_sent_at: null, failure_reason: null, created_at,
-      }).execute();
-      await t.db.insertInto('distribution_recipients').values(members.map((external_id, i) => ({
-        organization_id: organizationId, environment: 'LIVE' as const, distribution_id: id, survey_id: surveyId, external_id,
-        email: `${external_id.toLowerCase()}@example.com`, first_name: null, last_name: null, department: department(i), location: null,
-        job_title: null, manager_id: null, hire_date: null, employment_type: null, attributes: '{}', token_hash: randomBytes(32),
-        status: 'sent' as const, sent_at: created_at, responded_at: null, response_id: null, reminder_sent_at: null, error: null,
-      }))).execute();
+    for (const [id, members, department] of [
+      [first, people.slice(0, 30), (i: number) => (i < 20 ? 'Ops' : 'Data')],
+      [second, people.slice(4), (i: number) => (i < 24 ? 'Ops' : 'Data')],
+    ] as const) {
+      await t.db
+        .insertInto('distributions')
+        .values({
+          organization_id: organizationId,
+          environment: 'LIVE',
+          id,
+          survey_id: surveyId,
+          status: 'sent',
+          method: 'email',
+          targeting: JSON.stringify({ filters: [] }),
+          schedule: created_at,
+          reminder_enabled: false,
+          reminder_after_days: 3,
+          subject: null,
+          message: null,
+          link_expires_in_days: 30,
+          expires_at: null,
+          matched_count: members.length,
+          embed_token_hash: null,
+          started_at: created_at,
+          completed_at: created_at,
+          reminder_sent_at: null,
+          failure_reason: null,
+          created_at,
+        })
+        .execute();
+      await t.db
+        .insertInto('distribution_recipients')
+        .values(
+          members.map((external_id, i) => ({
+            organization_id: organizationId,
+            environment: 'LIVE' as const,
+            distribution_id: id,
+            survey_id: surveyId,
+            external_id,
+            email: `${external_id.toLowerCase()}@example.com`,
+            first_name: null,
+            last_name: null,
+            department: department(i),
+            location: null,
+            job_title: null,
+            manager_id: null,
+            hire_date: null,
+            employment_type: null,
+            attributes: '{}',
+            token_hash: randomBytes(32),
+            status: 'sent' as const,
+            sent_at: created_at,
+            responded_at: null,
+            response_id: null,
+            reminder_sent_at: null,
+            error: null,
+          })),
+        )
+        .execute();
       invitedBy[id] = [...members];
       created_at = new Date('2026-10-08T00:00:00Z');
     }
@@ -195,58 +321,104 @@ describe('with distributions', () => {
       ...invitedBy[second]!.slice(0, 28).map((who) => ({ who, distribution: second, day: 9 })),
       ...people.slice(30, 36).map((who) => ({ who, distribution: null as string | null, day: 10 })),
     ];
-    await t.db.insertInto('responses').values(rows.map((row) => ({
-      id: newId('rsp'), survey_id: surveyId, organization_id: organizationId, environment: 'LIVE' as const, respondent_external_id: row.who,
-      dedupe_key: null, distribution_id: row.distribution, submitted_at: new Date(Date.UTC(2026, 9, row.day, 12)),
-      answers: JSON.stringify([{ questionId: 'nps', value: Math.floor(rand() * 11) }, { questionId: 'tools', value: 1 + Math.floor(rand() * 5) }]),
-    }))).execute();
+    await t.db
+      .insertInto('responses')
+      .values(
+        rows.map((row) => ({
+          id: newId('rsp'),
+          survey_id: surveyId,
+          organization_id: organizationId,
+          environment: 'LIVE' as const,
+          respondent_external_id: row.who,
+          dedupe_key: null,
+          distribution_id: row.distribution,
+          submitted_at: new Date(Date.UTC(2026, 9, row.day, 12)),
+          answers: JSON.stringify([
+            { questionId: 'nps', value: Math.floor(rand() * 11) },
+            { questionId: 'tools', value: 1 + Math.floor(rand() * 5) },
+          ]),
+        })),
+      )
+      .execute();
   });
 
   it('segments by the snapshot of the distribution a response came through, else the current record', async () => {
     const result = await smartOf({ segmentBy: 'department' }, surveyId);
     const counts = Object.fromEntries(result.segments.map((s) => [s.value, s.responseCount]));
-    // First send: P-0..P-23 answered, Ops for i < 20 → 20 Ops, 4 Data. Second send: P-4..P-31, Ops for i < 24 → 24 Ops, 4 Data.
+    // First send: P-0..P-23 answered, Ops for i < 20 → 20 Ops, 4 Data. Second send: P-4..P-31, Ops for i < 24 → 24 Ops,
+    // 4 Data.
     // Without a distribution: 6 people in their current department, "Moved".
     expect(counts).toEqual({ Ops: 44, Data: 8, Moved: 6 });
   });
 
   it('filters on the snapshot too, and narrows to one distribution with its response rate', async () => {
     const ops = await client.GET('/api/v1/surveys/{id}/analytics/static', {
-      params: { path: { id: surveyId }, query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'equals', value: 'Ops' }] }) } },
+      params: {
+        path: { id: surveyId },
+        query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'equals', value: 'Ops' }] }) },
+      },
     });
     expect(ops.data?.data.responseCount).toBe(44);
-    const one = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId }, query: { distributionId: second } } });
-    expect(one.data?.data).toMatchObject({ responseCount: 28, invitedCount: 36, responseRate: round(28 / 36, 3), distributionId: second });
+    const one = await client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { distributionId: second } },
+    });
+    expect(one.data?.data).toMatchObject({
+      responseCount: 28,
+      invitedCount: 36,
+      responseRate: round(28 / 36, 3),
+      distributionId: second,
+    });
     const all = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId } } });
     // Invited: P-0..P-39 across both sends (40 people); responded among them: everyone who answered (P-0..P-35).
     expect(all.data?.data).toMatchObject({ responseCount: 58, invitedCount: 40, responseRate: round(36 / 40, 3) });
-    const other = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId }, query: { distributionId: newId('dst') } } });
+    const other = await client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { distributionId: newId('dst') } },
+    });
     expect(other.response.status).toBe(404);
   });
 
   it('reports participation by group and compares with the previous distribution', async () => {
     const result = await smartOf({ segmentBy: 'department', distributionId: second }, surveyId);
     expect(result.participation).toMatchObject({ invited: 36, responded: 28, rate: round(28 / 36, 3) });
-    // The second send: Ops are P-4..P-27 (24, of whom all answered: P-4..P-31 answered), Data P-28..P-39 (12, of whom 4 answered).
+    // The second send: Ops are P-4..P-27 (24, of whom all answered: P-4..P-31 answered), Data P-28..P-39 (12, of whom 4
+    // answered).
     expect(result.participation.segments).toEqual([
       { value: 'Ops', suppressed: false, invited: 24, responded: 24, rate: 1 },
       { value: 'Data', suppressed: false, invited: 12, responded: 4, rate: round(4 / 12, 3) },
     ]);
-    expect(result.comparison).toMatchObject({ basis: 'previous_distribution', distributionId: first, suppressed: false, responseCount: 24 });
+    expect(result.comparison).toMatchObject({
+      basis: 'previous_distribution',
+      distributionId: first,
+      suppressed: false,
+      responseCount: 24,
+    });
   });
 
   it('rejects malformed filters with paths under /query/filters', async () => {
-    const notJson = await client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId }, query: { filters: '{oops' } } });
+    const notJson = await client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { filters: '{oops' } },
+    });
     expect(notJson.response.status).toBe(400);
     expect(notJson.error?.error.details?.[0]).toMatchObject({ path: '/query/filters', code: 'format' });
     const badOperator = await client.GET('/api/v1/surveys/{id}/analytics/smart', {
-      params: { path: { id: surveyId }, query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'near', value: 'x' }], extra: 1 }) } },
+      params: {
+        path: { id: surveyId },
+        query: {
+          filters: JSON.stringify({ filters: [{ field: 'department', operator: 'near', value: 'x' }], extra: 1 }),
+        },
+      },
     });
     expect(badOperator.response.status).toBe(400);
     expect(badOperator.error?.error.details?.map((d) => d.path).sort()).toEqual(['/query/filters/extra']);
     const badValue = await client.GET('/api/v1/surveys/{id}/analytics/smart', {
-      params: { path: { id: surveyId }, query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'near', value: 'x' }] }) } },
+      params: {
+        path: { id: surveyId },
+        query: { filters: JSON.stringify({ filters: [{ field: 'department', operator: 'near', value: 'x' }] }) },
+      },
     });
-    expect(badValue.error?.error.details?.[0]).toMatchObject({ path: '/query/filters/filters/0/operator', code: 'enum' });
+    expect(badValue.error?.error.details?.[0]).toMatchObject({
+      path: '/query/filters/filters/0/operator',
+      code: 'enum',
+    });
   });
 });

@@ -19,7 +19,10 @@ describe('x-codeSamples', () => {
     expect(operations.length).toBeGreaterThanOrEqual(48);
     for (const op of operations) {
       const samples = op['x-codeSamples'] ?? [];
-      expect(samples.map((s) => s.label), op.operationId).toEqual(['curl', 'SDK']);
+      expect(
+        samples.map((s) => s.label),
+        op.operationId,
+      ).toEqual(['curl', 'SDK']);
       expect(samples[0]!.source).toContain(`curl -X ${op.method.toUpperCase()} "$${sampleEnvironment.baseUrl}`);
       expect(samples[1]!.source).toContain(`client.${methodNames[op.operationId!]}(`);
       expect(samples[1]!.source).toContain(`process.env.${sampleEnvironment.apiKey}`);
@@ -27,7 +30,9 @@ describe('x-codeSamples', () => {
   });
 
   it('SDK samples type-check against the SDK', { timeout: 120_000 }, () => {
-    const problems = typeCheck(operations.map((op) => ({ name: op.operationId!, code: op['x-codeSamples']![1]!.source })));
+    const problems = typeCheck(
+      operations.map((op) => ({ name: op.operationId!, code: op['x-codeSamples']![1]!.source })),
+    );
     expect(problems).toEqual([]);
   });
 });
@@ -35,7 +40,10 @@ describe('x-codeSamples', () => {
 describe('the snippet type-checker', () => {
   it('reports a wrong call (so a passing check means something)', { timeout: 120_000 }, () => {
     const problems = typeCheck([
-      { name: 'wrong', code: "import { createClient } from '@survey-service/sdk';\nconst client = createClient({ apiKey: 'k', baseUrl: 'u' });\nawait client.surveys.get(42);\n" },
+      {
+        name: 'wrong',
+        code: "import { createClient } from '@survey-service/sdk';\nconst client = createClient({ apiKey: 'k', baseUrl: 'u' });\nawait client.surveys.get(42);\n",
+      },
     ]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(/^wrong:3: Argument of type 'number'/);

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ValidateFunction } from 'ajv';
-import { DOCUMENT_ID, createAjv, deref, escapePointer, isObject, loadDocument, type Json, type JsonObject } from './document.js';
+import { DOCUMENT_ID, createAjv, deref, escapePointer, isObject, loadDocument, type Json } from './document.js';
 
 interface Case {
   /** Where the example lives (JSON Pointer into the bundled document). */
@@ -18,17 +18,31 @@ interface Case {
 const doc = loadDocument();
 
 // Keywords whose value is one subschema, a list of subschemas, or a map of subschemas (JSON Schema 2020-12).
-const ONE = ['items', 'additionalProperties', 'not', 'if', 'then', 'else', 'contains', 'propertyNames',
-  'unevaluatedItems', 'unevaluatedProperties', 'contentSchema'];
+const ONE = [
+  'items',
+  'additionalProperties',
+  'not',
+  'if',
+  'then',
+  'else',
+  'contains',
+  'propertyNames',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+];
 const LIST = ['allOf', 'anyOf', 'oneOf', 'prefixItems'];
 const MAP = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 
 function collectSchemaExamples(schema: Json | undefined, pointer: string, cases: Case[]) {
   if (!isObject(schema)) return;
   if (Array.isArray(schema.examples)) {
-    schema.examples.forEach((value, i) => cases.push({ where: `${pointer}/examples/${i}`, schemaPointer: pointer, value }));
+    schema.examples.forEach((value, i) =>
+      cases.push({ where: `${pointer}/examples/${i}`, schemaPointer: pointer, value }),
+    );
   }
-  if ('example' in schema) cases.push({ where: `${pointer}/example`, schemaPointer: pointer, value: schema.example ?? null });
+  if ('example' in schema)
+    cases.push({ where: `${pointer}/example`, schemaPointer: pointer, value: schema.example ?? null });
   for (const key of ONE) collectSchemaExamples(schema[key], `${pointer}/${key}`, cases);
   for (const key of LIST) {
     const list = schema[key];
@@ -37,7 +51,8 @@ function collectSchemaExamples(schema: Json | undefined, pointer: string, cases:
   for (const key of MAP) {
     const map = schema[key];
     if (isObject(map)) {
-      for (const [name, sub] of Object.entries(map)) collectSchemaExamples(sub, `${pointer}/${key}/${escapePointer(name)}`, cases);
+      for (const [name, sub] of Object.entries(map))
+        collectSchemaExamples(sub, `${pointer}/${key}/${escapePointer(name)}`, cases);
     }
   }
 }
@@ -59,7 +74,11 @@ function collect(node: Json | undefined, pointer: string, cases: Case[]) {
       for (const [name, raw] of Object.entries(node.examples)) {
         const example = deref(doc, raw);
         if (isObject(example) && 'value' in example) {
-          cases.push({ where: `${pointer}/examples/${escapePointer(name)}`, schemaPointer, value: example.value ?? null });
+          cases.push({
+            where: `${pointer}/examples/${escapePointer(name)}`,
+            schemaPointer,
+            value: example.value ?? null,
+          });
         }
       }
     }
@@ -87,7 +106,11 @@ function validatorFor(pointer: string): ValidateFunction {
   if (known) return known;
   {
     // A pointer is a URI fragment here: percent-encode each segment (paths contain `{` and `}`).
-    const fragment = pointer.slice(1).split('/').map((segment) => encodeURIComponent(segment)).join('/');
+    const fragment = pointer
+      .slice(1)
+      .split('/')
+      .map((segment) => encodeURIComponent(segment))
+      .join('/');
     const validate = ajv.compile({ $ref: `${DOCUMENT_ID}#${fragment}` });
     validators.set(pointer, validate);
     return validate;
@@ -105,14 +128,25 @@ describe('examples of the contract', () => {
 
   it('rejects what breaks a schema (sanity check of the validator)', () => {
     const meta = validatorFor('#/components/schemas/Meta');
-    expect(meta({ requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: '2026-11-22T09:30:00.000Z', apiVersion: 'v1' })).toBe(true);
+    expect(
+      meta({ requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: '2026-11-22T09:30:00.000Z', apiVersion: 'v1' }),
+    ).toBe(true);
     expect(meta({ requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: 'yesterday', apiVersion: 'v1' })).toBe(false);
-    expect(meta({ requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8', timestamp: '2026-11-22T09:30:00.000Z', apiVersion: 'v1', extra: 1 })).toBe(false);
+    expect(
+      meta({
+        requestId: 'req_01JD3M8Q4W6T9ZK2F7X1B5N0C8',
+        timestamp: '2026-11-22T09:30:00.000Z',
+        apiVersion: 'v1',
+        extra: 1,
+      }),
+    ).toBe(false);
   });
 
   it.each(cases.map((c) => [c.where, c] as const))('%s is valid', (_where, c) => {
     const validate = validatorFor(c.schemaPointer);
     const valid = validate(c.value);
-    expect(valid ? [] : validate.errors?.map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`)).toEqual([]);
+    expect(
+      valid ? [] : validate.errors?.map((e) => `${e.instancePath || '/'} ${e.message} ${JSON.stringify(e.params)}`),
+    ).toEqual([]);
   });
 });

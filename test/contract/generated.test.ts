@@ -31,10 +31,14 @@ describe('generated files', () => {
     expect(read(join(root, 'sdk', 'openapi.json')) === read(bundlePath), 'run `npm run generate`').toBe(true);
   });
 
-  it.each(['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts'])('%s is generated from the bundle', (target) => {
-    // The same command and options as scripts/generate.ts, written elsewhere.
-    const fresh = join(dir, target.replace(/\//g, '_'));
-    generateTypes('openapi/bundled/openapi.json', fresh);
-    expect(read(fresh) === read(join(root, target)), `${target} is stale: run \`npm run generate\``).toBe(true);
-  }, 120_000);
+  it.each(['server/src/generated/openapi.ts', 'sdk/src/generated/openapi.ts'])(
+    '%s is generated from the bundle',
+    (target) => {
+      // The same command and options as scripts/generate.ts, written elsewhere.
+      const fresh = join(dir, target.replace(/\//g, '_'));
+      generateTypes('openapi/bundled/openapi.json', fresh);
+      expect(read(fresh) === read(join(root, target)), `${target} is stale: run \`npm run generate\``).toBe(true);
+    },
+    120_000,
+  );
 });

@@ -8,16 +8,25 @@ import { root } from './document.js';
 
 interface LintReport {
   totals: { errors: number; warnings: number; ignored: number };
-  problems: Array<{ ruleId: string; severity: string; message: string; location: Array<{ source: { ref: string } | string; pointer?: string }> }>;
+  problems: Array<{
+    ruleId: string;
+    severity: string;
+    message: string;
+    location: Array<{ source: { ref: string } | string; pointer?: string }>;
+  }>;
 }
 
 describe('redocly lint', () => {
   it('passes with zero errors and zero warnings', () => {
-    const result = spawnSync(join(root, 'node_modules', '.bin', 'redocly'), ['lint', 'openapi/openapi.yaml', '--format=json'], {
-      cwd: root,
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const result = spawnSync(
+      join(root, 'node_modules', '.bin', 'redocly'),
+      ['lint', 'openapi/openapi.yaml', '--format=json'],
+      {
+        cwd: root,
+        encoding: 'utf8',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     const start = result.stdout.indexOf('{');
     expect(start, `no JSON report; stderr: ${result.stderr}`).toBeGreaterThanOrEqual(0);
     const report = JSON.parse(result.stdout.slice(start)) as LintReport;

@@ -10,16 +10,46 @@ const doc = loadDocument();
 const ops = operations(doc);
 const hooks = operations(doc, 'webhooks');
 
-const VERBS = ['list', 'get', 'create', 'update', 'delete', 'upsert', 'launch', 'pause', 'close', 'submit', 'export',
-  'download', 'generate', 'distribute', 'preview', 'send', 'redeliver', 'revoke', 'start', 'rotate'];
+const VERBS = [
+  'list',
+  'get',
+  'create',
+  'update',
+  'delete',
+  'upsert',
+  'launch',
+  'pause',
+  'close',
+  'submit',
+  'export',
+  'download',
+  'generate',
+  'distribute',
+  'preview',
+  'send',
+  'redeliver',
+  'revoke',
+  'start',
+  'rotate',
+];
 const PUBLIC = new Set(['getOpenApiDocument', 'getLiveness', 'getReadiness']);
 const ANY_KEY = new Set(['getMe']);
 /** Success bodies that are a document or a file, not an envelope (each operation says why). */
 const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
 const SHARED: Record<string, string> = {
-  '400': 'BadRequest', '401': 'Unauthorized', '403': 'Forbidden', '404': 'NotFound', '409': 'Conflict',
-  '405': 'MethodNotAllowed', '413': 'PayloadTooLarge', '414': 'UriTooLong', '415': 'UnsupportedMediaType', '429': 'TooManyRequests',
-  '431': 'RequestHeaderFieldsTooLarge', '500': 'InternalError', '503': 'ServiceUnavailable',
+  '400': 'BadRequest',
+  '401': 'Unauthorized',
+  '403': 'Forbidden',
+  '404': 'NotFound',
+  '409': 'Conflict',
+  '405': 'MethodNotAllowed',
+  '413': 'PayloadTooLarge',
+  '414': 'UriTooLong',
+  '415': 'UnsupportedMediaType',
+  '429': 'TooManyRequests',
+  '431': 'RequestHeaderFieldsTooLarge',
+  '500': 'InternalError',
+  '503': 'ServiceUnavailable',
 };
 
 const scopeEnum = (() => {
@@ -52,7 +82,10 @@ function expectedErrors(op: Operation): string[] {
   if (authenticated) ['401', '403', '429'].forEach((c) => codes.add(c));
   if (hasPathId) codes.add('404');
   if (op.method === 'post') codes.add('409');
-  if (hasJsonBody) { codes.add('413'); codes.add('415'); }
+  if (hasJsonBody) {
+    codes.add('413');
+    codes.add('415');
+  }
   return [...codes].sort();
 }
 
@@ -117,7 +150,9 @@ describe('operations', () => {
         const headers = isObject(response.headers) ? Object.keys(response.headers) : [];
         expect(headers, `${code} headers`).toContain('X-Request-Id');
         if (!PUBLIC.has(opId)) {
-          expect(headers, `${code} headers`).toEqual(expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']));
+          expect(headers, `${code} headers`).toEqual(
+            expect.arrayContaining(['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset']),
+          );
         }
         const media = jsonContent(response);
         if (!media) continue; // a file download
@@ -127,7 +162,9 @@ describe('operations', () => {
         expect(isObject(schema) && schema.type).toBe('object');
         if (!isObject(schema)) continue;
         expect(schema.additionalProperties).toBe(false);
-        expect(schema.required).toEqual(expect.arrayContaining(isList ? ['data', 'meta', 'pagination'] : ['data', 'meta']));
+        expect(schema.required).toEqual(
+          expect.arrayContaining(isList ? ['data', 'meta', 'pagination'] : ['data', 'meta']),
+        );
         const properties = isObject(schema.properties) ? schema.properties : {};
         expect(properties.meta).toEqual({ $ref: '#/components/schemas/Meta' });
         if (isList) expect(properties.pagination).toEqual({ $ref: '#/components/schemas/Pagination' });

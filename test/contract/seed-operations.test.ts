@@ -31,7 +31,10 @@ const present = new Set(operations(loadDocument()).map((op) => `${op.method} ${o
 
 describe('seed operations', () => {
   it('are 19', () => expect(SEED).toHaveLength(19));
-  it.each(SEED.map(([method, path]) => [method.toUpperCase(), path, method] as const))('%s %s is in the contract', (_m, path, method) => {
-    expect(present.has(`${method} ${path}`)).toBe(true);
-  });
+  it.each(SEED.map(([method, path]) => [method.toUpperCase(), path, method] as const))(
+    '%s %s is in the contract',
+    (_m, path, method) => {
+      expect(present.has(`${method} ${path}`)).toBe(true);
+    },
+  );
 });

@@ -10,7 +10,16 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { embedLimits } from '../../server/src/modules/distributions/embed-limits.js';
 import type { TestService } from '../helpers/service.js';
-import { activeSurvey, allRecipients, insertPeople, people, startWithSmtp, tenant, waitForStatus, type Client } from './fixtures.js';
+import {
+  activeSurvey,
+  allRecipients,
+  insertPeople,
+  people,
+  startWithSmtp,
+  tenant,
+  waitForStatus,
+  type Client,
+} from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
 let t: TestService;
@@ -23,28 +32,50 @@ afterAll(async () => {
   await smtp?.close();
 });
 
-const validForm: Array<[string, string]> = [['q_1', '9'], ['q_2', '4'], ['q_3', 'c_3'], ['q_4', 'c_1'], ['q_5', 'More focus time']];
+const validForm: Array<[string, string]> = [
+  ['q_1', '9'],
+  ['q_2', '4'],
+  ['q_3', 'c_3'],
+  ['q_4', 'c_1'],
+  ['q_5', 'More focus time'],
+];
 
 /** POSTs the answer form from a chosen loopback address (127.0.0.0/8 is all loopback on Linux), with no cookie. */
 function postFrom(url: string, localAddress: string): Promise<{ status: number; retryAfter: string | undefined }> {
   const body = new URLSearchParams(validForm).toString();
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        localAddress,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined }),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
 }
 
 async function distribute(client: Client, surveyId: string, distribution: Record<string, unknown>) {
-  const d = await client.unwrap(client.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: distribution as never } }));
+  const d = await client.unwrap(
+    client.POST('/api/v1/surveys/{surveyId}/distribute', {
+      params: { path: { surveyId } },
+      body: { targeting: { filters: [] }, distribution: distribution as never },
+    }),
+  );
   return waitForStatus(client, surveyId, d.id, ['sent']);
 }
 
 const embedUrl = (d: { embedCode: string | null }) => /src="([^"]+)"/.exec(d.embedCode!)![1]!;
-const frameAncestors = (response: Response) => /frame-ancestors ([^;]+)/.exec(response.headers.get('content-security-policy') ?? '')?.[1];
+const frameAncestors = (response: Response) =>
+  /frame-ancestors ([^;]+)/.exec(response.headers.get('content-security-policy') ?? '')?.[1];
 
 describe('personal tokens', () => {
   it('answer only in their canonical spelling (the unused low bits of the last character change nothing else)', async () => {
@@ -63,10 +94,16 @@ describe('personal tokens', () => {
       expect([spelling === link ? 200 : 404, spelling]).toEqual([page.status, spelling]);
     }
     for (const spelling of spellings.filter((s) => s !== link)) {
-      const post = await fetch(spelling, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(validForm).toString() });
+      const post = await fetch(spelling, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams(validForm).toString(),
+      });
       expect(post.status).toBe(404);
     }
-    expect(await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }))).toEqual([]);
+    expect(
+      await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } })),
+    ).toEqual([]);
   });
 });
 
@@ -114,7 +151,10 @@ describe('framing', () => {
   ])('refuses %j with 400 naming %s', async (distribution, path) => {
     const { live } = await tenant(t);
     const surveyId = await activeSurvey(live);
-    const { error, response } = await live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: distribution as never } });
+    const { error, response } = await live.POST('/api/v1/surveys/{surveyId}/distribute', {
+      params: { path: { surveyId } },
+      body: { targeting: { filters: [] }, distribution: distribution as never },
+    });
     expect(response.status).toBe(400);
     expect(error).toMatchObject({ error: { code: 'validation_failed' } });
     expect((error as { error: { details: Array<{ path: string }> } }).error.details.map((d) => d.path)).toContain(path);
@@ -132,15 +172,22 @@ describe('the shared embed token without a cookie', () => {
     // Each address spends its hour's answers; together they spend the token's minute exactly.
     const statuses: number[] = [];
     for (let a = 0; a < addresses; a += 4) {
-      const batch = Array.from({ length: Math.min(4, addresses - a) }, (_, i) => `127.0.${1 + Math.floor((a + i) / 250)}.${1 + ((a + i) % 250)}`);
-      const results = await Promise.all(batch.map(async (address) => {
-        const out: number[] = [];
-        for (let n = 0; n < perAddress; n++) out.push((await postFrom(url, address)).status);
-        return out;
-      }));
+      const batch = Array.from(
+        { length: Math.min(4, addresses - a) },
+        (_, i) => `127.0.${1 + Math.floor((a + i) / 250)}.${1 + ((a + i) % 250)}`,
+      );
+      const results = await Promise.all(
+        batch.map(async (address) => {
+          const out: number[] = [];
+          for (let n = 0; n < perAddress; n++) out.push((await postFrom(url, address)).status);
+          return out;
+        }),
+      );
       statuses.push(...results.flat());
     }
-    expect(statuses.filter((s) => s === 200)).toHaveLength(Math.min(addresses * perAddress, embedLimits.perTokenPerMinute));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(
+      Math.min(addresses * perAddress, embedLimits.perTokenPerMinute),
+    );
 
     const sameAddress = await postFrom(url, '127.0.1.1');
     expect(sameAddress.status).toBe(429);
@@ -149,7 +196,9 @@ describe('the shared embed token without a cookie', () => {
     expect(freshAddress.status).toBe(429);
     expect(Number(freshAddress.retryAfter)).toBeLessThanOrEqual(60); // the token's minute
 
-    const counts = await sql<{ count: string }>`select count(*) from responses where survey_id = ${surveyId}`.execute(t.db);
+    const counts = await sql<{ count: string }>`select count(*) from responses where survey_id = ${surveyId}`.execute(
+      t.db,
+    );
     expect(Number(counts.rows[0]!.count)).toBe(embedLimits.perTokenPerMinute);
   }, 120_000);
 });
@@ -162,11 +211,26 @@ describe('the embed token at rest', () => {
     const token = embedUrl(d).split('/s/')[1]!;
     const events = await live.unwrap(live.GET('/api/v1/events', { params: { query: { type: 'distribution.sent' } } }));
     const sent = events.find((e) => (e.data as { id?: string }).id === d.id)!;
-    expect(sent.data).toMatchObject({ id: d.id, method: 'embed', embedCode: null, embedOrigins: ['https://intranet.example.com'] });
-    const stored = await sql<{ n: string }>`select count(*) as n from events where data::text like ${`%${token}%`}`.execute(t.db);
+    expect(sent.data).toMatchObject({
+      id: d.id,
+      method: 'embed',
+      embedCode: null,
+      embedOrigins: ['https://intranet.example.com'],
+    });
+    const stored = await sql<{
+      n: string;
+    }>`select count(*) as n from events where data::text like ${`%${token}%`}`.execute(t.db);
     expect(Number(stored.rows[0]!.n)).toBe(0);
     // The distribution itself still shows it, to the key holder.
-    expect((await live.unwrap(live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId: d.id } } }))).embedCode).toContain(token);
+    expect(
+      (
+        await live.unwrap(
+          live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+            params: { path: { surveyId, distributionId: d.id } },
+          }),
+        )
+      ).embedCode,
+    ).toContain(token);
   });
 });
 
@@ -174,7 +238,10 @@ describe('the embed token at rest', () => {
  * Streams a body to `url` over a raw socket (declared length or chunked) until the answer arrives, and returns the
  * status line and how much was written by then. The client keeps writing as a real one would.
  */
-function streamUntilAnswered(url: string, mode: 'declared' | 'chunked'): Promise<{ status: number; written: number; body: string }> {
+function streamUntilAnswered(
+  url: string,
+  mode: 'declared' | 'chunked',
+): Promise<{ status: number; written: number; body: string }> {
   const { hostname, port, pathname } = new URL(url);
   return new Promise((resolve, reject) => {
     const socket = connect(Number(port), hostname);
@@ -195,11 +262,16 @@ function streamUntilAnswered(url: string, mode: 'declared' | 'chunked'): Promise
     });
     socket.on('connect', () => {
       const length = mode === 'declared' ? 'content-length: 1073741824' : 'transfer-encoding: chunked';
-      socket.write(`POST ${pathname} HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/x-www-form-urlencoded\r\n${length}\r\n\r\n`);
+      socket.write(
+        `POST ${pathname} HTTP/1.1\r\nhost: ${hostname}\r\ncontent-type: application/x-www-form-urlencoded\r\n${length}\r\n\r\n`,
+      );
       const pump = () => {
         // Stop once the answer is complete or 4 MiB are out (the server drains at most 8 MiB).
         while (!answer.includes('</html>') && written < 4 * 1024 * 1024 && !socket.destroyed) {
-          const chunk = mode === 'chunked' ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')]) : piece;
+          const chunk =
+            mode === 'chunked'
+              ? Buffer.concat([Buffer.from(`${piece.length.toString(16)}\r\n`), piece, Buffer.from('\r\n')])
+              : piece;
           written += piece.length;
           if (!socket.write(chunk)) return void socket.once('drain', pump);
         }
@@ -211,17 +283,22 @@ function streamUntilAnswered(url: string, mode: 'declared' | 'chunked'): Promise
 }
 
 describe('answer page bodies', () => {
-  it.each(['declared', 'chunked'] as const)('a %s body over 64 KiB is refused with a 413 page the sender reads', async (mode) => {
-    const { live, organizationId } = await tenant(t);
-    await insertPeople(t, organizationId, people(1, mode === 'declared' ? 'D' : 'K'));
-    const surveyId = await activeSurvey(live);
-    const d = await distribute(live, surveyId, { method: 'link' });
-    const link = (await allRecipients(live, surveyId, d.id))[0]!.link;
-    const { status, written, body } = await streamUntilAnswered(link, mode);
-    expect(status).toBe(413);
-    expect(body).toContain('Your answer is too long');
-    // Refused from the headers, or as soon as the count passed the limit — not at the end of the body.
-    if (mode === 'chunked') expect(written).toBeLessThan(4 * 1024 * 1024);
-    expect(await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }))).toEqual([]);
-  });
+  it.each(['declared', 'chunked'] as const)(
+    'a %s body over 64 KiB is refused with a 413 page the sender reads',
+    async (mode) => {
+      const { live, organizationId } = await tenant(t);
+      await insertPeople(t, organizationId, people(1, mode === 'declared' ? 'D' : 'K'));
+      const surveyId = await activeSurvey(live);
+      const d = await distribute(live, surveyId, { method: 'link' });
+      const link = (await allRecipients(live, surveyId, d.id))[0]!.link;
+      const { status, written, body } = await streamUntilAnswered(link, mode);
+      expect(status).toBe(413);
+      expect(body).toContain('Your answer is too long');
+      // Refused from the headers, or as soon as the count passed the limit — not at the end of the body.
+      if (mode === 'chunked') expect(written).toBeLessThan(4 * 1024 * 1024);
+      expect(
+        await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } })),
+      ).toEqual([]);
+    },
+  );
 });

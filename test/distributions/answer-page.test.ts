@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkKeyOf, personalToken, personalTokenHash } from '../../server/src/modules/distributions/tokens.js';
 import type { TestService } from '../helpers/service.js';
 import { validAnswers } from '../surveys/fixtures.js';
-import { activeSurvey, allRecipients, insertPeople, people, startWithSmtp, tenant, waitForStatus, type Client } from './fixtures.js';
+import {
+  activeSurvey,
+  allRecipients,
+  insertPeople,
+  people,
+  startWithSmtp,
+  tenant,
+  waitForStatus,
+  type Client,
+} from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
 let t: TestService;
@@ -27,12 +36,24 @@ const form = (fields: Array<[string, string]>) => ({
   body: new URLSearchParams(fields).toString(),
   redirect: 'manual' as const,
 });
-const validForm: Array<[string, string]> = [['q_1', '9'], ['q_2', '4'], ['q_3', 'c_3'], ['q_4', 'c_1'], ['q_4', 'c_2'], ['q_5', 'More focus time']];
+const validForm: Array<[string, string]> = [
+  ['q_1', '9'],
+  ['q_2', '4'],
+  ['q_3', 'c_3'],
+  ['q_4', 'c_1'],
+  ['q_4', 'c_2'],
+  ['q_5', 'More focus time'],
+];
 
 async function sendLinks(client: Client, organizationId: string, prefix: string, n = 3) {
   await insertPeople(t, organizationId, people(n, prefix));
   const surveyId = await activeSurvey(client);
-  const d = await client.unwrap(client.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'link' } } }));
+  const d = await client.unwrap(
+    client.POST('/api/v1/surveys/{surveyId}/distribute', {
+      params: { path: { surveyId } },
+      body: { targeting: { filters: [] }, distribution: { method: 'link' } },
+    }),
+  );
   await waitForStatus(client, surveyId, d.id, ['sent']);
   return { surveyId, distributionId: d.id, recipients: await allRecipients(client, surveyId, d.id) };
 }
@@ -54,7 +75,16 @@ describe('GET and POST /s/{token}', () => {
     expect(html).toContain('<label for="q_3-c_1">Office</label>');
     expect(html).not.toContain('<script');
 
-    const invalid = await fetch(link, form([['q_2', '4'], ['q_4', 'c_1'], ['q_4', 'c_2'], ['q_4', 'c_3'], ['q_5', 'x'.repeat(25)]]));
+    const invalid = await fetch(
+      link,
+      form([
+        ['q_2', '4'],
+        ['q_4', 'c_1'],
+        ['q_4', 'c_2'],
+        ['q_4', 'c_3'],
+        ['q_5', 'x'.repeat(25)],
+      ]),
+    );
     expect(invalid.status).toBe(400);
     const errorPage = await invalid.text();
     expect(errorPage).toContain('There are 3 problems with your answers');
@@ -67,7 +97,9 @@ describe('GET and POST /s/{token}', () => {
     const ok = await fetch(link, form(validForm));
     expect(ok.status).toBe(200);
     expect(await ok.text()).toContain('Your answer has been recorded');
-    const responses = await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }));
+    const responses = await live.unwrap(
+      live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }),
+    );
     expect(responses).toHaveLength(1);
     expect(responses[0]).toMatchObject({ respondentExternalId: 'A-0001', distributionId, answers: validAnswers });
 
@@ -78,7 +110,12 @@ describe('GET and POST /s/{token}', () => {
     const after = await allRecipients(live, surveyId, distributionId);
     expect(after[1]).toMatchObject({ status: 'responded' });
     expect(after[1]!.respondedAt).not.toBeNull();
-    const events = await t.db.selectFrom('events').select('data').where('organization_id', '=', organizationId).where('type', '=', 'response.submitted').execute();
+    const events = await t.db
+      .selectFrom('events')
+      .select('data')
+      .where('organization_id', '=', organizationId)
+      .where('type', '=', 'response.submitted')
+      .execute();
     expect(events.map((e) => (e.data as { distributionId: string }).distributionId)).toEqual([distributionId]);
   });
 
@@ -88,13 +125,21 @@ describe('GET and POST /s/{token}', () => {
     const link = recipients[0]!.link;
     const token = link.split('/s/')[1]!;
     const forged = `${token.slice(0, 27)}${'A'.repeat(43)}`;
-    const pages = await Promise.all([`${t.url}/s/${forged}`, `${t.url}/s/not-a-token`, `${t.url}/s/${token.slice(0, 26)}T${token.slice(27)}`].map((u) => fetch(u)));
+    const pages = await Promise.all(
+      [`${t.url}/s/${forged}`, `${t.url}/s/not-a-token`, `${t.url}/s/${token.slice(0, 26)}T${token.slice(27)}`].map(
+        (u) => fetch(u),
+      ),
+    );
     const bodies = await Promise.all(pages.map((p) => p.text()));
     expect(pages.map((p) => p.status)).toEqual([404, 404, 404]);
     expect(new Set(bodies).size).toBe(1);
     expect(bodies[0]).toContain('This link is not valid');
 
-    await t.db.updateTable('distributions').set({ expires_at: new Date(Date.now() - 1000) }).where('id', '=', distributionId).execute();
+    await t.db
+      .updateTable('distributions')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('id', '=', distributionId)
+      .execute();
     const expired = await fetch(link);
     expect(expired.status).toBe(410);
     expect(await expired.text()).toContain('This link has expired');
@@ -105,7 +150,12 @@ describe('GET and POST /s/{token}', () => {
     const { live, organizationId } = await tenant(t);
     await insertPeople(t, organizationId, people(1, 'C'));
     const surveyId = await activeSurvey(live, { settings: { anonymous: true } });
-    const d = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'link' } } }));
+    const d = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'link' } },
+      }),
+    );
     await waitForStatus(live, surveyId, d.id, ['sent']);
     const [recipient] = await allRecipients(live, surveyId, d.id);
     await live.POST('/api/v1/surveys/{id}/pause', { params: { path: { id: surveyId } } });
@@ -114,18 +164,28 @@ describe('GET and POST /s/{token}', () => {
     expect(await paused.text()).toContain('not accepting answers');
     await live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
     expect((await fetch(recipient!.link, form(validForm))).status).toBe(200);
-    const [response] = await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }));
+    const [response] = await live.unwrap(
+      live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }),
+    );
     expect(response).toMatchObject({ respondentExternalId: null, distributionId: d.id });
     // Nothing ties the anonymous answer back to its person: no time on the recipient, no response id stored.
     expect((await allRecipients(live, surveyId, d.id))[0]).toMatchObject({ status: 'responded', respondedAt: null });
-    const stored = await sql<{ response_id: string | null; responded_at: Date | null }>`select response_id, responded_at from distribution_recipients where distribution_id = ${d.id}`.execute(t.db);
+    const stored = await sql<{
+      response_id: string | null;
+      responded_at: Date | null;
+    }>`select response_id, responded_at from distribution_recipients where distribution_id = ${d.id}`.execute(t.db);
     expect(stored.rows).toEqual([{ response_id: null, responded_at: null }]);
   });
 
   it('an embed token accepts one answer per browser (cookie), without identity', async () => {
     const { live } = await tenant(t);
     const surveyId = await activeSurvey(live);
-    const d = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'embed' } } }));
+    const d = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'embed' } },
+      }),
+    );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
     const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
     const first = await fetch(url, form(validForm));
@@ -135,8 +195,13 @@ describe('GET and POST /s/{token}', () => {
     const sameBrowser = await fetch(url, { headers: { cookie: cookie.split(';')[0]! } });
     expect(await sameBrowser.text()).toContain('from this browser has been recorded');
     expect((await fetch(url, form(validForm))).status).toBe(200);
-    const responses = await live.unwrap(live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }));
-    expect(responses.map((r) => [r.respondentExternalId, r.distributionId])).toEqual([[null, d.id], [null, d.id]]);
+    const responses = await live.unwrap(
+      live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } } }),
+    );
+    expect(responses.map((r) => [r.respondentExternalId, r.distributionId])).toEqual([
+      [null, d.id],
+      [null, d.id],
+    ]);
   });
 });
 
@@ -145,7 +210,12 @@ describe('tokens', () => {
     const { live, organizationId } = await tenant(t);
     const { distributionId, recipients } = await sendLinks(live, organizationId, 'T', 2);
     const key = await linkKeyOf(t.db, t.service.services.config.linkSecret);
-    const rows = await t.db.selectFrom('distribution_recipients').select(['external_id', 'token_hash']).where('distribution_id', '=', distributionId).orderBy('external_id').execute();
+    const rows = await t.db
+      .selectFrom('distribution_recipients')
+      .select(['external_id', 'token_hash'])
+      .where('distribution_id', '=', distributionId)
+      .orderBy('external_id')
+      .execute();
     for (const [i, row] of rows.entries()) {
       expect(row.token_hash.equals(personalTokenHash(key, distributionId, row.external_id))).toBe(true);
       const token = personalToken(key, { organizationId, environment: 'LIVE' }, distributionId, row.external_id);
@@ -160,7 +230,15 @@ describe('unsubscribe and reminders', () => {
     const { live, organizationId } = await tenant(t);
     await insertPeople(t, organizationId, people(4, 'R'));
     const surveyId = await activeSurvey(live);
-    const d = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'email', reminder: { enabled: true, afterDays: 2 } } } }));
+    const d = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: {
+          targeting: { filters: [] },
+          distribution: { method: 'email', reminder: { enabled: true, afterDays: 2 } },
+        },
+      }),
+    );
     const sent = await waitForStatus(live, surveyId, d.id, ['sent']);
     expect(sent.sentCount).toBe(4);
     await smtp.settled();
@@ -177,15 +255,30 @@ describe('unsubscribe and reminders', () => {
     expect(await oneClick.text()).toContain('You have unsubscribed');
     expect((await fetch(linkOf('r1@example.com'))).status).toBe(410);
     // r2 answers through the API instead of the link: the response answers this distribution, which reached r2.
-    const viaApi = await live.unwrap(live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: 'R-0002' } }));
+    const viaApi = await live.unwrap(
+      live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: surveyId } },
+        body: { answers: validAnswers, respondentExternalId: 'R-0002' },
+      }),
+    );
     expect(viaApi.distributionId).toBe(d.id);
 
     // The reminder is due in 2 days: bring its job forward.
     const due = await sql`update pgboss.job set start_after = now()
-      where name = 'distributions.send' and state = 'created' and data->>'kind' = 'remind' and data->>'distributionId' = ${d.id}`.execute(t.db);
+      where name = 'distributions.send' and state = 'created' and data->>'kind' = 'remind' and data->>'distributionId' = ${d.id}`.execute(
+      t.db,
+    );
     expect(Number(due.numAffectedRows)).toBe(1);
     const deadline = Date.now() + 20_000;
-    while ((await live.unwrap(live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId: d.id } } }))).reminderSentAt === null) {
+    while (
+      (
+        await live.unwrap(
+          live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+            params: { path: { surveyId, distributionId: d.id } },
+          }),
+        )
+      ).reminderSentAt === null
+    ) {
       if (Date.now() > deadline) throw new Error('no reminder');
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
@@ -201,8 +294,17 @@ describe('unsubscribe and reminders', () => {
     ]);
 
     // A later distribution never mails r1.
-    const next = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'email' } } }));
-    expect(await waitForStatus(live, surveyId, next.id, ['sent'])).toMatchObject({ matchedCount: 4, sentCount: 3, unsubscribedCount: 1 });
+    const next = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'email' } },
+      }),
+    );
+    expect(await waitForStatus(live, surveyId, next.id, ['sent'])).toMatchObject({
+      matchedCount: 4,
+      sentCount: 3,
+      unsubscribedCount: 1,
+    });
     await smtp.settled();
     expect(mails('r1@example.com')).toHaveLength(1);
     expect((await allRecipients(live, surveyId, next.id))[1]!.status).toBe('unsubscribed');

@@ -42,44 +42,79 @@ const startWorker = async () => {
   return worker;
 };
 
-it(`an e-mail send to ${RECIPIENTS} survives SIGKILL of its worker: one message per recipient, exact counts`, { timeout: 120_000 }, async () => {
-  const { live, organizationId } = await tenant(t);
-  await insertPeople(t, organizationId, people(RECIPIENTS, 'K'));
-  const surveyId = await activeSurvey(live);
-  const worker = await startWorker();
-  const d = await live.unwrap(live.POST('/api/v1/surveys/{surveyId}/distribute', { params: { path: { surveyId } }, body: { targeting: { filters: [] }, distribution: { method: 'email' } } }));
+it(
+  `an e-mail send to ${RECIPIENTS} survives SIGKILL of its worker: one message per recipient, exact counts`,
+  { timeout: 120_000 },
+  async () => {
+    const { live, organizationId } = await tenant(t);
+    await insertPeople(t, organizationId, people(RECIPIENTS, 'K'));
+    const surveyId = await activeSurvey(live);
+    const worker = await startWorker();
+    const d = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'email' } },
+      }),
+    );
 
-  const sentSoFar = async () =>
-    (await t.db.selectFrom('distribution_recipients').select((eb) => eb.fn.countAll<number>().as('n')).where('distribution_id', '=', d.id).where('status', '=', 'sent').executeTakeFirstOrThrow()).n;
-  const deadline = Date.now() + 60_000;
-  let atKill = 0;
-  while ((atKill = await sentSoFar()) < RECIPIENTS * 0.3) {
-    if (Date.now() > deadline) throw new Error('the send made no progress');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  await worker.stop('SIGKILL');
-  const interrupted = await sentSoFar();
-  expect(interrupted).toBeLessThan(RECIPIENTS);
-  expect((await live.unwrap(live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId: d.id } } }))).status).toBe('sending');
+    const sentSoFar = async () =>
+      (
+        await t.db
+          .selectFrom('distribution_recipients')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('distribution_id', '=', d.id)
+          .where('status', '=', 'sent')
+          .executeTakeFirstOrThrow()
+      ).n;
+    const deadline = Date.now() + 60_000;
+    let atKill: number;
+    while ((atKill = await sentSoFar()) < RECIPIENTS * 0.3) {
+      if (Date.now() > deadline) throw new Error('the send made no progress');
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await worker.stop('SIGKILL');
+    const interrupted = await sentSoFar();
+    expect(interrupted).toBeLessThan(RECIPIENTS);
+    expect(
+      (
+        await live.unwrap(
+          live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+            params: { path: { surveyId, distributionId: d.id } },
+          }),
+        )
+      ).status,
+    ).toBe('sending');
 
-  await startWorker();
-  const done = await waitForStatus(live, surveyId, d.id, ['sent'], 90_000);
-  await smtp.settled();
-  expect(done).toMatchObject({ status: 'sent', matchedCount: RECIPIENTS, sentCount: RECIPIENTS, failedCount: 0 });
+    await startWorker();
+    const done = await waitForStatus(live, surveyId, d.id, ['sent'], 90_000);
+    await smtp.settled();
+    expect(done).toMatchObject({ status: 'sent', matchedCount: RECIPIENTS, sentCount: RECIPIENTS, failedCount: 0 });
 
-  const messageIds = new Map<string, Set<string>>();
-  for (const mail of smtp.received) {
-    for (const to of mail.envelopeTo) messageIds.set(to, (messageIds.get(to) ?? new Set()).add(mail.messageId ?? ''));
-  }
-  const copies = [...smtp.counts.values()].reduce((a, b) => a + b, 0);
-  expect(smtp.counts.size).toBe(RECIPIENTS);
-  expect(messageIds.size).toBe(RECIPIENTS);
-  expect([...messageIds.values()].every((ids) => ids.size === 1)).toBe(true);
-  expect(copies - RECIPIENTS).toBeLessThanOrEqual(IN_FLIGHT);
-  console.log(`crash test: killed with ${atKill} of ${RECIPIENTS} recorded as sent; ${copies - RECIPIENTS} duplicate copies (same Message-ID) at the SMTP server`);
+    const messageIds = new Map<string, Set<string>>();
+    for (const mail of smtp.received) {
+      for (const to of mail.envelopeTo) messageIds.set(to, (messageIds.get(to) ?? new Set()).add(mail.messageId ?? ''));
+    }
+    const copies = [...smtp.counts.values()].reduce((a, b) => a + b, 0);
+    expect(smtp.counts.size).toBe(RECIPIENTS);
+    expect(messageIds.size).toBe(RECIPIENTS);
+    expect([...messageIds.values()].every((ids) => ids.size === 1)).toBe(true);
+    expect(copies - RECIPIENTS).toBeLessThanOrEqual(IN_FLIGHT);
+    console.log(
+      `crash test: killed with ${atKill} of ${RECIPIENTS} recorded as sent; ${copies - RECIPIENTS} duplicate copies (same Message-ID) at the SMTP server`,
+    );
 
-  const row = await t.db.selectFrom('distributions').select(['attempts', 'sent_count']).where('id', '=', d.id).executeTakeFirstOrThrow();
-  expect(row.attempts).toBe(2);
-  const events = await t.db.selectFrom('events').select('id').where('organization_id', '=', organizationId).where('type', '=', 'distribution.sent').execute();
-  expect(events).toHaveLength(1);
-});
+    const row = await t.db
+      .selectFrom('distributions')
+      .select(['attempts', 'sent_count'])
+      .where('id', '=', d.id)
+      .executeTakeFirstOrThrow();
+    expect(row.attempts).toBe(2);
+    const events = await t.db
+      .selectFrom('events')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .where('type', '=', 'distribution.sent')
+      .execute();
+    expect(events).toHaveLength(1);
+  },
+);

@@ -13,7 +13,12 @@ export type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
 
 export async function startWithSmtp(overrides: Partial<Config> = {}): Promise<{ t: TestService; smtp: TestSmtp }> {
   const smtp = await startTestSmtp();
-  const t = await startTestService({ smtpUrl: smtp.url, mailRatePerSecond: 0, distributionHoldRecheckSeconds: 1, ...overrides });
+  const t = await startTestService({
+    smtpUrl: smtp.url,
+    mailRatePerSecond: 0,
+    distributionHoldRecheckSeconds: 1,
+    ...overrides,
+  });
   // Links point at this test server (its port is known only once it listens).
   t.service.services.config.publicBaseUrl = t.url;
   return { t, smtp };
@@ -36,7 +41,12 @@ export function people(n: number, prefix = 'E'): RespondentInput[] {
   }));
 }
 
-export async function insertPeople(t: TestService, organizationId: string, records: RespondentInput[], environment: Environment = 'LIVE'): Promise<void> {
+export async function insertPeople(
+  t: TestService,
+  organizationId: string,
+  records: RespondentInput[],
+  environment: Environment = 'LIVE',
+): Promise<void> {
   for (let i = 0; i < records.length; i += 5000) {
     await writeRespondents(t.db, { organizationId, environment }, records.slice(i, i + 5000).map(normalize), 'upsert');
   }
@@ -46,29 +56,45 @@ export async function tenant(t: TestService) {
   return tenantWithRaisedLimits(t);
 }
 
-export async function activeSurvey(client: Client, overrides: Partial<components['schemas']['SurveyCreate']> = {}): Promise<string> {
+export async function activeSurvey(
+  client: Client,
+  overrides: Partial<components['schemas']['SurveyCreate']> = {},
+): Promise<string> {
   const created = await client.unwrap(client.POST('/api/v1/surveys', { body: surveyBody(overrides) }));
   await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: created.id } } }));
   return created.id;
 }
 
 export async function getDistribution(client: Client, surveyId: string, distributionId: string): Promise<Distribution> {
-  return client.unwrap(client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', { params: { path: { surveyId, distributionId } } }));
+  return client.unwrap(
+    client.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+      params: { path: { surveyId, distributionId } },
+    }),
+  );
 }
 
-export async function waitForStatus(client: Client, surveyId: string, distributionId: string, statuses: Distribution['status'][], timeoutMs = 30_000): Promise<Distribution> {
+export async function waitForStatus(
+  client: Client,
+  surveyId: string,
+  distributionId: string,
+  statuses: Distribution['status'][],
+  timeoutMs = 30_000,
+): Promise<Distribution> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const d = await getDistribution(client, surveyId, distributionId);
     if (statuses.includes(d.status)) return d;
-    if (Date.now() > deadline) throw new Error(`distribution ${distributionId} is ${d.status}, not ${statuses.join('/')}`);
+    if (Date.now() > deadline)
+      throw new Error(`distribution ${distributionId} is ${d.status}, not ${statuses.join('/')}`);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
 
 export async function allRecipients(client: Client, surveyId: string, distributionId: string) {
   const out: components['schemas']['DistributionRecipient'][] = [];
-  for await (const r of client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', { params: { path: { surveyId, distributionId } } } as never)) {
+  for await (const r of client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
+    params: { path: { surveyId, distributionId } },
+  } as never)) {
     out.push(r as components['schemas']['DistributionRecipient']);
   }
   return out;

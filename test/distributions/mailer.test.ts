@@ -26,7 +26,11 @@ const message = (to: string) => buildMessage({ ...input, to });
 describe('mail sender', () => {
   it('writes one .eml file per message to the outbox when no SMTP server is configured', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'outbox-'));
-    const sender = createMailSender({ smtpUrl: undefined, mailRatePerSecond: 0, mailOutboxDir: path.join(dir, 'outbox') });
+    const sender = createMailSender({
+      smtpUrl: undefined,
+      mailRatePerSecond: 0,
+      mailOutboxDir: path.join(dir, 'outbox'),
+    });
     expect(sender.kind).toBe('outbox');
     expect(await sender.send(message('a@example.com'))).toMatchObject({ kind: 'sent' });
     expect(await sender.send(message('b@example.com'))).toMatchObject({ kind: 'sent' });
@@ -54,7 +58,13 @@ describe('mail sender', () => {
 
   it('classifies refusals: 5xx bounced, 4xx deferred, no answer unreachable', () => {
     expect(outcomeOf({ responseCode: 550, response: '550 5.1.1 No such user' })).toMatchObject({ kind: 'bounced' });
-    expect(outcomeOf({ responseCode: 451, response: '451 4.3.0 Try later' })).toMatchObject({ kind: 'deferred', connection: false });
-    expect(outcomeOf({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' })).toMatchObject({ kind: 'deferred', connection: true });
+    expect(outcomeOf({ responseCode: 451, response: '451 4.3.0 Try later' })).toMatchObject({
+      kind: 'deferred',
+      connection: false,
+    });
+    expect(outcomeOf({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED 127.0.0.1:1' })).toMatchObject({
+      kind: 'deferred',
+      connection: true,
+    });
   });
 });

@@ -62,7 +62,14 @@ export async function startTestSmtp(options: { parse?: boolean } = {}): Promise<
         const parsed = simpleParser(Buffer.concat(chunks)).then((mail) => {
           const headers: Record<string, string> = {};
           for (const line of mail.headerLines) headers[line.key] = line.line.slice(line.line.indexOf(':') + 1).trim();
-          received.push({ envelopeTo, messageId: mail.messageId, subject: mail.subject, text: mail.text ?? '', html: typeof mail.html === 'string' ? mail.html : '', headers });
+          received.push({
+            envelopeTo,
+            messageId: mail.messageId,
+            subject: mail.subject,
+            text: mail.text ?? '',
+            html: typeof mail.html === 'string' ? mail.html : '',
+            headers,
+          });
         });
         parsing.add(parsed);
         void parsed.finally(() => parsing.delete(parsed));
@@ -71,7 +78,7 @@ export async function startTestSmtp(options: { parse?: boolean } = {}): Promise<
   });
   // A client killed mid-session resets its connection: expected here, not a failure of the server.
   server.on('error', () => undefined);
-  const port = await new Promise<number>((resolve, reject) => {
+  const port = await new Promise<number>((resolve) => {
     server.listen(0, '127.0.0.1', () => resolve((server.server.address() as { port: number }).port));
   });
   return {

@@ -14,7 +14,10 @@ import { startTestService, type TestService } from '../helpers/service.js';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const available = existsSync(executablePath);
-if (!available) console.warn(`docs browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`);
+if (!available)
+  console.warn(
+    `docs browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
+  );
 
 type Operation = { operationId?: string; summary?: string; tags?: string[] };
 const contract = JSON.parse(readFileSync(defaultBundle, 'utf8')) as {
@@ -23,14 +26,25 @@ const contract = JSON.parse(readFileSync(defaultBundle, 'utf8')) as {
   webhooks: Record<string, Record<string, Operation>>;
 };
 const ids = (items: Record<string, Record<string, Operation>>) =>
-  Object.values(items).flatMap((item) => Object.values(item).map((op) => op.operationId).filter((id): id is string => !!id));
+  Object.values(items).flatMap((item) =>
+    Object.values(item)
+      .map((op) => op.operationId)
+      .filter((id): id is string => !!id),
+  );
 /** The page's DOM, as the functions passed to the browser use it (they run there, not here). */
-declare const document: { querySelector(selector: string): { getBoundingClientRect(): { top: number } } | null; querySelectorAll(selector: string): { length: number } };
+declare const document: {
+  querySelector(selector: string): { getBoundingClientRect(): { top: number } } | null;
+  querySelectorAll(selector: string): { length: number };
+};
 
 /** The entries the sidebar lists under a tag: its operations and webhooks, as `#/<tag>/<operation id>` links. */
 const entriesOf = (tag: string) =>
   [contract.paths, contract.webhooks].flatMap((items) =>
-    Object.values(items).flatMap((item) => Object.values(item).filter((op) => op.operationId && op.tags?.[0] === tag).map((op) => `#/${slug(tag)}/${op.operationId!.toLowerCase()}`)),
+    Object.values(items).flatMap((item) =>
+      Object.values(item)
+        .filter((op) => op.operationId && op.tags?.[0] === tag)
+        .map((op) => `#/${slug(tag)}/${op.operationId!.toLowerCase()}`),
+    ),
   );
 const slug = (tag: string) => tag.toLowerCase().replace(/\s+/g, '-');
 
@@ -40,7 +54,10 @@ describe.skipIf(!available)('the docs page in headless Chromium', () => {
 
   beforeAll(async () => {
     t = await startTestService();
-    browser = await chromium.launch({ executablePath, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+    browser = await chromium.launch({
+      executablePath,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+    });
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
@@ -66,28 +83,44 @@ describe.skipIf(!available)('the docs page in headless Chromium', () => {
     return { page, elsewhere, errors };
   }
 
-  it('has every operation and every webhook, with no console error and no request to another host', { timeout: 180_000 }, async () => {
-    const { page, elsewhere, errors } = await open('/docs');
-    const found = new Set<string>();
-    for (const tag of contract.tags) {
-      // The sidebar's tag links (`/surveys`) open the tag; its entries then link as `#/surveys/<operation id>`.
-      const link = `#/${slug(tag.name)}`;
-      const tagLink = `a[href="/${slug(tag.name)}"], a[href="${link}"]`;
-      await page.waitForFunction((selector) => document.querySelector(selector) !== null, tagLink, { timeout: 30_000 });
-      await page.evaluate((selector) => (document.querySelector(selector) as unknown as { click(): void }).click(), tagLink);
-      // The sidebar fills in as it renders: wait for every entry the contract puts under this tag.
-      await page
-        .waitForFunction((hrefs) => hrefs.every((href) => document.querySelector(`a[href="${href}"]`) !== null), entriesOf(tag.name), { timeout: 30_000 })
-        .catch(() => undefined); // what is missing is reported below, by name
-      for (const href of await page.$$eval(`a[href^="${link}/"]`, (nodes) => nodes.map((node) => node.getAttribute('href')!))) found.add(href.split('#')[1]!.split('/')[2]!);
-    }
-    const expected = [...ids(contract.paths), ...ids(contract.webhooks)].map((id) => id.toLowerCase());
-    expect(expected.length).toBeGreaterThanOrEqual(58);
-    expect(expected.filter((id) => !found.has(id))).toEqual([]);
-    expect(elsewhere).toEqual([]);
-    expect(errors).toEqual([]);
-    await page.close();
-  });
+  it(
+    'has every operation and every webhook, with no console error and no request to another host',
+    { timeout: 180_000 },
+    async () => {
+      const { page, elsewhere, errors } = await open('/docs');
+      const found = new Set<string>();
+      for (const tag of contract.tags) {
+        // The sidebar's tag links (`/surveys`) open the tag; its entries then link as `#/surveys/<operation id>`.
+        const link = `#/${slug(tag.name)}`;
+        const tagLink = `a[href="/${slug(tag.name)}"], a[href="${link}"]`;
+        await page.waitForFunction((selector) => document.querySelector(selector) !== null, tagLink, {
+          timeout: 30_000,
+        });
+        await page.evaluate(
+          (selector) => (document.querySelector(selector) as unknown as { click(): void }).click(),
+          tagLink,
+        );
+        // The sidebar fills in as it renders: wait for every entry the contract puts under this tag.
+        await page
+          .waitForFunction(
+            (hrefs) => hrefs.every((href) => document.querySelector(`a[href="${href}"]`) !== null),
+            entriesOf(tag.name),
+            { timeout: 30_000 },
+          )
+          .catch(() => undefined); // what is missing is reported below, by name
+        for (const href of await page.$$eval(`a[href^="${link}/"]`, (nodes) =>
+          nodes.map((node) => node.getAttribute('href')!),
+        ))
+          found.add(href.split('#')[1]!.split('/')[2]!);
+      }
+      const expected = [...ids(contract.paths), ...ids(contract.webhooks)].map((id) => id.toLowerCase());
+      expect(expected.length).toBeGreaterThanOrEqual(58);
+      expect(expected.filter((id) => !found.has(id))).toEqual([]);
+      expect(elsewhere).toEqual([]);
+      expect(errors).toEqual([]);
+      await page.close();
+    },
+  );
 
   it.each([
     ['an operation', '#/surveys/launchsurvey', 'Launch a survey'],
@@ -108,21 +141,31 @@ describe.skipIf(!available)('the docs page in headless Chromium', () => {
     await page.close();
   });
 
-  it('names the running server as its first server, in the page and in the served document', { timeout: 60_000 }, async () => {
-    const { page } = await open('/docs');
-    const html = await page.content();
-    expect(html).toContain(t.url);
-    expect(html).not.toContain(documentedServer);
-    await page.close();
-    const served = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { servers: { url: string }[] };
-    expect(served.servers[0]!.url).toBe(t.url);
-    expect(served.servers[1]!.url).toBe('https://api.surveyservice.dev');
-  });
+  it(
+    'names the running server as its first server, in the page and in the served document',
+    { timeout: 60_000 },
+    async () => {
+      const { page } = await open('/docs');
+      const html = await page.content();
+      expect(html).toContain(t.url);
+      expect(html).not.toContain(documentedServer);
+      await page.close();
+      const served = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { servers: { url: string }[] };
+      expect(served.servers[0]!.url).toBe(t.url);
+      expect(served.servers[1]!.url).toBe('https://api.surveyservice.dev');
+    },
+  );
 
   it('shows event names and operation titles without literal backticks', { timeout: 60_000 }, async () => {
     const { page } = await open('/docs#/webhooks/receivesurveylaunchedevent');
-    await page.waitForFunction(() => document.querySelector('[data-section-id="/webhooks/receivesurveylaunchedevent"]') !== null, undefined, { timeout: 30_000 });
-    const titles = await page.$$eval('h1, h2, h3, nav a, [role="menuitem"]', (nodes) => nodes.map((node) => node.textContent ?? ''));
+    await page.waitForFunction(
+      () => document.querySelector('[data-section-id="/webhooks/receivesurveylaunchedevent"]') !== null,
+      undefined,
+      { timeout: 30_000 },
+    );
+    const titles = await page.$$eval('h1, h2, h3, nav a, [role="menuitem"]', (nodes) =>
+      nodes.map((node) => node.textContent ?? ''),
+    );
     expect(titles.some((title) => title.includes('survey.launched'))).toBe(true);
     expect(titles.filter((title) => title.includes('`'))).toEqual([]);
     await page.close();

@@ -31,14 +31,21 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
 
   const first = await startWorkerProcess(t.database.url);
   workers.push(first);
-  const started = await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: survey.id } }, body: { format: 'csv' } }));
-  const read = () => owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: started.id } } }));
+  const started = await owner.live.unwrap(
+    owner.live.POST('/api/v1/surveys/{id}/responses/export', {
+      params: { path: { id: survey.id } },
+      body: { format: 'csv' },
+    }),
+  );
+  const read = () =>
+    owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: started.id } } }));
 
   let progress = 0;
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const current = await read();
-    if (current.status !== 'processing' && current.status !== 'pending') throw new Error(`export ended before it could be interrupted: ${current.status}`);
+    if (current.status !== 'processing' && current.status !== 'pending')
+      throw new Error(`export ended before it could be interrupted: ${current.status}`);
     // Far enough in that chunks of this attempt are stored.
     if (current.progress >= 20 && current.progress < 100) {
       progress = current.progress;
@@ -53,24 +60,46 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
   const interrupted = await read();
   expect(interrupted.status).toBe('processing');
   expect(interrupted.downloadUrl).toBeNull();
-  const deadChunks = await t.db.selectFrom('export_chunks').select(['attempt']).where('export_id', '=', started.id).execute();
+  const deadChunks = await t.db
+    .selectFrom('export_chunks')
+    .select(['attempt'])
+    .where('export_id', '=', started.id)
+    .execute();
   expect(deadChunks.length).toBeGreaterThan(0);
-  const early = await owner.live.GET('/api/v1/exports/{exportId}/download', { params: { path: { exportId: started.id } }, parseAs: 'stream' });
+  const early = await owner.live.GET('/api/v1/exports/{exportId}/download', {
+    params: { path: { exportId: started.id } },
+    parseAs: 'stream',
+  });
   expect(early.response.status).toBe(409);
 
   const second = await startWorkerProcess(t.database.url);
   workers.push(second);
-  const done = await waitForExport(owner.live, started.id, { timeoutMs: 120_000, initialDelayMs: 100, maxDelayMs: 500 });
+  const done = await waitForExport(owner.live, started.id, {
+    timeoutMs: 120_000,
+    initialDelayMs: 100,
+    maxDelayMs: 500,
+  });
   expect(done).toMatchObject({ status: 'completed', rowCount: ROWS, progress: 100 });
   expect(done.watermark).toBe(interrupted.watermark);
 
-  const row = await t.db.selectFrom('exports').select(['attempts', 'file_attempt']).where('id', '=', started.id).executeTakeFirstOrThrow();
+  const row = await t.db
+    .selectFrom('exports')
+    .select(['attempts', 'file_attempt'])
+    .where('id', '=', started.id)
+    .executeTakeFirstOrThrow();
   expect(row.attempts).toBe(2);
   expect(row.file_attempt).toBe(2);
-  const attempts = await t.db.selectFrom('export_chunks').select('attempt').distinct().where('export_id', '=', started.id).execute();
+  const attempts = await t.db
+    .selectFrom('export_chunks')
+    .select('attempt')
+    .distinct()
+    .where('export_id', '=', started.id)
+    .execute();
   expect(attempts).toEqual([{ attempt: 2 }]);
 
-  const response = await fetch(`${t.url}${done.downloadUrl}`, { headers: { Authorization: `Bearer ${owner.liveKey}` } });
+  const response = await fetch(`${t.url}${done.downloadUrl}`, {
+    headers: { Authorization: `Bearer ${owner.liveKey}` },
+  });
   const bytes = Buffer.from(await response.arrayBuffer());
   expect(bytes.length).toBe(done.size);
   const rows = await parseCsv(bytes.toString('utf8'));
@@ -81,6 +110,11 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
   expect(ids.at(-1)).toBe(`rsp_9${String(ROWS).padStart(25, '0')}`);
   expect(rows.slice(1).every((r, i) => r[7] === `${'x'.repeat(150)}${i + 1}`)).toBe(true);
 
-  const events = await t.db.selectFrom('events').select('id').where('organization_id', '=', owner.organizationId).where('type', '=', 'responses.export.completed').execute();
+  const events = await t.db
+    .selectFrom('events')
+    .select('id')
+    .where('organization_id', '=', owner.organizationId)
+    .where('type', '=', 'responses.export.completed')
+    .execute();
   expect(events).toHaveLength(1);
 });

@@ -104,8 +104,22 @@ beforeAll(async () => {
         questions: [
           { id: 'q_1', type: 'nps', text: 'Recommend us?' },
           { id: 'q_2', type: 'rating', text: 'Tools', required: false, min: 0, max: 10 },
-          { id: 'q_choice', type: 'single_choice', text: 'Where?', choices: singles.map((id) => ({ id, label: choiceLabels[id]! })) },
-          { id: 'q_multi', type: 'multiple_choice', text: 'Benefits?', choices: Object.keys(choiceLabels).filter((id) => id.startsWith('m_')).map((id) => ({ id, label: choiceLabels[id]! })), minSelections: 1, maxSelections: 3 },
+          {
+            id: 'q_choice',
+            type: 'single_choice',
+            text: 'Where?',
+            choices: singles.map((id) => ({ id, label: choiceLabels[id]! })),
+          },
+          {
+            id: 'q_multi',
+            type: 'multiple_choice',
+            text: 'Benefits?',
+            choices: Object.keys(choiceLabels)
+              .filter((id) => id.startsWith('m_'))
+              .map((id) => ({ id, label: choiceLabels[id]! })),
+            minSelections: 1,
+            maxSelections: 3,
+          },
           { id: TEXT_Q, type: 'text', text: 'Anything else?', maxLength: 2000 },
         ],
       },
@@ -114,11 +128,18 @@ beforeAll(async () => {
   surveyId = survey.id;
   await live.unwrap(live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } }));
   for (let i = 0; i < N; i++) {
-    await live.unwrap(live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId: externalIdFor(i), answers: answersFor(i) } }));
+    await live.unwrap(
+      live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: surveyId } },
+        body: { respondentExternalId: externalIdFor(i), answers: answersFor(i) },
+      }),
+    );
   }
   stored = await storedResponses(live, surveyId);
   // The export's order (submittedAt, id) is the submission order here; the expectations below rely on it.
-  expect(stored.map((r) => (r.answers.find((a) => a.questionId === TEXT_Q)?.value))).toEqual(hostileTexts.map(([text]) => text));
+  expect(stored.map((r) => r.answers.find((a) => a.questionId === TEXT_Q)?.value)).toEqual(
+    hostileTexts.map(([text]) => text),
+  );
 });
 afterAll(async () => {
   await t?.close();
@@ -126,7 +147,8 @@ afterAll(async () => {
 
 /** Every cell of the file as it must read: raw text, or escaped by the rule of `escapeFormulas`. */
 function expectedRows(options: { labels: boolean; escape: boolean }): string[][] {
-  const esc = (text: string) => (options.escape && /^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(text) ? `'${text}` : text);
+  const esc = (text: string) =>
+    options.escape && /^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(text) ? `'${text}` : text;
   const choice = (id: string) => (options.labels ? choiceLabels[id]! : id);
   return [
     header.map((h) => (h === TEXT_Q ? esc(h) : h)),
@@ -149,7 +171,11 @@ function expectedRows(options: { labels: boolean; escape: boolean }): string[][]
 
 /** Reader 1: csv-parse, taking `\r\n`, `\n` and `\r` each as the end of a row, as spreadsheet programs do. */
 function readWithCsvParse(text: string): string[][] {
-  return csvParse(text, { record_delimiter: ['\r\n', '\n', '\r'], relax_column_count: true, skip_empty_lines: false }) as string[][];
+  return csvParse(text, {
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    skip_empty_lines: false,
+  }) as string[][];
 }
 
 /** Reader 2: papaparse, with its own line-ending detection. */
@@ -191,7 +217,9 @@ function checkFile(text: string, options: { labels: boolean; escape: boolean }) 
   // Every row ends in `\r\n`, and nothing else outside quotes ends a row: whatever line ending a reader accepts,
   // it sees N + 1 rows.
   // (Soft assertions: a failure reports every broken property, not only the first.)
-  expect.soft(rowBreaksOutsideQuotes(text), 'row breaks outside quotes').toEqual(Array.from({ length: N + 1 }, () => '\r\n'));
+  expect
+    .soft(rowBreaksOutsideQuotes(text), 'row breaks outside quotes')
+    .toEqual(Array.from({ length: N + 1 }, () => '\r\n'));
   for (const [name, read] of [
     ['csv-parse', readWithCsvParse],
     ['papaparse', readWithPapa],
@@ -210,7 +238,17 @@ describe('CSV with hostile answers', () => {
     const text = await csvExport({ choiceValues: 'labels' });
     checkFile(text, { labels: true, escape: true });
     // Cells with a line break, a semicolon or a tab are quoted, not only those with `\r\n`, quotes or commas.
-    for (const cell of ['"fine\n=9+9"', '"fine\r=9+9"', '"fine\r\n=9+9"', '"a;=1+1"', '"tab\t=1+1"', '"a,=1+1"', '"say ""=hi"""', '"\'\r=1+1"', '"\'\t=1+1"']) {
+    for (const cell of [
+      '"fine\n=9+9"',
+      '"fine\r=9+9"',
+      '"fine\r\n=9+9"',
+      '"a;=1+1"',
+      '"tab\t=1+1"',
+      '"a,=1+1"',
+      '"say ""=hi"""',
+      '"\'\r=1+1"',
+      '"\'\t=1+1"',
+    ]) {
       expect(text, JSON.stringify(cell)).toContain(cell);
     }
     // The multiple-choice cell: escaped once, at its start; its separator-bearing label stays escaped as before.
@@ -218,13 +256,19 @@ describe('CSV with hostile answers', () => {
     expect(text).toContain(`"Flex\\; remote;=1+1"`);
     // Numbers written by the service stay numbers: no apostrophe, no quotes.
     const firstRow = text.split('\r\n')[1]!;
-    expect(firstRow).toMatch(new RegExp(`^${stored[0]!.id},${stored[0]!.submittedAt.replaceAll('.', '\\.')},"'=HYPERLINK\\(""http://attacker\\.example"",""x""\\)",0,0,`));
+    expect(firstRow).toMatch(
+      new RegExp(
+        `^${stored[0]!.id},${stored[0]!.submittedAt.replaceAll('.', '\\.')},"'=HYPERLINK\\(""http://attacker\\.example"",""x""\\)",0,0,`,
+      ),
+    );
   });
 
   it('escapes choice ids and the question id in the header too (choice ids)', async () => {
     const text = await csvExport({});
     checkFile(text, { labels: false, escape: true });
-    expect(text.startsWith(`responseId,submittedAt,respondentExternalId,q_1,q_2,q_choice,q_multi,'-2-2\r\n`)).toBe(true);
+    expect(text.startsWith(`responseId,submittedAt,respondentExternalId,q_1,q_2,q_choice,q_multi,'-2-2\r\n`)).toBe(
+      true,
+    );
     expect(text).toContain(",'-3-3,");
   });
 
@@ -232,7 +276,8 @@ describe('CSV with hostile answers', () => {
     const text = await csvExport({ choiceValues: 'labels', escapeFormulas: false });
     checkFile(text, { labels: true, escape: false });
     expect(text.startsWith(`responseId,submittedAt,respondentExternalId,q_1,q_2,q_choice,q_multi,-2-2\r\n`)).toBe(true);
-    for (const cell of ['"fine\n=9+9"', '"fine\r=9+9"', '"\r=1+1"', '"\t=1+1"', '"a;=1+1"']) expect(text, JSON.stringify(cell)).toContain(cell);
+    for (const cell of ['"fine\n=9+9"', '"fine\r=9+9"', '"\r=1+1"', '"\t=1+1"', '"a;=1+1"'])
+      expect(text, JSON.stringify(cell)).toContain(cell);
     expect(text).toContain(',-1+2\r\n');
   });
 
@@ -274,12 +319,20 @@ describe('validation of escapeFormulas', () => {
       ['xlsx', true],
       ['xlsx', false],
     ] as const) {
-      const { error, response } = await live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: surveyId } }, body: { format, escapeFormulas } });
+      const { error, response } = await live.POST('/api/v1/surveys/{id}/responses/export', {
+        params: { path: { id: surveyId } },
+        body: { format, escapeFormulas },
+      });
       expect(response.status, `${format} ${escapeFormulas}`).toBe(400);
       expect(error?.error.code).toBe('validation_failed');
-      expect(error?.error.details).toEqual([expect.objectContaining({ path: '/body/escapeFormulas', code: 'invalid_value' })]);
+      expect(error?.error.details).toEqual([
+        expect.objectContaining({ path: '/body/escapeFormulas', code: 'invalid_value' }),
+      ]);
     }
-    const wrongType = await live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: surveyId } }, body: { format: 'csv', escapeFormulas: 'no' as never } });
+    const wrongType = await live.POST('/api/v1/surveys/{id}/responses/export', {
+      params: { path: { id: surveyId } },
+      body: { format: 'csv', escapeFormulas: 'no' as never },
+    });
     expect(wrongType.response.status).toBe(400);
     expect(wrongType.error?.error.details?.[0]?.path).toBe('/body/escapeFormulas');
   });

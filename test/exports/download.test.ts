@@ -33,12 +33,18 @@ const get = (exportId: string, key: string, headers: Record<string, string> = {}
 describe('a download', () => {
   it('is the whole file with its media type, file name, length, ETag and Accept-Ranges', async () => {
     expect(big.export.size).toBeGreaterThan(1024 * 1024 + 1000);
-    const chunks = await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', big.export.id).execute();
+    const chunks = await t.db
+      .selectFrom('export_chunks')
+      .select('seq')
+      .where('export_id', '=', big.export.id)
+      .execute();
     expect(chunks.length).toBe(2);
     const response = await get(big.export.id, owner.liveKey);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/csv; charset=utf-8');
-    expect(response.headers.get('content-disposition')).toBe(`attachment; filename="survey-${surveyId}-${big.export.id}.csv"`);
+    expect(response.headers.get('content-disposition')).toBe(
+      `attachment; filename="survey-${surveyId}-${big.export.id}.csv"`,
+    );
     expect(response.headers.get('content-length')).toBe(String(big.export.size));
     expect(response.headers.get('accept-ranges')).toBe('bytes');
     expect(response.headers.get('etag')).toBe(`"${big.export.id}-1"`);
@@ -125,43 +131,103 @@ describe('a download', () => {
 
 describe('lifecycle', () => {
   it('expires after 7 days: 410 export_expired, and the clean-up deletes the file but keeps the export', async () => {
-    const small = await exportToBuffer(owner.live, surveyId, { format: 'ndjson', submittedBefore: '2026-01-01T00:00:10Z' });
+    const small = await exportToBuffer(owner.live, surveyId, {
+      format: 'ndjson',
+      submittedBefore: '2026-01-01T00:00:10Z',
+    });
     expect(small.export.rowCount).toBe(9);
     const expiresIn = Date.parse(small.export.expiresAt!) - Date.parse(small.export.completedAt!);
     expect(expiresIn).toBe(7 * 24 * 3600 * 1000);
-    await t.db.updateTable('exports').set({ expires_at: sql`now() - interval '1 second'` }).where('id', '=', small.export.id).execute();
+    await t.db
+      .updateTable('exports')
+      .set({ expires_at: sql`now() - interval '1 second'` })
+      .where('id', '=', small.export.id)
+      .execute();
     const gone = await get(small.export.id, owner.liveKey);
     expect(gone.status).toBe(410);
     expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('export_expired');
     const result = await exportsCleanup.work({} as never, t.service.services);
     expect(result).toMatchObject({ files: 1 });
-    expect(await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', small.export.id).execute()).toEqual([]);
+    expect(
+      await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', small.export.id).execute(),
+    ).toEqual([]);
     // The big export was not touched.
-    expect((await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', big.export.id).execute()).length).toBe(2);
+    expect(
+      (await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', big.export.id).execute()).length,
+    ).toBe(2);
     expect((await get(small.export.id, owner.liveKey)).status).toBe(410);
-    const still = await owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: small.export.id } } }));
+    const still = await owner.live.unwrap(
+      owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: small.export.id } } }),
+    );
     expect(still.status).toBe('completed');
   });
 
   it('refuses to download an export that is not completed (409), and reports a failure with its reason', async () => {
     const pending = await t.db
       .insertInto('exports')
-      .values({ organization_id: owner.organizationId, environment: 'LIVE', id: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D', survey_id: surveyId, format: 'csv', status: 'pending', question_ids: null, choice_values: 'ids', submitted_after: null, submitted_before: null, watermark: null, total_rows: null, row_count: null, size: null, file_attempt: null, error: null })
+      .values({
+        organization_id: owner.organizationId,
+        environment: 'LIVE',
+        id: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D',
+        survey_id: surveyId,
+        format: 'csv',
+        status: 'pending',
+        question_ids: null,
+        choice_values: 'ids',
+        submitted_after: null,
+        submitted_before: null,
+        watermark: null,
+        total_rows: null,
+        row_count: null,
+        size: null,
+        file_attempt: null,
+        error: null,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     const response = await get(pending.id, owner.liveKey);
     expect(response.status).toBe(409);
     expect(((await response.json()) as { error: { code: string } }).error.code).toBe('invalid_state');
-    const deletions = await owner.live.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: pending.id } } });
+    const deletions = await owner.live.GET('/api/v1/exports/{exportId}/deletions', {
+      params: { path: { exportId: pending.id } },
+    });
     expect(deletions.response.status).toBe(409);
 
     // A survey deleted before its export runs: the export fails and says why.
     const doomed = await activeSurvey(owner.live);
     await t.db.deleteFrom('surveys').where('id', '=', doomed.id).execute();
-    await t.db.insertInto('exports').values({ organization_id: owner.organizationId, environment: 'LIVE', id: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E', survey_id: doomed.id, format: 'csv', status: 'pending', question_ids: null, choice_values: 'ids', submitted_after: null, submitted_before: null, watermark: null, total_rows: null, row_count: null, size: null, file_attempt: null, error: null }).execute();
+    await t.db
+      .insertInto('exports')
+      .values({
+        organization_id: owner.organizationId,
+        environment: 'LIVE',
+        id: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E',
+        survey_id: doomed.id,
+        format: 'csv',
+        status: 'pending',
+        question_ids: null,
+        choice_values: 'ids',
+        submitted_after: null,
+        submitted_before: null,
+        watermark: null,
+        total_rows: null,
+        row_count: null,
+        size: null,
+        file_attempt: null,
+        error: null,
+      })
+      .execute();
     const { runExport } = await import('../../server/src/modules/exports/runner.js');
-    await runExport(t.service.services, { exportId: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E', organizationId: owner.organizationId, environment: 'LIVE' });
-    const failed = await owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E' } } }));
+    await runExport(t.service.services, {
+      exportId: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E',
+      organizationId: owner.organizationId,
+      environment: 'LIVE',
+    });
+    const failed = await owner.live.unwrap(
+      owner.live.GET('/api/v1/exports/{exportId}', {
+        params: { path: { exportId: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E' } },
+      }),
+    );
     expect(failed).toMatchObject({ status: 'failed', downloadUrl: null });
     expect(failed.error).toContain('was deleted');
     const failedDownload = await get(failed.id, owner.liveKey);
@@ -169,7 +235,12 @@ describe('lifecycle', () => {
   });
 
   it('emits responses.export.completed once, with the completed export, in the completing transaction', async () => {
-    const events = await t.db.selectFrom('events').select(['type', 'data', 'environment']).where('organization_id', '=', owner.organizationId).where('type', '=', 'responses.export.completed').execute();
+    const events = await t.db
+      .selectFrom('events')
+      .select(['type', 'data', 'environment'])
+      .where('organization_id', '=', owner.organizationId)
+      .where('type', '=', 'responses.export.completed')
+      .execute();
     const forBig = events.filter((e) => (e.data as { id: string }).id === big.export.id);
     expect(forBig).toHaveLength(1);
     expect(forBig[0]!.data).toEqual(big.export);
@@ -182,9 +253,22 @@ describe('isolation and scopes', () => {
     for (const key of [other.liveKey, owner.testKey]) {
       expect((await get(big.export.id, key)).status).toBe(404);
       const client = t.client(key);
-      expect((await client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: big.export.id } } })).response.status).toBe(404);
-      expect((await client.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: big.export.id } } })).response.status).toBe(404);
-      expect((await client.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: surveyId } }, body: { format: 'csv' } })).response.status).toBe(404);
+      expect(
+        (await client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: big.export.id } } })).response
+          .status,
+      ).toBe(404);
+      expect(
+        (await client.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: big.export.id } } }))
+          .response.status,
+      ).toBe(404);
+      expect(
+        (
+          await client.POST('/api/v1/surveys/{id}/responses/export', {
+            params: { path: { id: surveyId } },
+            body: { format: 'csv' },
+          })
+        ).response.status,
+      ).toBe(404);
     }
     expect((await get('exp_nonsense', owner.liveKey)).status).toBe(404);
     const writer = await t.createKey(owner.organizationId, { scopes: ['responses:write', 'surveys:read'] });

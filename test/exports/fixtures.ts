@@ -16,7 +16,11 @@ export type Export = components['schemas']['Export'];
 /** Tests send many requests; the PRO limit (300/min) would otherwise turn some into 429s. */
 export async function tenant(t: TestService) {
   const created = await t.createTenant();
-  await t.db.updateTable('organizations').set({ rate_limit_per_minute: 100000, rate_limit_per_day: 1000000 }).where('id', '=', created.organizationId).execute();
+  await t.db
+    .updateTable('organizations')
+    .set({ rate_limit_per_minute: 100000, rate_limit_per_day: 1000000 })
+    .where('id', '=', created.organizationId)
+    .execute();
   return { ...created, live: t.client(created.liveKey), test: t.client(created.testKey) };
 }
 
@@ -28,8 +32,20 @@ export async function activeSurvey(client: SurveyServiceClient) {
         questions: [
           { type: 'nps', text: 'Recommend us?' },
           { type: 'rating', text: 'Tools', required: false },
-          { type: 'single_choice', text: 'Where?', required: false, choices: [{ label: 'Office; HQ' }, { label: 'Home' }, { label: 'Café "Zürich"' }] },
-          { type: 'multiple_choice', text: 'Benefits?', required: false, choices: [{ label: 'Learning' }, { label: 'Flex, remote' }, { label: 'Health' }], minSelections: 1, maxSelections: 3 },
+          {
+            type: 'single_choice',
+            text: 'Where?',
+            required: false,
+            choices: [{ label: 'Office; HQ' }, { label: 'Home' }, { label: 'Café "Zürich"' }],
+          },
+          {
+            type: 'multiple_choice',
+            text: 'Benefits?',
+            required: false,
+            choices: [{ label: 'Learning' }, { label: 'Flex, remote' }, { label: 'Health' }],
+            minSelections: 1,
+            maxSelections: 3,
+          },
           { type: 'text', text: 'Anything else?', required: false, maxLength: 2000 },
         ],
       },
@@ -61,7 +77,14 @@ export function answersFor(i: number): Answer[] {
 export async function submit(client: SurveyServiceClient, surveyId: string, count: number, from = 0) {
   const out = [];
   for (let i = from; i < from + count; i++) {
-    out.push(await client.unwrap(client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId: `E-${i}`, answers: answersFor(i) } })));
+    out.push(
+      await client.unwrap(
+        client.POST('/api/v1/surveys/{id}/responses', {
+          params: { path: { id: surveyId } },
+          body: { respondentExternalId: `E-${i}`, answers: answersFor(i) },
+        }),
+      ),
+    );
   }
   return out;
 }
@@ -69,7 +92,10 @@ export async function submit(client: SurveyServiceClient, surveyId: string, coun
 /** Every stored response of a survey, oldest first (the export's order). */
 export async function storedResponses(client: SurveyServiceClient, surveyId: string) {
   const all = [];
-  for await (const r of client.paginate('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: { pageSize: 100 } } })) all.push(r);
+  for await (const r of client.paginate('/api/v1/surveys/{id}/responses', {
+    params: { path: { id: surveyId }, query: { pageSize: 100 } },
+  }))
+    all.push(r);
   return all.sort((a, b) => a.submittedAt.localeCompare(b.submittedAt) || a.id.localeCompare(b.id));
 }
 
@@ -82,7 +108,11 @@ export async function tempFile(name: string): Promise<string> {
 /** Runs an export through the SDK helper and returns it with the file's bytes. */
 export async function exportToBuffer(client: SurveyServiceClient, surveyId: string, request: ExportRequest) {
   const file = await tempFile(`export.${request.format}`);
-  const done = await exportResponsesToFile(client, surveyId, request, file, { timeoutMs: 120_000, initialDelayMs: 50, maxDelayMs: 250 });
+  const done = await exportResponsesToFile(client, surveyId, request, file, {
+    timeoutMs: 120_000,
+    initialDelayMs: 50,
+    maxDelayMs: 250,
+  });
   return { export: done, bytes: await readFile(file), file };
 }
 
@@ -106,7 +136,13 @@ export async function readXlsx(bytes: Buffer) {
  * Inserts `count` responses straight into the table (fast, for large exports): digit-only ids, one second
  * apart from `start`, a text answer of `textLength` characters.
  */
-export async function bulkInsert(t: TestService, organizationId: string, surveyId: string, count: number, options: { start?: Date; textLength?: number; prefix?: string } = {}) {
+export async function bulkInsert(
+  t: TestService,
+  organizationId: string,
+  surveyId: string,
+  count: number,
+  options: { start?: Date; textLength?: number; prefix?: string } = {},
+) {
   const start = options.start ?? new Date('2026-01-01T00:00:00Z');
   const text = 'x'.repeat(options.textLength ?? 20);
   const prefix = options.prefix ?? '9';

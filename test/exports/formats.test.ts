@@ -52,7 +52,12 @@ describe('CSV', () => {
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
-        return [r.id, r.submittedAt, r.respondentExternalId ?? '', ...['q_1', 'q_2', 'q_3', 'q_4', 'q_5'].map((q) => cell(q, byQ.get(q), false, true))];
+        return [
+          r.id,
+          r.submittedAt,
+          r.respondentExternalId ?? '',
+          ...['q_1', 'q_2', 'q_3', 'q_4', 'q_5'].map((q) => cell(q, byQ.get(q), false, true)),
+        ];
       }),
     );
     // The tricky texts survived: new lines inside a quoted cell, quotes doubled, Unicode intact, a formula escaped.
@@ -63,14 +68,25 @@ describe('CSV', () => {
   });
 
   it('writes labels, a subset of questions in survey order, and a BOM when asked', async () => {
-    const { bytes } = await exportToBuffer(live, surveyId, { format: 'csv', choiceValues: 'labels', questionIds: ['q_4', 'q_3'], bom: true });
+    const { bytes } = await exportToBuffer(live, surveyId, {
+      format: 'csv',
+      choiceValues: 'labels',
+      questionIds: ['q_4', 'q_3'],
+      bom: true,
+    });
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows = await parseCsv(bytes.subarray(3).toString('utf8'));
     expect(rows[0]).toEqual(['responseId', 'submittedAt', 'respondentExternalId', 'q_3', 'q_4']);
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
-        return [r.id, r.submittedAt, r.respondentExternalId ?? '', cell('q_3', byQ.get('q_3'), true, true), cell('q_4', byQ.get('q_4'), true, true)];
+        return [
+          r.id,
+          r.submittedAt,
+          r.respondentExternalId ?? '',
+          cell('q_3', byQ.get('q_3'), true, true),
+          cell('q_4', byQ.get('q_4'), true, true),
+        ];
       }),
     );
     expect(rows.map((r) => r[3])).toContain('Office; HQ');
@@ -86,7 +102,11 @@ describe('JSON and NDJSON', () => {
   });
 
   it('NDJSON has one response a line; labels replace ids; questionIds filter the answers', async () => {
-    const { bytes } = await exportToBuffer(live, surveyId, { format: 'ndjson', choiceValues: 'labels', questionIds: ['q_3', 'q_4', 'q_5'] });
+    const { bytes } = await exportToBuffer(live, surveyId, {
+      format: 'ndjson',
+      choiceValues: 'labels',
+      questionIds: ['q_3', 'q_4', 'q_5'],
+    });
     const lines = bytes.toString('utf8').split('\n');
     expect(lines.pop()).toBe('');
     expect(lines.map((l) => JSON.parse(l))).toEqual(
@@ -96,7 +116,11 @@ describe('JSON and NDJSON', () => {
           .filter((a) => ['q_3', 'q_4', 'q_5'].includes(a.questionId))
           .map((a) => ({
             questionId: a.questionId,
-            value: labels[a.questionId] ? (Array.isArray(a.value) ? a.value.map((v) => labels[a.questionId]![v]) : labels[a.questionId]![a.value as string]) : a.value,
+            value: labels[a.questionId]
+              ? Array.isArray(a.value)
+                ? a.value.map((v) => labels[a.questionId]![v])
+                : labels[a.questionId]![a.value as string]
+              : a.value,
           })),
       })),
     );
@@ -136,7 +160,9 @@ describe('an empty survey', () => {
     const empty = await activeSurvey(live);
     const csv = await exportToBuffer(live, empty.id, { format: 'csv' });
     expect(csv.export).toMatchObject({ rowCount: 0, progress: 100 });
-    expect(await parseCsv(csv.bytes.toString('utf8'))).toEqual([['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']]);
+    expect(await parseCsv(csv.bytes.toString('utf8'))).toEqual([
+      ['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_3', 'q_4', 'q_5'],
+    ]);
     expect(JSON.parse((await exportToBuffer(live, empty.id, { format: 'json' })).bytes.toString('utf8'))).toEqual([]);
     const ndjson = await exportToBuffer(live, empty.id, { format: 'ndjson' });
     expect(ndjson.export.size).toBe(0);
@@ -150,7 +176,13 @@ describe('validation', () => {
   it('refuses what cannot be exported, listing every problem', async () => {
     const { error, response } = await live.POST('/api/v1/surveys/{id}/responses/export', {
       params: { path: { id: surveyId } },
-      body: { format: 'json', bom: true, questionIds: ['q_1', 'q_99'], submittedAfter: '2026-11-02T00:00:00Z', submittedBefore: '2026-11-01T00:00:00Z' },
+      body: {
+        format: 'json',
+        bom: true,
+        questionIds: ['q_1', 'q_99'],
+        submittedAfter: '2026-11-02T00:00:00Z',
+        submittedBefore: '2026-11-01T00:00:00Z',
+      },
     });
     expect(response.status).toBe(400);
     expect(error?.error.details).toEqual(
@@ -160,12 +192,21 @@ describe('validation', () => {
         expect.objectContaining({ path: '/body/submittedBefore', code: 'out_of_range' }),
       ]),
     );
-    const bad = await live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: surveyId } }, body: { format: 'pdf' as never } });
+    const bad = await live.POST('/api/v1/surveys/{id}/responses/export', {
+      params: { path: { id: surveyId } },
+      body: { format: 'pdf' as never },
+    });
     expect(bad.response.status).toBe(400);
-    const since = await live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: surveyId } }, body: { format: 'csv', sinceExport: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D' } });
+    const since = await live.POST('/api/v1/surveys/{id}/responses/export', {
+      params: { path: { id: surveyId } },
+      body: { format: 'csv', sinceExport: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0D' },
+    });
     expect(since.response.status).toBe(400);
     expect(since.error?.error.details?.[0]).toMatchObject({ path: '/body/sinceExport', code: 'not_found' });
-    const unknown = await live.POST('/api/v1/surveys/{id}/responses/export', { params: { path: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' } }, body: { format: 'csv' } });
+    const unknown = await live.POST('/api/v1/surveys/{id}/responses/export', {
+      params: { path: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' } },
+      body: { format: 'csv' },
+    });
     expect(unknown.response.status).toBe(404);
   });
 });

@@ -32,7 +32,9 @@ async function idsOf(surveyId: string, request: Parameters<typeof exportToBuffer
 
 const insertAt = (surveyId: string, id: string, at: string) =>
   sql`insert into responses (id, survey_id, organization_id, environment, answers, submitted_at)
-      values (${id}, ${surveyId}, ${owner.organizationId}, 'LIVE', ${JSON.stringify(answersFor(1))}, ${at}::timestamptz)`.execute(t.db);
+      values (${id}, ${surveyId}, ${owner.organizationId}, 'LIVE', ${JSON.stringify(answersFor(1))}, ${at}::timestamptz)`.execute(
+    t.db,
+  );
 
 describe('the window', () => {
   it('includes submittedAfter and excludes submittedBefore, to the millisecond', async () => {
@@ -41,21 +43,35 @@ describe('the window', () => {
     await insertAt(survey.id, 'rsp_00000000000000000000000002', '2026-03-01T12:00:00.000Z');
     await insertAt(survey.id, 'rsp_00000000000000000000000003', '2026-03-01T12:00:00.001Z');
     await insertAt(survey.id, 'rsp_00000000000000000000000004', '2026-03-01T12:00:00.002Z');
-    const { ids, export: done } = await idsOf(survey.id, { format: 'ndjson', submittedAfter: '2026-03-01T12:00:00.000Z', submittedBefore: '2026-03-01T12:00:00.002Z' });
+    const { ids, export: done } = await idsOf(survey.id, {
+      format: 'ndjson',
+      submittedAfter: '2026-03-01T12:00:00.000Z',
+      submittedBefore: '2026-03-01T12:00:00.002Z',
+    });
     expect(ids).toEqual(['rsp_00000000000000000000000002', 'rsp_00000000000000000000000003']);
     // A window that ends in the past ends there: the watermark is submittedBefore.
     expect(done.watermark).toBe('2026-03-01T12:00:00.002Z');
     expect(done.submittedAfter).toBe('2026-03-01T12:00:00.000Z');
     // Ties on submittedAt are ordered by id, and none is lost at a page edge.
     const all = await idsOf(survey.id, { format: 'ndjson' });
-    expect(all.ids).toEqual(['rsp_00000000000000000000000001', 'rsp_00000000000000000000000002', 'rsp_00000000000000000000000003', 'rsp_00000000000000000000000004']);
+    expect(all.ids).toEqual([
+      'rsp_00000000000000000000000001',
+      'rsp_00000000000000000000000002',
+      'rsp_00000000000000000000000003',
+      'rsp_00000000000000000000000004',
+    ]);
   });
 });
 
 describe('a chain of exports', () => {
   it('delivers a response whose transaction commits during an export to the next export, not never', async () => {
     const survey = await activeSurvey(owner.live);
-    await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } }, body: { answers: answersFor(2) } }));
+    await owner.live.unwrap(
+      owner.live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: survey.id } },
+        body: { answers: answersFor(2) },
+      }),
+    );
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let inserted!: () => void;
@@ -63,14 +79,21 @@ describe('a chain of exports', () => {
     // A submission that has begun (its submittedAt is taken) but not committed yet, as submitResponse does it.
     const slow = t.db.transaction().execute(async (trx) => {
       await sql`insert into responses (id, survey_id, organization_id, environment, answers, submitted_at)
-        values ('rsp_00000000000000000000000SL0W', ${survey.id}, ${owner.organizationId}, 'LIVE', ${JSON.stringify(answersFor(3))}, ${new Date()})`.execute(trx);
+        values ('rsp_00000000000000000000000SL0W', ${survey.id}, ${owner.organizationId}, 'LIVE', ${JSON.stringify(answersFor(3))}, ${new Date()})`.execute(
+        trx,
+      );
       inserted();
       await released;
     });
     await insertedSignal;
     await new Promise((resolve) => setTimeout(resolve, 20));
     // A response committed after the slow one began, before the export.
-    const later = await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } }, body: { answers: answersFor(4) } }));
+    const later = await owner.live.unwrap(
+      owner.live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: survey.id } },
+        body: { answers: answersFor(4) },
+      }),
+    );
     const first = await idsOf(survey.id, { format: 'ndjson' });
     release();
     await slow;
@@ -90,7 +113,12 @@ describe('a chain of exports', () => {
     const submitted: string[] = [];
     const submitters = Array.from({ length: 3 }, async () => {
       for (let i = 0; !stop; i++) {
-        const r = await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } }, body: { answers: answersFor(i) } }));
+        const r = await owner.live.unwrap(
+          owner.live.POST('/api/v1/surveys/{id}/responses', {
+            params: { path: { id: survey.id } },
+            body: { answers: answersFor(i) },
+          }),
+        );
         submitted.push(r.id);
       }
     });
@@ -98,7 +126,10 @@ describe('a chain of exports', () => {
     let previous: string | undefined;
     for (let run = 0; run < 4; run++) {
       await new Promise((resolve) => setTimeout(resolve, 150));
-      const { ids, export: done } = await idsOf(survey.id, previous ? { format: 'ndjson', sinceExport: previous } : { format: 'ndjson' });
+      const { ids, export: done } = await idsOf(
+        survey.id,
+        previous ? { format: 'ndjson', sinceExport: previous } : { format: 'ndjson' },
+      );
       received.push(...ids);
       previous = done.id;
     }
@@ -117,19 +148,45 @@ describe('deletions', () => {
     const survey = await activeSurvey(owner.live);
     const submitted = [];
     for (let i = 0; i < 5; i++) {
-      submitted.push(await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } }, body: { answers: answersFor(i) } })));
+      submitted.push(
+        await owner.live.unwrap(
+          owner.live.POST('/api/v1/surveys/{id}/responses', {
+            params: { path: { id: survey.id } },
+            body: { answers: answersFor(i) },
+          }),
+        ),
+      );
     }
-    const remove = (id: string) => owner.live.unwrap(owner.live.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: survey.id, responseId: id } } }));
+    const remove = (id: string) =>
+      owner.live.unwrap(
+        owner.live.DELETE('/api/v1/surveys/{id}/responses/{responseId}', {
+          params: { path: { id: survey.id, responseId: id } },
+        }),
+      );
     await remove(submitted[0]!.id);
     const first = await idsOf(survey.id, { format: 'ndjson' });
-    expect(first.ids.sort()).toEqual(submitted.slice(1).map((r) => r.id).sort());
+    expect(first.ids.sort()).toEqual(
+      submitted
+        .slice(1)
+        .map((r) => r.id)
+        .sort(),
+    );
     const deletionsOf = async (exportId: string) =>
-      (await owner.live.unwrap(owner.live.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId } } }))).map((d) => d.responseId);
+      (
+        await owner.live.unwrap(
+          owner.live.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId } } }),
+        )
+      ).map((d) => d.responseId);
     expect(await deletionsOf(first.export.id)).toEqual([submitted[0]!.id]);
 
     await remove(submitted[1]!.id);
     await remove(submitted[2]!.id);
-    const fresh = await owner.live.unwrap(owner.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } }, body: { answers: answersFor(9) } }));
+    const fresh = await owner.live.unwrap(
+      owner.live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: survey.id } },
+        body: { answers: answersFor(9) },
+      }),
+    );
     const second = await idsOf(survey.id, { format: 'ndjson', sinceExport: first.export.id });
     expect(second.ids).toEqual([fresh.id]);
     expect((await deletionsOf(second.export.id)).sort()).toEqual([submitted[1]!.id, submitted[2]!.id].sort());
@@ -139,7 +196,9 @@ describe('deletions', () => {
     // A full re-export does not contain deleted responses either.
     const full = await idsOf(survey.id, { format: 'ndjson' });
     expect(full.ids.sort()).toEqual([submitted[3]!.id, submitted[4]!.id, fresh.id].sort());
-    const page = await owner.live.GET('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: full.export.id }, query: { pageSize: 2 } } });
+    const page = await owner.live.GET('/api/v1/exports/{exportId}/deletions', {
+      params: { path: { exportId: full.export.id }, query: { pageSize: 2 } },
+    });
     expect(page.data?.pagination).toMatchObject({ totalItems: 3, totalPages: 2, hasMore: true });
   });
 });

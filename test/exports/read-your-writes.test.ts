@@ -35,7 +35,14 @@ async function submitMany(client: Client, surveyId: string, count: number, from 
   for (let start = from; start < from + count; start += 10) {
     const batch = [];
     for (let i = start; i < Math.min(start + 10, from + count); i++) {
-      batch.push(client.unwrap(client.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId: `E-${i}`, answers: answersFor(i) } })));
+      batch.push(
+        client.unwrap(
+          client.POST('/api/v1/surveys/{id}/responses', {
+            params: { path: { id: surveyId } },
+            body: { respondentExternalId: `E-${i}`, answers: answersFor(i) },
+          }),
+        ),
+      );
     }
     ids.push(...(await Promise.all(batch)).map((r) => r.id));
   }
@@ -56,12 +63,19 @@ async function exportIds(client: Client, surveyId: string, request: Omit<ExportR
 
 async function deletionsOf(client: Client, exportId: string): Promise<string[]> {
   const out: string[] = [];
-  for await (const d of client.paginate('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId }, query: { pageSize: 100 } } })) out.push(d.responseId);
+  for await (const d of client.paginate('/api/v1/exports/{exportId}/deletions', {
+    params: { path: { exportId }, query: { pageSize: 100 } },
+  }))
+    out.push(d.responseId);
   return out;
 }
 
 const remove = (client: Client, surveyId: string, id: string) =>
-  client.unwrap(client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: surveyId, responseId: id } } }));
+  client.unwrap(
+    client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: surveyId, responseId: id } },
+    }),
+  );
 
 /** A connection of its own (not the service's pool), for a transaction the test keeps open. */
 async function rawClient(): Promise<pg.Client> {
@@ -71,8 +85,15 @@ async function rawClient(): Promise<pg.Client> {
   return client;
 }
 
-/** A response inserted as the API's submission does it (same columns; the defaults fill the rest), in `client`'s transaction. */
-async function insertResponse(client: pg.Client, who: { organizationId: string }, surveyId: string, id: string, i: number) {
+/** A response inserted as the API's submission does it (same columns; the defaults fill the rest), in `client`'s
+ * transaction. */
+async function insertResponse(
+  client: pg.Client,
+  who: { organizationId: string },
+  surveyId: string,
+  id: string,
+  i: number,
+) {
   await client.query(
     `insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at)
      values ($1, $2, $3, 'LIVE', null, null, $4::jsonb, $5)`,
@@ -83,151 +104,175 @@ async function insertResponse(client: pg.Client, who: { organizationId: string }
 const sorted = (ids: readonly string[]) => [...ids].sort();
 
 describe('read your writes', () => {
-  it('a full export requested right after 300 submissions holds all 300, and an increment right after holds none', { timeout: 120_000 }, async () => {
-    const survey = await activeSurvey(owner.live);
-    const submitted = await submitMany(owner.live, survey.id, 300);
-    const full = await exportIds(owner.live, survey.id);
-    expect(full.ids.length).toBe(300);
-    expect(sorted(full.ids)).toEqual(sorted(submitted));
+  it(
+    'a full export requested right after 300 submissions holds all 300, and an increment right after holds none',
+    { timeout: 120_000 },
+    async () => {
+      const survey = await activeSurvey(owner.live);
+      const submitted = await submitMany(owner.live, survey.id, 300);
+      const full = await exportIds(owner.live, survey.id);
+      expect(full.ids.length).toBe(300);
+      expect(sorted(full.ids)).toEqual(sorted(submitted));
 
-    const nothing = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
-    expect(nothing.ids).toEqual([]);
-    expect(await deletionsOf(owner.live, nothing.export.id)).toEqual([]);
-  });
+      const nothing = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
+      expect(nothing.ids).toEqual([]);
+      expect(await deletionsOf(owner.live, nothing.export.id)).toEqual([]);
+    },
+  );
 });
 
 describe('a chain of increments', () => {
-  it('holds each response once and lists each deletion once, with another tenant’s transaction open throughout', { timeout: 120_000 }, async () => {
-    const survey = await activeSurvey(owner.live);
-    const otherSurvey = await activeSurvey(other.live);
-    const a = await submitMany(owner.live, survey.id, 20);
-    await remove(owner.live, survey.id, a[0]!);
+  it(
+    'holds each response once and lists each deletion once, with another tenant’s transaction open throughout',
+    { timeout: 120_000 },
+    async () => {
+      const survey = await activeSurvey(owner.live);
+      const otherSurvey = await activeSurvey(other.live);
+      const a = await submitMany(owner.live, survey.id, 20);
+      await remove(owner.live, survey.id, a[0]!);
 
-    // Another tenant's transaction, holding an xid (it wrote a response), open across every export below.
-    const long = await rawClient();
-    await long.query('begin');
-    await insertResponse(long, other, otherSurvey.id, 'rsp_000000000000000000000L0NG1', 1);
+      // Another tenant's transaction, holding an xid (it wrote a response), open across every export below.
+      const long = await rawClient();
+      await long.query('begin');
+      await insertResponse(long, other, otherSurvey.id, 'rsp_000000000000000000000L0NG1', 1);
 
-    const full = await exportIds(owner.live, survey.id);
-    expect(full.ms).toBeLessThan(15_000);
-    expect(sorted(full.ids)).toEqual(sorted(a.slice(1)));
-    expect(await deletionsOf(owner.live, full.export.id)).toEqual([a[0]]);
+      const full = await exportIds(owner.live, survey.id);
+      expect(full.ms).toBeLessThan(15_000);
+      expect(sorted(full.ids)).toEqual(sorted(a.slice(1)));
+      expect(await deletionsOf(owner.live, full.export.id)).toEqual([a[0]]);
 
-    const b = await submitMany(owner.live, survey.id, 10, 100);
-    await remove(owner.live, survey.id, a[1]!);
-    await remove(owner.live, survey.id, b[0]!);
-    const first = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
-    expect(first.ms).toBeLessThan(15_000);
-    expect(sorted(first.ids)).toEqual(sorted(b.slice(1)));
-    expect(sorted(await deletionsOf(owner.live, first.export.id))).toEqual(sorted([a[1]!, b[0]!]));
+      const b = await submitMany(owner.live, survey.id, 10, 100);
+      await remove(owner.live, survey.id, a[1]!);
+      await remove(owner.live, survey.id, b[0]!);
+      const first = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
+      expect(first.ms).toBeLessThan(15_000);
+      expect(sorted(first.ids)).toEqual(sorted(b.slice(1)));
+      expect(sorted(await deletionsOf(owner.live, first.export.id))).toEqual(sorted([a[1]!, b[0]!]));
 
-    const c = await submitMany(owner.live, survey.id, 5, 200);
-    await remove(owner.live, survey.id, b[1]!);
-    const second = await exportIds(owner.live, survey.id, { sinceExport: first.export.id });
-    expect(second.ms).toBeLessThan(15_000);
-    expect(sorted(second.ids)).toEqual(sorted(c));
-    expect(await deletionsOf(owner.live, second.export.id)).toEqual([b[1]]);
+      const c = await submitMany(owner.live, survey.id, 5, 200);
+      await remove(owner.live, survey.id, b[1]!);
+      const second = await exportIds(owner.live, survey.id, { sinceExport: first.export.id });
+      expect(second.ms).toBeLessThan(15_000);
+      expect(sorted(second.ids)).toEqual(sorted(c));
+      expect(await deletionsOf(owner.live, second.export.id)).toEqual([b[1]]);
 
-    await long.query('commit');
+      await long.query('commit');
 
-    // The other tenant's exports see its long transaction's response once it committed, and only then.
-    const otherFull = await exportIds(other.live, otherSurvey.id);
-    expect(otherFull.ids).toEqual(['rsp_000000000000000000000L0NG1']);
+      // The other tenant's exports see its long transaction's response once it committed, and only then.
+      const otherFull = await exportIds(other.live, otherSurvey.id);
+      expect(otherFull.ids).toEqual(['rsp_000000000000000000000L0NG1']);
 
-    // Across the chain: every response received once; every deletion listed once.
-    const received = [...full.ids, ...first.ids, ...second.ids];
-    expect(received.length).toBe(new Set(received).size);
-    const deleted = [a[0]!, a[1]!, b[0]!, b[1]!];
-    const listed = [
-      ...(await deletionsOf(owner.live, full.export.id)),
-      ...(await deletionsOf(owner.live, first.export.id)),
-      ...(await deletionsOf(owner.live, second.export.id)),
-    ];
-    expect(sorted(listed)).toEqual(sorted(deleted));
-    // What a loader holds after applying files and deletions in order: exactly the responses that exist.
-    const stored = [...a, ...b, ...c].filter((id) => !deleted.includes(id));
-    const held = new Set<string>();
-    for (const step of [
-      { ids: full.ids, deletions: await deletionsOf(owner.live, full.export.id) },
-      { ids: first.ids, deletions: await deletionsOf(owner.live, first.export.id) },
-      { ids: second.ids, deletions: await deletionsOf(owner.live, second.export.id) },
-    ]) {
-      for (const id of step.ids) held.add(id);
-      for (const id of step.deletions) held.delete(id);
-    }
-    expect(sorted([...held])).toEqual(sorted(stored));
+      // Across the chain: every response received once; every deletion listed once.
+      const received = [...full.ids, ...first.ids, ...second.ids];
+      expect(received.length).toBe(new Set(received).size);
+      const deleted = [a[0]!, a[1]!, b[0]!, b[1]!];
+      const listed = [
+        ...(await deletionsOf(owner.live, full.export.id)),
+        ...(await deletionsOf(owner.live, first.export.id)),
+        ...(await deletionsOf(owner.live, second.export.id)),
+      ];
+      expect(sorted(listed)).toEqual(sorted(deleted));
+      // What a loader holds after applying files and deletions in order: exactly the responses that exist.
+      const stored = [...a, ...b, ...c].filter((id) => !deleted.includes(id));
+      const held = new Set<string>();
+      for (const step of [
+        { ids: full.ids, deletions: await deletionsOf(owner.live, full.export.id) },
+        { ids: first.ids, deletions: await deletionsOf(owner.live, first.export.id) },
+        { ids: second.ids, deletions: await deletionsOf(owner.live, second.export.id) },
+      ]) {
+        for (const id of step.ids) held.add(id);
+        for (const id of step.deletions) held.delete(id);
+      }
+      expect(sorted([...held])).toEqual(sorted(stored));
 
-    const third = await exportIds(owner.live, survey.id, { sinceExport: second.export.id });
-    expect(third.ids).toEqual([]);
-    expect(await deletionsOf(owner.live, third.export.id)).toEqual([]);
-  });
+      const third = await exportIds(owner.live, survey.id, { sinceExport: second.export.id });
+      expect(third.ids).toEqual([]);
+      expect(await deletionsOf(owner.live, third.export.id)).toEqual([]);
+    },
+  );
 
-  it('puts a response and a deletion of this tenant that commit after an export’s snapshot into the next increment', { timeout: 120_000 }, async () => {
-    const survey = await activeSurvey(owner.live);
-    const before = await submitMany(owner.live, survey.id, 5);
+  it(
+    'puts a response and a deletion of this tenant that commit after an export’s snapshot into the next increment',
+    { timeout: 120_000 },
+    async () => {
+      const survey = await activeSurvey(owner.live);
+      const before = await submitMany(owner.live, survey.id, 5);
 
-    // In flight: a submission and a deletion of this survey, begun before the export, committed after it.
-    const inFlight = await rawClient();
-    await inFlight.query('begin');
-    await insertResponse(inFlight, owner, survey.id, 'rsp_00000000000000000000FL1GHT', 7);
-    await inFlight.query('delete from responses where id = $1', [before[0]]);
-    // Acknowledged after the in-flight transaction began.
-    const after = await submitMany(owner.live, survey.id, 5, 50);
+      // In flight: a submission and a deletion of this survey, begun before the export, committed after it.
+      const inFlight = await rawClient();
+      await inFlight.query('begin');
+      await insertResponse(inFlight, owner, survey.id, 'rsp_00000000000000000000FL1GHT', 7);
+      await inFlight.query('delete from responses where id = $1', [before[0]]);
+      // Acknowledged after the in-flight transaction began.
+      const after = await submitMany(owner.live, survey.id, 5, 50);
 
-    const full = await exportIds(owner.live, survey.id);
-    expect(full.ms).toBeLessThan(15_000);
-    // Everything acknowledged, the in-flight response not (not committed), the row it is deleting still there.
-    expect(sorted(full.ids)).toEqual(sorted([...before, ...after]));
-    expect(await deletionsOf(owner.live, full.export.id)).toEqual([]);
+      const full = await exportIds(owner.live, survey.id);
+      expect(full.ms).toBeLessThan(15_000);
+      // Everything acknowledged, the in-flight response not (not committed), the row it is deleting still there.
+      expect(sorted(full.ids)).toEqual(sorted([...before, ...after]));
+      expect(await deletionsOf(owner.live, full.export.id)).toEqual([]);
 
-    await inFlight.query('commit');
+      await inFlight.query('commit');
 
-    const next = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
-    expect(next.ids).toEqual(['rsp_00000000000000000000FL1GHT']);
-    expect(await deletionsOf(owner.live, next.export.id)).toEqual([before[0]]);
+      const next = await exportIds(owner.live, survey.id, { sinceExport: full.export.id });
+      expect(next.ids).toEqual(['rsp_00000000000000000000FL1GHT']);
+      expect(await deletionsOf(owner.live, next.export.id)).toEqual([before[0]]);
 
-    const last = await exportIds(owner.live, survey.id, { sinceExport: next.export.id });
-    expect(last.ids).toEqual([]);
-    expect(await deletionsOf(owner.live, last.export.id)).toEqual([]);
-  });
+      const last = await exportIds(owner.live, survey.id, { sinceExport: next.export.id });
+      expect(last.ids).toEqual([]);
+      expect(await deletionsOf(owner.live, last.export.id)).toEqual([]);
+    },
+  );
 });
 
 describe('windows in a chain', () => {
-  it('continues a chain whose first export ended at submittedBefore, with what committed late before that end', { timeout: 60_000 }, async () => {
-    const survey = await activeSurvey(owner.live);
-    const early = await submitMany(owner.live, survey.id, 3);
-    // A submission begun before the cut, committed after the first export's snapshot.
-    const late = await rawClient();
-    await late.query('begin');
-    await insertResponse(late, owner, survey.id, 'rsp_0000000000000000000000LATE', 3);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const cut = new Date();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    const afterCut = await submitMany(owner.live, survey.id, 2, 10);
+  it(
+    'continues a chain whose first export ended at submittedBefore, with what committed late before that end',
+    { timeout: 60_000 },
+    async () => {
+      const survey = await activeSurvey(owner.live);
+      const early = await submitMany(owner.live, survey.id, 3);
+      // A submission begun before the cut, committed after the first export's snapshot.
+      const late = await rawClient();
+      await late.query('begin');
+      await insertResponse(late, owner, survey.id, 'rsp_0000000000000000000000LATE', 3);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const cut = new Date();
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      const afterCut = await submitMany(owner.live, survey.id, 2, 10);
 
-    const first = await exportIds(owner.live, survey.id, { submittedBefore: cut.toISOString() });
-    expect(sorted(first.ids)).toEqual(sorted(early));
-    expect(first.export.watermark).toBe(cut.toISOString());
-    await late.query('commit');
+      const first = await exportIds(owner.live, survey.id, { submittedBefore: cut.toISOString() });
+      expect(sorted(first.ids)).toEqual(sorted(early));
+      expect(first.export.watermark).toBe(cut.toISOString());
+      await late.query('commit');
 
-    // Ending earlier than the previous export would break the chain; so would an end after an open-ended one.
-    const earlier = await owner.live.POST('/api/v1/surveys/{id}/responses/export', {
-      params: { path: { id: survey.id } },
-      body: { format: 'ndjson', sinceExport: first.export.id, submittedBefore: new Date(cut.getTime() - 1).toISOString() },
-    });
-    expect(earlier.response.status).toBe(400);
+      // Ending earlier than the previous export would break the chain; so would an end after an open-ended one.
+      const earlier = await owner.live.POST('/api/v1/surveys/{id}/responses/export', {
+        params: { path: { id: survey.id } },
+        body: {
+          format: 'ndjson',
+          sinceExport: first.export.id,
+          submittedBefore: new Date(cut.getTime() - 1).toISOString(),
+        },
+      });
+      expect(earlier.response.status).toBe(400);
 
-    const second = await exportIds(owner.live, survey.id, { sinceExport: first.export.id });
-    expect(sorted(second.ids)).toEqual(sorted([...afterCut, 'rsp_0000000000000000000000LATE']));
-    const third = await exportIds(owner.live, survey.id, { sinceExport: second.export.id });
-    expect(third.ids).toEqual([]);
-    const bounded = await owner.live.POST('/api/v1/surveys/{id}/responses/export', {
-      params: { path: { id: survey.id } },
-      body: { format: 'ndjson', sinceExport: third.export.id, submittedBefore: new Date(Date.now() + 60_000).toISOString() },
-    });
-    expect(bounded.response.status).toBe(400);
-    expect(bounded.error?.error.details?.[0]?.path).toBe('/body/submittedBefore');
-  });
+      const second = await exportIds(owner.live, survey.id, { sinceExport: first.export.id });
+      expect(sorted(second.ids)).toEqual(sorted([...afterCut, 'rsp_0000000000000000000000LATE']));
+      const third = await exportIds(owner.live, survey.id, { sinceExport: second.export.id });
+      expect(third.ids).toEqual([]);
+      const bounded = await owner.live.POST('/api/v1/surveys/{id}/responses/export', {
+        params: { path: { id: survey.id } },
+        body: {
+          format: 'ndjson',
+          sinceExport: third.export.id,
+          submittedBefore: new Date(Date.now() + 60_000).toISOString(),
+        },
+      });
+      expect(bounded.response.status).toBe(400);
+      expect(bounded.error?.error.details?.[0]?.path).toBe('/body/submittedBefore');
+    },
+  );
 
   it('continues an export accepted before snapshots from its watermark', async () => {
     const survey = await activeSurvey(owner.live);
@@ -262,7 +307,9 @@ describe('an increment over a big survey', () => {
     const planOf = async (exportId: string) => {
       const row = await t.db.selectFrom('exports').selectAll().where('id', '=', exportId).executeTakeFirstOrThrow();
       return t.db.transaction().execute(async (tx) => {
-        const { rows } = await sql<{ 'QUERY PLAN': string }>`explain declare c no scroll cursor for ${scopeRowsQuery(tenantOf, scopeOf(row))}`.execute(tx);
+        const { rows } = await sql<{
+          'QUERY PLAN': string;
+        }>`explain declare c no scroll cursor for ${scopeRowsQuery(tenantOf, scopeOf(row))}`.execute(tx);
         return rows.map((r) => r['QUERY PLAN']).join('\n');
       });
     };

@@ -25,16 +25,31 @@ let t: TestService;
 let keys: Keys;
 const fixtures: Fixtures = {};
 
-async function json(method: string, path: string, key: string, body?: unknown): Promise<{ status: number; data?: Record<string, unknown> }> {
-  const answer = await raw(t.url, method, path, { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+async function json(
+  method: string,
+  path: string,
+  key: string,
+  body?: unknown,
+): Promise<{ status: number; data?: Record<string, unknown> }> {
+  const answer = await raw(t.url, method, path, {
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
   return { status: answer.status, data: (answer.body as { data?: Record<string, unknown> } | undefined)?.data };
 }
 
 beforeAll(async () => {
   // Distribution e-mails (if the fuzz sends any) go to a throw-away outbox, never to a network.
-  t = await startTestService({ authFailuresPerMinute: 1_000_000, mailOutboxDir: mkdtempSync(path.join(tmpdir(), 'fuzz-outbox-')) });
+  t = await startTestService({
+    authFailuresPerMinute: 1_000_000,
+    mailOutboxDir: mkdtempSync(path.join(tmpdir(), 'fuzz-outbox-')),
+  });
   const org = await t.createOrganization('BUSINESS');
-  await t.db.updateTable('organizations').set({ rate_limit_per_minute: 10_000_000, rate_limit_per_day: 100_000_000 }).where('id', '=', org).execute();
+  await t.db
+    .updateTable('organizations')
+    .set({ rate_limit_per_minute: 10_000_000, rate_limit_per_day: 100_000_000 })
+    .where('id', '=', org)
+    .execute();
   const full = await t.createKey(org);
   const narrow = await t.createKey(org, { scopes: ['surveys:read'] });
   const test = await t.createKey(org, { environment: 'TEST' });
@@ -49,10 +64,21 @@ beforeAll(async () => {
     surveys.push(String(created.data!.id));
     if (i % 2 === 0) await json('POST', `/api/v1/surveys/${created.data!.id}/launch`, full.key, {});
   }
-  const response = await json('POST', `/api/v1/surveys/${surveys[0]}/responses`, full.key, { answers: [{ questionId: 'q_1', value: 7 }, { questionId: 'q_2', value: 3 }] });
+  const response = await json('POST', `/api/v1/surveys/${surveys[0]}/responses`, full.key, {
+    answers: [
+      { questionId: 'q_1', value: 7 },
+      { questionId: 'q_2', value: 3 },
+    ],
+  });
   await json('PUT', '/api/v1/respondents/E-fuzz-1', full.key, { email: 'fuzz@example.com', department: 'R&D' });
-  const sync = await json('POST', '/api/v1/respondents/sync', full.key, { mode: 'upsert', respondents: [{ externalId: 'E-fuzz-2', email: 'f2@example.com' }] });
-  const webhook = await json('POST', '/api/v1/webhooks', full.key, { url: 'http://127.0.0.1:9/hook', events: ['survey.launched'] });
+  const sync = await json('POST', '/api/v1/respondents/sync', full.key, {
+    mode: 'upsert',
+    respondents: [{ externalId: 'E-fuzz-2', email: 'f2@example.com' }],
+  });
+  const webhook = await json('POST', '/api/v1/webhooks', full.key, {
+    url: 'http://127.0.0.1:9/hook',
+    events: ['survey.launched'],
+  });
   const ids = (...values: unknown[]) => values.filter((v): v is string => typeof v === 'string');
   Object.assign(fixtures, {
     id: [...surveys, spare.id, ...ids(webhook.data?.id)],
@@ -77,7 +103,9 @@ describe('fuzz: every operation of the contract', () => {
     const ops = operations();
     const perOperation = Math.ceil(runs / ops.length);
     const requests: FuzzRequest[] = [];
-    ops.forEach((op, index) => requests.push(...fc.sample(requestFor(op, fixtures, keys), { seed: seed + index, numRuns: perOperation })));
+    ops.forEach((op, index) =>
+      requests.push(...fc.sample(requestFor(op, fixtures, keys), { seed: seed + index, numRuns: perOperation })),
+    );
     const failures: string[] = [];
     const statuses = new Map<string, Set<number>>();
     let next = 0;
@@ -91,16 +119,21 @@ describe('fuzz: every operation of the contract', () => {
           try {
             expectDocumented(request.template, request.method, answer, request.mutation);
           } catch (error) {
-            failures.push(`${(error as Error).message.split('\n')[0]}\n  request: ${request.method} ${request.path}${request.query ? `?${request.query}` : ''} headers=${JSON.stringify({ ...request.headers, authorization: request.headers.authorization ? '<key>' : undefined })} body=${JSON.stringify(request.body?.slice(0, 300))}\n  answer: ${answer.text.slice(0, 300)}`);
+            failures.push(
+              `${(error as Error).message.split('\n')[0]}\n  request: ${request.method} ${request.path}${request.query ? `?${request.query}` : ''} headers=${JSON.stringify({ ...request.headers, authorization: request.headers.authorization ? '<key>' : undefined })} body=${JSON.stringify(request.body?.slice(0, 300))}\n  answer: ${answer.text.slice(0, 300)}`,
+            );
           }
         }
       }),
     );
-    if (process.env.FUZZ_VERBOSE) for (const [id, set] of statuses) console.log(id.padEnd(28), [...set].sort().join(' '));
+    if (process.env.FUZZ_VERBOSE)
+      for (const [id, set] of statuses) console.log(id.padEnd(28), [...set].sort().join(' '));
     expect(requests.length).toBeGreaterThanOrEqual(runs);
     // Every operation was exercised, and beyond its refusals: the fuzz reaches handlers.
     expect(statuses.size).toBe(ops.length);
-    const reached = [...statuses.values()].filter((set) => [...set].some((status) => status < 400 || status === 404 || status === 409)).length;
+    const reached = [...statuses.values()].filter((set) =>
+      [...set].some((status) => status < 400 || status === 404 || status === 409),
+    ).length;
     expect(reached).toBeGreaterThan(ops.length / 2);
     expect(failures.slice(0, 10), `seed ${seed}: ${failures.length} failing requests`).toEqual([]);
   }, 300_000);

@@ -11,7 +11,9 @@ export interface TestDatabase {
 
 function admin(): pg.Client {
   const serverUrl = inject('databaseServer');
-  const maintenance = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres' : 'postgres';
+  const maintenance = process.env.DATABASE_URL
+    ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres'
+    : 'postgres';
   return new pg.Client({ connectionString: serverUrl.replace('{database}', maintenance) });
 }
 

@@ -55,7 +55,9 @@ export default async function setup(project: TestProject) {
   let admin: pg.Client;
   let template: string;
   try {
-    const maintenanceDb = process.env.DATABASE_URL ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres' : 'postgres';
+    const maintenanceDb = process.env.DATABASE_URL
+      ? new URL(process.env.DATABASE_URL).pathname.slice(1) || 'postgres'
+      : 'postgres';
     template = `survey_test_template_${process.pid}`;
     admin = new pg.Client({ connectionString: withDatabase(serverUrl, maintenanceDb) });
     await admin.connect();
@@ -66,10 +68,15 @@ export default async function setup(project: TestProject) {
     const database = openDatabase(templateUrl, 2);
     await migrateToLatest(database.db);
     await database.close();
-    const boss = new PgBoss({ connectionString: templateUrl, schema: 'pgboss', supervise: false, schedule: false, max: 1 });
+    const boss = new PgBoss({
+      connectionString: templateUrl,
+      schema: 'pgboss',
+      supervise: false,
+      schedule: false,
+      max: 1,
+    });
     await boss.start();
     await boss.stop({ graceful: false, wait: true });
-
   } catch (error) {
     // Never leave a server running behind a failed set-up.
     await embedded?.stop();
@@ -81,7 +88,9 @@ export default async function setup(project: TestProject) {
   project.provide('templateDatabase', template);
 
   return async () => {
-    const leftovers = await admin.query<{ datname: string }>(`select datname from pg_database where datname like 'survey_test_%'`);
+    const leftovers = await admin.query<{ datname: string }>(
+      `select datname from pg_database where datname like 'survey_test_%'`,
+    );
     for (const row of leftovers.rows) {
       if (row.datname === template || row.datname.startsWith(`survey_test_${process.pid}_`)) {
         await admin.query(`drop database if exists ${row.datname} with (force)`);

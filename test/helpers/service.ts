@@ -17,7 +17,10 @@ export interface TestService {
   service: RunningService;
   db: RunningService['services']['db'];
   createOrganization(plan?: Plan, name?: string): Promise<string>;
-  createKey(organizationId: string, options?: { environment?: Environment; scopes?: string[]; expiresAt?: Date }): Promise<{ id: string; key: string }>;
+  createKey(
+    organizationId: string,
+    options?: { environment?: Environment; scopes?: string[]; expiresAt?: Date },
+  ): Promise<{ id: string; key: string }>;
   /** An organization with a full-scope key per environment. */
   createTenant(plan?: Plan): Promise<{ organizationId: string; liveKey: string; testKey: string }>;
   client(apiKey: string): SurveyServiceClient;

@@ -11,12 +11,16 @@ const root = path.resolve(import.meta.dirname, '../..');
 export function typeCheck(snippets: Array<{ name: string; code: string }>): string[] {
   const config = ts.readConfigFile(path.join(root, 'tsconfig.json'), ts.sys.readFile);
   const parsed = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
-  const files = new Map(snippets.map((s, i) => [path.join(root, `.snippet-${i}-${s.name.replace(/[^a-z0-9]+/gi, '-')}.ts`), s]));
+  const files = new Map(
+    snippets.map((s, i) => [path.join(root, `.snippet-${i}-${s.name.replace(/[^a-z0-9]+/gi, '-')}.ts`), s]),
+  );
   const host = ts.createCompilerHost(parsed.options);
   const getSourceFile = host.getSourceFile.bind(host);
   host.getSourceFile = (fileName, language, onError, shouldCreate) => {
     const snippet = files.get(path.resolve(fileName));
-    return snippet ? ts.createSourceFile(fileName, snippet.code, language) : getSourceFile(fileName, language, onError, shouldCreate);
+    return snippet
+      ? ts.createSourceFile(fileName, snippet.code, language)
+      : getSourceFile(fileName, language, onError, shouldCreate);
   };
   const fileExists = host.fileExists.bind(host);
   host.fileExists = (fileName) => files.has(path.resolve(fileName)) || fileExists(fileName);

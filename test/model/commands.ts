@@ -17,7 +17,6 @@ import { found } from './findings.js';
 import {
   answersOf,
   BOUNCING_PERSON,
-  byValue,
   DEPARTMENTS,
   describeFilter,
   expectedExport,
@@ -78,55 +77,99 @@ interface Answered {
 /** The status and body of an openapi-fetch call (never throws for an error answer). */
 async function answered(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<Answered> {
   const { data, error, response } = await call;
-  return { status: response.status, data: (data as { data?: unknown } | undefined)?.data, error: error as Answered['error'] };
+  return {
+    status: response.status,
+    data: (data as { data?: unknown } | undefined)?.data,
+    error: error as Answered['error'],
+  };
 }
 
 function expectStatus(result: Answered, status: number, code: string | undefined, what: string) {
-  expect({ status: result.status, code: result.error?.error?.code }, `${what}: ${result.error?.error?.message ?? ''}`).toEqual({ status, code });
+  expect(
+    { status: result.status, code: result.error?.error?.code },
+    `${what}: ${result.error?.error?.message ?? ''}`,
+  ).toEqual({ status, code });
 }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Selectors
 
-const pick = <T>(items: readonly T[], selector: number): T | undefined => (items.length === 0 ? undefined : items[selector % items.length]);
+const pick = <T>(items: readonly T[], selector: number): T | undefined =>
+  items.length === 0 ? undefined : items[selector % items.length];
 const surveyOf = (m: Readonly<Model>, selector: number) => pick(m.surveys, selector);
 
-export const deptArb: fc.Arbitrary<Dept> = fc.oneof({ arbitrary: fc.constantFrom(...DEPARTMENTS), weight: 6 }, { arbitrary: fc.constant(null), weight: 1 });
+export const deptArb: fc.Arbitrary<Dept> = fc.oneof(
+  { arbitrary: fc.constantFrom(...DEPARTMENTS), weight: 6 },
+  { arbitrary: fc.constant(null), weight: 1 },
+);
 
 export const filterArb: fc.Arbitrary<DeptFilter> = fc.oneof(
   { arbitrary: fc.constantFrom(...DEPARTMENTS).map((value) => ({ operator: 'equals' as const, value })), weight: 4 },
-  { arbitrary: fc.uniqueArray(fc.constantFrom(...DEPARTMENTS), { minLength: 1, maxLength: 2 }).map((value) => ({ operator: 'in' as const, value })), weight: 2 },
+  {
+    arbitrary: fc
+      .uniqueArray(fc.constantFrom(...DEPARTMENTS), { minLength: 1, maxLength: 2 })
+      .map((value) => ({ operator: 'in' as const, value })),
+    weight: 2,
+  },
   { arbitrary: fc.boolean().map((value) => ({ operator: 'exists' as const, value })), weight: 1 },
   { arbitrary: fc.constantFrom('s', 'E', 'p').map((value) => ({ operator: 'contains' as const, value })), weight: 1 },
-  { arbitrary: fc.tuple(fc.constantFrom('gte' as const, 'lte' as const), fc.constantFrom(...DEPARTMENTS)).map(([operator, value]) => ({ operator, value })), weight: 1 },
+  {
+    arbitrary: fc
+      .tuple(fc.constantFrom('gte' as const, 'lte' as const), fc.constantFrom(...DEPARTMENTS))
+      .map(([operator, value]) => ({ operator, value })),
+    weight: 1,
+  },
 );
 
 const answerArb = fc
-  .tuple(fc.option(fc.integer({ min: 0, max: 10 }), { freq: 6 }), fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }))
+  .tuple(
+    fc.option(fc.integer({ min: 0, max: 10 }), { freq: 6 }),
+    fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }),
+  )
   .filter(([nps, rating]) => nps !== null || rating !== null)
   .map(([nps, rating]) => ({ nps, rating }));
 
-const answerText = (a: { nps: number | null; rating: number | null }) => `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'}`;
+const answerText = (a: { nps: number | null; rating: number | null }) =>
+  `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys
 
-export async function createSurvey(m: Model, r: Real, settings: { allowMultiple: boolean; anonymous: boolean }, launch: boolean): Promise<MSurvey> {
+export async function createSurvey(
+  m: Model,
+  r: Real,
+  settings: { allowMultiple: boolean; anonymous: boolean },
+  launch: boolean,
+): Promise<MSurvey> {
   const created = await answered(
     r.client.POST('/api/v1/surveys', {
       body: {
         title: `Pulse ${m.surveys.length}`,
         questions: QUESTIONS.map((q) => ({ ...q })),
         // The defaults (one response each, not anonymous) by leaving settings out.
-        ...(settings.allowMultiple || settings.anonymous ? { settings: { allowMultipleResponses: settings.allowMultiple, anonymous: settings.anonymous } } : {}),
+        ...(settings.allowMultiple || settings.anonymous
+          ? { settings: { allowMultipleResponses: settings.allowMultiple, anonymous: settings.anonymous } }
+          : {}),
       },
     }),
   );
   expectStatus(created, 201, undefined, 'create survey');
-  const data = created.data as { id: string; status: string; settings: { allowMultipleResponses: boolean; anonymous: boolean } };
+  const data = created.data as {
+    id: string;
+    status: string;
+    settings: { allowMultipleResponses: boolean; anonymous: boolean };
+  };
   expect(data.status).toBe('draft');
   expect(data.settings).toEqual({ allowMultipleResponses: settings.allowMultiple, anonymous: settings.anonymous });
-  const survey: MSurvey = { index: m.surveys.length, id: data.id, status: 'draft', allowMultiple: settings.allowMultiple, anonymous: settings.anonymous, distributions: [], exports: [] };
+  const survey: MSurvey = {
+    index: m.surveys.length,
+    id: data.id,
+    status: 'draft',
+    allowMultiple: settings.allowMultiple,
+    anonymous: settings.anonymous,
+    distributions: [],
+    exports: [],
+  };
   m.surveys.push(survey);
   if (launch) await transition(m, r, survey, 'launch');
   return survey;
@@ -142,11 +185,16 @@ export class CreateSurvey implements Cmd {
   async run(m: Model, r: Real) {
     await createSurvey(m, r, this, this.launch);
   }
-  toString = () => `CreateSurvey(${this.allowMultiple ? 'multiple' : 'once'}${this.anonymous ? ', anonymous' : ''}${this.launch ? ', launched' : ''})`;
+  toString = () =>
+    `CreateSurvey(${this.allowMultiple ? 'multiple' : 'once'}${this.anonymous ? ', anonymous' : ''}${this.launch ? ', launched' : ''})`;
 }
 
 type Transition = 'launch' | 'pause' | 'close';
-const allowedFrom: Record<Transition, MSurvey['status'][]> = { launch: ['draft', 'paused'], pause: ['active'], close: ['active', 'paused'] };
+const allowedFrom: Record<Transition, MSurvey['status'][]> = {
+  launch: ['draft', 'paused'],
+  pause: ['active'],
+  close: ['active', 'paused'],
+};
 const resulting: Record<Transition, MSurvey['status']> = { launch: 'active', pause: 'paused', close: 'closed' };
 
 async function transition(m: Model, r: Real, survey: MSurvey, kind: Transition) {
@@ -183,11 +231,19 @@ const whoArb: fc.Arbitrary<Who> = fc.oneof(
   { arbitrary: fc.nat({ max: 1 }).map((index) => ({ kind: 'stranger' as const, index })), weight: 1 },
   { arbitrary: fc.constant({ kind: 'nobody' as const }), weight: 1 },
 );
-const whoId = (who: Who) => (who.kind === 'person' ? personId(who.index) : who.kind === 'stranger' ? strangerId(who.index) : null);
+const whoId = (who: Who) =>
+  who.kind === 'person' ? personId(who.index) : who.kind === 'stranger' ? strangerId(who.index) : null;
 
-const hasLiveResponse = (m: Model, survey: MSurvey, respondent: string) => live(m, survey).some((x) => x.respondent === respondent);
+const hasLiveResponse = (m: Model, survey: MSurvey, respondent: string) =>
+  live(m, survey).some((x) => x.respondent === respondent);
 
-async function submitApi(m: Model, r: Real, survey: MSurvey, who: Who, answer: { nps: number | null; rating: number | null }) {
+async function submitApi(
+  m: Model,
+  r: Real,
+  survey: MSurvey,
+  who: Who,
+  answer: { nps: number | null; rating: number | null },
+) {
   const sent = whoId(who);
   const result = await answered(
     r.client.POST('/api/v1/surveys/{id}/responses', {
@@ -195,7 +251,8 @@ async function submitApi(m: Model, r: Real, survey: MSurvey, who: Who, answer: {
       body: { ...(sent === null ? {} : { respondentExternalId: sent }), answers: answersOf(answer) },
     }),
   );
-  if (survey.status !== 'active') return expectStatus(result, 409, 'invalid_state', `API answer to a ${survey.status} survey`);
+  if (survey.status !== 'active')
+    return expectStatus(result, 409, 'invalid_state', `API answer to a ${survey.status} survey`);
   const respondent = survey.anonymous ? null : sent;
   if (!survey.allowMultiple && respondent !== null && hasLiveResponse(m, survey, respondent)) {
     return expectStatus(result, 409, 'duplicate_response', `second API answer of ${respondent}`);
@@ -203,17 +260,51 @@ async function submitApi(m: Model, r: Real, survey: MSurvey, who: Who, answer: {
   expectStatus(result, 201, undefined, 'API answer');
   const reached = respondent === null ? undefined : latestReaching(survey, respondent);
   const person = m.people.find((p) => p.externalId === respondent);
-  const stored = result.data as { id: string; respondentExternalId: string | null; distributionId: string | null; answers: unknown; submittedAt: string };
+  const stored = result.data as {
+    id: string;
+    respondentExternalId: string | null;
+    distributionId: string | null;
+    answers: unknown;
+    submittedAt: string;
+  };
   expect(
-    { respondentExternalId: stored.respondentExternalId, distributionId: stored.distributionId, answers: stored.answers },
+    {
+      respondentExternalId: stored.respondentExternalId,
+      distributionId: stored.distributionId,
+      answers: stored.answers,
+    },
     `the stored API answer of ${respondent ?? 'nobody'} (the distribution it answers: the latest that reached them)`,
-  ).toEqual({ respondentExternalId: respondent, distributionId: reached?.distribution.id ?? null, answers: answersOf(answer) });
-  const subject = reached ? { department: reached.recipient.department } : person?.record ? { department: person.record.department } : null;
-  saw(`API answer: ${reached ? 'answers a distribution' : respondent === null ? 'no respondent' : person?.record ? 'by the record' : 'unknown respondent'}`);
-  if (reached && (person?.record ?? null)?.department !== reached.recipient.department) saw('API answer: snapshot differs from the record');
+  ).toEqual({
+    respondentExternalId: respondent,
+    distributionId: reached?.distribution.id ?? null,
+    answers: answersOf(answer),
+  });
+  const subject = reached
+    ? { department: reached.recipient.department }
+    : person?.record
+      ? { department: person.record.department }
+      : null;
+  saw(
+    `API answer: ${reached ? 'answers a distribution' : respondent === null ? 'no respondent' : person?.record ? 'by the record' : 'unknown respondent'}`,
+  );
+  if (reached && (person?.record ?? null)?.department !== reached.recipient.department)
+    saw('API answer: snapshot differs from the record');
   if (reached) reached.recipient.status = 'responded';
-  m.responses.push({ id: stored.id, survey, respondent, ...answer, distributionId: stored.distributionId, subject, submittedAt: stored.submittedAt, channel: 'api', acked: tick(m), deleted: null });
-  r.log.push(`  ${stored.id} = API answer of ${respondent ?? 'nobody'} to ${surveyName(survey)}, distribution ${reached ? `d${reached.distribution.index}` : 'none'}, subject ${subject ? deptName(subject.department) : 'none'}`);
+  m.responses.push({
+    id: stored.id,
+    survey,
+    respondent,
+    ...answer,
+    distributionId: stored.distributionId,
+    subject,
+    submittedAt: stored.submittedAt,
+    channel: 'api',
+    acked: tick(m),
+    deleted: null,
+  });
+  r.log.push(
+    `  ${stored.id} = API answer of ${respondent ?? 'nobody'} to ${surveyName(survey)}, distribution ${reached ? `d${reached.distribution.index}` : 'none'}, subject ${subject ? deptName(subject.department) : 'none'}`,
+  );
 }
 
 export class SubmitApi implements Cmd {
@@ -226,22 +317,43 @@ export class SubmitApi implements Cmd {
     const survey = surveyOf(m, this.survey)!;
     for (const { who, answer } of this.answers) await submitApi(m, r, survey, who, answer);
   }
-  toString = () => `SubmitApi(#${this.survey}, ${this.answers.map(({ who, answer }) => `${whoId(who) ?? 'nobody'} ${answerText(answer)}`).join('; ')})`;
+  toString = () =>
+    `SubmitApi(#${this.survey}, ${this.answers.map(({ who, answer }) => `${whoId(who) ?? 'nobody'} ${answerText(answer)}`).join('; ')})`;
 }
 
 /** Every response of a survey as the API lists it. */
 async function listed(r: Real, survey: MSurvey) {
-  const all: { id: string; respondentExternalId: string | null; distributionId?: string | null; answers: unknown; submittedAt: string }[] = [];
-  for await (const x of r.client.paginate('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id }, query: { pageSize: 100 } } })) all.push(x);
+  const all: {
+    id: string;
+    respondentExternalId: string | null;
+    distributionId?: string | null;
+    answers: unknown;
+    submittedAt: string;
+  }[] = [];
+  for await (const x of r.client.paginate('/api/v1/surveys/{id}/responses', {
+    params: { path: { id: survey.id }, query: { pageSize: 100 } },
+  }))
+    all.push(x);
   return all;
 }
 
-async function submitLink(m: Model, r: Real, distribution: MDistribution, recipient: MRecipient, answer: { nps: number | null; rating: number | null }) {
+async function submitLink(
+  m: Model,
+  r: Real,
+  distribution: MDistribution,
+  recipient: MRecipient,
+  answer: { nps: number | null; rating: number | null },
+) {
   const survey = distribution.survey;
   const form = new URLSearchParams();
   if (answer.nps !== null) form.append('nps', String(answer.nps));
   if (answer.rating !== null) form.append('rating', String(answer.rating));
-  const page = await fetch(recipient.link, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: form.toString(), redirect: 'manual' });
+  const page = await fetch(recipient.link, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: form.toString(),
+    redirect: 'manual',
+  });
   const html = await page.text();
   const respondent = survey.anonymous ? null : recipient.externalId;
   let expected: number;
@@ -253,12 +365,24 @@ async function submitLink(m: Model, r: Real, distribution: MDistribution, recipi
   const fresh = (await listed(r, survey)).filter((x) => !known.has(x.id));
   expect(
     { status: page.status, stored: fresh.length },
-    `answer page of ${recipient.externalId} (d${distribution.index}, recipient ${recipient.status}) on a ${survey.status} survey: ${html.replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 300)}`,
+    `answer page of ${recipient.externalId} (d${distribution.index}, recipient ${recipient.status}) on a ${survey.status} survey: ${html
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .slice(0, 300)}`,
   ).toEqual({ status: expected, stored: expected === 200 ? 1 : 0 });
-  saw(`answer page: ${expected}${expected === 410 && recipient.status !== 'responded' ? ' (answered through the API before)' : ''}`);
+  saw(
+    `answer page: ${expected}${expected === 410 && recipient.status !== 'responded' ? ' (answered through the API before)' : ''}`,
+  );
   if (expected !== 200) return;
   const stored = fresh[0]!;
-  expect({ respondentExternalId: stored.respondentExternalId, distributionId: stored.distributionId, answers: stored.answers }, 'the stored answer-page response').toEqual({
+  expect(
+    {
+      respondentExternalId: stored.respondentExternalId,
+      distributionId: stored.distributionId,
+      answers: stored.answers,
+    },
+    'the stored answer-page response',
+  ).toEqual({
     respondentExternalId: respondent,
     distributionId: distribution.id,
     answers: answersOf(answer),
@@ -267,20 +391,41 @@ async function submitLink(m: Model, r: Real, distribution: MDistribution, recipi
   if (survey.anonymous) {
     // An anonymous survey's responses carry no identity: nothing the API shows may tie this response to its person.
     const recipients: { respondentExternalId: string; respondedAt: string | null }[] = [];
-    for await (const x of r.client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', { params: { path: { surveyId: survey.id, distributionId: distribution.id } } } as never)) {
+    for await (const x of r.client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
+      params: { path: { surveyId: survey.id, distributionId: distribution.id } },
+    } as never)) {
       recipients.push(x as (typeof recipients)[number]);
     }
     const telling = recipients.filter((x) => x.respondedAt === stored.submittedAt);
     if (telling.length > 0) {
-      found('anonymous-responded-at', `anonymous response ${stored.id} (submittedAt ${stored.submittedAt}) and recipient ${telling.map((x) => x.respondentExternalId).join(', ')} of d${distribution.index} (respondedAt ${telling[0]!.respondedAt})`);
+      found(
+        'anonymous-responded-at',
+        `anonymous response ${stored.id} (submittedAt ${stored.submittedAt}) and recipient ${telling.map((x) => x.respondentExternalId).join(', ')} of d${distribution.index} (respondedAt ${telling[0]!.respondedAt})`,
+      );
     }
     // (The contract says more since be69bdd: an anonymous survey's recipients never show a `respondedAt`.)
-    expect(recipients.map((x) => x.respondedAt).filter((x) => x !== null), `respondedAt of d${distribution.index}'s recipients, in an anonymous survey`).toEqual([]);
+    expect(
+      recipients.map((x) => x.respondedAt).filter((x) => x !== null),
+      `respondedAt of d${distribution.index}'s recipients, in an anonymous survey`,
+    ).toEqual([]);
   }
   // The snapshot of the distribution holds the respondent named by the response (none in an anonymous survey).
   const subject = respondent === null ? null : { department: recipient.department };
-  m.responses.push({ id: stored.id, survey, respondent, ...answer, distributionId: distribution.id, subject, submittedAt: stored.submittedAt, channel: 'link', acked: tick(m), deleted: null });
-  r.log.push(`  ${stored.id} = link answer of ${recipient.externalId} to ${surveyName(survey)} via d${distribution.index}, subject ${subject ? deptName(subject.department) : 'none'}`);
+  m.responses.push({
+    id: stored.id,
+    survey,
+    respondent,
+    ...answer,
+    distributionId: distribution.id,
+    subject,
+    submittedAt: stored.submittedAt,
+    channel: 'link',
+    acked: tick(m),
+    deleted: null,
+  });
+  r.log.push(
+    `  ${stored.id} = link answer of ${recipient.externalId} to ${surveyName(survey)} via d${distribution.index}, subject ${subject ? deptName(subject.department) : 'none'}`,
+  );
 }
 
 export class SubmitLink implements Cmd {
@@ -296,9 +441,11 @@ export class SubmitLink implements Cmd {
       this.distribution,
     )!;
     const recipients = [...distribution.recipients.values()];
-    for (const { recipient, answer } of this.answers) await submitLink(m, r, distribution, pick(recipients, recipient)!, answer);
+    for (const { recipient, answer } of this.answers)
+      await submitLink(m, r, distribution, pick(recipients, recipient)!, answer);
   }
-  toString = () => `SubmitLink(#${this.distribution}, ${this.answers.map((a) => `#${a.recipient} ${answerText(a.answer)}`).join('; ')})`;
+  toString = () =>
+    `SubmitLink(#${this.distribution}, ${this.answers.map((a) => `#${a.recipient} ${answerText(a.answer)}`).join('; ')})`;
 }
 
 export class DeleteResponse implements Cmd {
@@ -309,7 +456,11 @@ export class DeleteResponse implements Cmd {
       m.responses.filter((x) => x.deleted === null),
       this.response,
     )!;
-    const result = await answered(r.client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: target.survey.id, responseId: target.id } } }));
+    const result = await answered(
+      r.client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', {
+        params: { path: { id: target.survey.id, responseId: target.id } },
+      }),
+    );
     expect(result.status, `delete response ${target.id}`).toBeLessThan(300);
     target.deleted = tick(m);
     r.log.push(`  deleted ${target.id}`);
@@ -322,7 +473,12 @@ export class DeleteResponse implements Cmd {
 
 export async function putRespondent(m: Model, r: Real, index: number, department: Dept) {
   const person = m.people[index]!;
-  const result = await answered(r.client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: person.externalId } }, body: { email: person.email, department } }));
+  const result = await answered(
+    r.client.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: person.externalId } },
+      body: { email: person.email, department },
+    }),
+  );
   expectStatus(result, person.record ? 200 : 201, undefined, `PUT ${person.externalId}`);
   expect((result.data as { department: Dept }).department).toBe(department);
   person.record = { department };
@@ -345,7 +501,9 @@ export class DeleteRespondent implements Cmd {
   check = () => true;
   async run(m: Model, r: Real) {
     const person = m.people[this.person]!;
-    const result = await answered(r.client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: person.externalId } } }));
+    const result = await answered(
+      r.client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: person.externalId } } }),
+    );
     if (person.record === null) return expectStatus(result, 404, 'not_found', `DELETE of absent ${person.externalId}`);
     expect(result.status, `DELETE ${person.externalId}`).toBeLessThan(300);
     person.record = null;
@@ -357,8 +515,14 @@ export class SyncRespondents implements Cmd {
   constructor(readonly changes: { person: number; department: Dept }[]) {}
   check = () => true;
   async run(m: Model, r: Real) {
-    const records = this.changes.map((c) => ({ externalId: personId(c.person), email: m.people[c.person]!.email, department: c.department }));
-    const accepted = await answered(r.client.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: records } }));
+    const records = this.changes.map((c) => ({
+      externalId: personId(c.person),
+      email: m.people[c.person]!.email,
+      department: c.department,
+    }));
+    const accepted = await answered(
+      r.client.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: records } }),
+    );
     expectStatus(accepted, 202, undefined, 'sync');
     const job = await r.client.respondents.waitForSync((accepted.data as { jobId: string }).jobId, pollFast);
     // The last occurrence of an id wins; earlier ones are skipped. Unchanged records are skipped too.
@@ -374,9 +538,18 @@ export class SyncRespondents implements Cmd {
       else updated++;
       person.record = { department };
     }
-    expect({ status: job.status, ...job.stats }, 'sync job').toEqual({ status: 'completed', totalRecords: this.changes.length, created, updated, skipped, errors: 0, deleted: 0 });
+    expect({ status: job.status, ...job.stats }, 'sync job').toEqual({
+      status: 'completed',
+      totalRecords: this.changes.length,
+      created,
+      updated,
+      skipped,
+      errors: 0,
+      deleted: 0,
+    });
   }
-  toString = () => `SyncRespondents(${this.changes.map((c) => `${personId(c.person)}→${deptName(c.department)}`).join(', ')})`;
+  toString = () =>
+    `SyncRespondents(${this.changes.map((c) => `${personId(c.person)}→${deptName(c.department)}`).join(', ')})`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -397,27 +570,54 @@ export class Distribute implements Cmd {
     const result = await answered(
       r.client.POST('/api/v1/surveys/{surveyId}/distribute', {
         params: { path: { surveyId: survey.id } },
-        body: { targeting: { filters: this.filter ? [{ field: 'department', ...this.filter }] : [] }, distribution: { method: this.method } },
+        body: {
+          targeting: { filters: this.filter ? [{ field: 'department', ...this.filter }] : [] },
+          distribution: { method: this.method },
+        },
       }),
     );
-    if (survey.status !== 'active') return expectStatus(result, 409, 'invalid_state', `distribution of a ${survey.status} survey`);
+    if (survey.status !== 'active')
+      return expectStatus(result, 409, 'invalid_state', `distribution of a ${survey.status} survey`);
     expectStatus(result, 202, undefined, 'distribute');
     const id = (result.data as { id: string }).id;
     const done = await r.client.distributions.wait(survey.id, id, pollFast);
-    const audience = m.people.filter((p) => p.record !== null && (this.filter === null || matches(this.filter, p.record.department)));
+    const audience = m.people.filter(
+      (p) => p.record !== null && (this.filter === null || matches(this.filter, p.record.department)),
+    );
     const bounced = this.method === 'email' ? audience.filter((p) => p.externalId === personId(BOUNCING_PERSON)) : [];
-    expect({ status: done.status, matchedCount: done.matchedCount, sentCount: done.sentCount, failedCount: done.failedCount }, 'distribution').toEqual({
+    expect(
+      {
+        status: done.status,
+        matchedCount: done.matchedCount,
+        sentCount: done.sentCount,
+        failedCount: done.failedCount,
+      },
+      'distribution',
+    ).toEqual({
       status: 'sent',
       matchedCount: audience.length,
       sentCount: audience.length - bounced.length,
       failedCount: bounced.length,
     });
-    const listedRecipients: { respondentExternalId: string; status: string; link: string; snapshot: { department: Dept } }[] = [];
-    for await (const x of r.client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', { params: { path: { surveyId: survey.id, distributionId: id } } } as never)) {
+    const listedRecipients: {
+      respondentExternalId: string;
+      status: string;
+      link: string;
+      snapshot: { department: Dept };
+    }[] = [];
+    for await (const x of r.client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
+      params: { path: { surveyId: survey.id, distributionId: id } },
+    } as never)) {
       listedRecipients.push(x as (typeof listedRecipients)[number]);
     }
     const reachedAt = tick(m);
-    const distribution: MDistribution = { index: survey.distributions.length, id, survey, method: this.method, recipients: new Map() };
+    const distribution: MDistribution = {
+      index: survey.distributions.length,
+      id,
+      survey,
+      method: this.method,
+      recipients: new Map(),
+    };
     for (const p of audience) {
       const bounce = bounced.includes(p);
       distribution.recipients.set(p.externalId, {
@@ -430,9 +630,17 @@ export class Distribute implements Cmd {
       });
     }
     expect(
-      listedRecipients.map((x) => ({ id: x.respondentExternalId, status: x.status, department: x.snapshot.department })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+      listedRecipients
+        .map((x) => ({ id: x.respondentExternalId, status: x.status, department: x.snapshot.department }))
+        .sort((a, b) => (a.id < b.id ? -1 : 1)),
       'recipients and their snapshots',
-    ).toEqual([...distribution.recipients.values()].map((x) => ({ id: x.externalId, status: x.status, department: x.department })));
+    ).toEqual(
+      [...distribution.recipients.values()].map((x) => ({
+        id: x.externalId,
+        status: x.status,
+        department: x.department,
+      })),
+    );
     for (const x of listedRecipients) distribution.recipients.get(x.respondentExternalId)!.link = x.link;
     if (this.method === 'email') {
       // Each person reached got one message, and its link is the recipient's: answers go through the mailed link.
@@ -446,9 +654,12 @@ export class Distribute implements Cmd {
       }
     }
     survey.distributions.push(distribution);
-    r.log.push(`  d${distribution.index} = ${id} (${surveyName(survey)}, ${this.method}): ${[...distribution.recipients.values()].map((x) => `${x.externalId}:${deptName(x.department)}${x.status === 'bounced' ? '(bounced)' : ''}`).join(' ')}`);
+    r.log.push(
+      `  d${distribution.index} = ${id} (${surveyName(survey)}, ${this.method}): ${[...distribution.recipients.values()].map((x) => `${x.externalId}:${deptName(x.department)}${x.status === 'bounced' ? '(bounced)' : ''}`).join(' ')}`,
+    );
   }
-  toString = () => `Distribute(#${this.survey}, ${this.method}${this.filter ? `, ${describeFilter(this.filter)}` : ''})`;
+  toString = () =>
+    `Distribute(#${this.survey}, ${this.method}${this.filter ? `, ${describeFilter(this.filter)}` : ''})`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -457,18 +668,35 @@ export class Distribute implements Cmd {
 async function runExport(m: Model, r: Real, survey: MSurvey, format: 'json' | 'ndjson', base: MExport | null) {
   const at = tick(m);
   const file = path.join(files, `${survey.id}-${at}-${Math.random().toString(36).slice(2)}.${format}`);
-  const done = await exportResponsesToFile(r.client, survey.id, { format, ...(base ? { sinceExport: base.id } : {}) }, file, pollFast);
+  const done = await exportResponsesToFile(
+    r.client,
+    survey.id,
+    { format, ...(base ? { sinceExport: base.id } : {}) },
+    file,
+    pollFast,
+  );
   const text = await readFile(file, 'utf8');
   await rm(file, { force: true });
-  const records: unknown[] = format === 'json' ? JSON.parse(text) : text.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+  const records: unknown[] =
+    format === 'json'
+      ? JSON.parse(text)
+      : text
+          .split('\n')
+          .filter(Boolean)
+          .map((line) => JSON.parse(line));
   const deletions: string[] = [];
-  for await (const d of r.client.paginate('/api/v1/exports/{exportId}/deletions', { params: { path: { exportId: done.id }, query: { pageSize: 100 } } })) deletions.push(d.responseId);
+  for await (const d of r.client.paginate('/api/v1/exports/{exportId}/deletions', {
+    params: { path: { exportId: done.id }, query: { pageSize: 100 } },
+  }))
+    deletions.push(d.responseId);
   const expected = expectedExport(m, survey, at, base);
   const what = base ? `increment of ${surveyName(survey)} since ${base.id}` : `full export of ${surveyName(survey)}`;
   expect(records, `${what}: its records (${done.id})`).toEqual(expected.records);
   expect(done.rowCount, `${what}: rowCount`).toBe(expected.records.length);
   expect(deletions.sort(), `${what}: its deletions list (${done.id})`).toEqual(expected.deletions);
-  saw(`export: ${base ? 'increment' : 'full'}${expected.records.length > 0 ? ' with records' : ' empty'}${expected.deletions.length > 0 ? ' and deletions' : ''}`);
+  saw(
+    `export: ${base ? 'increment' : 'full'}${expected.records.length > 0 ? ' with records' : ' empty'}${expected.deletions.length > 0 ? ' and deletions' : ''}`,
+  );
   survey.exports.push({ id: done.id, at, base });
   r.log.push(`  ${done.id} = ${what}: ${records.length} records, ${deletions.length} deletions`);
 }
@@ -503,7 +731,8 @@ export class ExportIncrement implements Cmd {
     const base = this.base === null ? survey.exports.at(-1)! : pick(survey.exports, this.base)!;
     await runExport(m, r, survey, this.format, base);
   }
-  toString = () => `ExportIncrement(#${this.survey}, ${this.base === null ? 'latest' : `#${this.base}`}, ${this.format})`;
+  toString = () =>
+    `ExportIncrement(#${this.survey}, ${this.base === null ? 'latest' : `#${this.base}`}, ${this.format})`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -530,7 +759,11 @@ function queryString(q: StaticQuery) {
 }
 
 export async function compareStatic(m: Model, r: Real, survey: MSurvey, q: StaticQuery) {
-  const result = await answered(r.client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: survey.id }, query: queryString(q) } }));
+  const result = await answered(
+    r.client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: survey.id }, query: queryString(q) },
+    }),
+  );
   expectStatus(result, 200, undefined, 'static analytics');
   const { generatedAt: _, ...actual } = result.data as Record<string, unknown>;
   const expected = expectedStatic(m, survey, q);
@@ -538,7 +771,9 @@ export async function compareStatic(m: Model, r: Real, survey: MSurvey, q: Stati
   const e = expected as { suppressed: boolean; segments: { suppressed: boolean; value: Dept }[] };
   if (e.suppressed) saw('analytics: whole suppressed');
   else {
-    saw(`analytics: shown${q.submittedAfter === NO_OP_WINDOW ? ', no-op window' : q.submittedAfter || q.submittedBefore ? ', window' : ''}${q.segmentBy ? ', by department' : ''}${q.distributionId ? ', one distribution' : ''}${q.filter ? ', filtered' : ''}`);
+    saw(
+      `analytics: shown${q.submittedAfter === NO_OP_WINDOW ? ', no-op window' : q.submittedAfter || q.submittedBefore ? ', window' : ''}${q.segmentBy ? ', by department' : ''}${q.distributionId ? ', one distribution' : ''}${q.filter ? ', filtered' : ''}`,
+    );
     const guard = guardDetails(m, survey, q);
     if (guard.underThreshold) saw('analytics: a group under the threshold');
     if (guard.guarded) saw('analytics: subtraction guard hid a group');
@@ -547,19 +782,38 @@ export async function compareStatic(m: Model, r: Real, survey: MSurvey, q: Stati
   }
   if (!isDeepStrictEqual(actual, expected)) {
     if (isDeepStrictEqual(actual, expectedStatic(m, survey, q, { halves: 'up' }))) {
-      found('negative-halves', `${what}: NPS score ${JSON.stringify((actual as { questions: { score?: number }[] }).questions[0]?.score)} where the model rounds half away from zero`);
+      found(
+        'negative-halves',
+        `${what}: NPS score ${JSON.stringify((actual as { questions: { score?: number }[] }).questions[0]?.score)} where the model rounds half away from zero`,
+      );
     }
-    if (q.segmentBy && tieOrders(m, survey, q).some((tieOrder) => isDeepStrictEqual(actual, expectedStatic(m, survey, q, { tieOrder })))) {
-      const shown = (x: unknown) => (x as { segments: { value: Dept; suppressed: boolean }[] }).segments.filter((g) => !g.suppressed).map((g) => deptName(g.value));
-      found('tie-order', `${what}: the server shows ${shown(actual).join(', ')}, the model ${shown(expected).join(', ')}`);
+    if (
+      q.segmentBy &&
+      tieOrders(m, survey, q).some((tieOrder) => isDeepStrictEqual(actual, expectedStatic(m, survey, q, { tieOrder })))
+    ) {
+      const shown = (x: unknown) =>
+        (x as { segments: { value: Dept; suppressed: boolean }[] }).segments
+          .filter((g) => !g.suppressed)
+          .map((g) => deptName(g.value));
+      found(
+        'tie-order',
+        `${what}: the server shows ${shown(actual).join(', ')}, the model ${shown(expected).join(', ')}`,
+      );
     }
   }
   expect(actual, what).toEqual(expected);
 }
 
-/** A distribution's recipients: who, their snapshot, and who responded (with a time, unless the survey is anonymous). */
+/**
+ * A distribution's recipients: who, their snapshot, and who responded (with a time, unless the survey is anonymous).
+ */
 async function compareRecipients(r: Real, distribution: MDistribution) {
-  const listed: { respondentExternalId: string; status: string; respondedAt: string | null; snapshot: { department: Dept } }[] = [];
+  const listed: {
+    respondentExternalId: string;
+    status: string;
+    respondedAt: string | null;
+    snapshot: { department: Dept };
+  }[] = [];
   for await (const x of r.client.paginate('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
     params: { path: { surveyId: distribution.survey.id, distributionId: distribution.id } },
   } as never)) {
@@ -567,17 +821,32 @@ async function compareRecipients(r: Real, distribution: MDistribution) {
   }
   const anonymous = distribution.survey.anonymous;
   expect(
-    listed.map((x) => ({ id: x.respondentExternalId, status: x.status, department: x.snapshot.department, respondedAt: x.respondedAt !== null })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+    listed
+      .map((x) => ({
+        id: x.respondentExternalId,
+        status: x.status,
+        department: x.snapshot.department,
+        respondedAt: x.respondedAt !== null,
+      }))
+      .sort((a, b) => (a.id < b.id ? -1 : 1)),
     `recipients of d${distribution.index} (${distribution.id})`,
   ).toEqual(
-    [...distribution.recipients.values()].map((x) => ({ id: x.externalId, status: x.status, department: x.department, respondedAt: x.status === 'responded' && !anonymous })),
+    [...distribution.recipients.values()].map((x) => ({
+      id: x.externalId,
+      status: x.status,
+      department: x.department,
+      respondedAt: x.status === 'responded' && !anonymous,
+    })),
   );
 }
 
 /** Every order of the groups of a breakdown, as orders for the guard's ties. */
 function tieOrders(m: Model, survey: MSurvey, q: StaticQuery): ((a: Dept, b: Dept) => number)[] {
   const values = [...new Set(scopeOf(m, survey, q).map((x) => x.subject?.department ?? null))];
-  const permutations = (xs: Dept[]): Dept[][] => (xs.length <= 1 ? [xs] : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest])));
+  const permutations = (xs: Dept[]): Dept[][] =>
+    xs.length <= 1
+      ? [xs]
+      : xs.flatMap((x, i) => permutations([...xs.slice(0, i), ...xs.slice(i + 1)]).map((rest) => [x, ...rest]));
   return permutations(values).map((order) => (a: Dept, b: Dept) => order.indexOf(a) - order.indexOf(b));
 }
 
@@ -585,7 +854,8 @@ function tieOrders(m: Model, survey: MSurvey, q: StaticQuery): ((a: Dept, b: Dep
 function guardDetails(m: Model, survey: MSurvey, q: StaticQuery) {
   if (!q.segmentBy) return { underThreshold: false, guarded: false, tie: false };
   const byGroup = new Map<Dept, MResponse[]>();
-  for (const x of scopeOf(m, survey, q)) byGroup.set(x.subject?.department ?? null, [...(byGroup.get(x.subject?.department ?? null) ?? []), x]);
+  for (const x of scopeOf(m, survey, q))
+    byGroup.set(x.subject?.department ?? null, [...(byGroup.get(x.subject?.department ?? null) ?? []), x]);
   const groups = [...byGroup].map(([value, rs]) => ({ value, respondents: respondentsOf(rs) }));
   const under = groups.filter((g) => g.respondents < m.threshold);
   const hidden = suppressedValues(groups, m.threshold);
@@ -596,7 +866,11 @@ function guardDetails(m: Model, survey: MSurvey, q: StaticQuery) {
   return { underThreshold: under.length > 0, guarded, tie };
 }
 
-function windowOf(m: Model, survey: MSurvey, window: Window | null): Pick<StaticQuery, 'submittedAfter' | 'submittedBefore'> {
+function windowOf(
+  m: Model,
+  survey: MSurvey,
+  window: Window | null,
+): Pick<StaticQuery, 'submittedAfter' | 'submittedBefore'> {
   if (window === null) return {};
   if (window.kind === 'noop') return { submittedAfter: NO_OP_WINDOW };
   const times = [...new Set(live(m, survey).map((x) => x.submittedAt))].sort();
@@ -618,7 +892,8 @@ export class ReadAnalytics implements Cmd {
     const survey = surveyOf(m, this.survey)!;
     await compareStatic(m, r, survey, {});
     await compareStatic(m, r, survey, { segmentBy: 'department' });
-    const distribution = this.view.distribution === null ? undefined : pick(survey.distributions, this.view.distribution);
+    const distribution =
+      this.view.distribution === null ? undefined : pick(survey.distributions, this.view.distribution);
     // Every answer to a distribution, by its id (as long as the survey has one).
     const latest = survey.distributions.at(-1);
     if (latest) {
@@ -641,8 +916,11 @@ export class SetThreshold implements Cmd {
   constructor(readonly threshold: number) {}
   check = () => true;
   async run(m: Model, r: Real) {
-    const result = await answered(r.client.PATCH('/api/v1/settings/analytics', { body: { anonymityThreshold: this.threshold } }));
-    if (this.threshold < 3 || this.threshold > 100) return expectStatus(result, 400, 'validation_failed', `threshold ${this.threshold}`);
+    const result = await answered(
+      r.client.PATCH('/api/v1/settings/analytics', { body: { anonymityThreshold: this.threshold } }),
+    );
+    if (this.threshold < 3 || this.threshold > 100)
+      return expectStatus(result, 400, 'validation_failed', `threshold ${this.threshold}`);
     expectStatus(result, 200, undefined, 'threshold');
     expect((result.data as { anonymityThreshold: number }).anonymityThreshold).toBe(this.threshold);
     m.threshold = this.threshold;
@@ -667,22 +945,84 @@ const windowArb: fc.Arbitrary<Window | null> = fc.oneof(
 
 export const commandArbs: fc.Arbitrary<Cmd>[] = [
   fc.oneof(
-    { weight: 2, arbitrary: fc.tuple(fc.boolean(), fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }), fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) })).map(([multiple, anonymous, launch]) => new CreateSurvey(multiple, anonymous, launch) as Cmd) },
-    { weight: 3, arbitrary: fc.tuple(surveySel, fc.constantFrom<Transition>('launch', 'launch', 'pause', 'close')).map(([s, kind]) => new Transit(s, kind)) },
-    { weight: 9, arbitrary: fc.tuple(surveySel, fc.array(fc.record({ who: whoArb, answer: answerArb }), { minLength: 1, maxLength: 8 })).map(([s, a]) => new SubmitApi(s, a)) },
-    { weight: 5, arbitrary: fc.tuple(fc.nat({ max: 5 }), fc.array(fc.record({ recipient: fc.nat({ max: 11 }), answer: answerArb }), { minLength: 1, maxLength: 10 })).map(([d, a]) => new SubmitLink(d, a)) },
-    { weight: 2, arbitrary: fc.nat({ max: 40 }).map((i) => new DeleteResponse(i)) },
-    { weight: 3, arbitrary: fc.tuple(fc.nat({ max: 11 }), deptArb).map(([p, d]) => new PutRespondent(p, d)) },
-    { weight: 1, arbitrary: fc.nat({ max: 11 }).map((p) => new DeleteRespondent(p)) },
-    { weight: 1, arbitrary: fc.array(fc.record({ person: fc.nat({ max: 11 }), department: deptArb }), { minLength: 1, maxLength: 4 }).map((c) => new SyncRespondents(c)) },
-    { weight: 2, arbitrary: fc.tuple(surveySel, fc.constantFrom<'link' | 'email'>('link', 'email'), fc.option(filterArb, { freq: 3 })).map(([s, method, f]) => new Distribute(s, method, f)) },
-    { weight: 1, arbitrary: fc.tuple(surveySel, fc.constantFrom<Format>('json', 'ndjson')).map(([s, f]) => new ExportFull(s, f)) },
-    { weight: 2, arbitrary: fc.tuple(surveySel, fc.option(fc.nat({ max: 5 }), { freq: 3 }), fc.constantFrom<Format>('json', 'ndjson')).map(([s, b, f]) => new ExportIncrement(s, b, f)) },
-    { weight: 5, arbitrary: fc.tuple(surveySel, fc.record({ segment: fc.boolean(), distribution: fc.option(fc.nat({ max: 5 }), { freq: 4 }), filter: fc.option(filterArb, { freq: 2 }), window: windowArb })).map(([s, v]) => new ReadAnalytics(s, v)) },
     {
       weight: 2,
       arbitrary: fc
-        .oneof({ weight: 12, arbitrary: fc.integer({ min: 3, max: 5 }) }, { weight: 4, arbitrary: fc.integer({ min: 6, max: 10 }) }, { weight: 1, arbitrary: fc.constantFrom(2, 101) })
+        .tuple(
+          fc.boolean(),
+          fc.oneof({ weight: 9, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+          fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+        )
+        .map(([multiple, anonymous, launch]) => new CreateSurvey(multiple, anonymous, launch) as Cmd),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(surveySel, fc.constantFrom<Transition>('launch', 'launch', 'pause', 'close'))
+        .map(([s, kind]) => new Transit(s, kind)),
+    },
+    {
+      weight: 9,
+      arbitrary: fc
+        .tuple(surveySel, fc.array(fc.record({ who: whoArb, answer: answerArb }), { minLength: 1, maxLength: 8 }))
+        .map(([s, a]) => new SubmitApi(s, a)),
+    },
+    {
+      weight: 5,
+      arbitrary: fc
+        .tuple(
+          fc.nat({ max: 5 }),
+          fc.array(fc.record({ recipient: fc.nat({ max: 11 }), answer: answerArb }), { minLength: 1, maxLength: 10 }),
+        )
+        .map(([d, a]) => new SubmitLink(d, a)),
+    },
+    { weight: 2, arbitrary: fc.nat({ max: 40 }).map((i) => new DeleteResponse(i)) },
+    { weight: 3, arbitrary: fc.tuple(fc.nat({ max: 11 }), deptArb).map(([p, d]) => new PutRespondent(p, d)) },
+    { weight: 1, arbitrary: fc.nat({ max: 11 }).map((p) => new DeleteRespondent(p)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .array(fc.record({ person: fc.nat({ max: 11 }), department: deptArb }), { minLength: 1, maxLength: 4 })
+        .map((c) => new SyncRespondents(c)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(surveySel, fc.constantFrom<'link' | 'email'>('link', 'email'), fc.option(filterArb, { freq: 3 }))
+        .map(([s, method, f]) => new Distribute(s, method, f)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.tuple(surveySel, fc.constantFrom<Format>('json', 'ndjson')).map(([s, f]) => new ExportFull(s, f)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .tuple(surveySel, fc.option(fc.nat({ max: 5 }), { freq: 3 }), fc.constantFrom<Format>('json', 'ndjson'))
+        .map(([s, b, f]) => new ExportIncrement(s, b, f)),
+    },
+    {
+      weight: 5,
+      arbitrary: fc
+        .tuple(
+          surveySel,
+          fc.record({
+            segment: fc.boolean(),
+            distribution: fc.option(fc.nat({ max: 5 }), { freq: 4 }),
+            filter: fc.option(filterArb, { freq: 2 }),
+            window: windowArb,
+          }),
+        )
+        .map(([s, v]) => new ReadAnalytics(s, v)),
+    },
+    {
+      weight: 2,
+      arbitrary: fc
+        .oneof(
+          { weight: 12, arbitrary: fc.integer({ min: 3, max: 5 }) },
+          { weight: 4, arbitrary: fc.integer({ min: 6, max: 10 }) },
+          { weight: 1, arbitrary: fc.constantFrom(2, 101) },
+        )
         .map((n) => new SetThreshold(n)),
     },
   ),

@@ -23,7 +23,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import { startWithSmtp } from '../distributions/fixtures.js';
 import type { TestSmtp } from '../distributions/smtp.js';
-import { commandArbs, coverage, CreateSurvey, removeExportFolder, Distribute, ReadAnalytics, SetThreshold, SubmitApi, SubmitLink, type Cmd } from './commands.js';
+import {
+  commandArbs,
+  coverage,
+  CreateSurvey,
+  removeExportFolder,
+  Distribute,
+  ReadAnalytics,
+  SetThreshold,
+  SubmitApi,
+  SubmitLink,
+  type Cmd,
+} from './commands.js';
 import { FINDINGS } from './findings.js';
 import { initialArb, runSequence, type Harness, type Initial } from './harness.js';
 import { POPULATION } from './model.js';
@@ -54,39 +65,57 @@ const executed = new Map<string, number>();
 let sequences = 0;
 
 describe('the data path against its model', () => {
-  it(`matches the model over ${numRuns} command sequences (seed ${seed})`, { timeout: (timeLimitS + 120) * 1000 }, async () => {
-    console.log(`model: seed ${seed}, ${numRuns} runs${replayPath ? `, path ${replayPath}` : ''} — a failure is replayed with MODEL_SEED=${seed} MODEL_PATH='<path>' MODEL_REPLAY='<replayPath>' npm run model`);
-    const started = Date.now();
-    await fc.assert(
-      fc.asyncProperty(initialArb, fc.commands(commandArbs, { maxCommands, size: 'max', ...(commandsPath ? { replayPath: commandsPath } : {}) }), async (initial, commands) => {
-        sequences++;
-        const harness: Harness = {
-          t,
-          smtp,
-          onCommand: (c) => {
-            const kind = c.toString().replace(/\(.*$/, '');
-            executed.set(kind, (executed.get(kind) ?? 0) + 1);
+  it(
+    `matches the model over ${numRuns} command sequences (seed ${seed})`,
+    { timeout: (timeLimitS + 120) * 1000 },
+    async () => {
+      console.log(
+        `model: seed ${seed}, ${numRuns} runs${replayPath ? `, path ${replayPath}` : ''} — a failure is replayed with MODEL_SEED=${seed} MODEL_PATH='<path>' MODEL_REPLAY='<replayPath>' npm run model`,
+      );
+      const started = Date.now();
+      await fc.assert(
+        fc.asyncProperty(
+          initialArb,
+          fc.commands(commandArbs, { maxCommands, size: 'max', ...(commandsPath ? { replayPath: commandsPath } : {}) }),
+          async (initial, commands) => {
+            sequences++;
+            const harness: Harness = {
+              t,
+              smtp,
+              onCommand: (c) => {
+                const kind = c.toString().replace(/\(.*$/, '');
+                executed.set(kind, (executed.get(kind) ?? 0) + 1);
+              },
+            };
+            await runSequence(harness, initial, commands);
           },
-        };
-        await runSequence(harness, initial, commands);
-      }),
-      {
-        seed,
-        numRuns,
-        path: replayPath,
-        verbose: 1,
-        // Shrinking reruns whole sequences against the server: bounded, so that a failing `npm test` still ends
-        // (with the smallest counterexample found by then); campaigns take MODEL_TIME_LIMIT_S.
-        plugins: [fc.interruptAfterTimeLimit(timeLimitS * 1000)],
-      },
-    );
-    console.log(
-      `model: coverage:\n${[...coverage].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `  ${k}: ${n}`).join('\n')}`,
-    );
-    console.log(
-      `model: ${sequences} of ${numRuns} sequences run in ${((Date.now() - started) / 1000).toFixed(1)} s; commands run: ${[...executed].sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, n]) => `${k} ${n}`).join(', ')}`,
-    );
-  });
+        ),
+        {
+          seed,
+          numRuns,
+          path: replayPath,
+          verbose: 1,
+          // Shrinking reruns whole sequences against the server: bounded, so that a failing `npm test` still ends
+          // (with the smallest counterexample found by then); campaigns take MODEL_TIME_LIMIT_S.
+          plugins: [fc.interruptAfterTimeLimit(timeLimitS * 1000)],
+        },
+      );
+      console.log(
+        `model: coverage:\n${[...coverage]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, n]) => `  ${k}: ${n}`)
+          .join('\n')}`,
+      );
+      console.log(
+        `model: ${sequences} of ${numRuns} sequences run in ${((Date.now() - started) / 1000).toFixed(1)} s; commands run: ${[
+          ...executed,
+        ]
+          .sort(([a], [b]) => (a < b ? -1 : 1))
+          .map(([k, n]) => `${k} ${n}`)
+          .join(', ')}`,
+      );
+    },
+  );
 });
 
 /**
@@ -131,17 +160,35 @@ describe('findings', () => {
           new SetThreshold(3),
           new SubmitApi(
             0,
-            [0, 1, 2, 3, 4, 5, 6].map((index) => ({ who: { kind: 'person' as const, index }, answer: { nps: 4 + index, rating: null } })),
+            [0, 1, 2, 3, 4, 5, 6].map((index) => ({
+              who: { kind: 'person' as const, index },
+              answer: { nps: 4 + index, rating: null },
+            })),
           ),
           new ReadAnalytics(0, { segment: true, distribution: null, filter: null, window: { kind: 'noop' } }),
-        ]).catch((error: Error) => failures.push(error.message.split('\n').find((line) => line.startsWith('static analytics')) ?? error.message));
+        ]).catch((error: Error) =>
+          failures.push(error.message.split('\n').find((line) => line.startsWith('static analytics')) ?? error.message),
+        );
       }
     }
     expect(failures, FINDINGS['tie-order']).toEqual([]);
   });
 
   it('anonymous-responded-at: nothing ties an anonymous answer given through a personal link to its person', async () => {
-    const people: Initial['people'] = ['Eng', 'Eng', 'Ops', undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined, undefined];
+    const people: Initial['people'] = [
+      'Eng',
+      'Eng',
+      'Ops',
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+    ];
     await strict({ people, allowMultiple: false, anonymous: true }, [
       new Distribute(0, 'link', null),
       new SubmitLink(0, [{ recipient: 1, answer: { nps: 3, rating: null } }]),

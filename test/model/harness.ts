@@ -53,8 +53,11 @@ export async function setup(h: Harness, initial: Initial, log: string[]): Promis
     organizationId: tenant.organizationId,
     log,
   };
-  log.push(`  organization ${tenant.organizationId}; people ${initial.people.map((d, i) => `${personId(i)}:${d === undefined ? 'absent' : (d ?? 'null')}`).join(' ')}`);
-  for (const [i, department] of initial.people.entries()) if (department !== undefined) await putRespondent(model, real, i, department);
+  log.push(
+    `  organization ${tenant.organizationId}; people ${initial.people.map((d, i) => `${personId(i)}:${d === undefined ? 'absent' : (d ?? 'null')}`).join(' ')}`,
+  );
+  for (const [i, department] of initial.people.entries())
+    if (department !== undefined) await putRespondent(model, real, i, department);
   await createSurvey(model, real, initial, true);
   return { model, real };
 }

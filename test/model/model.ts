@@ -166,11 +166,15 @@ export function answersOf(r: { nps: number | null; rating: number | null }) {
  * The distribution an API submission by `respondent` answers: the latest of the survey whose recipient row for
  * them was sent (status sent or responded, with a send time) before now.
  */
-export function latestReaching(survey: MSurvey, respondent: string): { distribution: MDistribution; recipient: MRecipient } | undefined {
+export function latestReaching(
+  survey: MSurvey,
+  respondent: string,
+): { distribution: MDistribution; recipient: MRecipient } | undefined {
   let best: { distribution: MDistribution; recipient: MRecipient } | undefined;
   for (const distribution of survey.distributions) {
     const recipient = distribution.recipients.get(respondent);
-    if (!recipient || recipient.reachedAt === null || (recipient.status !== 'sent' && recipient.status !== 'responded')) continue;
+    if (!recipient || recipient.reachedAt === null || (recipient.status !== 'sent' && recipient.status !== 'responded'))
+      continue;
     if (!best || recipient.reachedAt > best.recipient.reachedAt!) best = { distribution, recipient };
   }
   return best;
@@ -186,7 +190,12 @@ export function latestReaching(survey: MSurvey, respondent: string): { distribut
 export type Halves = 'away' | 'up';
 
 /** round(numerator / denominator, decimals) for integers with denominator > 0, decided exactly. */
-export function roundRational(numerator: number, denominator: number, decimals: number, halves: Halves = 'away'): number {
+export function roundRational(
+  numerator: number,
+  denominator: number,
+  decimals: number,
+  halves: Halves = 'away',
+): number {
   const factor = 10 ** decimals;
   const scaled = numerator * factor; // exact: small integers
   if (halves === 'up') return Math.floor((2 * scaled + denominator) / (2 * denominator)) / factor;
@@ -224,7 +233,10 @@ export function npsStats(values: number[], halves: Halves = 'away') {
     promoters,
     passives,
     detractors,
-    distribution: Array.from({ length: 11 }, (_, value) => ({ value, count: values.filter((v) => v === value).length })),
+    distribution: Array.from({ length: 11 }, (_, value) => ({
+      value,
+      count: values.filter((v) => v === value).length,
+    })),
   };
 }
 
@@ -250,7 +262,10 @@ export function ratingStats(values: number[]) {
     average: n === 0 ? null : roundRational(sum, n, 2),
     median,
     standardDeviation,
-    distribution: Array.from({ length: RATING_MAX - RATING_MIN + 1 }, (_, i) => ({ value: RATING_MIN + i, count: values.filter((v) => v === RATING_MIN + i).length })),
+    distribution: Array.from({ length: RATING_MAX - RATING_MIN + 1 }, (_, i) => ({
+      value: RATING_MIN + i,
+      count: values.filter((v) => v === RATING_MIN + i).length,
+    })),
   };
 }
 
@@ -276,7 +291,11 @@ export const byValue = (a: Dept, b: Dept) => (a === b ? 0 : a === null ? 1 : b =
  * respondents than the threshold (and some are suppressed), the smallest shown group too. Among equally small
  * groups the guard takes the first in `tieOrder`.
  */
-export function suppressedValues(groups: { value: Dept; respondents: number }[], threshold: number, tieOrder: (a: Dept, b: Dept) => number = byValue): Set<Dept> {
+export function suppressedValues(
+  groups: { value: Dept; respondents: number }[],
+  threshold: number,
+  tieOrder: (a: Dept, b: Dept) => number = byValue,
+): Set<Dept> {
   const suppressed = new Set<Dept>();
   let hidden = 0;
   for (const g of groups) {
@@ -285,7 +304,9 @@ export function suppressedValues(groups: { value: Dept; respondents: number }[],
       hidden += g.respondents;
     }
   }
-  const shown = groups.filter((g) => !suppressed.has(g.value)).sort((a, b) => a.respondents - b.respondents || tieOrder(a.value, b.value));
+  const shown = groups
+    .filter((g) => !suppressed.has(g.value))
+    .sort((a, b) => a.respondents - b.respondents || tieOrder(a.value, b.value));
   for (const g of shown) {
     if (suppressed.size === 0 || hidden >= threshold) break;
     suppressed.add(g.value);
@@ -307,7 +328,8 @@ export interface StaticQuery {
 const instant = (iso: string) => new Date(iso).getTime();
 
 const inWindow = (r: MResponse, q: StaticQuery) =>
-  (q.submittedAfter === undefined || instant(r.submittedAt) >= instant(q.submittedAfter)) && (q.submittedBefore === undefined || instant(r.submittedAt) < instant(q.submittedBefore));
+  (q.submittedAfter === undefined || instant(r.submittedAt) >= instant(q.submittedAfter)) &&
+  (q.submittedBefore === undefined || instant(r.submittedAt) < instant(q.submittedBefore));
 
 /** The responses a static analytics request covers. */
 export function scopeOf(m: Model, survey: MSurvey, q: StaticQuery): MResponse[] {
@@ -332,7 +354,9 @@ function participation(m: Model, survey: MSurvey, q: StaticQuery): { invited: nu
     }
   }
   // Responded: a response in the window (and to the distribution asked for), whatever the filter.
-  const responses = live(m, survey).filter((r) => inWindow(r, q) && (q.distributionId === undefined || r.distributionId === q.distributionId));
+  const responses = live(m, survey).filter(
+    (r) => inWindow(r, q) && (q.distributionId === undefined || r.distributionId === q.distributionId),
+  );
   const responded = [...invited].filter((id) => responses.some((r) => r.respondent === id)).length;
   return { invited: invited.size, rate: invited.size === 0 ? null : roundRational(responded, invited.size, 3) };
 }
@@ -347,7 +371,12 @@ function daily(responses: MResponse[]) {
  * The expected `StaticAnalytics`, without `generatedAt`. `variant` only serves to name a difference: another
  * order for ties of the subtraction guard, another rule for exact halves.
  */
-export function expectedStatic(m: Model, survey: MSurvey, q: StaticQuery, variant: { tieOrder?: (a: Dept, b: Dept) => number; halves?: Halves } = {}) {
+export function expectedStatic(
+  m: Model,
+  survey: MSurvey,
+  q: StaticQuery,
+  variant: { tieOrder?: (a: Dept, b: Dept) => number; halves?: Halves } = {},
+) {
   const tieOrder = variant.tieOrder ?? byValue;
   const halves = variant.halves ?? 'away';
   const scope = scopeOf(m, survey, q);
@@ -360,7 +389,16 @@ export function expectedStatic(m: Model, survey: MSurvey, q: StaticQuery, varian
     anonymityThreshold: m.threshold,
   };
   if (respondentsOf(scope) < m.threshold) {
-    return { ...base, suppressed: true, invitedCount: null, responseRate: null, responseCount: 0, questions: [], daily: [], segments: [] };
+    return {
+      ...base,
+      suppressed: true,
+      invitedCount: null,
+      responseRate: null,
+      responseCount: 0,
+      questions: [],
+      daily: [],
+      segments: [],
+    };
   }
   const invited = participation(m, survey, q);
   let segments: unknown[] = [];
@@ -370,12 +408,23 @@ export function expectedStatic(m: Model, survey: MSurvey, q: StaticQuery, varian
       const value = r.subject?.department ?? null;
       byGroup.set(value, [...(byGroup.get(value) ?? []), r]);
     }
-    const groups = [...byGroup].map(([value, responses]) => ({ value, responses, respondents: respondentsOf(responses) }));
+    const groups = [...byGroup].map(([value, responses]) => ({
+      value,
+      responses,
+      respondents: respondentsOf(responses),
+    }));
     const hidden = suppressedValues(groups, m.threshold, tieOrder);
-    const shown = groups.filter((g) => !hidden.has(g.value)).sort((a, b) => b.responses.length - a.responses.length || byValue(a.value, b.value));
+    const shown = groups
+      .filter((g) => !hidden.has(g.value))
+      .sort((a, b) => b.responses.length - a.responses.length || byValue(a.value, b.value));
     const suppressed = groups.filter((g) => hidden.has(g.value)).sort((a, b) => byValue(a.value, b.value));
     segments = [
-      ...shown.map((g) => ({ value: g.value, suppressed: false, responseCount: g.responses.length, questions: questionsOf(g.responses, halves) })),
+      ...shown.map((g) => ({
+        value: g.value,
+        suppressed: false,
+        responseCount: g.responses.length,
+        questions: questionsOf(g.responses, halves),
+      })),
       ...suppressed.map((g) => ({ value: g.value, suppressed: true, responseCount: null, questions: null })),
     ];
   }
@@ -394,7 +443,8 @@ export function expectedStatic(m: Model, survey: MSurvey, q: StaticQuery, varian
 /** The groups of a breakdown with their sizes, for messages. */
 export function groupSizes(m: Model, survey: MSurvey, q: StaticQuery): string {
   const byGroup = new Map<Dept, MResponse[]>();
-  for (const r of scopeOf(m, survey, q)) byGroup.set(r.subject?.department ?? null, [...(byGroup.get(r.subject?.department ?? null) ?? []), r]);
+  for (const r of scopeOf(m, survey, q))
+    byGroup.set(r.subject?.department ?? null, [...(byGroup.get(r.subject?.department ?? null) ?? []), r]);
   return [...byGroup].map(([v, rs]) => `${v ?? 'null'}=${respondentsOf(rs)}`).join(', ');
 }
 
@@ -402,10 +452,18 @@ export function groupSizes(m: Model, survey: MSurvey, q: StaticQuery): string {
 // Exports
 
 export function exportRecord(r: MResponse) {
-  return { id: r.id, surveyId: r.survey.id, respondentExternalId: r.respondent, distributionId: r.distributionId, answers: answersOf(r), submittedAt: r.submittedAt };
+  return {
+    id: r.id,
+    surveyId: r.survey.id,
+    respondentExternalId: r.respondent,
+    distributionId: r.distributionId,
+    answers: answersOf(r),
+    submittedAt: r.submittedAt,
+  };
 }
 
-const exportOrder = (a: MResponse, b: MResponse) => (a.submittedAt < b.submittedAt ? -1 : a.submittedAt > b.submittedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const exportOrder = (a: MResponse, b: MResponse) =>
+  a.submittedAt < b.submittedAt ? -1 : a.submittedAt > b.submittedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /**
  * What an export requested at model time `at` holds: every response acknowledged before and not deleted (a full

@@ -32,7 +32,8 @@ async function untilMidway(read: () => Promise<{ status: string; progress: numbe
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const job = await read();
-    if (job.status !== 'processing' && job.status !== 'pending') throw new Error(`job ended before it could be interrupted: ${job.status}`);
+    if (job.status !== 'processing' && job.status !== 'pending')
+      throw new Error(`job ended before it could be interrupted: ${job.status}`);
     if (job.progress > 0 && job.progress < 100) return job.progress;
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
@@ -40,39 +41,81 @@ async function untilMidway(read: () => Promise<{ status: string; progress: numbe
 }
 
 for (const mode of ['upsert', 'replace'] as const) {
-  it(`a ${mode} sync survives SIGKILL of its worker and completes exactly once in effect`, { timeout: 180_000 }, async () => {
-    const { liveKey, organizationId } = await t.createTenant();
-    const client = t.client(liveKey);
-    // Rows that a replace must delete, and rows an upsert must leave alone.
-    await t.db
-      .insertInto('respondents')
-      .values(['old-1', 'old-2'].map((id) => ({ organization_id: organizationId, environment: 'LIVE', external_id: id, email: `${id}@example.com`, attributes: '{}', content_hash: 'x', hire_date: null, first_name: null, last_name: null, department: null, location: null, job_title: null, manager_id: null, employment_type: null, updated_at: new Date() })))
-      .execute();
-    // 60,000 records: every 1,000th is invalid, and E-5 appears again at the end (the last occurrence wins).
-    const records: unknown[] = people(60_000).map((r, i) => (i % 1000 === 999 ? { ...r, email: 'broken' } : r));
-    records.push({ externalId: 'E-5', email: 'late@example.com' });
+  it(
+    `a ${mode} sync survives SIGKILL of its worker and completes exactly once in effect`,
+    { timeout: 180_000 },
+    async () => {
+      const { liveKey, organizationId } = await t.createTenant();
+      const client = t.client(liveKey);
+      // Rows that a replace must delete, and rows an upsert must leave alone.
+      await t.db
+        .insertInto('respondents')
+        .values(
+          ['old-1', 'old-2'].map((id) => ({
+            organization_id: organizationId,
+            environment: 'LIVE',
+            external_id: id,
+            email: `${id}@example.com`,
+            attributes: '{}',
+            content_hash: 'x',
+            hire_date: null,
+            first_name: null,
+            last_name: null,
+            department: null,
+            location: null,
+            job_title: null,
+            manager_id: null,
+            employment_type: null,
+            updated_at: new Date(),
+          })),
+        )
+        .execute();
+      // 60,000 records: every 1,000th is invalid, and E-5 appears again at the end (the last occurrence wins).
+      const records: unknown[] = people(60_000).map((r, i) => (i % 1000 === 999 ? { ...r, email: 'broken' } : r));
+      records.push({ externalId: 'E-5', email: 'late@example.com' });
 
-    const worker = await startWorker();
-    const accepted = await client.unwrap(client.POST('/api/v1/respondents/sync', { body: { mode, respondents: records as never } }));
-    const read = () => client.unwrap(client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: accepted.jobId } } }));
-    const progressAtKill = await untilMidway(read);
-    await worker.kill('SIGKILL');
-    const interrupted = await read();
-    expect(interrupted.status).toBe('processing');
-    expect(progressAtKill).toBeGreaterThan(0);
+      const worker = await startWorker();
+      const accepted = await client.unwrap(
+        client.POST('/api/v1/respondents/sync', { body: { mode, respondents: records as never } }),
+      );
+      const read = () =>
+        client.unwrap(client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: accepted.jobId } } }));
+      const progressAtKill = await untilMidway(read);
+      await worker.kill('SIGKILL');
+      const interrupted = await read();
+      expect(interrupted.status).toBe('processing');
+      expect(progressAtKill).toBeGreaterThan(0);
 
-    await startWorker();
-    const job = await waitForSyncJob(client, accepted.jobId, { initialDelayMs: 200, maxDelayMs: 1000, timeoutMs: 120_000 });
-    expect(job.status).toBe('completed');
-    expect(job.progress).toBe(100);
-    expect(job.stats).toEqual({ totalRecords: 60_001, created: 59_940, updated: 0, skipped: 1, errors: 60, deleted: mode === 'replace' ? 2 : 0 });
-    expect(job.errors).toHaveLength(60);
-    expect(new Set(job.errors.map((e) => e.index)).size).toBe(60);
-    expect(await countRespondents(t, organizationId)).toBe(mode === 'replace' ? 59_940 : 59_942);
-    const late = await client.unwrap(client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-5' } } }));
-    expect(late.email).toBe('late@example.com');
-    const row = await t.db.selectFrom('sync_jobs').select(['attempts']).where('id', '=', accepted.jobId).executeTakeFirstOrThrow();
-    // Taken up twice: interrupted once, resumed once.
-    expect(row.attempts).toBe(2);
-  });
+      await startWorker();
+      const job = await waitForSyncJob(client, accepted.jobId, {
+        initialDelayMs: 200,
+        maxDelayMs: 1000,
+        timeoutMs: 120_000,
+      });
+      expect(job.status).toBe('completed');
+      expect(job.progress).toBe(100);
+      expect(job.stats).toEqual({
+        totalRecords: 60_001,
+        created: 59_940,
+        updated: 0,
+        skipped: 1,
+        errors: 60,
+        deleted: mode === 'replace' ? 2 : 0,
+      });
+      expect(job.errors).toHaveLength(60);
+      expect(new Set(job.errors.map((e) => e.index)).size).toBe(60);
+      expect(await countRespondents(t, organizationId)).toBe(mode === 'replace' ? 59_940 : 59_942);
+      const late = await client.unwrap(
+        client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-5' } } }),
+      );
+      expect(late.email).toBe('late@example.com');
+      const row = await t.db
+        .selectFrom('sync_jobs')
+        .select(['attempts'])
+        .where('id', '=', accepted.jobId)
+        .executeTakeFirstOrThrow();
+      // Taken up twice: interrupted once, resumed once.
+      expect(row.attempts).toBe(2);
+    },
+  );
 }

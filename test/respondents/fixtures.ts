@@ -27,15 +27,26 @@ export function people(count: number, options: RecordOptions = {}): Array<Record
 
 type Client = ReturnType<TestService['client']>;
 
-export async function sync(client: Client, mode: 'upsert' | 'replace' | 'append', respondents: unknown[], dryRun = false) {
+export async function sync(
+  client: Client,
+  mode: 'upsert' | 'replace' | 'append',
+  respondents: unknown[],
+  dryRun = false,
+) {
   const accepted = await client.unwrap(
-    client.POST('/api/v1/respondents/sync', { body: { mode, dryRun, respondents: respondents as Array<Record<string, never>> } }),
+    client.POST('/api/v1/respondents/sync', {
+      body: { mode, dryRun, respondents: respondents as Array<Record<string, never>> },
+    }),
   );
   const job = await waitForSyncJob(client, accepted.jobId, { initialDelayMs: 100, maxDelayMs: 500, timeoutMs: 60_000 });
   return { accepted, job };
 }
 
-export async function countRespondents(t: TestService, organizationId: string, environment: 'LIVE' | 'TEST' = 'LIVE'): Promise<number> {
+export async function countRespondents(
+  t: TestService,
+  organizationId: string,
+  environment: 'LIVE' | 'TEST' = 'LIVE',
+): Promise<number> {
   const row = await t.db
     .selectFrom('respondents')
     .select((eb) => eb.fn.countAll<number>().as('n'))

@@ -25,14 +25,20 @@ afterAll(async () => {
 });
 
 async function launchedSurvey(client: Client): Promise<string> {
-  const { data } = await client.POST('/api/v1/surveys', { body: surveyBody({ settings: { allowMultipleResponses: true } }) });
+  const { data } = await client.POST('/api/v1/surveys', {
+    body: surveyBody({ settings: { allowMultipleResponses: true } }),
+  });
   const id = data!.data.id;
   expect((await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id } } })).response.status).toBe(200);
   return id;
 }
 
 /** Until the request's statement is waiting for a lock, or `done` settled; whichever comes first. */
-async function untilBlockedOrDone(pattern: RegExp, done: Promise<unknown>, timeoutMs = 20_000): Promise<'blocked' | 'done'> {
+async function untilBlockedOrDone(
+  pattern: RegExp,
+  done: Promise<unknown>,
+  timeoutMs = 20_000,
+): Promise<'blocked' | 'done'> {
   let settled = false;
   void done.finally(() => (settled = true));
   const until = Date.now() + timeoutMs;
@@ -54,10 +60,15 @@ describe('respondent writers of one tenant', () => {
     await sync(live, 'upsert', records);
     const surveyId = await launchedSurvey(live);
     for (const record of records) {
-      const answered = await live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: record.externalId as string } });
+      const answered = await live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: surveyId } },
+        body: { answers: validAnswers, respondentExternalId: record.externalId as string },
+      });
       expect(answered.response.status).toBe(201);
     }
-    const [a, b, c] = records.map((record) => normalize({ ...record, department: 'Moved' } as unknown as Parameters<typeof normalize>[0]));
+    const [a, b, c] = records.map((record) =>
+      normalize({ ...record, department: 'Moved' } as unknown as Parameters<typeof normalize>[0]),
+    );
 
     // A replace's transaction: its first batch is written (and whatever it locks per tenant is now held) …
     let next!: () => void;
@@ -73,9 +84,14 @@ describe('respondent writers of one tenant', () => {
     });
     await written;
 
-    const deleted = live.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: a!.externalId } } });
+    const deleted = live.DELETE('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: a!.externalId } },
+    });
     await untilBlockedOrDone(/delete from "respondents"/i, deleted);
-    const put = live.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: b!.externalId } }, body: { email: 'b@example.com', department: 'Put' } });
+    const put = live.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: b!.externalId } },
+      body: { email: 'b@example.com', department: 'Put' },
+    });
     await untilBlockedOrDone(/insert into respondents/i, put);
     next();
 
@@ -108,17 +124,29 @@ describe('respondent writers of one tenant', () => {
       while (running) {
         const externalId = pick();
         const [put, removed, answered] = await Promise.all([
-          live.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: pick() } }, body: { email: 'w@example.com', department: 'Writer' } }),
+          live.PUT('/api/v1/respondents/{externalId}', {
+            params: { path: { externalId: pick() } },
+            body: { email: 'w@example.com', department: 'Writer' },
+          }),
           live.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId } } }),
-          live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: pick() } }),
+          live.POST('/api/v1/surveys/{id}/responses', {
+            params: { path: { id: surveyId } },
+            body: { answers: validAnswers, respondentExternalId: pick() },
+          }),
         ]);
-        statuses.push({ what: 'PUT', status: put.response.status }, { what: 'DELETE', status: removed.response.status }, { what: 'submit', status: answered.response.status });
+        statuses.push(
+          { what: 'PUT', status: put.response.status },
+          { what: 'DELETE', status: removed.response.status },
+          { what: 'submit', status: answered.response.status },
+        );
       }
     });
     await Promise.all([syncs, ...writers]);
 
     expect(statuses.filter((s) => s.status >= 500)).toEqual([]);
     expect(statuses.filter((s) => ![200, 201, 404].includes(s.status))).toEqual([]);
-    expect(jobs.map((job) => [job.status, job.failureReason])).toEqual(Array.from({ length: 4 }, () => ['completed', null]));
+    expect(jobs.map((job) => [job.status, job.failureReason])).toEqual(
+      Array.from({ length: 4 }, () => ['completed', null]),
+    );
   }, 120_000);
 });

@@ -27,11 +27,22 @@ describe('PUT /respondents/{externalId}', () => {
   it('creates (201), replaces (200) and stores absent fields as null', async () => {
     const { liveKey } = await t.createTenant();
     const client = t.client(liveKey);
-    const created = await client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-42' } }, body: ada });
+    const created = await client.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E-42' } },
+      body: ada,
+    });
     expect(created.response.status).toBe(201);
-    expect(created.data?.data).toMatchObject({ externalId: 'E-42', email: 'Ada.Lovelace@Example.com', hireDate: '2021-03-15', attributes: ada.attributes });
+    expect(created.data?.data).toMatchObject({
+      externalId: 'E-42',
+      email: 'Ada.Lovelace@Example.com',
+      hireDate: '2021-03-15',
+      attributes: ada.attributes,
+    });
 
-    const same = await client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-42' } }, body: ada });
+    const same = await client.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E-42' } },
+      body: ada,
+    });
     expect(same.response.status).toBe(200);
     // Repeating the request changes nothing, not even updatedAt.
     expect(same.data?.data.updatedAt).toBe(created.data?.data.updatedAt);
@@ -41,7 +52,14 @@ describe('PUT /respondents/{externalId}', () => {
       body: { externalId: 'E-42', email: 'ada@example.com' },
     });
     expect(replaced.response.status).toBe(200);
-    expect(replaced.data?.data).toMatchObject({ email: 'ada@example.com', firstName: null, department: null, hireDate: null, employmentType: null, attributes: {} });
+    expect(replaced.data?.data).toMatchObject({
+      email: 'ada@example.com',
+      firstName: null,
+      department: null,
+      hireDate: null,
+      employmentType: null,
+      attributes: {},
+    });
     expect(replaced.data?.data.createdAt).toBe(created.data?.data.createdAt);
   });
 
@@ -74,15 +92,43 @@ describe('GET, list and DELETE', () => {
     const { liveKey } = await t.createTenant();
     const client = t.client(liveKey);
     const people = [
-      { id: 'E-3', department: 'Sales', location: 'Paris', firstName: 'Claude', email: 'claude@example.com', employmentType: 'contractor' as const },
-      { id: 'E-1', department: 'Engineering', location: 'London', firstName: 'Ada', email: 'Ada@Example.com', employmentType: 'full_time' as const },
-      { id: 'E-2', department: 'Engineering', location: 'Paris', firstName: 'Blaise', email: 'blaise@example.com', employmentType: 'full_time' as const },
+      {
+        id: 'E-3',
+        department: 'Sales',
+        location: 'Paris',
+        firstName: 'Claude',
+        email: 'claude@example.com',
+        employmentType: 'contractor' as const,
+      },
+      {
+        id: 'E-1',
+        department: 'Engineering',
+        location: 'London',
+        firstName: 'Ada',
+        email: 'Ada@Example.com',
+        employmentType: 'full_time' as const,
+      },
+      {
+        id: 'E-2',
+        department: 'Engineering',
+        location: 'Paris',
+        firstName: 'Blaise',
+        email: 'blaise@example.com',
+        employmentType: 'full_time' as const,
+      },
     ];
     for (const p of people) {
       await client.unwrap(
         client.PUT('/api/v1/respondents/{externalId}', {
           params: { path: { externalId: p.id } },
-          body: { email: p.email, firstName: p.firstName, department: p.department, location: p.location, employmentType: p.employmentType, managerId: p.id === 'E-1' ? null : 'E-1' },
+          body: {
+            email: p.email,
+            firstName: p.firstName,
+            department: p.department,
+            location: p.location,
+            employmentType: p.employmentType,
+            managerId: p.id === 'E-1' ? null : 'E-1',
+          },
         }),
       );
     }
@@ -108,14 +154,27 @@ describe('GET, list and DELETE', () => {
   it('gets and deletes one; a second delete and unknown ids are 404', async () => {
     const { liveKey } = await t.createTenant();
     const client = t.client(liveKey);
-    await client.unwrap(client.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E 7/x' } }, body: { email: 'e7@example.com' } }));
-    const got = await client.unwrap(client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E 7/x' } } }));
+    await client.unwrap(
+      client.PUT('/api/v1/respondents/{externalId}', {
+        params: { path: { externalId: 'E 7/x' } },
+        body: { email: 'e7@example.com' },
+      }),
+    );
+    const got = await client.unwrap(
+      client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E 7/x' } } }),
+    );
     expect(got.email).toBe('e7@example.com');
-    const deleted = await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E 7/x' } } });
+    const deleted = await client.DELETE('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E 7/x' } },
+    });
     expect(deleted.data?.data).toEqual({ id: 'E 7/x', deleted: true });
-    const again = await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E 7/x' } } });
+    const again = await client.DELETE('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E 7/x' } },
+    });
     expect(again.response.status).toBe(404);
-    const missing = await client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'nobody' } } });
+    const missing = await client.GET('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'nobody' } },
+    });
     expect(missing.response.status).toBe(404);
     expect(missing.error?.error.code).toBe('not_found');
   });
@@ -124,12 +183,21 @@ describe('GET, list and DELETE', () => {
     const a = await t.createTenant();
     const b = await t.createTenant();
     await t.client(a.liveKey).unwrap(
-      t.client(a.liveKey).PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } }, body: { email: 'a@example.com' } }),
+      t.client(a.liveKey).PUT('/api/v1/respondents/{externalId}', {
+        params: { path: { externalId: 'E-1' } },
+        body: { email: 'a@example.com' },
+      }),
     );
     for (const key of [a.testKey, b.liveKey]) {
       const client = t.client(key);
-      expect((await client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } } })).response.status).toBe(404);
-      expect((await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } } })).response.status).toBe(404);
+      expect(
+        (await client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } } })).response
+          .status,
+      ).toBe(404);
+      expect(
+        (await client.DELETE('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } } })).response
+          .status,
+      ).toBe(404);
       expect((await client.unwrap(client.GET('/api/v1/respondents', {}))).length).toBe(0);
     }
   });
@@ -138,7 +206,10 @@ describe('GET, list and DELETE', () => {
     const { organizationId } = await t.createTenant();
     const reader = t.client((await t.createKey(organizationId, { scopes: ['respondents:read'] })).key);
     expect((await reader.GET('/api/v1/respondents', {})).response.status).toBe(200);
-    const put = await reader.PUT('/api/v1/respondents/{externalId}', { params: { path: { externalId: 'E-1' } }, body: { email: 'a@example.com' } });
+    const put = await reader.PUT('/api/v1/respondents/{externalId}', {
+      params: { path: { externalId: 'E-1' } },
+      body: { email: 'a@example.com' },
+    });
     expect(put.response.status).toBe(403);
     expect(put.error?.error.code).toBe('insufficient_scope');
   });

@@ -31,7 +31,10 @@ afterEach(async () => {
   close = undefined;
 });
 
-async function setup(handler: Handler, options: Parameters<typeof createClient>[0] extends infer C ? Partial<C> : never = {}) {
+async function setup(
+  handler: Handler,
+  options: Parameters<typeof createClient>[0] extends infer C ? Partial<C> : never = {},
+) {
   const server = await startFakeServer(handler);
   close = server.close;
   const client = createClient<fakePaths>({ apiKey, baseUrl: server.baseUrl, retry: fastRetry, ...options });
@@ -107,14 +110,17 @@ describe('retries', () => {
 
   it("keeps the caller's Idempotency-Key", async () => {
     const { client, requests } = await setup((_req, res) => sendData(res, 201, thing));
-    await client.unwrap(client.POST('/things', { body: { name: 'One' }, params: { header: { 'Idempotency-Key': 'my-key-1' } } }));
+    await client.unwrap(
+      client.POST('/things', { body: { name: 'One' }, params: { header: { 'Idempotency-Key': 'my-key-1' } } }),
+    );
     expect(requests[0]!.headers['idempotency-key']).toBe('my-key-1');
   });
 
   it('retries a 409 idempotency_in_progress with the same key, after its Retry-After', async () => {
     const { client, requests } = await setup(
       script(
-        (_req, res) => sendError(res, 409, 'idempotency_in_progress', 'The first request is still running', { 'retry-after': '1' }),
+        (_req, res) =>
+          sendError(res, 409, 'idempotency_in_progress', 'The first request is still running', { 'retry-after': '1' }),
         (_req, res) => sendData(res, 201, thing),
       ),
     );
@@ -135,7 +141,9 @@ describe('retries', () => {
     [422, 'unprocessable'],
   ])('never retries a %i %s', async (status, code) => {
     const { client, requests } = await setup((_req, res) => sendError(res, status, code, 'No'));
-    await expect(client.unwrap(client.POST('/things', { body: { name: 'x' } }))).rejects.toBeInstanceOf(SurveyServiceError);
+    await expect(client.unwrap(client.POST('/things', { body: { name: 'x' } }))).rejects.toBeInstanceOf(
+      SurveyServiceError,
+    );
     expect(requests).toHaveLength(1);
   });
 
@@ -149,7 +157,9 @@ describe('retries', () => {
     const { client, requests } = await setup((_req, res) => sendError(res, 503, 'unavailable', 'Down'), {
       retry: { ...fastRetry, maxRetries: 2 },
     });
-    const error = await client.unwrap(client.GET('/things/{id}', { params: { path: { id: 'x' } } })).catch((e: unknown) => e);
+    const error = await client
+      .unwrap(client.GET('/things/{id}', { params: { path: { id: 'x' } } }))
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ status: 503, code: 'unavailable' });
     expect(requests).toHaveLength(3);
@@ -197,7 +207,10 @@ describe('retries', () => {
 });
 
 describe('typed errors', () => {
-  const envelope = (status: number, code: string) => ({ error: { code, message: 'm', status }, meta: { requestId: 'req_1' } });
+  const envelope = (status: number, code: string) => ({
+    error: { code, message: 'm', status },
+    meta: { requestId: 'req_1' },
+  });
   it.each([
     [400, 'validation_failed', ValidationError],
     [401, 'unauthenticated', AuthenticationError],
@@ -215,16 +228,19 @@ describe('typed errors', () => {
   });
 
   it('builds a typed error from a body that is not the envelope', () => {
-    const error = errorFromResponse(new Response(null, { status: 502, headers: { 'x-request-id': 'req_2' } }), '<html>');
+    const error = errorFromResponse(
+      new Response(null, { status: 502, headers: { 'x-request-id': 'req_2' } }),
+      '<html>',
+    );
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ status: 502, code: 'http_502', requestId: 'req_2' });
   });
 
   it('throws NotFoundError from unwrap', async () => {
     const { client } = await setup((_req, res) => sendError(res, 404, 'not_found', 'No such thing'));
-    await expect(client.unwrap(client.GET('/things/{id}', { params: { path: { id: 'nope' } } }))).rejects.toBeInstanceOf(
-      NotFoundError,
-    );
+    await expect(
+      client.unwrap(client.GET('/things/{id}', { params: { path: { id: 'nope' } } })),
+    ).rejects.toBeInstanceOf(NotFoundError);
   });
 });
 
@@ -244,7 +260,8 @@ describe('pagination', () => {
   it('iterates every item across pages, keeping the filters', async () => {
     const { client, requests } = await setup(lister);
     const seen: string[] = [];
-    for await (const item of client.paginate('/things', { params: { query: { pageSize: 2, q: 'x' } } })) seen.push(item.id);
+    for await (const item of client.paginate('/things', { params: { query: { pageSize: 2, q: 'x' } } }))
+      seen.push(item.id);
     expect(seen).toEqual(all.map((t) => t.id));
     expect(requests.map((r) => new URL(r.url, 'http://x').searchParams.toString())).toEqual([
       'pageSize=2&q=x&page=1',
@@ -256,7 +273,8 @@ describe('pagination', () => {
   it('works as a function and starts at the given page', async () => {
     const { client } = await setup(lister);
     const seen: string[] = [];
-    for await (const item of paginate(client, '/things', { params: { query: { page: 2, pageSize: 2 } } })) seen.push(item.name);
+    for await (const item of paginate(client, '/things', { params: { query: { page: 2, pageSize: 2 } } }))
+      seen.push(item.name);
     expect(seen).toEqual(['T3', 'T4', 'T5']);
   });
 
@@ -277,7 +295,11 @@ describe('job polling', () => {
         ...statuses.map(
           (status): Handler =>
             (req, res) =>
-              sendData(res, 200, { jobId: req.url.split('/').pop(), status, progress: status === 'completed' ? 100 : 50 }),
+              sendData(res, 200, {
+                jobId: req.url.split('/').pop(),
+                status,
+                progress: status === 'completed' ? 100 : 50,
+              }),
         ),
       ),
     );
@@ -300,9 +322,9 @@ describe('job polling', () => {
     const server = await startFakeServer((_req, res) => sendData(res, 200, { jobId: 'job_x', status: 'processing' }));
     close = server.close;
     const client = createClient({ apiKey, baseUrl: server.baseUrl });
-    await expect(waitForSyncJob(client, 'job_x', { timeoutMs: 150, initialDelayMs: 20, maxDelayMs: 40 })).rejects.toBeInstanceOf(
-      TimeoutError,
-    );
+    await expect(
+      waitForSyncJob(client, 'job_x', { timeoutMs: 150, initialDelayMs: 20, maxDelayMs: 40 }),
+    ).rejects.toBeInstanceOf(TimeoutError);
     expect(server.requests.length).toBeGreaterThan(2);
   });
 
@@ -326,6 +348,12 @@ describe('job polling', () => {
   it('waitFor stops on abort', async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error('stop')), 50);
-    await expect(waitFor(async () => 0, () => false, { initialDelayMs: 1000, signal: controller.signal })).rejects.toThrow('stop');
+    await expect(
+      waitFor(
+        async () => 0,
+        () => false,
+        { initialDelayMs: 1000, signal: controller.signal },
+      ),
+    ).rejects.toThrow('stop');
   });
 });

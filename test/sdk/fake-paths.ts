@@ -15,10 +15,19 @@ export interface fakePaths {
   '/things': {
     parameters: { query?: never; header?: never; path?: never; cookie?: never };
     get: {
-      parameters: { query?: { page?: number; pageSize?: number; q?: string }; header?: never; path?: never; cookie?: never };
+      parameters: {
+        query?: { page?: number; pageSize?: number; q?: string };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
       requestBody?: never;
       responses: {
-        200: Json<Envelope<Thing[]> & { pagination: { page: number; pageSize: number; totalItems: number; totalPages: number; hasMore: boolean } }>;
+        200: Json<
+          Envelope<Thing[]> & {
+            pagination: { page: number; pageSize: number; totalItems: number; totalPages: number; hasMore: boolean };
+          }
+        >;
         400: Json<ErrorBody>;
         429: Json<ErrorBody>;
       };

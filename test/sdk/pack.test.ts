@@ -17,7 +17,12 @@ import { startTestService, type TestService } from '../helpers/service.js';
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sdk-pack-'));
 const run = (cmd: string, args: string[], cwd: string) =>
-  execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, npm_config_update_notifier: 'false' } });
+  execFileSync(cmd, args, {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
 
 let t: TestService;
 let liveKey: string;
@@ -112,70 +117,80 @@ const client = createClient({ apiKey: process.env.SURVEY_API_KEY, baseUrl: proce
 `;
 
 describe('the packed SDK', () => {
-  it('installs into an empty project (ESM, CommonJS and TypeScript consumers), type-checks and calls the service', { timeout: 180_000 }, async () => {
-    run('npm', ['pack', '-w', 'sdk', '--pack-destination', work, '--silent'], root);
-    const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
-    expect(tarball).toBeDefined();
-    const listing = run('tar', ['-tzf', join(work, tarball!)], work).split('\n');
-    expect(listing).toContain('package/dist/index.js');
-    expect(listing).toContain('package/dist/index.d.ts');
-    expect(listing).toContain('package/dist/cjs/index.js');
-    expect(listing).toContain('package/dist/cjs/index.d.ts');
-    expect(listing).toContain('package/dist/cjs/package.json');
-    expect(listing).toContain('package/openapi.json');
-    expect(listing).toContain('package/README.md');
-    expect(listing.filter((f) => f.startsWith('package/src/') || f.includes('.test.'))).toEqual([]);
+  it(
+    'installs into an empty project (ESM, CommonJS and TypeScript consumers), type-checks and calls the service',
+    { timeout: 180_000 },
+    async () => {
+      run('npm', ['pack', '-w', 'sdk', '--pack-destination', work, '--silent'], root);
+      const tarball = readdirSync(work).find((f) => f.endsWith('.tgz'));
+      expect(tarball).toBeDefined();
+      const listing = run('tar', ['-tzf', join(work, tarball!)], work).split('\n');
+      expect(listing).toContain('package/dist/index.js');
+      expect(listing).toContain('package/dist/index.d.ts');
+      expect(listing).toContain('package/dist/cjs/index.js');
+      expect(listing).toContain('package/dist/cjs/index.d.ts');
+      expect(listing).toContain('package/dist/cjs/package.json');
+      expect(listing).toContain('package/openapi.json');
+      expect(listing).toContain('package/README.md');
+      expect(listing.filter((f) => f.startsWith('package/src/') || f.includes('.test.'))).toEqual([]);
 
-    const project = join(work, 'consumer');
-    mkdirSync(project);
-    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-    run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!)], project);
+      const project = join(work, 'consumer');
+      mkdirSync(project);
+      writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
+      run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!)], project);
 
-    writeFileSync(join(project, 'index.ts'), consumerTs);
-    writeFileSync(
-      join(project, 'tsconfig.json'),
-      JSON.stringify({
-        compilerOptions: {
-          target: 'ES2022',
-          lib: ['ES2022', 'DOM'],
-          module: 'NodeNext',
-          moduleResolution: 'NodeNext',
-          strict: true,
-          noEmit: true,
-          skipLibCheck: false,
-          types: [],
-        },
-        files: ['index.ts'],
-      }),
-    );
-    const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-    try {
-      run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
-    } catch (error) {
-      throw new Error(`tsc failed in the consumer project:\n${(error as { stdout?: string }).stdout ?? error}`);
-    }
+      writeFileSync(join(project, 'index.ts'), consumerTs);
+      writeFileSync(
+        join(project, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            lib: ['ES2022', 'DOM'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            types: [],
+          },
+          files: ['index.ts'],
+        }),
+      );
+      const tsc = join(root, 'node_modules', 'typescript', 'bin', 'tsc');
+      try {
+        run(process.execPath, [tsc, '-p', 'tsconfig.json'], project);
+      } catch (error) {
+        throw new Error(`tsc failed in the consumer project:\n${(error as { stdout?: string }).stdout ?? error}`, {
+          cause: error,
+        });
+      }
 
-    const env = { ...process.env, SURVEY_API_KEY: liveKey, SURVEY_API_BASE_URL: t.url };
-    // Asynchronously: the service answering these calls runs in this process.
-    const node = async (file: string) => (await promisify(execFile)(process.execPath, [file], { cwd: project, encoding: 'utf8', env })).stdout;
-    writeFileSync(join(project, 'check.mjs'), consumerMjs);
-    const result = JSON.parse(await node('check.mjs'));
-    expect(result.titles).toEqual(['Packed']);
-    // CommonJS: require() gets the CommonJS build, and makes a real call.
-    writeFileSync(join(project, 'check.cjs'), consumerCjs);
-    const cjs = JSON.parse(await node('check.cjs'));
-    expect(cjs).toMatchObject({ titles: ['Packed'], notFound: true });
-    expect(cjs.resolved).toContain('node_modules/@survey-service/sdk/dist/cjs/index.js');
+      const env = { ...process.env, SURVEY_API_KEY: liveKey, SURVEY_API_BASE_URL: t.url };
+      // Asynchronously: the service answering these calls runs in this process.
+      const node = async (file: string) =>
+        (await promisify(execFile)(process.execPath, [file], { cwd: project, encoding: 'utf8', env })).stdout;
+      writeFileSync(join(project, 'check.mjs'), consumerMjs);
+      const result = JSON.parse(await node('check.mjs'));
+      expect(result.titles).toEqual(['Packed']);
+      // CommonJS: require() gets the CommonJS build, and makes a real call.
+      writeFileSync(join(project, 'check.cjs'), consumerCjs);
+      const cjs = JSON.parse(await node('check.cjs'));
+      expect(cjs).toMatchObject({ titles: ['Packed'], notFound: true });
+      expect(cjs.resolved).toContain('node_modules/@survey-service/sdk/dist/cjs/index.js');
 
-    // Types for both conditions, as @arethetypeswrong/cli sees the tarball: no problem for any resolution mode.
-    const attw = join(root, 'node_modules', '.bin', 'attw');
-    const report = JSON.parse(run(attw, [join(work, tarball!), '--format', 'json'], work).trim() || '{}') as { analysis?: { problems?: unknown[] }; problems?: unknown };
-    expect(report.analysis?.problems).toEqual([]);
-    expect(result.missing).toEqual([]);
-    expect(result.methods).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'unwrap', 'paginate']);
-    expect(result.openapi).toMatch(/^3\.1\./);
-    expect(result.openapiPath).toContain('node_modules/@survey-service/sdk/openapi.json');
-  });
+      // Types for both conditions, as @arethetypeswrong/cli sees the tarball: no problem for any resolution mode.
+      const attw = join(root, 'node_modules', '.bin', 'attw');
+      const report = JSON.parse(run(attw, [join(work, tarball!), '--format', 'json'], work).trim() || '{}') as {
+        analysis?: { problems?: unknown[] };
+        problems?: unknown;
+      };
+      expect(report.analysis?.problems).toEqual([]);
+      expect(result.missing).toEqual([]);
+      expect(result.methods).toEqual(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'unwrap', 'paginate']);
+      expect(result.openapi).toMatch(/^3\.1\./);
+      expect(result.openapiPath).toContain('node_modules/@survey-service/sdk/openapi.json');
+    },
+  );
 
   it('reports the version of its package.json', () => {
     const pkg = JSON.parse(readFileSync(join(root, 'sdk', 'package.json'), 'utf8'));

@@ -8,14 +8,25 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { createClient, NotFoundError, signWebhook, TimeoutError, ValidationError, type Survey, type WebhookEvent, type webhooks } from '@survey-service/sdk';
+import {
+  createClient,
+  NotFoundError,
+  signWebhook,
+  TimeoutError,
+  ValidationError,
+  type Survey,
+  type WebhookEvent,
+  type webhooks,
+} from '@survey-service/sdk';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { methodNames, resourcesSource } from '../../scripts/generate-sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
 
-const bundle = JSON.parse(readFileSync('openapi/bundled/openapi.json', 'utf8')) as { paths: Record<string, Record<string, { operationId?: string }>> };
+const bundle = JSON.parse(readFileSync('openapi/bundled/openapi.json', 'utf8')) as {
+  paths: Record<string, Record<string, { operationId?: string }>>;
+};
 
 let t: TestService;
 let live: Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
@@ -29,7 +40,11 @@ afterAll(async () => {
 
 describe('generated resource methods', () => {
   it('exist for every operation of the document, at the place the naming table gives, and are current', () => {
-    const operationIds = Object.values(bundle.paths).flatMap((item) => Object.values(item).map((op) => op.operationId).filter((id): id is string => !!id));
+    const operationIds = Object.values(bundle.paths).flatMap((item) =>
+      Object.values(item)
+        .map((op) => op.operationId)
+        .filter((id): id is string => !!id),
+    );
     expect(operationIds.length).toBeGreaterThanOrEqual(48);
     for (const operationId of operationIds) {
       const place = methodNames[operationId];
@@ -83,7 +98,11 @@ describe('generated resource methods', () => {
     const silent = createServer(() => {});
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const client = createClient({ apiKey: `svc_test_${'0'.repeat(64)}`, baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`, retry: { maxRetries: 0 } });
+      const client = createClient({
+        apiKey: `svc_test_${'0'.repeat(64)}`,
+        baseUrl: `http://127.0.0.1:${(silent.address() as AddressInfo).port}`,
+        retry: { maxRetries: 0 },
+      });
       const started = Date.now();
       await expect(client.surveys.list(undefined, { timeoutMs: 300 })).rejects.toBeInstanceOf(TimeoutError);
       expect(Date.now() - started).toBeLessThan(5_000);
@@ -94,7 +113,10 @@ describe('generated resource methods', () => {
   });
 
   it('wait for jobs: a sync, an export (then streamed to disk) and an AI analysis', async () => {
-    const accepted = await live.respondents.sync({ mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'e1@example.com', department: 'Sales' }] });
+    const accepted = await live.respondents.sync({
+      mode: 'upsert',
+      respondents: [{ externalId: 'E-1', email: 'e1@example.com', department: 'Sales' }],
+    });
     const job = await live.respondents.waitForSync(accepted.jobId, { initialDelayMs: 50, timeoutMs: 30_000 });
     expect(job.status).toBe('completed');
 
@@ -137,6 +159,8 @@ describe('constructEvent', () => {
       default:
         throw new Error(`unexpected ${event.type}`);
     }
-    expect(() => live.webhooks.constructEvent(`${payload} `, signWebhook(payload, secret, { id: stored.id }), secret)).toThrow();
+    expect(() =>
+      live.webhooks.constructEvent(`${payload} `, signWebhook(payload, secret, { id: stored.id }), secret),
+    ).toThrow();
   });
 });

@@ -5,7 +5,11 @@ import { signWebhook, verifyWebhook, WebhookVerificationError } from '@survey-se
 
 const rawSecret = randomBytes(32);
 const secret = `whsec_${rawSecret.toString('base64')}`;
-const event = { id: 'evt_01JD3M8Q4W6T9ZK2F7X1B5N0C8', type: 'survey.launched', data: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' } };
+const event = {
+  id: 'evt_01JD3M8Q4W6T9ZK2F7X1B5N0C8',
+  type: 'survey.launched',
+  data: { id: 'srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8' },
+};
 const body = JSON.stringify(event);
 
 /** Signs by hand, straight from the specification, so the test does not trust the library it checks. */

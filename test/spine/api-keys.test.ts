@@ -16,7 +16,9 @@ describe('API keys', () => {
     const tenant = await t.createTenant();
     const admin = t.client(tenant.liveKey);
     const created = await admin.unwrap(
-      admin.POST('/api/v1/api-keys', { body: { name: 'Reporting', scopes: ['analytics:read', 'surveys:read'], expiresAt: '2099-01-01T00:00:00Z' } }),
+      admin.POST('/api/v1/api-keys', {
+        body: { name: 'Reporting', scopes: ['analytics:read', 'surveys:read'], expiresAt: '2099-01-01T00:00:00Z' },
+      }),
     );
     expect(created.key).toMatch(/^svc_live_[0-9a-f]{64}$/);
     expect(created.environment).toBe('LIVE');
@@ -47,12 +49,14 @@ describe('API keys', () => {
   it('pages through keys newest first', async () => {
     const tenant = await t.createTenant();
     const admin = t.client(tenant.liveKey);
-    for (let i = 0; i < 3; i++) await admin.unwrap(admin.POST('/api/v1/api-keys', { body: { name: `k${i}`, scopes: ['*'] } }));
+    for (let i = 0; i < 3; i++)
+      await admin.unwrap(admin.POST('/api/v1/api-keys', { body: { name: `k${i}`, scopes: ['*'] } }));
     const page = await unwrapEnvelope(admin.GET('/api/v1/api-keys', { params: { query: { page: 2, pageSize: 2 } } }));
     // The tenant's LIVE key and three new ones; its TEST key lives in the other environment.
     expect(page.pagination).toEqual({ page: 2, pageSize: 2, totalItems: 4, totalPages: 2, hasMore: false });
     const names = [];
-    for await (const key of admin.paginate('/api/v1/api-keys', { params: { query: { pageSize: 2 } } })) names.push(key.name);
+    for await (const key of admin.paginate('/api/v1/api-keys', { params: { query: { pageSize: 2 } } }))
+      names.push(key.name);
     expect(names.slice(0, 3)).toEqual(['k2', 'k1', 'k0']);
     expect(names).toHaveLength(4);
   });
@@ -60,19 +64,27 @@ describe('API keys', () => {
   it('refuses to mint a key in the other environment, or with a past expiry', async () => {
     const tenant = await t.createTenant();
     const test = t.client(tenant.testKey);
-    const cross = await test.POST('/api/v1/api-keys', { body: { name: 'escalate', scopes: ['*'], environment: 'LIVE' } });
+    const cross = await test.POST('/api/v1/api-keys', {
+      body: { name: 'escalate', scopes: ['*'], environment: 'LIVE' },
+    });
     expect(cross.response.status).toBe(403);
     expect(cross.error).toMatchObject({ error: { code: 'insufficient_scope' } });
-    const past = await test.POST('/api/v1/api-keys', { body: { name: 'old', scopes: ['*'], expiresAt: '2020-01-01T00:00:00Z' } });
+    const past = await test.POST('/api/v1/api-keys', {
+      body: { name: 'old', scopes: ['*'], expiresAt: '2020-01-01T00:00:00Z' },
+    });
     expect(past.response.status).toBe(400);
-    const created = await test.unwrap(test.POST('/api/v1/api-keys', { body: { name: 'same env', scopes: ['surveys:*'] } }));
+    const created = await test.unwrap(
+      test.POST('/api/v1/api-keys', { body: { name: 'same env', scopes: ['surveys:*'] } }),
+    );
     expect(created.environment).toBe('TEST');
     expect(created.key).toMatch(/^svc_test_/);
   });
 
   it('never lets a key without * manage keys, so no key can mint more power than it has', async () => {
     const tenant = await t.createTenant();
-    const narrow = await t.createKey(tenant.organizationId, { scopes: ['surveys:*', 'responses:*', 'analytics:*', 'webhooks:*', 'respondents:*'] });
+    const narrow = await t.createKey(tenant.organizationId, {
+      scopes: ['surveys:*', 'responses:*', 'analytics:*', 'webhooks:*', 'respondents:*'],
+    });
     const attempt = await t.client(narrow.key).POST('/api/v1/api-keys', { body: { name: 'wider', scopes: ['*'] } });
     expect(attempt.response.status).toBe(403);
   });
@@ -91,7 +103,9 @@ describe('isolation', () => {
     }
     // B's key still works; A's listings never show B's keys.
     expect((await t.client(b.liveKey).GET('/api/v1/me')).response.status).toBe(200);
-    const aKeys = await t.client(a.liveKey).unwrap(t.client(a.liveKey).GET('/api/v1/api-keys', { params: { query: { includeRevoked: true } } }));
+    const aKeys = await t
+      .client(a.liveKey)
+      .unwrap(t.client(a.liveKey).GET('/api/v1/api-keys', { params: { query: { includeRevoked: true } } }));
     expect(aKeys.every((k) => k.environment === 'LIVE')).toBe(true);
     expect(aKeys.map((k) => k.id)).not.toContain(bKeyId);
   });

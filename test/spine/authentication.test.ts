@@ -13,7 +13,14 @@ afterAll(async () => {
 
 async function getMe(authorization: string | undefined) {
   const response = await fetch(`${t.url}/api/v1/me`, { headers: authorization ? { authorization } : {} });
-  return { response, body: (await response.json()) as { error?: { code: string; status: number; message: string }; data?: unknown; meta: { requestId: string } } };
+  return {
+    response,
+    body: (await response.json()) as {
+      error?: { code: string; status: number; message: string };
+      data?: unknown;
+      meta: { requestId: string };
+    },
+  };
 }
 
 describe('authentication failures', () => {
@@ -63,7 +70,11 @@ describe('authentication failures', () => {
     expect(response.status).toBe(200);
     // Key use is written in the background (bookkeeping pool), after the answer.
     await vi.waitFor(async () => {
-      const row = await t.db.selectFrom('api_keys').select('last_used_at').where('id', '=', id).executeTakeFirstOrThrow();
+      const row = await t.db
+        .selectFrom('api_keys')
+        .select('last_used_at')
+        .where('id', '=', id)
+        .executeTakeFirstOrThrow();
       expect(row.last_used_at).toBeInstanceOf(Date);
     });
   });
@@ -132,7 +143,9 @@ describe('scopes', () => {
   });
 
   it('keeps API key management to the * scope', async () => {
-    expect(await statusWith(['surveys:*', 'responses:*', 'analytics:*', 'webhooks:*', 'respondents:*'], listKeys)).toBe(403);
+    expect(await statusWith(['surveys:*', 'responses:*', 'analytics:*', 'webhooks:*', 'respondents:*'], listKeys)).toBe(
+      403,
+    );
     expect(await statusWith(['*'], listKeys)).toBe(200);
   });
 
@@ -148,6 +161,9 @@ describe('scopes', () => {
 describe('an SDK client with a bad key', () => {
   it('raises a typed authentication error', async () => {
     const client = createClient({ apiKey: 'svc_live_nope', baseUrl: t.url, retry: { maxRetries: 0 } });
-    await expect(client.unwrap(client.GET('/api/v1/me'))).rejects.toMatchObject({ status: 401, code: 'unauthenticated' });
+    await expect(client.unwrap(client.GET('/api/v1/me'))).rejects.toMatchObject({
+      status: 401,
+      code: 'unauthenticated',
+    });
   });
 });

@@ -22,7 +22,11 @@ let key: string;
 beforeAll(async () => {
   t = await startTestService({ authFailuresPerMinute: 100_000 });
   const tenant = await t.createTenant();
-  await t.db.updateTable('organizations').set({ rate_limit_per_minute: 100_000, rate_limit_per_day: 1_000_000 }).where('id', '=', tenant.organizationId).execute();
+  await t.db
+    .updateTable('organizations')
+    .set({ rate_limit_per_minute: 100_000, rate_limit_per_day: 1_000_000 })
+    .where('id', '=', tenant.organizationId)
+    .execute();
   key = tenant.liveKey;
 });
 afterAll(async () => {
@@ -91,7 +95,10 @@ function upload(base: string, request: Upload): Promise<Outcome> {
     let sent = false;
     let complete = false;
     let waitTimer: NodeJS.Timeout | undefined;
-    const overall = setTimeout(() => settle(`no complete answer within 20 s (${outcome.written} bytes written)`), 20_000);
+    const overall = setTimeout(
+      () => settle(`no complete answer within 20 s (${outcome.written} bytes written)`),
+      20_000,
+    );
 
     function settle(failure?: string): void {
       if (settled) return;
@@ -131,28 +138,57 @@ function upload(base: string, request: Upload): Promise<Outcome> {
         if (sent && !request.ignoreAnswer) settle();
       }
     });
-    socket.on('error', (error: NodeJS.ErrnoException) => settle(`${error.code ?? error.message} after ${outcome.written} bytes written`));
+    socket.on('error', (error: NodeJS.ErrnoException) =>
+      settle(`${error.code ?? error.message} after ${outcome.written} bytes written`),
+    );
     socket.on('close', () => {
       closed = true;
       settle(`closed before a complete answer (${outcome.written} bytes written)`);
     });
 
     socket.on('connect', () => {
-      const headers = { host: `${hostname}:${port}`, ...request.headers, ...(request.declared === undefined ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(request.declared) }) };
-      const head = `${request.method ?? 'POST'} ${request.path} HTTP/1.1\r\n${Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`).join('')}\r\n`;
+      const headers = {
+        host: `${hostname}:${port}`,
+        ...request.headers,
+        ...(request.declared === undefined
+          ? { 'transfer-encoding': 'chunked' }
+          : { 'content-length': String(request.declared) }),
+      };
+      const head = `${request.method ?? 'POST'} ${request.path} HTTP/1.1\r\n${Object.entries(headers)
+        .map(([name, value]) => `${name}: ${value}\r\n`)
+        .join('')}\r\n`;
       socket.write(head);
       void (async () => {
-        while (!settled && !closed && outcome.written < request.send && !(outcome.writtenAtAnswer !== undefined && outcome.written - outcome.writtenAtAnswer >= request.noticeAfter)) {
+        while (
+          !settled &&
+          !closed &&
+          outcome.written < request.send &&
+          !(outcome.writtenAtAnswer !== undefined && outcome.written - outcome.writtenAtAnswer >= request.noticeAfter)
+        ) {
           const size = Math.min(piece.length, request.send - outcome.written);
-          const data = request.body ? request.body.subarray(outcome.written, outcome.written + size) : size === piece.length ? piece : piece.subarray(0, size);
+          const data = request.body
+            ? request.body.subarray(outcome.written, outcome.written + size)
+            : size === piece.length
+              ? piece
+              : piece.subarray(0, size);
           outcome.written += size;
-          const accepted = request.declared === undefined ? socket.write(Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), data, Buffer.from('\r\n')])) : socket.write(data);
+          const accepted =
+            request.declared === undefined
+              ? socket.write(Buffer.concat([Buffer.from(`${size.toString(16)}\r\n`), data, Buffer.from('\r\n')]))
+              : socket.write(data);
           if (!accepted) await drained(socket);
         }
         sent = true;
         if (complete && !request.ignoreAnswer) return settle();
         // Stopped writing (answer started, everything sent, or the bound reached): wait for the answer.
-        if (!settled) waitTimer = setTimeout(() => settle(`no complete answer ${request.waitMs ?? 5_000} ms after the client stopped writing (${outcome.written} bytes written)`), request.waitMs ?? 5_000);
+        if (!settled)
+          waitTimer = setTimeout(
+            () =>
+              settle(
+                `no complete answer ${request.waitMs ?? 5_000} ms after the client stopped writing (${outcome.written} bytes written)`,
+              ),
+            request.waitMs ?? 5_000,
+          );
       })();
     });
   });
@@ -216,8 +252,16 @@ describe('a body over the limit is refused with a 413 the client reads', () => {
   });
 
   it('a compressed body is held to the limit as decoded: a small gzip body is read, one that inflates past the limit is 413', async () => {
-    const survey = gzipSync(JSON.stringify({ title: 'Compressed', questions: [{ type: 'nps', text: 'How likely are you to recommend us?' }] }));
-    const created = await raw(t.url, 'POST', '/api/v1/surveys', { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: survey });
+    const survey = gzipSync(
+      JSON.stringify({
+        title: 'Compressed',
+        questions: [{ type: 'nps', text: 'How likely are you to recommend us?' }],
+      }),
+    );
+    const created = await raw(t.url, 'POST', '/api/v1/surveys', {
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: survey,
+    });
     expect(created.status, created.text).toBe(201);
     // 1 MiB of JSON whitespace compresses to about 1 KiB: the wire is far below the 64 KiB limit, the JSON is not.
     const bomb = gzipSync(Buffer.concat([Buffer.from('{"title":'), Buffer.alloc(MiB, 0x20), Buffer.from('"x"}')]));
@@ -231,7 +275,10 @@ describe('a body over the limit is refused with a 413 the client reads', () => {
     });
     expect(answered(inflated).status).toBe(413);
     expectDocumented('/api/v1/surveys', 'POST', answered(inflated));
-    const unknown = await raw(t.url, 'POST', '/api/v1/surveys', { headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'compress' }, body: '{}' });
+    const unknown = await raw(t.url, 'POST', '/api/v1/surveys', {
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-encoding': 'compress' },
+      body: '{}',
+    });
     expect(unknown.status).toBe(415);
     expectDocumented('/api/v1/surveys', 'POST', unknown);
   });
@@ -271,7 +318,15 @@ describe('a body over the limit is refused with a 413 the client reads', () => {
 describe('an unauthenticated upload gets a 401 the client reads', () => {
   it('50 concurrent unauthenticated 5 MB uploads all read 401 unauthenticated', async () => {
     const outcomes = await Promise.all(
-      Array.from({ length: 50 }, () => upload(t.url, { path: syncPath, headers: { 'content-type': 'application/json' }, declared: 5_000_000, send: 5_000_000, noticeAfter: MiB })),
+      Array.from({ length: 50 }, () =>
+        upload(t.url, {
+          path: syncPath,
+          headers: { 'content-type': 'application/json' },
+          declared: 5_000_000,
+          send: 5_000_000,
+          noticeAfter: MiB,
+        }),
+      ),
     );
     const statuses = outcomes.map((outcome) => outcome.status ?? outcome.failure);
     expect(statuses, JSON.stringify(statuses)).toEqual(Array.from({ length: 50 }, () => 401));
@@ -283,7 +338,15 @@ describe('an unauthenticated upload gets a 401 the client reads', () => {
 
   it('clients that send their whole 5 MB body before reading read their 401 too', async () => {
     const outcomes = await Promise.all(
-      Array.from({ length: 4 }, () => upload(t.url, { path: syncPath, headers: { 'content-type': 'application/json' }, declared: 5_000_000, send: 5_000_000, noticeAfter: Infinity })),
+      Array.from({ length: 4 }, () =>
+        upload(t.url, {
+          path: syncPath,
+          headers: { 'content-type': 'application/json' },
+          declared: 5_000_000,
+          send: 5_000_000,
+          noticeAfter: Infinity,
+        }),
+      ),
     );
     for (const outcome of outcomes) {
       expect(answered(outcome).status).toBe(401);
@@ -296,7 +359,11 @@ describe('an unauthenticated upload gets a 401 the client reads', () => {
 describe('every spelling of a path meets the same key and budget', () => {
   it('a spent minute is 429 for a case-variant path, as for the canonical spelling', async () => {
     const tenant = await t.createTenant();
-    await t.db.updateTable('organizations').set({ rate_limit_per_minute: 3, rate_limit_per_day: null }).where('id', '=', tenant.organizationId).execute();
+    await t.db
+      .updateTable('organizations')
+      .set({ rate_limit_per_minute: 3, rate_limit_per_day: null })
+      .where('id', '=', tenant.organizationId)
+      .execute();
     const auth = { authorization: `Bearer ${tenant.liveKey}` };
     // With budget left, a spelling no operation has is simply not found.
     expect((await raw(t.url, 'GET', '/API/V1/Surveys', { headers: auth })).status).toBe(404);
@@ -305,7 +372,13 @@ describe('every spelling of a path meets the same key and budget', () => {
     const canonical = await raw(t.url, 'GET', '/api/v1/surveys', { headers: auth });
     expect(canonical.status).toBe(429);
     expectDocumented('/api/v1/surveys', 'GET', canonical);
-    for (const [method, path] of [['GET', '/API/V1/Surveys'], ['GET', '/api/v1/Surveys'], ['GET', '/api/V1/surveys'], ['GET', '/api/v1/surveys/'], ['DELETE', '/api/v1/me']] as const) {
+    for (const [method, path] of [
+      ['GET', '/API/V1/Surveys'],
+      ['GET', '/api/v1/Surveys'],
+      ['GET', '/api/V1/surveys'],
+      ['GET', '/api/v1/surveys/'],
+      ['DELETE', '/api/v1/me'],
+    ] as const) {
       const variant = await raw(t.url, method, path, { headers: auth });
       expect(variant.status, `${method} ${path} → ${variant.status} ${variant.text.slice(0, 200)}`).toBe(429);
       expect((variant.body as ErrorEnvelope).error?.code).toBe('rate_limited');

@@ -17,7 +17,6 @@ describe('embedded PostgreSQL', () => {
     const dataDir = path.join(closed, 'repo', '.data');
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const server = await startEmbeddedPostgres({ dataDir, port, database: 'probe' });
-    let clusterDir = server.dataDir;
     try {
       const client = new pg.Client({ connectionString: server.url });
       await client.connect();
@@ -33,7 +32,7 @@ describe('embedded PostgreSQL', () => {
       }
     } finally {
       await server.stop();
-      clusterDir = server.dataDir;
+      const clusterDir = server.dataDir;
       rmSync(closed, { recursive: true, force: true });
       if (clusterDir.startsWith('/var/tmp/')) rmSync(clusterDir, { recursive: true, force: true });
     }

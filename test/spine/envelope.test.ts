@@ -19,7 +19,12 @@ afterAll(async () => {
 
 interface Envelope {
   data?: unknown;
-  error?: { code: string; status: number; message: string; details?: Array<{ path?: string; message: string; code?: string }> };
+  error?: {
+    code: string;
+    status: number;
+    message: string;
+    details?: Array<{ path?: string; message: string; code?: string }>;
+  };
   meta: { requestId: string; timestamp: string; apiVersion: string };
 }
 
@@ -70,7 +75,11 @@ describe('the envelope', () => {
 
 describe('error paths', () => {
   it('400 invalid_json for a body that is not JSON', async () => {
-    const { response, body } = await call('/api/v1/api-keys', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"name": ' });
+    const { response, body } = await call('/api/v1/api-keys', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"name": ',
+    });
     expect(response.status).toBe(400);
     expect(body.error?.code).toBe('invalid_json');
   });
@@ -98,13 +107,20 @@ describe('error paths', () => {
   });
 
   it('415 unsupported_media_type for a body that is not JSON', async () => {
-    const { response, body } = await call('/api/v1/api-keys', { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'name=x' });
+    const { response, body } = await call('/api/v1/api-keys', {
+      method: 'POST',
+      headers: { 'content-type': 'text/plain' },
+      body: 'name=x',
+    });
     expect(response.status).toBe(415);
     expect(body.error?.code).toBe('unsupported_media_type');
   });
 
   it('413 payload_too_large beyond the route limit, and nothing is created', async () => {
-    const before = await t.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const before = await t.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     const { response, body } = await call('/api/v1/api-keys', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -112,7 +128,10 @@ describe('error paths', () => {
     });
     expect(response.status).toBe(413);
     expect(body.error?.code).toBe('payload_too_large');
-    const after = await t.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const after = await t.db
+      .selectFrom('api_keys')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     expect(after.n).toBe(before.n);
   });
 
@@ -131,7 +150,6 @@ describe('error paths', () => {
     expect(response.status).toBe(405);
     expect(body.error?.code).toBe('method_not_allowed');
   });
-
 });
 
 describe('public routes', () => {
@@ -145,7 +163,10 @@ describe('public routes', () => {
 
   it('answers the health probes without a key', async () => {
     expect((await call('/health/live', { auth: false })).body.data).toEqual({ status: 'ok', checks: {} });
-    expect((await call('/health/ready', { auth: false })).body.data).toEqual({ status: 'ok', checks: { database: 'ok' } });
+    expect((await call('/health/ready', { auth: false })).body.data).toEqual({
+      status: 'ok',
+      checks: { database: 'ok' },
+    });
   });
 
   it('serves the Redoc page at /docs', async () => {
@@ -160,7 +181,9 @@ describe('public routes', () => {
 
 describe('handlers', () => {
   it('exist for every operation of the contract, and only for those', () => {
-    const operationIds = operationsOf(loadContract()).map((op) => op.operationId).sort();
+    const operationIds = operationsOf(loadContract())
+      .map((op) => op.operationId)
+      .sort();
     expect(Object.keys(handlers).sort()).toEqual(operationIds);
   });
 });

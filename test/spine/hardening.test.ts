@@ -1,5 +1,6 @@
 /**
- * The request path's hardening, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and authentication
+ * The request path's hardening, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and
+ * authentication
  * agree for every spelling of every path; no input gives a 5xx; one 400 lists every problem with codes;
  * protocol edges (405 + Allow, 415, duplicate Authorization, failed-auth throttle, documented statuses, the
  * access log). Every answer here is checked against the contract (status documented, body valid).
@@ -25,11 +26,27 @@ afterAll(async () => {
   await t?.close();
 });
 
-type Body = { error?: { code: string; message: string; details?: Array<{ path?: string; code: string; message: string }> }; data?: Record<string, unknown> };
+type Body = {
+  error?: { code: string; message: string; details?: Array<{ path?: string; code: string; message: string }> };
+  data?: Record<string, unknown>;
+};
 
 /** A JSON request with the tenant's key; the answer is checked against `template`'s documented responses. */
-async function call(method: string, path: string, options: { body?: unknown; rawBody?: string; headers?: Record<string, string>; template?: string; auth?: boolean } = {}): Promise<RawAnswer & { body: Body }> {
-  const headers: Record<string, string> = { ...(options.auth === false ? {} : { authorization: `Bearer ${key}` }), ...options.headers };
+async function call(
+  method: string,
+  path: string,
+  options: {
+    body?: unknown;
+    rawBody?: string;
+    headers?: Record<string, string>;
+    template?: string;
+    auth?: boolean;
+  } = {},
+): Promise<RawAnswer & { body: Body }> {
+  const headers: Record<string, string> = {
+    ...(options.auth === false ? {} : { authorization: `Bearer ${key}` }),
+    ...options.headers,
+  };
   const payload = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   if (payload !== undefined && !headers['content-type']) headers['content-type'] = 'application/json';
   const answer = await raw(t.url, method, path, { headers, body: payload });
@@ -50,18 +67,29 @@ const details = (answer: { body: Body }) => answer.body.error?.details ?? [];
 
 describe('1. bodies are never coerced', () => {
   it('refuses a body value of the wrong JSON type with 400 naming the field', async () => {
-    const answer = await call('POST', '/api/v1/surveys', { body: { title: 123, questions: [{ type: 'nps', text: true }] } });
+    const answer = await call('POST', '/api/v1/surveys', {
+      body: { title: 123, questions: [{ type: 'nps', text: true }] },
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error?.code).toBe('validation_failed');
-    expect(details(answer)).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/title', code: 'type' }),
-      expect.objectContaining({ path: '/body/questions/0/text', code: 'type' }),
-    ]));
+    expect(details(answer)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/title', code: 'type' }),
+        expect.objectContaining({ path: '/body/questions/0/text', code: 'type' }),
+      ]),
+    );
   });
 
   it('does not turn a null or true NPS answer into a number', async () => {
     for (const value of [null, true, '7']) {
-      const answer = await call('POST', `/api/v1/surveys/${surveyId}/responses`, { body: { answers: [{ questionId: 'q_1', value }, { questionId: 'q_2', value: 3 }] } });
+      const answer = await call('POST', `/api/v1/surveys/${surveyId}/responses`, {
+        body: {
+          answers: [
+            { questionId: 'q_1', value },
+            { questionId: 'q_2', value: 3 },
+          ],
+        },
+      });
       expect(answer.status, JSON.stringify(value)).toBe(400);
       expect(details(answer)[0]).toMatchObject({ path: '/body/answers/0/value' });
     }
@@ -74,10 +102,14 @@ describe('1. bodies are never coerced', () => {
     const rawBody = `{"email":"exact@example.com","attributes":${JSON.stringify(attributes).replace('}', ',"__proto__":"data"}')}}`;
     const put = await call('PUT', '/api/v1/respondents/E-exact', { rawBody });
     expect(put.status).toBe(201);
-    const expected = JSON.parse(`{"one":1,"zero":0,"f":"false","t":true,"n":null,"big":1.5e300,"__proto__":"data"}`) as Record<string, unknown>;
+    const expected = JSON.parse(
+      `{"one":1,"zero":0,"f":"false","t":true,"n":null,"big":1.5e300,"__proto__":"data"}`,
+    ) as Record<string, unknown>;
     const stored = (put.body.data as { attributes: Record<string, unknown> }).attributes;
     expect(Object.keys(stored).sort()).toEqual(Object.keys(expected).sort());
-    expect(JSON.stringify(stored, Object.keys(expected).sort())).toBe(JSON.stringify(expected, Object.keys(expected).sort()));
+    expect(JSON.stringify(stored, Object.keys(expected).sort())).toBe(
+      JSON.stringify(expected, Object.keys(expected).sort()),
+    );
 
     const syncBody = `{"mode":"upsert","respondents":[{"externalId":"E-exact-sync","email":"exact@example.com","attributes":${JSON.stringify(attributes).replace('}', ',"__proto__":"data"}')}}]}`;
     const started = await call('POST', '/api/v1/respondents/sync', { rawBody: syncBody });
@@ -88,7 +120,9 @@ describe('1. bodies are never coerced', () => {
   });
 
   it('refuses 1e400 (not representable) instead of storing null', async () => {
-    const answer = await call('PUT', '/api/v1/respondents/E-huge', { rawBody: '{"email":"h@example.com","attributes":{"x":1e400}}' });
+    const answer = await call('PUT', '/api/v1/respondents/E-huge', {
+      rawBody: '{"email":"h@example.com","attributes":{"x":1e400}}',
+    });
     expect(answer.status).toBe(400);
     expect(details(answer)).toEqual([expect.objectContaining({ path: '/body/attributes/x', code: 'out_of_range' })]);
   });
@@ -136,9 +170,14 @@ describe('2. authentication covers every route the router can reach', () => {
         const path = concrete(template);
         for (const variant of variants(path)) {
           for (const withKey of [false, true]) {
-            const answer = await raw(t.url, method.toUpperCase(), variant, { headers: withKey ? { authorization: `Bearer ${key}` } : {} });
+            const answer = await raw(t.url, method.toUpperCase(), variant, {
+              headers: withKey ? { authorization: `Bearer ${key}` } : {},
+            });
             checked++;
-            expect([404, 405], `${method} ${variant} (key: ${withKey}) → ${answer.status} ${answer.text.slice(0, 200)}`).toContain(answer.status);
+            expect(
+              [404, 405],
+              `${method} ${variant} (key: ${withKey}) → ${answer.status} ${answer.text.slice(0, 200)}`,
+            ).toContain(answer.status);
             expect((answer.body as Body).error?.code).toMatch(/^(not_found|method_not_allowed)$/);
           }
         }
@@ -152,16 +191,27 @@ describe('2. authentication covers every route the router can reach', () => {
   });
 
   it('answers an unauthenticated request before reading its body', async () => {
-    const answer = await headersOnly('POST', '/api/v1/surveys', { 'content-type': 'application/json', 'content-length': String(50 * 1024 * 1024) });
+    const answer = await headersOnly('POST', '/api/v1/surveys', {
+      'content-type': 'application/json',
+      'content-length': String(50 * 1024 * 1024),
+    });
     expect(answer.status).toBe(401);
     expectDocumented('/api/v1/surveys', 'POST', answer);
   });
 
   it('refuses a Content-Length over the route limit with 413 before reading', async () => {
-    const answer = await headersOnly('POST', '/api/v1/surveys', { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(65 * 1024) });
+    const answer = await headersOnly('POST', '/api/v1/surveys', {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(65 * 1024),
+    });
     expect(answer.status).toBe(413);
     expectDocumented('/api/v1/surveys', 'POST', answer);
-    const sync = await headersOnly('POST', '/api/v1/respondents/sync', { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': String(65 * 1024 * 1024) });
+    const sync = await headersOnly('POST', '/api/v1/respondents/sync', {
+      authorization: `Bearer ${key}`,
+      'content-type': 'application/json',
+      'content-length': String(65 * 1024 * 1024),
+    });
     expect(sync.status).toBe(413);
   });
 });
@@ -174,9 +224,13 @@ function headersOnly(method: string, path: string, headers: Record<string, strin
       const req = request({ host: url.hostname, port: url.port, method, path, headers, agent: false }, (res) => {
         let text = '';
         res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: JSON.parse(text) }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, body: JSON.parse(text) }),
+        );
       });
-      req.on('error', (error: NodeJS.ErrnoException) => (error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error)));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        error.code === 'ECONNRESET' || error.code === 'EPIPE' ? undefined : reject(error),
+      );
       req.flushHeaders();
       req.write('{');
     }, reject);
@@ -185,18 +239,26 @@ function headersOnly(method: string, path: string, headers: Record<string, strin
 
 describe('4. no input gives a 5xx', () => {
   it('NUL and lone surrogates in body strings and member names are 400 invalid_character', async () => {
-    const answer = await call('POST', '/api/v1/surveys', { rawBody: '{"title":"a\\u0000b","description":"\\ud800x","questions":[{"type":"nps","text":"ok"}]}' });
+    const answer = await call('POST', '/api/v1/surveys', {
+      rawBody: '{"title":"a\\u0000b","description":"\\ud800x","questions":[{"type":"nps","text":"ok"}]}',
+    });
     expect(answer.status).toBe(400);
-    expect(details(answer)).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/title', code: 'invalid_character' }),
-      expect.objectContaining({ path: '/body/description', code: 'invalid_character' }),
-    ]));
-    const name = await call('PUT', '/api/v1/respondents/E-nul-name', { rawBody: '{"email":"x@example.com","attributes":{"a\\u0000":"x"}}' });
+    expect(details(answer)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/title', code: 'invalid_character' }),
+        expect.objectContaining({ path: '/body/description', code: 'invalid_character' }),
+      ]),
+    );
+    const name = await call('PUT', '/api/v1/respondents/E-nul-name', {
+      rawBody: '{"email":"x@example.com","attributes":{"a\\u0000":"x"}}',
+    });
     expect(name.status).toBe(400);
   });
 
   it('an unsupported Unicode escape for jsonb (\\u0000 in an attribute) is 400, not a failed write', async () => {
-    const answer = await call('PUT', '/api/v1/respondents/E-escape', { rawBody: '{"email":"x@example.com","attributes":{"note":"\\u0000"}}' });
+    const answer = await call('PUT', '/api/v1/respondents/E-escape', {
+      rawBody: '{"email":"x@example.com","attributes":{"note":"\\u0000"}}',
+    });
     expect(answer.status).toBe(400);
     expect(details(answer)[0]).toMatchObject({ path: '/body/attributes/note', code: 'invalid_character' });
   });
@@ -220,7 +282,9 @@ describe('4. no input gives a 5xx', () => {
     expect(details(answer)[0]).toMatchObject({ path: '/query/submittedAfter', code: 'format' });
     const leap = await call('GET', `/api/v1/surveys/${surveyId}/responses?submittedBefore=2024-01-01T23%3A59%3A60Z`);
     expect(leap.status).toBe(400);
-    const hire = await call('PUT', '/api/v1/respondents/E-date', { body: { email: 'd@example.com', hireDate: '2024-02-30' } });
+    const hire = await call('PUT', '/api/v1/respondents/E-date', {
+      body: { email: 'd@example.com', hireDate: '2024-02-30' },
+    });
     expect(hire.status).toBe(400);
     expect(details(hire)[0]).toMatchObject({ path: '/body/hireDate', code: 'format' });
   });
@@ -235,15 +299,23 @@ describe('4. no input gives a 5xx', () => {
 
   it('deeply nested values are 400 too_deep, not a stack overflow', async () => {
     const deep = `${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`;
-    const answer = await call('PUT', '/api/v1/respondents/E-deep', { rawBody: `{"email":"x@example.com","attributes":{"x":${deep}}}` });
+    const answer = await call('PUT', '/api/v1/respondents/E-deep', {
+      rawBody: `{"email":"x@example.com","attributes":{"x":${deep}}}`,
+    });
     expect(answer.status).toBe(400);
     expect(details(answer)[0]).toMatchObject({ code: 'too_deep' });
-    const arrays = await call('POST', '/api/v1/surveys', { rawBody: `{"title":${'['.repeat(20000)}${']'.repeat(20000)}}` });
+    const arrays = await call('POST', '/api/v1/surveys', {
+      rawBody: `{"title":${'['.repeat(20000)}${']'.repeat(20000)}}`,
+    });
     expect(arrays.status).toBe(400);
   });
 
   it('a required body that is missing is 400 required, for PATCH too (found by the fuzz suite)', async () => {
-    for (const [method, path] of [['PATCH', `/api/v1/surveys/${surveyId}`], ['POST', '/api/v1/surveys'], ['PUT', '/api/v1/respondents/E-empty']] as const) {
+    for (const [method, path] of [
+      ['PATCH', `/api/v1/surveys/${surveyId}`],
+      ['POST', '/api/v1/surveys'],
+      ['PUT', '/api/v1/respondents/E-empty'],
+    ] as const) {
       const answer = await call(method, path, { rawBody: '' });
       expect(answer.status, `${method} ${path}`).toBe(400);
       expect(details(answer)).toEqual([expect.objectContaining({ path: '/body', code: 'required' })]);
@@ -268,33 +340,55 @@ describe('4. no input gives a 5xx', () => {
       {"externalId":"S-key","email":"k@example.com","attributes":{"\\u0000":1}}]}`;
     const started = await call('POST', '/api/v1/respondents/sync', { rawBody });
     expect(started.status).toBe(202);
-    const job = (await waitForJob((started.body.data as { jobId: string }).jobId)) as { status: string; errors: Array<{ index: number; path?: string }> };
+    const job = (await waitForJob((started.body.data as { jobId: string }).jobId)) as {
+      status: string;
+      errors: Array<{ index: number; path?: string }>;
+    };
     expect(job.status).toBe('completed');
     expect(job.errors.map((e) => e.index)).toEqual([1, 2, 3, 4]);
     // A number JSON cannot carry to the worker (1e400) is that record's error too, naming its field; never a number.
-    const infinite = await call('POST', '/api/v1/respondents/sync', { rawBody: '{"mode":"upsert","respondents":[{"externalId":"S-inf","email":"i@example.com","attributes":{"x":1e400}}]}' });
+    const infinite = await call('POST', '/api/v1/respondents/sync', {
+      rawBody:
+        '{"mode":"upsert","respondents":[{"externalId":"S-inf","email":"i@example.com","attributes":{"x":1e400}}]}',
+    });
     expect(infinite.status).toBe(202);
-    const held = (await waitForJob((infinite.body.data as { jobId: string }).jobId)) as { status: string; errors: Array<{ index: number; path?: string; code?: string }> };
+    const held = (await waitForJob((infinite.body.data as { jobId: string }).jobId)) as {
+      status: string;
+      errors: Array<{ index: number; path?: string; code?: string }>;
+    };
     expect(held.status).toBe('completed');
     expect(held.errors).toEqual([expect.objectContaining({ index: 0, path: '/attributes/x', code: 'out_of_range' })]);
-    const next = await call('POST', '/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: [{ externalId: 'S-next', email: 'next@example.com' }] } });
+    const next = await call('POST', '/api/v1/respondents/sync', {
+      body: { mode: 'upsert', respondents: [{ externalId: 'S-next', email: 'next@example.com' }] },
+    });
     expect(next.status).toBe(202);
-    expect(((await waitForJob((next.body.data as { jobId: string }).jobId)) as { status: string }).status).toBe('completed');
+    expect(((await waitForJob((next.body.data as { jobId: string }).jobId)) as { status: string }).status).toBe(
+      'completed',
+    );
   });
 });
 
 describe('5. one validation pass reports every problem', () => {
   it('lists schema and semantic problems together, each with path and code', async () => {
     const answer = await call('POST', `/api/v1/surveys/${surveyId}/responses`, {
-      body: { answers: [{ questionId: 'q_1', value: 'great' }, { questionId: 'q_2', value: true }, { questionId: 'q_3', value: 'c_9' }], extra: 1 },
+      body: {
+        answers: [
+          { questionId: 'q_1', value: 'great' },
+          { questionId: 'q_2', value: true },
+          { questionId: 'q_3', value: 'c_9' },
+        ],
+        extra: 1,
+      },
     });
     expect(answer.status).toBe(400);
-    expect(details(answer)).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/answers/0/value', code: 'answer_type' }),
-      expect.objectContaining({ path: '/body/answers/1/value', code: 'type' }),
-      expect.objectContaining({ path: '/body/answers/2/value', code: 'not_found' }),
-      expect.objectContaining({ path: '/body/extra', code: 'unknown_field' }),
-    ]));
+    expect(details(answer)).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/answers/0/value', code: 'answer_type' }),
+        expect.objectContaining({ path: '/body/answers/1/value', code: 'type' }),
+        expect.objectContaining({ path: '/body/answers/2/value', code: 'not_found' }),
+        expect.objectContaining({ path: '/body/extra', code: 'unknown_field' }),
+      ]),
+    );
     for (const detail of details(answer)) {
       expect(detail.code).toMatch(/^[a-z][a-z0-9_]*$/);
       expect(detail.message.length).toBeGreaterThan(5);
@@ -302,9 +396,29 @@ describe('5. one validation pass reports every problem', () => {
   });
 
   it('a text answer to an NPS question says what the question takes, not its range', async () => {
-    const answer = await call('POST', `/api/v1/surveys/${surveyId}/responses`, { body: { answers: [{ questionId: 'q_1', value: 'ten' }, { questionId: 'q_2', value: 3 }] } });
-    expect(details(answer)).toEqual([expect.objectContaining({ path: '/body/answers/0/value', code: 'answer_type', message: expect.stringMatching(/nps question.*a string/) })]);
-    const range = await call('POST', `/api/v1/surveys/${surveyId}/responses`, { body: { answers: [{ questionId: 'q_1', value: 11 }, { questionId: 'q_2', value: 3 }] } });
+    const answer = await call('POST', `/api/v1/surveys/${surveyId}/responses`, {
+      body: {
+        answers: [
+          { questionId: 'q_1', value: 'ten' },
+          { questionId: 'q_2', value: 3 },
+        ],
+      },
+    });
+    expect(details(answer)).toEqual([
+      expect.objectContaining({
+        path: '/body/answers/0/value',
+        code: 'answer_type',
+        message: expect.stringMatching(/nps question.*a string/),
+      }),
+    ]);
+    const range = await call('POST', `/api/v1/surveys/${surveyId}/responses`, {
+      body: {
+        answers: [
+          { questionId: 'q_1', value: 11 },
+          { questionId: 'q_2', value: 3 },
+        ],
+      },
+    });
     expect(details(range)).toEqual([expect.objectContaining({ code: 'maximum' })]);
   });
 });
@@ -321,17 +435,31 @@ describe('6. protocol edges', () => {
   });
 
   it('another charset or a non-JSON media type is 415', async () => {
-    for (const type of ['application/json; charset=utf-16', 'application/json; charset=latin1', 'text/plain', 'application/x-www-form-urlencoded', 'application/jsonx']) {
-      const answer = await call('POST', '/api/v1/surveys', { rawBody: '{"title":"x","questions":[{"type":"nps","text":"q"}]}', headers: { 'content-type': type } });
+    for (const type of [
+      'application/json; charset=utf-16',
+      'application/json; charset=latin1',
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'application/jsonx',
+    ]) {
+      const answer = await call('POST', '/api/v1/surveys', {
+        rawBody: '{"title":"x","questions":[{"type":"nps","text":"q"}]}',
+        headers: { 'content-type': type },
+      });
       expect(answer.status, type).toBe(415);
       expect(answer.body.error?.code).toBe('unsupported_media_type');
     }
-    const utf8 = await call('POST', '/api/v1/surveys', { rawBody: '{"title":"x","questions":[{"type":"nps","text":"q"}]}', headers: { 'content-type': 'application/json; charset=UTF-8' } });
+    const utf8 = await call('POST', '/api/v1/surveys', {
+      rawBody: '{"title":"x","questions":[{"type":"nps","text":"q"}]}',
+      headers: { 'content-type': 'application/json; charset=UTF-8' },
+    });
     expect(utf8.status).toBe(201);
   });
 
   it('two Authorization headers are refused with 401', async () => {
-    const answer = await raw(t.url, 'GET', '/api/v1/me', { rawHeaders: ['Authorization', `Bearer ${key}`, 'Authorization', `Bearer ${key}`] });
+    const answer = await raw(t.url, 'GET', '/api/v1/me', {
+      rawHeaders: ['Authorization', `Bearer ${key}`, 'Authorization', `Bearer ${key}`],
+    });
     expect(answer.status).toBe(401);
     expectDocumented('/api/v1/me', 'GET', answer);
     expect((answer.body as Body).error?.message).toMatch(/exactly one Authorization/);
@@ -357,16 +485,29 @@ describe('6. failed authentication is throttled; 4. an unreachable database is 5
     const small = await startTestService({ authFailuresPerMinute: 20 });
     try {
       const tenant = await small.createTenant();
-      for (let i = 0; i < 20; i++) expect((await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` } })).status).toBe(401);
-      expect((await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer ${tenant.liveKey}` } })).status).toBe(200);
-      const throttled = await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` } });
+      for (let i = 0; i < 20; i++)
+        expect(
+          (
+            await raw(small.url, 'GET', '/api/v1/me', {
+              headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` },
+            })
+          ).status,
+        ).toBe(401);
+      expect(
+        (await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: `Bearer ${tenant.liveKey}` } })).status,
+      ).toBe(200);
+      const throttled = await raw(small.url, 'GET', '/api/v1/me', {
+        headers: { authorization: `Bearer svc_live_${'0'.repeat(64)}` },
+      });
       expect(throttled.status).toBe(429);
       expect(Number(throttled.headers['retry-after'])).toBeGreaterThan(0);
       expect((throttled.body as Body).error?.details?.[0]?.code).toBe('auth_failures');
       expectDocumented('/api/v1/me', 'GET', throttled);
       // A malformed key needs no lookup: without a database (where a lookup would answer 503), it is still a 429.
       await dropUnder(small);
-      const malformed = await raw(small.url, 'GET', '/api/v1/me', { headers: { authorization: 'Bearer svc_live_nope' } });
+      const malformed = await raw(small.url, 'GET', '/api/v1/me', {
+        headers: { authorization: 'Bearer svc_live_nope' },
+      });
       expect(malformed.status).toBe(429);
       expectDocumented('/api/v1/me', 'GET', malformed);
     } finally {
@@ -378,7 +519,10 @@ describe('6. failed authentication is throttled; 4. an unreachable database is 5
     const doomed = await startTestService();
     try {
       const tenant = await doomed.createTenant();
-      expect((await raw(doomed.url, 'GET', '/api/v1/surveys', { headers: { authorization: `Bearer ${tenant.liveKey}` } })).status).toBe(200);
+      expect(
+        (await raw(doomed.url, 'GET', '/api/v1/surveys', { headers: { authorization: `Bearer ${tenant.liveKey}` } }))
+          .status,
+      ).toBe(200);
       await dropUnder(doomed);
       for (const key of [tenant.liveKey, tenant.testKey]) {
         const answer = await raw(doomed.url, 'GET', '/api/v1/surveys', { headers: { authorization: `Bearer ${key}` } });
@@ -401,7 +545,12 @@ describe('6. the access log', () => {
   it('records the route template and our own ids, never externalIds or e-mail addresses from paths', async () => {
     const lines: string[] = [];
     const { pino } = await import('pino');
-    const sink = new Writable({ write(chunk: Buffer, _enc, done) { lines.push(chunk.toString()); done(); } });
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(chunk.toString());
+        done();
+      },
+    });
     const logged = await startTestService({}, pino({ level: 'info' }, sink));
     try {
       const tenant = await logged.createTenant();
@@ -421,4 +570,3 @@ describe('6. the access log', () => {
     }
   });
 });
-

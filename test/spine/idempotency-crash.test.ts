@@ -30,19 +30,40 @@ afterAll(async () => {
   await database?.drop();
 });
 
-function post(url: string, path: string, key: string, idempotencyKey: string, body: unknown): Promise<{ status: number; headers: http.IncomingHttpHeaders; body: { data?: { id: string }; error?: { code: string } } }> {
+function post(
+  url: string,
+  path: string,
+  key: string,
+  idempotencyKey: string,
+  body: unknown,
+): Promise<{
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: { data?: { id: string }; error?: { code: string } };
+}> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const request = http.request(`${url}${path}`, {
-      method: 'POST',
-      agent: false,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'idempotency-key': idempotencyKey },
-    }, (response) => {
-      let text = '';
-      response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(text) }));
-      response.on('error', reject);
-    });
+    const request = http.request(
+      `${url}${path}`,
+      {
+        method: 'POST',
+        agent: false,
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'idempotency-key': idempotencyKey,
+        },
+      },
+      (response) => {
+        let text = '';
+        response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        response.on('end', () =>
+          resolve({ status: response.statusCode ?? 0, headers: response.headers, body: JSON.parse(text) }),
+        );
+        response.on('error', reject);
+      },
+    );
     request.on('error', reject);
     request.end(payload);
   });
@@ -55,9 +76,17 @@ describe('Idempotency-Key across a crash', () => {
     const first = await startServiceProcess({ databaseUrl: database.url, role: 'api', env });
     processes.push(first);
     const org = await insertOrganization(handle.db, { name: 'crash', plan: 'PRO' });
-    const { key } = await insertKey(handle.db, { organizationId: org.id, environment: 'LIVE', name: 'k', scopes: ['*'] });
+    const { key } = await insertKey(handle.db, {
+      organizationId: org.id,
+      environment: 'LIVE',
+      name: 'k',
+      scopes: ['*'],
+    });
 
-    const created = await post(first.url!, '/api/v1/surveys', key, 'create-1', { title: 'Crash', questions: [{ type: 'nps', text: 'NPS?' }] });
+    const created = await post(first.url!, '/api/v1/surveys', key, 'create-1', {
+      title: 'Crash',
+      questions: [{ type: 'nps', text: 'NPS?' }],
+    });
     expect(created.status).toBe(201);
     const surveyId = created.body.data!.id;
     expect((await post(first.url!, `/api/v1/surveys/${surveyId}/launch`, key, 'launch-1', {})).status).toBe(200);
@@ -69,9 +98,15 @@ describe('Idempotency-Key across a crash', () => {
     await locker.query('select 1 from surveys where id = $1 for update', [surveyId]);
 
     const body = { answers: [{ questionId: 'q_1', value: 9 }] };
-    const original = post(first.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body).catch((error: Error) => error);
+    const original = post(first.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body).catch(
+      (error: Error) => error,
+    );
     for (let i = 0; i < 100; i++) {
-      const row = await handle.db.selectFrom('idempotency_keys').select('state').where('idempotency_key', '=', 'submit-1').executeTakeFirst();
+      const row = await handle.db
+        .selectFrom('idempotency_keys')
+        .select('state')
+        .where('idempotency_key', '=', 'submit-1')
+        .executeTakeFirst();
       if (row?.state === 'running') break;
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
@@ -88,7 +123,14 @@ describe('Idempotency-Key across a crash', () => {
     expect(await original).toBeInstanceOf(Error);
     await locker.query('commit');
     await locker.end();
-    const count = async () => (await handle.db.selectFrom('responses').select((eb) => eb.fn.countAll<number>().as('n')).where('survey_id', '=', surveyId).executeTakeFirstOrThrow()).n;
+    const count = async () =>
+      (
+        await handle.db
+          .selectFrom('responses')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('survey_id', '=', surveyId)
+          .executeTakeFirstOrThrow()
+      ).n;
     expect(await count()).toBe(0);
 
     // A new process; the client retries with the same key until the lease lapses (bounded by it).

@@ -17,7 +17,11 @@ function createKey(baseUrl: string, apiKey: string, idempotencyKey: string | und
 }
 
 async function keyCount(organizationId: string): Promise<number> {
-  const row = await t.db.selectFrom('api_keys').select((eb) => eb.fn.countAll<number>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
+  const row = await t.db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('organization_id', '=', organizationId)
+    .executeTakeFirstOrThrow();
   return row.n;
 }
 
@@ -35,7 +39,11 @@ describe('Idempotency-Key', () => {
     // The same key, except that its secret value was never stored: the replay carries null.
     expect(a.data.key).toMatch(/^svc_live_[0-9a-f]{64}$/);
     expect(b.data).toEqual({ ...a.data, key: null });
-    const stored = await t.db.selectFrom('idempotency_keys').select('response_body').where('idempotency_key', '=', 'retry-1').executeTakeFirstOrThrow();
+    const stored = await t.db
+      .selectFrom('idempotency_keys')
+      .select('response_body')
+      .where('idempotency_key', '=', 'retry-1')
+      .executeTakeFirstOrThrow();
     expect(JSON.stringify(stored.response_body)).not.toContain(a.data.key!.slice(9));
     expect(await keyCount(tenant.organizationId)).toBe(3);
   });
@@ -51,7 +59,9 @@ describe('Idempotency-Key', () => {
 
   it('runs concurrent duplicates once', async () => {
     const tenant = await t.createTenant();
-    const answers = await Promise.all(Array.from({ length: 12 }, () => createKey(t.url, tenant.liveKey, 'burst', { name: 'burst', scopes: ['*'] })));
+    const answers = await Promise.all(
+      Array.from({ length: 12 }, () => createKey(t.url, tenant.liveKey, 'burst', { name: 'burst', scopes: ['*'] })),
+    );
     const bodies = await Promise.all(answers.map((r) => r.json() as Promise<{ data?: { id: string } }>));
     expect(answers.map((r) => r.status)).toEqual(Array(12).fill(201));
     expect(new Set(bodies.map((b) => b.data?.id)).size).toBe(1);
@@ -75,7 +85,9 @@ describe('Idempotency-Key', () => {
   it('does not keep answers of requests that failed validation', async () => {
     const tenant = await t.createTenant();
     expect((await createKey(t.url, tenant.liveKey, 'fix-and-retry', { name: '', scopes: ['*'] })).status).toBe(400);
-    expect((await createKey(t.url, tenant.liveKey, 'fix-and-retry', { name: 'fixed', scopes: ['*'] })).status).toBe(201);
+    expect((await createKey(t.url, tenant.liveKey, 'fix-and-retry', { name: 'fixed', scopes: ['*'] })).status).toBe(
+      201,
+    );
   });
 
   it('sends a fresh key on every SDK POST unless one is given', async () => {

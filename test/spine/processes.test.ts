@@ -35,7 +35,9 @@ describe('npm start', () => {
     expect(output.indexOf('TEST key:')).toBeLessThan(output.indexOf('Docs:'));
 
     const me = await fetch(`${first.url}/api/v1/me`, { headers: { authorization: `Bearer ${test![1]}` } });
-    const body = (await me.json()) as { data: { organization: { plan: string }; environment: string; apiKey: { scopes: string[] } } };
+    const body = (await me.json()) as {
+      data: { organization: { plan: string }; environment: string; apiKey: { scopes: string[] } };
+    };
     expect(body.data.organization.plan).toBe('PRO');
     expect(body.data.environment).toBe('TEST');
     expect(body.data.apiKey.scopes).toEqual(['*']);
@@ -45,7 +47,11 @@ describe('npm start', () => {
     const payload = JSON.stringify({ name: 'created during shutdown', scopes: ['surveys:read'] });
     const request = http.request(`${first.url}/api/v1/api-keys`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${live![1]}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) },
+      headers: {
+        authorization: `Bearer ${live![1]}`,
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(payload),
+      },
     });
     const answered = new Promise<number>((resolve, reject) => {
       request.on('response', (res) => {
@@ -70,12 +76,30 @@ describe('npm start', () => {
 
   it('never writes a key to its logs, even at debug level and on errors', async () => {
     const server = await startServiceProcess({ databaseUrl: database.url, env: { LOG_LEVEL: 'debug' } });
-    const keys = await cli(['keys', 'create', '--org', await firstOrganization(), '--env', 'LIVE', '--scopes', '*', '--name', 'log probe', '--json']);
+    const keys = await cli([
+      'keys',
+      'create',
+      '--org',
+      await firstOrganization(),
+      '--env',
+      'LIVE',
+      '--scopes',
+      '*',
+      '--name',
+      'log probe',
+      '--json',
+    ]);
     const key = (JSON.parse(keys.stdout) as { key: string }).key;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     expect((await fetch(`${server.url}/api/v1/me`, { headers })).status).toBe(200);
-    expect((await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers, body: '{"name":' })).status).toBe(400);
-    const created = await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers, body: JSON.stringify({ name: 'x', scopes: ['*'] }) });
+    expect((await fetch(`${server.url}/api/v1/api-keys`, { method: 'POST', headers, body: '{"name":' })).status).toBe(
+      400,
+    );
+    const created = await fetch(`${server.url}/api/v1/api-keys`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ name: 'x', scopes: ['*'] }),
+    });
     const secret = ((await created.json()) as { data: { key: string } }).data.key;
     await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${key.slice(0, -1)}0` } });
     expect(await server.stop('SIGTERM')).toBe(0);
@@ -103,7 +127,19 @@ describe('admin CLI', () => {
     const organization = JSON.parse(org.stdout) as { id: string; plan: string };
     expect(organization.plan).toBe('BUSINESS');
 
-    const created = await cli(['keys', 'create', '--org', organization.id, '--env', 'TEST', '--scopes', 'surveys:*,responses:read', '--name', 'ci', '--json']);
+    const created = await cli([
+      'keys',
+      'create',
+      '--org',
+      organization.id,
+      '--env',
+      'TEST',
+      '--scopes',
+      'surveys:*,responses:read',
+      '--name',
+      'ci',
+      '--json',
+    ]);
     expect(created.code).toBe(0);
     const key = JSON.parse(created.stdout) as { id: string; key: string; scopes: string[]; environment: string };
     expect(key.key).toMatch(/^svc_test_[0-9a-f]{64}$/);
@@ -125,9 +161,13 @@ describe('admin CLI', () => {
     [['keys', 'create', '--org', 'org_x', '--env', 'LIVE', '--scopes', 'everything', '--name', 'n']],
     [['frobnicate']],
     [['orgs', 'create', '--name', 'X', '--plan', 'PRO', '--unknown-flag']],
-  ])('prints usage and exits non-zero for %j', async (args) => {
-    const result = await cli(args);
-    expect(result.code).not.toBe(0);
-    expect(result.stderr).toContain('Usage: npm run cli');
-  }, 30_000);
+  ])(
+    'prints usage and exits non-zero for %j',
+    async (args) => {
+      const result = await cli(args);
+      expect(result.code).not.toBe(0);
+      expect(result.stderr).toContain('Usage: npm run cli');
+    },
+    30_000,
+  );
 });

@@ -17,11 +17,16 @@ afterAll(async () => {
 
 async function tenantWithLimits(perMinute: number | null, perDay: number | null) {
   const tenant = await t.createTenant();
-  await t.db.updateTable('organizations').set({ rate_limit_per_minute: perMinute, rate_limit_per_day: perDay }).where('id', '=', tenant.organizationId).execute();
+  await t.db
+    .updateTable('organizations')
+    .set({ rate_limit_per_minute: perMinute, rate_limit_per_day: perDay })
+    .where('id', '=', tenant.organizationId)
+    .execute();
   return tenant;
 }
 
-const me = (baseUrl: string, key: string) => fetch(`${baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } });
+const me = (baseUrl: string, key: string) =>
+  fetch(`${baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${key}` } });
 
 describe('rate limits', () => {
   it('lease 1 % of the smaller window at a time: request by request under 200, at most 50', () => {
@@ -37,7 +42,11 @@ describe('rate limits', () => {
     const remaining: number[] = [];
     for (let i = 0; i < 12; i++) remaining.push(Number((await me(t.url, liveKey)).headers.get('ratelimit-remaining')));
     expect(remaining).toEqual(Array.from({ length: 12 }, (_, i) => 1000 - 1 - i));
-    const minute = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `minute:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    const minute = await t.db
+      .selectFrom('rate_limits')
+      .select('points')
+      .where('key', '=', `minute:${organizationId}:LIVE`)
+      .executeTakeFirstOrThrow();
     expect(minute.points).toBe(20);
   });
 
@@ -61,7 +70,10 @@ describe('rate limits', () => {
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(Number(refused.headers.get('retry-after'))).toBeLessThanOrEqual(60);
     expect(refused.headers.get('ratelimit-remaining')).toBe('0');
-    const body = (await refused.json()) as { error: { code: string; details: Array<{ code: string }> }; meta: { requestId: string } };
+    const body = (await refused.json()) as {
+      error: { code: string; details: Array<{ code: string }> };
+      meta: { requestId: string };
+    };
     expect(body.error.code).toBe('rate_limited');
     expect(body.error.details[0]?.code).toBe('minute');
     expect(body.meta.requestId).toMatch(/^req_/);
@@ -72,7 +84,11 @@ describe('rate limits', () => {
     const statuses: number[] = [];
     for (let i = 0; i < 6; i++) statuses.push((await me(t.url, liveKey)).status);
     expect(statuses).toEqual([200, 200, 429, 429, 429, 429]);
-    const day = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `day:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    const day = await t.db
+      .selectFrom('rate_limits')
+      .select('points')
+      .where('key', '=', `day:${organizationId}:LIVE`)
+      .executeTakeFirstOrThrow();
     expect(day.points).toBe(2);
   });
 
@@ -125,7 +141,9 @@ describe('two API processes on one database', () => {
     expect(urls[0]).not.toBe(urls[1]);
     const { liveKey } = await tenantWithLimits(10, null);
     // 16 requests, alternating between the two processes, all at once.
-    const statuses = await Promise.all(Array.from({ length: 16 }, (_, i) => me(urls[i % 2]!, liveKey).then((r) => r.status)));
+    const statuses = await Promise.all(
+      Array.from({ length: 16 }, (_, i) => me(urls[i % 2]!, liveKey).then((r) => r.status)),
+    );
     expect(statuses.filter((s) => s === 200)).toHaveLength(10);
     expect(statuses.filter((s) => s === 429)).toHaveLength(6);
     // Both processes refuse now, whichever served the budget.
@@ -141,7 +159,9 @@ describe('two API processes on one database', () => {
     const urls = processes.map((p) => p.url!);
     const statuses: number[] = [];
     for (let round = 0; round < 6; round++) {
-      statuses.push(...(await Promise.all(Array.from({ length: 100 }, (_, i) => me(urls[i % 2]!, liveKey).then((r) => r.status)))));
+      statuses.push(
+        ...(await Promise.all(Array.from({ length: 100 }, (_, i) => me(urls[i % 2]!, liveKey).then((r) => r.status)))),
+      );
     }
     const served = statuses.filter((s) => s === 200).length;
     expect(served).toBeLessThanOrEqual(limits.minute);
@@ -149,7 +169,11 @@ describe('two API processes on one database', () => {
     expect(served).toBeGreaterThanOrEqual(limits.minute - leaseSize(limits));
     expect(statuses.filter((s) => s !== 200 && s !== 429)).toEqual([]);
     // The day was charged with what the minute granted, never with refused requests.
-    const day = await t.db.selectFrom('rate_limits').select('points').where('key', '=', `day:${organizationId}:LIVE`).executeTakeFirstOrThrow();
+    const day = await t.db
+      .selectFrom('rate_limits')
+      .select('points')
+      .where('key', '=', `day:${organizationId}:LIVE`)
+      .executeTakeFirstOrThrow();
     expect(day.points).toBeLessThanOrEqual(limits.minute);
     expect(day.points).toBeGreaterThanOrEqual(served);
   }, 120_000);
@@ -164,7 +188,10 @@ describe('two API processes on one database', () => {
     });
     const key = ((await created.json()) as { data: { id: string; key: string } }).data;
     expect((await me(two!, key.key)).status).toBe(200);
-    const revoked = await fetch(`${one}/api/v1/api-keys/${key.id}`, { method: 'DELETE', headers: { authorization: `Bearer ${liveKey}` } });
+    const revoked = await fetch(`${one}/api/v1/api-keys/${key.id}`, {
+      method: 'DELETE',
+      headers: { authorization: `Bearer ${liveKey}` },
+    });
     expect(revoked.status).toBe(200);
     expect((await me(two!, key.key)).status).toBe(401);
   }, 60_000);

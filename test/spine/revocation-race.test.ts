@@ -46,7 +46,11 @@ interface Probe {
 
 async function race(): Promise<{ revokedAt: number; probes: Probe[] }> {
   const admin = { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' };
-  const created = await fetch(`${first.url}/api/v1/api-keys`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'raced', scopes: ['surveys:read'] }) });
+  const created = await fetch(`${first.url}/api/v1/api-keys`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name: 'raced', scopes: ['surveys:read'] }),
+  });
   expect(created.status).toBe(201);
   const { data } = (await created.json()) as { data: { id: string; key: string } };
 
@@ -55,7 +59,9 @@ async function race(): Promise<{ revokedAt: number; probes: Probe[] }> {
   const stream = async () => {
     while (performance.now() < stopAt) {
       const sentAt = performance.now();
-      const response = await fetch(`${second.url}/api/v1/surveys`, { headers: { authorization: `Bearer ${data.key}` } });
+      const response = await fetch(`${second.url}/api/v1/surveys`, {
+        headers: { authorization: `Bearer ${data.key}` },
+      });
       await response.arrayBuffer();
       probes.push({ sentAt, status: response.status });
     }
@@ -76,7 +82,9 @@ async function listenerBackends(): Promise<number[]> {
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where datname = current_database() and application_name = 'survey-service-key-cache'");
+    const { rows } = await client.query<{ pid: number }>(
+      "select pid from pg_stat_activity where datname = current_database() and application_name = 'survey-service-key-cache'",
+    );
     return rows.map((row) => row.pid);
   } finally {
     await client.end();
@@ -92,10 +100,11 @@ async function createKey(): Promise<{ id: string; key: string }> {
   return ((await created.json()) as { data: { id: string; key: string } }).data;
 }
 
-const listSurveys = (base: string, key: string) => fetch(`${base}/api/v1/surveys`, { headers: { authorization: `Bearer ${key}` } }).then(async (response) => {
-  await response.arrayBuffer();
-  return response.status;
-});
+const listSurveys = (base: string, key: string) =>
+  fetch(`${base}/api/v1/surveys`, { headers: { authorization: `Bearer ${key}` } }).then(async (response) => {
+    await response.arrayBuffer();
+    return response.status;
+  });
 
 describe('revocation across API processes', () => {
   // A notification is sent at commit but handled when each listener's database backend and process get to it; on a
@@ -103,25 +112,32 @@ describe('revocation across API processes', () => {
   it.each([
     ['a slow listener (paused 300 ms)', 300],
     ['a stuck listener (paused 3 s, beyond the bound)', 3_000],
-  ])('the DELETE answers only once the key is refused everywhere, with %s', async (_, pausedMs) => {
-    const { id, key } = await createKey();
-    expect(await listSurveys(second.url!, key)).toBe(200); // cached by the second process
-    const backends = await listenerBackends();
-    expect(backends).toHaveLength(2);
-    for (const pid of backends) process.kill(pid, 'SIGSTOP');
-    const resume = setTimeout(() => backends.forEach((pid) => process.kill(pid, 'SIGCONT')), pausedMs);
-    try {
-      const started = performance.now();
-      const revoked = await fetch(`${first.url}/api/v1/api-keys/${id}`, { method: 'DELETE', headers: { authorization: `Bearer ${adminKey}` } });
-      expect(revoked.status).toBe(200);
-      expect(performance.now() - started).toBeLessThan(maxAgeMs + 1_000);
-      expect(await listSurveys(second.url!, key)).toBe(401);
-      expect(await listSurveys(first.url!, key)).toBe(401);
-    } finally {
-      clearTimeout(resume);
-      for (const pid of backends) process.kill(pid, 'SIGCONT');
-    }
-  }, 30_000);
+  ])(
+    'the DELETE answers only once the key is refused everywhere, with %s',
+    async (_, pausedMs) => {
+      const { id, key } = await createKey();
+      expect(await listSurveys(second.url!, key)).toBe(200); // cached by the second process
+      const backends = await listenerBackends();
+      expect(backends).toHaveLength(2);
+      for (const pid of backends) process.kill(pid, 'SIGSTOP');
+      const resume = setTimeout(() => backends.forEach((pid) => process.kill(pid, 'SIGCONT')), pausedMs);
+      try {
+        const started = performance.now();
+        const revoked = await fetch(`${first.url}/api/v1/api-keys/${id}`, {
+          method: 'DELETE',
+          headers: { authorization: `Bearer ${adminKey}` },
+        });
+        expect(revoked.status).toBe(200);
+        expect(performance.now() - started).toBeLessThan(maxAgeMs + 1_000);
+        expect(await listSurveys(second.url!, key)).toBe(401);
+        expect(await listSurveys(first.url!, key)).toBe(401);
+      } finally {
+        clearTimeout(resume);
+        for (const pid of backends) process.kill(pid, 'SIGCONT');
+      }
+    },
+    30_000,
+  );
 
   it(`is never outlived by a cached key on another process (${rounds} races)`, async () => {
     let acceptedAfterRevocation = 0;

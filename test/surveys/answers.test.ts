@@ -7,12 +7,27 @@ import { allTypes, validAnswers } from './fixtures.js';
 const { questions } = normaliseQuestions(allTypes);
 const check = (answers: Answer[]) => validateAnswers(questions, answers);
 const without = (id: string) => validAnswers.filter((a) => a.questionId !== id);
-const replace = (id: string, value: unknown): Answer[] => validAnswers.map((a) => (a.questionId === id ? { questionId: id, value: value as Answer['value'] } : a));
+const replace = (id: string, value: unknown): Answer[] =>
+  validAnswers.map((a) => (a.questionId === id ? { questionId: id, value: value as Answer['value'] } : a));
 
 describe('normaliseQuestions', () => {
   it('fills defaults and assigns ids', () => {
-    expect(questions[1]).toEqual({ id: 'q_2', type: 'rating', text: 'Tools are good', description: null, required: true, min: 1, max: 5, minLabel: 'Bad', maxLabel: 'Good' });
-    expect(questions[3]).toMatchObject({ minSelections: 1, maxSelections: 2, choices: [{ id: 'c_1' }, { id: 'c_2' }, { id: 'c_3' }, { id: 'c_4' }] });
+    expect(questions[1]).toEqual({
+      id: 'q_2',
+      type: 'rating',
+      text: 'Tools are good',
+      description: null,
+      required: true,
+      min: 1,
+      max: 5,
+      minLabel: 'Bad',
+      maxLabel: 'Good',
+    });
+    expect(questions[3]).toMatchObject({
+      minSelections: 1,
+      maxSelections: 2,
+      choices: [{ id: 'c_1' }, { id: 'c_2' }, { id: 'c_3' }, { id: 'c_4' }],
+    });
   });
   it('reports duplicates and impossible selection bounds', () => {
     const { problems } = normaliseQuestions([
@@ -64,7 +79,12 @@ describe('validateAnswers', () => {
       { questionId: 'q_3', value: 'nope' },
       { questionId: 'zz', value: 1 },
     ]);
-    expect(problems.map((p) => p.path)).toEqual(['/body/answers/0/value', '/body/answers/1/value', '/body/answers/2/questionId', '/body/answers']);
+    expect(problems.map((p) => p.path)).toEqual([
+      '/body/answers/0/value',
+      '/body/answers/1/value',
+      '/body/answers/2/questionId',
+      '/body/answers',
+    ]);
     expect(problems.at(-1)?.message).toContain('q_1');
   });
 

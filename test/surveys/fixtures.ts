@@ -19,7 +19,12 @@ export async function tenantWithRaisedLimits(t: TestService) {
 export const allTypes: QuestionInput[] = [
   { type: 'nps', text: 'How likely are you to recommend us?' },
   { type: 'rating', text: 'Tools are good', minLabel: 'Bad', maxLabel: 'Good' },
-  { type: 'single_choice', text: 'Where do you work?', required: false, choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }] },
+  {
+    type: 'single_choice',
+    text: 'Where do you work?',
+    required: false,
+    choices: [{ label: 'Office' }, { label: 'Home' }, { label: 'Hybrid' }],
+  },
   {
     type: 'multiple_choice',
     text: 'Benefits?',

@@ -21,7 +21,12 @@ beforeAll(async () => {
   surveyId = (await orgA.live.POST('/api/v1/surveys', { body: surveyBody() })).data!.data.id;
   draftId = (await orgA.live.POST('/api/v1/surveys', { body: surveyBody({ title: 'A draft' }) })).data!.data.id;
   await orgA.live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
-  responseId = (await orgA.live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { answers: validAnswers, respondentExternalId: 'E-1' } })).data!.data.id;
+  responseId = (
+    await orgA.live.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { answers: validAnswers, respondentExternalId: 'E-1' },
+    })
+  ).data!.data.id;
 });
 afterAll(async () => {
   await t?.close();
@@ -39,7 +44,8 @@ function everyOperation(client: Client) {
     launchSurvey: () => client.POST('/api/v1/surveys/{id}/launch', draft),
     pauseSurvey: () => client.POST('/api/v1/surveys/{id}/pause', id),
     closeSurvey: () => client.POST('/api/v1/surveys/{id}/close', id),
-    listResponses: () => client.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: {} } }),
+    listResponses: () =>
+      client.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: {} } }),
     submitResponse: () => client.POST('/api/v1/surveys/{id}/responses', { ...id, body: { answers: validAnswers } }),
     getResponse: () => client.GET('/api/v1/surveys/{id}/responses/{responseId}', rsp),
     deleteResponse: () => client.DELETE('/api/v1/surveys/{id}/responses/{responseId}', rsp),
@@ -79,17 +85,26 @@ describe('scopes', () => {
   it('a surveys:read key can list and read but not create (403 insufficient_scope)', async () => {
     const { key } = await t.createKey(orgA.organizationId, { scopes: ['surveys:read'] });
     const reader = t.client(key);
-    expect((await reader.GET('/api/v1/surveys/{id}', { params: { path: { id: surveyId } } })).response.status).toBe(200);
+    expect((await reader.GET('/api/v1/surveys/{id}', { params: { path: { id: surveyId } } })).response.status).toBe(
+      200,
+    );
     const { error, response } = await reader.POST('/api/v1/surveys', { body: surveyBody() });
     expect(response.status).toBe(403);
     expect(error?.error.code).toBe('insufficient_scope');
-    expect((await reader.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: {} } })).response.status).toBe(403);
-    expect((await reader.POST('/api/v1/surveys/{id}/pause', { params: { path: { id: surveyId } } })).response.status).toBe(403);
+    expect(
+      (await reader.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: {} } })).response
+        .status,
+    ).toBe(403);
+    expect(
+      (await reader.POST('/api/v1/surveys/{id}/pause', { params: { path: { id: surveyId } } })).response.status,
+    ).toBe(403);
   });
 
   it('deleting a response needs responses:delete', async () => {
     const { key } = await t.createKey(orgA.organizationId, { scopes: ['responses:read', 'responses:write'] });
-    const { response } = await t.client(key).DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: surveyId, responseId } } });
+    const { response } = await t
+      .client(key)
+      .DELETE('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: surveyId, responseId } } });
     expect(response.status).toBe(403);
   });
 });

@@ -30,12 +30,27 @@ describe('createSurvey', () => {
   it('creates a draft, fills the defaults and assigns question and choice ids', async () => {
     const survey = await create();
     expect(survey.id).toMatch(/^srv_[0-9A-Z]{26}$/);
-    expect(survey).toMatchObject({ status: 'draft', responseCount: 0, launchedAt: null, pausedAt: null, closedAt: null });
+    expect(survey).toMatchObject({
+      status: 'draft',
+      responseCount: 0,
+      launchedAt: null,
+      pausedAt: null,
+      closedAt: null,
+    });
     expect(survey.settings).toEqual({ anonymous: false, allowMultipleResponses: false });
     expect(survey.questions.map((q) => q.id)).toEqual(['q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
-    expect(survey.questions[0]).toEqual({ id: 'q_1', type: 'nps', text: allTypes[0]!.text, description: null, required: true });
+    expect(survey.questions[0]).toEqual({
+      id: 'q_1',
+      type: 'nps',
+      text: allTypes[0]!.text,
+      description: null,
+      required: true,
+    });
     expect(survey.questions[1]).toMatchObject({ type: 'rating', min: 1, max: 5, required: true });
-    expect(survey.questions[2]).toMatchObject({ required: false, choices: [{ id: 'c_1' }, { id: 'c_2' }, { id: 'c_3' }] });
+    expect(survey.questions[2]).toMatchObject({
+      required: false,
+      choices: [{ id: 'c_1' }, { id: 'c_2' }, { id: 'c_3' }],
+    });
     expect(survey.questions[4]).toMatchObject({ type: 'text', maxLength: 20 });
     const textDefault = await create({ title: 'x', questions: [{ type: 'text', text: 't' }] });
     expect(textDefault.questions[0]).toMatchObject({ maxLength: 2000, required: true });
@@ -47,7 +62,11 @@ describe('createSurvey', () => {
       questions: [
         { type: 'nps', text: 'a' },
         { id: 'q_1', type: 'nps', text: 'b' },
-        { type: 'single_choice', text: 'c', choices: [{ label: 'x' }, { id: 'c_1', label: 'y' }, { id: 'custom', label: 'z' }] },
+        {
+          type: 'single_choice',
+          text: 'c',
+          choices: [{ label: 'x' }, { id: 'c_1', label: 'y' }, { id: 'custom', label: 'z' }],
+        },
       ],
     });
     expect(survey.questions.map((q) => q.id)).toEqual(['q_2', 'q_1', 'q_3']);
@@ -62,17 +81,30 @@ describe('createSurvey', () => {
         questions: [
           { id: 'same', type: 'nps', text: 'a' },
           { id: 'same', type: 'nps', text: 'b' },
-          { type: 'multiple_choice', text: 'c', choices: [{ id: 'x', label: '1' }, { id: 'x', label: '2' }], minSelections: 2, maxSelections: 1 },
+          {
+            type: 'multiple_choice',
+            text: 'c',
+            choices: [
+              { id: 'x', label: '1' },
+              { id: 'x', label: '2' },
+            ],
+            minSelections: 2,
+            maxSelections: 1,
+          },
         ],
       },
     });
     expect(response.status).toBe(400);
     expect(error?.error.code).toBe('validation_failed');
-    expect(error?.error.details?.map((d) => d.path).sort()).toEqual(['/body/questions/1/id', '/body/questions/2/choices/1/id', '/body/questions/2/minSelections'].sort());
+    expect(error?.error.details?.map((d) => d.path).sort()).toEqual(
+      ['/body/questions/1/id', '/body/questions/2/choices/1/id', '/body/questions/2/minSelections'].sort(),
+    );
   });
 
   it('refuses schema violations (unknown field, bad type) with 400', async () => {
-    const bad = await live.POST('/api/v1/surveys', { body: { title: 'x', questions: [{ type: 'slider', text: 'a' }] } as never });
+    const bad = await live.POST('/api/v1/surveys', {
+      body: { title: 'x', questions: [{ type: 'slider', text: 'a' }] } as never,
+    });
     expect(bad.response.status).toBe(400);
     const extra = await live.POST('/api/v1/surveys', { body: { title: 'x', colour: 'red' } as never });
     expect(extra.response.status).toBe(400);
@@ -156,10 +188,19 @@ describe('updateSurvey', () => {
     const survey = await create({ title: 'draft', settings: { allowMultipleResponses: true } });
     const { data, response } = await live.PATCH('/api/v1/surveys/{id}', {
       ...path(survey.id),
-      body: { title: 'renamed', description: null, questions: [{ type: 'nps', text: 'only' }], settings: { anonymous: true } },
+      body: {
+        title: 'renamed',
+        description: null,
+        questions: [{ type: 'nps', text: 'only' }],
+        settings: { anonymous: true },
+      },
     });
     expect(response.status).toBe(200);
-    expect(data!.data).toMatchObject({ title: 'renamed', description: null, settings: { anonymous: true, allowMultipleResponses: true } });
+    expect(data!.data).toMatchObject({
+      title: 'renamed',
+      description: null,
+      settings: { anonymous: true, allowMultipleResponses: true },
+    });
     expect(data!.data.questions).toHaveLength(1);
   });
 
@@ -174,7 +215,10 @@ describe('updateSurvey', () => {
       expect(error?.error.code).toBe('invalid_state');
     }
     await transition(survey.id, 'pause');
-    const paused = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { description: 'paused text' } });
+    const paused = await live.PATCH('/api/v1/surveys/{id}', {
+      ...path(survey.id),
+      body: { description: 'paused text' },
+    });
     expect(paused.data?.data.description).toBe('paused text');
     const frozen = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { questions: [] } });
     expect(frozen.response.status).toBe(409);
@@ -185,7 +229,10 @@ describe('updateSurvey', () => {
     const survey = await create();
     await transition(survey.id, 'launch');
     await transition(survey.id, 'close');
-    const { error, response } = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { title: 'late' } });
+    const { error, response } = await live.PATCH('/api/v1/surveys/{id}', {
+      ...path(survey.id),
+      body: { title: 'late' },
+    });
     expect(response.status).toBe(409);
     expect(error?.error.message).toContain('closed');
   });
@@ -195,7 +242,12 @@ describe('updateSurvey', () => {
     expect((await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: {} })).response.status).toBe(400);
     const dup = await live.PATCH('/api/v1/surveys/{id}', {
       ...path(survey.id),
-      body: { questions: [{ id: 'a', type: 'nps', text: 'x' }, { id: 'a', type: 'nps', text: 'y' }] },
+      body: {
+        questions: [
+          { id: 'a', type: 'nps', text: 'x' },
+          { id: 'a', type: 'nps', text: 'y' },
+        ],
+      },
     });
     expect(dup.response.status).toBe(400);
     expect(dup.error?.error.details?.[0]?.path).toBe('/body/questions/1/id');
@@ -206,7 +258,10 @@ describe('deleteSurvey', () => {
   it('deletes in any state, together with its responses', async () => {
     const survey = await create();
     await transition(survey.id, 'launch');
-    const submitted = await live.POST('/api/v1/surveys/{id}/responses', { ...path(survey.id), body: { answers: validAnswers } });
+    const submitted = await live.POST('/api/v1/surveys/{id}/responses', {
+      ...path(survey.id),
+      body: { answers: validAnswers },
+    });
     expect(submitted.response.status).toBe(201);
     const { data, response } = await live.DELETE('/api/v1/surveys/{id}', path(survey.id));
     expect(response.status).toBe(200);

@@ -26,7 +26,10 @@ async function activeSurvey(overrides: Partial<SurveyCreate> = {}) {
 }
 
 function submit(surveyId: string, answers: Answer[] = validAnswers, respondentExternalId?: string) {
-  return live.POST('/api/v1/surveys/{id}/responses', { ...path(surveyId), body: { answers, ...(respondentExternalId ? { respondentExternalId } : {}) } });
+  return live.POST('/api/v1/surveys/{id}/responses', {
+    ...path(surveyId),
+    body: { answers, ...(respondentExternalId ? { respondentExternalId } : {}) },
+  });
 }
 
 describe('submitResponse', () => {
@@ -44,14 +47,48 @@ describe('submitResponse', () => {
     ['unknown question id', [...validAnswers, { questionId: 'q_42', value: 1 }], '/body/answers/5/questionId'],
     ['duplicate answer', [...validAnswers, { questionId: 'q_2', value: 3 }], '/body/answers/5/questionId'],
     ['missing required answer', validAnswers.slice(1), '/body/answers'],
-    ['rating out of range', [{ questionId: 'q_1', value: 5 }, { questionId: 'q_2', value: 6 }], '/body/answers/1/value'],
-    ['nps as text', [{ questionId: 'q_1', value: 'nine' }, { questionId: 'q_2', value: 3 }], '/body/answers/0/value'],
+    [
+      'rating out of range',
+      [
+        { questionId: 'q_1', value: 5 },
+        { questionId: 'q_2', value: 6 },
+      ],
+      '/body/answers/1/value',
+    ],
+    [
+      'nps as text',
+      [
+        { questionId: 'q_1', value: 'nine' },
+        { questionId: 'q_2', value: 3 },
+      ],
+      '/body/answers/0/value',
+    ],
     ['unknown choice id', [...validAnswers.slice(0, 2), { questionId: 'q_3', value: 'c_9' }], '/body/answers/2/value'],
-    ['single_choice not a string', [...validAnswers.slice(0, 2), { questionId: 'q_3', value: 2 }], '/body/answers/2/value'],
-    ['multiple_choice not an array', [...validAnswers.slice(0, 2), { questionId: 'q_4', value: 'c_1' }], '/body/answers/2/value'],
-    ['duplicate selection', [...validAnswers.slice(0, 2), { questionId: 'q_4', value: ['c_1', 'c_1'] }], '/body/answers/2/value/1'],
-    ['too many selections', [...validAnswers.slice(0, 2), { questionId: 'q_4', value: ['c_1', 'c_2', 'c_3'] }], '/body/answers/2/value'],
-    ['text too long', [...validAnswers.slice(0, 2), { questionId: 'q_5', value: 'x'.repeat(21) }], '/body/answers/2/value'],
+    [
+      'single_choice not a string',
+      [...validAnswers.slice(0, 2), { questionId: 'q_3', value: 2 }],
+      '/body/answers/2/value',
+    ],
+    [
+      'multiple_choice not an array',
+      [...validAnswers.slice(0, 2), { questionId: 'q_4', value: 'c_1' }],
+      '/body/answers/2/value',
+    ],
+    [
+      'duplicate selection',
+      [...validAnswers.slice(0, 2), { questionId: 'q_4', value: ['c_1', 'c_1'] }],
+      '/body/answers/2/value/1',
+    ],
+    [
+      'too many selections',
+      [...validAnswers.slice(0, 2), { questionId: 'q_4', value: ['c_1', 'c_2', 'c_3'] }],
+      '/body/answers/2/value',
+    ],
+    [
+      'text too long',
+      [...validAnswers.slice(0, 2), { questionId: 'q_5', value: 'x'.repeat(21) }],
+      '/body/answers/2/value',
+    ],
     ['text not a string', [...validAnswers.slice(0, 2), { questionId: 'q_5', value: 3 }], '/body/answers/2/value'],
   ];
   for (const [name, answers, at] of rules) {
@@ -69,7 +106,10 @@ describe('submitResponse', () => {
   it('refuses nps out of 0–10 and non-integers at the contract (400)', async () => {
     const surveyId = await activeSurvey();
     for (const value of [11, -1, 7.5]) {
-      const { error, response } = await submit(surveyId, [{ questionId: 'q_1', value }, { questionId: 'q_2', value: 3 }]);
+      const { error, response } = await submit(surveyId, [
+        { questionId: 'q_1', value },
+        { questionId: 'q_2', value: 3 },
+      ]);
       expect(response.status).toBe(400);
       expect(error?.error.details?.some((d) => d.path?.startsWith('/body/answers/0/value'))).toBe(true);
     }
@@ -77,7 +117,10 @@ describe('submitResponse', () => {
 
   it('reports every problem in one answer', async () => {
     const surveyId = await activeSurvey();
-    const { error } = await submit(surveyId, [{ questionId: 'q_2', value: 9 }, { questionId: 'q_9', value: 1 }]);
+    const { error } = await submit(surveyId, [
+      { questionId: 'q_2', value: 9 },
+      { questionId: 'q_9', value: 1 },
+    ]);
     expect(error?.error.details).toHaveLength(3);
   });
 
@@ -99,7 +142,11 @@ describe('submitResponse', () => {
     const second = await submit(surveyId, validAnswers, 'E-7');
     expect(first.data?.data.respondentExternalId).toBeNull();
     expect(second.response.status).toBe(201);
-    const rows = await t.db.selectFrom('responses').select(['respondent_external_id', 'dedupe_key']).where('survey_id', '=', surveyId).execute();
+    const rows = await t.db
+      .selectFrom('responses')
+      .select(['respondent_external_id', 'dedupe_key'])
+      .where('survey_id', '=', surveyId)
+      .execute();
     expect(rows).toEqual([
       { respondent_external_id: null, dedupe_key: null },
       { respondent_external_id: null, dedupe_key: null },
@@ -133,7 +180,8 @@ describe('listResponses, getResponse, deleteResponse', () => {
 
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push((await submit(surveyId, validAnswers, `E-${i}`)).data!.data.id);
-    const list = (page: number, pageSize: number) => live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: { page, pageSize } } });
+    const list = (page: number, pageSize: number) =>
+      live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: { page, pageSize } } });
 
     const first = await list(1, 2);
     expect(first.data?.data.map((r) => r.id)).toEqual([ids[4], ids[3]]);
@@ -154,15 +202,30 @@ describe('listResponses, getResponse, deleteResponse', () => {
     const b = (await submit(surveyId, validAnswers, 'E-B')).data!.data;
     await submit(surveyId, validAnswers, 'E-A');
     // Spread the submissions in time, so the window filters are exact.
-    await t.db.updateTable('responses').set({ submitted_at: new Date('2026-01-01T00:00:00.000Z') }).where('id', '=', a.id).execute();
-    await t.db.updateTable('responses').set({ submitted_at: new Date('2026-02-01T00:00:00.000Z') }).where('id', '=', b.id).execute();
-    const query = (q: Record<string, string>) => live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: q } });
+    await t.db
+      .updateTable('responses')
+      .set({ submitted_at: new Date('2026-01-01T00:00:00.000Z') })
+      .where('id', '=', a.id)
+      .execute();
+    await t.db
+      .updateTable('responses')
+      .set({ submitted_at: new Date('2026-02-01T00:00:00.000Z') })
+      .where('id', '=', b.id)
+      .execute();
+    const query = (q: Record<string, string>) =>
+      live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId }, query: q } });
 
     expect((await query({ respondentExternalId: 'E-A' })).data?.data).toHaveLength(2);
     expect((await query({ respondentExternalId: 'E-Z' })).data?.data).toHaveLength(0);
-    const window = await query({ submittedAfter: '2026-01-01T00:00:00.000Z', submittedBefore: '2026-02-01T00:00:00.000Z' });
+    const window = await query({
+      submittedAfter: '2026-01-01T00:00:00.000Z',
+      submittedBefore: '2026-02-01T00:00:00.000Z',
+    });
     expect(window.data?.data.map((r) => r.id)).toEqual([a.id]);
-    expect((await query({ submittedBefore: '2026-03-01T00:00:00Z' })).data?.data.map((r) => r.id)).toEqual([b.id, a.id]);
+    expect((await query({ submittedBefore: '2026-03-01T00:00:00Z' })).data?.data.map((r) => r.id)).toEqual([
+      b.id,
+      a.id,
+    ]);
     expect((await query({ submittedAfter: '2026-01-01T00:00:00.001Z' })).data?.pagination.totalItems).toBe(2);
     const inverted = await query({ submittedAfter: '2026-02-01T00:00:00Z', submittedBefore: '2026-01-01T00:00:00Z' });
     expect(inverted.response.status).toBe(400);
@@ -189,10 +252,17 @@ describe('listResponses, getResponse, deleteResponse', () => {
     const one = await activeSurvey();
     const other = await activeSurvey();
     const created = (await submit(one)).data!.data;
-    const wrong = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: other, responseId: created.id } } });
+    const wrong = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: other, responseId: created.id } },
+    });
     expect(wrong.response.status).toBe(404);
-    const malformed = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: one, responseId: 'rsp_x' } } });
+    const malformed = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: one, responseId: 'rsp_x' } },
+    });
     expect(malformed.error?.error.code).toBe('not_found');
-    expect((await live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: 'srv_nope' }, query: {} } })).response.status).toBe(404);
+    expect(
+      (await live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: 'srv_nope' }, query: {} } })).response
+        .status,
+    ).toBe(404);
   });
 });

@@ -27,7 +27,11 @@ afterAll(async () => {
 
 /** The detail codes the contract documents (the table of `ErrorDetail.code`). */
 const documentedCodes = (() => {
-  const schema = (contract as unknown as { components: { schemas: { ErrorDetail: { properties: { code: { description: string } } } } } }).components.schemas.ErrorDetail;
+  const schema = (
+    contract as unknown as {
+      components: { schemas: { ErrorDetail: { properties: { code: { description: string } } } } };
+    }
+  ).components.schemas.ErrorDetail;
   const codes = new Set<string>();
   for (const line of schema.properties.code.description.split('\n')) {
     if (!line.startsWith('| `')) continue;
@@ -54,7 +58,8 @@ async function validationError(call: Promise<unknown>): Promise<Detail[]> {
   return error.details as Detail[];
 }
 
-const get = (path: string): Promise<RawAnswer> => raw(t.url, 'GET', path, { headers: { authorization: `Bearer ${tenant.liveKey}` } });
+const get = (path: string): Promise<RawAnswer> =>
+  raw(t.url, 'GET', path, { headers: { authorization: `Bearer ${tenant.liveKey}` } });
 
 describe('submitResponse lists every problem', () => {
   it('three wrong answers and a missing required question are four problems', async () => {
@@ -66,12 +71,14 @@ describe('submitResponse lists every problem', () => {
       { questionId: 'q_4', value: [] },
     ];
     const details = await validationError(tenant.live.responses.submit(surveyId, { answers } as never));
-    expect(details).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/answers/0/value' }),
-      expect.objectContaining({ path: '/body/answers/1/value' }),
-      expect.objectContaining({ path: '/body/answers/2/value' }),
-      expect.objectContaining({ path: '/body/answers', code: 'required', message: expect.stringContaining('q_2') }),
-    ]));
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/answers/0/value' }),
+        expect.objectContaining({ path: '/body/answers/1/value' }),
+        expect.objectContaining({ path: '/body/answers/2/value' }),
+        expect.objectContaining({ path: '/body/answers', code: 'required', message: expect.stringContaining('q_2') }),
+      ]),
+    );
     expect(details).toHaveLength(4);
     expectCoded(details);
   });
@@ -85,12 +92,14 @@ describe('submitResponse lists every problem', () => {
       { questionId: 'q_5', value: 'x'.repeat(30) },
     ];
     const details = await validationError(tenant.live.responses.submit(surveyId, { answers, extra: true } as never));
-    expect(details).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/extra', code: 'unknown_field' }),
-      expect.objectContaining({ path: '/body/answers/0/value', code: 'answer_type' }),
-      expect.objectContaining({ path: '/body/answers/2/questionId', code: 'not_found' }),
-      expect.objectContaining({ path: '/body/answers/4/value', code: 'out_of_range' }),
-    ]));
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/extra', code: 'unknown_field' }),
+        expect.objectContaining({ path: '/body/answers/0/value', code: 'answer_type' }),
+        expect.objectContaining({ path: '/body/answers/2/questionId', code: 'not_found' }),
+        expect.objectContaining({ path: '/body/answers/4/value', code: 'out_of_range' }),
+      ]),
+    );
     expectCoded(details);
   });
 });
@@ -99,22 +108,33 @@ describe('createSurvey and updateSurvey list every problem', () => {
   const duplicated = [
     { id: 'q_a', type: 'nps', text: 'One?' },
     { id: 'q_a', type: 'nps', text: 'Two?' },
-    { type: 'single_choice', text: 'Three?', choices: [{ id: 'c_x', label: 'A' }, { id: 'c_x', label: 'B' }] },
+    {
+      type: 'single_choice',
+      text: 'Three?',
+      choices: [
+        { id: 'c_x', label: 'A' },
+        { id: 'c_x', label: 'B' },
+      ],
+    },
   ];
 
   it('a bad title and duplicate question and choice ids are listed together, each with a documented code', async () => {
     const details = await validationError(tenant.live.surveys.create({ title: '', questions: duplicated } as never));
-    expect(details).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/title', code: 'min_length' }),
-      expect.objectContaining({ path: '/body/questions/1/id', code: 'duplicate' }),
-      expect.objectContaining({ path: '/body/questions/2/choices/1/id', code: 'duplicate' }),
-    ]));
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/title', code: 'min_length' }),
+        expect.objectContaining({ path: '/body/questions/1/id', code: 'duplicate' }),
+        expect.objectContaining({ path: '/body/questions/2/choices/1/id', code: 'duplicate' }),
+      ]),
+    );
     expect(details).toHaveLength(3);
     expectCoded(details);
   });
 
   it('the semantic problems alone are coded the same way', async () => {
-    const details = await validationError(tenant.live.surveys.create({ title: 'Fine', questions: duplicated } as never));
+    const details = await validationError(
+      tenant.live.surveys.create({ title: 'Fine', questions: duplicated } as never),
+    );
     expect(details.map((d) => [d.path, d.code])).toEqual([
       ['/body/questions/1/id', 'duplicate'],
       ['/body/questions/2/choices/1/id', 'duplicate'],
@@ -124,12 +144,16 @@ describe('createSurvey and updateSurvey list every problem', () => {
 
   it('updateSurvey too, and a NUL in the title joins them', async () => {
     const draft = await tenant.live.surveys.create({ title: 'Draft' });
-    const details = await validationError(tenant.live.surveys.update(draft.id, { title: 'a\u0000b', questions: duplicated } as never));
-    expect(details).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/body/title', code: 'invalid_character' }),
-      expect.objectContaining({ path: '/body/questions/1/id', code: 'duplicate' }),
-      expect.objectContaining({ path: '/body/questions/2/choices/1/id', code: 'duplicate' }),
-    ]));
+    const details = await validationError(
+      tenant.live.surveys.update(draft.id, { title: 'a\u0000b', questions: duplicated } as never),
+    );
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/body/title', code: 'invalid_character' }),
+        expect.objectContaining({ path: '/body/questions/1/id', code: 'duplicate' }),
+        expect.objectContaining({ path: '/body/questions/2/choices/1/id', code: 'duplicate' }),
+      ]),
+    );
     expect(details).toHaveLength(3);
     expectCoded(details);
   });
@@ -156,13 +180,17 @@ describe('query parameters are held to the same text rules as bodies', () => {
     expectDocumented('/api/v1/respondents', 'GET', answer);
     expect(answer.status).toBe(400);
     const details = (answer.body as { error: { details: Detail[] } }).error.details;
-    expect(details).toEqual(expect.arrayContaining([
-      expect.objectContaining({ path: '/query/department', code: 'invalid_character' }),
-      expect.objectContaining({ path: '/query/pageSize', code: 'minimum' }),
-    ]));
+    expect(details).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: '/query/department', code: 'invalid_character' }),
+        expect.objectContaining({ path: '/query/pageSize', code: 'minimum' }),
+      ]),
+    );
     const named = await get('/api/v1/surveys?se%ED%A0%80rch=x');
     expect(named.status).toBe(400);
-    expect((named.body as { error: { details: Detail[] } }).error.details[0]).toMatchObject({ code: 'invalid_character' });
+    expect((named.body as { error: { details: Detail[] } }).error.details[0]).toMatchObject({
+      code: 'invalid_character',
+    });
   });
 
   it('well-formed text is read as before: escapes and characters outside the BMP', async () => {

@@ -8,7 +8,13 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../server/src/db/database.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
-import { compileTargeting, recipientsTarget, respondentsTarget, type Targeting, type TargetingFilter } from '../../server/src/modules/targeting/index.js';
+import {
+  compileTargeting,
+  recipientsTarget,
+  respondentsTarget,
+  type Targeting,
+  type TargetingFilter,
+} from '../../server/src/modules/targeting/index.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
 
 type Attr = string | number | boolean | null;
@@ -28,49 +34,132 @@ interface Person {
 
 // Small domains, so that filters often match; ASCII with LIKE wildcards and mixed case, to exercise escaping
 // and case-insensitivity where JavaScript and PostgreSQL agree on what they mean.
-const word = fc.string({ unit: fc.constantFrom('a', 'B', 'c', 'D', '%', '_', '\\', ' ', '1'), minLength: 0, maxLength: 4 });
+const word = fc.string({
+  unit: fc.constantFrom('a', 'B', 'c', 'D', '%', '_', '\\', ' ', '1'),
+  minLength: 0,
+  maxLength: 4,
+});
 const nullable = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: null, freq: 4 });
-const date = fc.integer({ min: 0, max: 60 }).map((n) => new Date(Date.UTC(2020, 0, 1 + n * 17)).toISOString().slice(0, 10));
+const date = fc
+  .integer({ min: 0, max: 60 })
+  .map((n) => new Date(Date.UTC(2020, 0, 1 + n * 17)).toISOString().slice(0, 10));
 const employment = fc.constantFrom('full_time', 'part_time', 'contractor', 'temporary', 'intern');
 const attrNames = ['remote', 'level', 'team', 'start'] as const;
-const attrValue: fc.Arbitrary<Attr> = fc.oneof(fc.boolean(), fc.integer({ min: -3, max: 3 }), fc.constantFrom(0.5, 2.25), word, date, fc.constant(null));
+const attrValue: fc.Arbitrary<Attr> = fc.oneof(
+  fc.boolean(),
+  fc.integer({ min: -3, max: 3 }),
+  fc.constantFrom(0.5, 2.25),
+  word,
+  date,
+  fc.constant(null),
+);
 
 const person = (i: number) =>
-  fc.record({
-    email: fc.tuple(word, fc.constantFrom('x.io', 'Y.io')).map(([local, domain]) => `p${i}${local.replace(/[^a-zA-Z0-9]/g, '')}@${domain}`),
-    firstName: nullable(word),
-    lastName: nullable(word),
-    department: nullable(fc.constantFrom('Sales', 'sales', 'Eng', 'Ops%', 'R_D')),
-    location: nullable(word),
-    jobTitle: nullable(word),
-    managerId: nullable(fc.constantFrom('E0', 'E1', 'E2')),
-    hireDate: nullable(date),
-    employmentType: nullable(employment),
-    attributes: fc.dictionary(fc.constantFrom(...attrNames), attrValue, { maxKeys: 4 }),
-  }).map((p): Person => ({ externalId: `E${i}`, ...p }));
+  fc
+    .record({
+      email: fc
+        .tuple(word, fc.constantFrom('x.io', 'Y.io'))
+        .map(([local, domain]) => `p${i}${local.replace(/[^a-zA-Z0-9]/g, '')}@${domain}`),
+      firstName: nullable(word),
+      lastName: nullable(word),
+      department: nullable(fc.constantFrom('Sales', 'sales', 'Eng', 'Ops%', 'R_D')),
+      location: nullable(word),
+      jobTitle: nullable(word),
+      managerId: nullable(fc.constantFrom('E0', 'E1', 'E2')),
+      hireDate: nullable(date),
+      employmentType: nullable(employment),
+      attributes: fc.dictionary(fc.constantFrom(...attrNames), attrValue, { maxKeys: 4 }),
+    })
+    .map((p): Person => ({ externalId: `E${i}`, ...p }));
 
-const people = fc.integer({ min: 0, max: 25 }).chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => person(i))));
+const people = fc
+  .integer({ min: 0, max: 25 })
+  .chain((n) => fc.tuple(...Array.from({ length: n }, (_, i) => person(i))));
 
-const textFields = ['externalId', 'email', 'firstName', 'lastName', 'department', 'location', 'jobTitle', 'managerId'] as const;
-const textValue = fc.oneof(word, fc.constantFrom('Sales', 'sales', 'Eng', 'Ops%', 'R_D', 'E0', 'E1', 'p1@x.io', 'P2@Y.IO'));
+const textFields = [
+  'externalId',
+  'email',
+  'firstName',
+  'lastName',
+  'department',
+  'location',
+  'jobTitle',
+  'managerId',
+] as const;
+const textValue = fc.oneof(
+  word,
+  fc.constantFrom('Sales', 'sales', 'Eng', 'Ops%', 'R_D', 'E0', 'E1', 'p1@x.io', 'P2@Y.IO'),
+);
 const scalar = fc.oneof(fc.boolean(), fc.integer({ min: -3, max: 3 }), fc.constantFrom(0.5, 2.25), word, date);
 
 const filter: fc.Arbitrary<TargetingFilter> = fc.oneof(
-  fc.record({ field: fc.constantFrom(...textFields), operator: fc.constantFrom('equals', 'contains', 'gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>, value: textValue })
+  fc
+    .record({
+      field: fc.constantFrom(...textFields),
+      operator: fc.constantFrom('equals', 'contains', 'gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>,
+      value: textValue,
+    })
     .filter((f) => !(f.operator === 'contains' && f.value === '')),
-  fc.record({ field: fc.constantFrom(...textFields), operator: fc.constant('in' as const), value: fc.array(textValue, { minLength: 1, maxLength: 4 }) }),
-  fc.record({ field: fc.constant('hireDate'), operator: fc.constantFrom('equals', 'gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>, value: date }),
-  fc.record({ field: fc.constant('hireDate'), operator: fc.constant('in' as const), value: fc.array(date, { minLength: 1, maxLength: 3 }) }),
-  fc.record({ field: fc.constant('employmentType'), operator: fc.constantFrom('equals') as fc.Arbitrary<TargetingFilter['operator']>, value: employment }),
-  fc.record({ field: fc.constant('employmentType'), operator: fc.constant('in' as const), value: fc.array(employment, { minLength: 1, maxLength: 3 }) }),
-  fc.record({ field: fc.constantFrom(...textFields, 'hireDate', 'employmentType'), operator: fc.constant('exists' as const), value: fc.boolean() }),
-  fc.record({ field: fc.constantFrom(...attrNames, 'ghost').map((n) => `attributes.${n}`), operator: fc.constant('equals' as const), value: scalar }),
-  fc.record({ field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`), operator: fc.constant('in' as const), value: fc.array(fc.oneof(word, date, fc.integer({ min: -3, max: 3 })), { minLength: 1, maxLength: 4 }) }),
-  fc.record({ field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`), operator: fc.constant('contains' as const), value: word.filter((w) => w.length > 0) }),
-  fc.record({ field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`), operator: fc.constantFrom('gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>, value: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(0.5), word, date) }),
-  fc.record({ field: fc.constantFrom(...attrNames, 'ghost').map((n) => `attributes.${n}`), operator: fc.constant('exists' as const), value: fc.boolean() }),
+  fc.record({
+    field: fc.constantFrom(...textFields),
+    operator: fc.constant('in' as const),
+    value: fc.array(textValue, { minLength: 1, maxLength: 4 }),
+  }),
+  fc.record({
+    field: fc.constant('hireDate'),
+    operator: fc.constantFrom('equals', 'gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>,
+    value: date,
+  }),
+  fc.record({
+    field: fc.constant('hireDate'),
+    operator: fc.constant('in' as const),
+    value: fc.array(date, { minLength: 1, maxLength: 3 }),
+  }),
+  fc.record({
+    field: fc.constant('employmentType'),
+    operator: fc.constantFrom('equals') as fc.Arbitrary<TargetingFilter['operator']>,
+    value: employment,
+  }),
+  fc.record({
+    field: fc.constant('employmentType'),
+    operator: fc.constant('in' as const),
+    value: fc.array(employment, { minLength: 1, maxLength: 3 }),
+  }),
+  fc.record({
+    field: fc.constantFrom(...textFields, 'hireDate', 'employmentType'),
+    operator: fc.constant('exists' as const),
+    value: fc.boolean(),
+  }),
+  fc.record({
+    field: fc.constantFrom(...attrNames, 'ghost').map((n) => `attributes.${n}`),
+    operator: fc.constant('equals' as const),
+    value: scalar,
+  }),
+  fc.record({
+    field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`),
+    operator: fc.constant('in' as const),
+    value: fc.array(fc.oneof(word, date, fc.integer({ min: -3, max: 3 })), { minLength: 1, maxLength: 4 }),
+  }),
+  fc.record({
+    field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`),
+    operator: fc.constant('contains' as const),
+    value: word.filter((w) => w.length > 0),
+  }),
+  fc.record({
+    field: fc.constantFrom(...attrNames).map((n) => `attributes.${n}`),
+    operator: fc.constantFrom('gte', 'lte') as fc.Arbitrary<TargetingFilter['operator']>,
+    value: fc.oneof(fc.integer({ min: -3, max: 3 }), fc.constant(0.5), word, date),
+  }),
+  fc.record({
+    field: fc.constantFrom(...attrNames, 'ghost').map((n) => `attributes.${n}`),
+    operator: fc.constant('exists' as const),
+    value: fc.boolean(),
+  }),
 );
-const targeting: fc.Arbitrary<Targeting> = fc.record({ filters: fc.array(filter, { maxLength: 4 }), logic: fc.constantFrom('AND', 'OR') as fc.Arbitrary<'AND' | 'OR'> });
+const targeting: fc.Arbitrary<Targeting> = fc.record({
+  filters: fc.array(filter, { maxLength: 4 }),
+  logic: fc.constantFrom('AND', 'OR') as fc.Arbitrary<'AND' | 'OR'>,
+});
 
 /** The reference: the documented rules, written plainly. */
 function fieldValue(p: Person, field: string): Attr | undefined {
@@ -83,7 +172,10 @@ function matchesFilter(p: Person, f: TargetingFilter): boolean {
   const present = v !== undefined && v !== null;
   if (f.operator === 'exists') return present === f.value;
   if (!present) return false;
-  const same = (a: Attr, b: unknown) => (f.field === 'email' ? typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase() : typeof a === typeof b && a === b);
+  const same = (a: Attr, b: unknown) =>
+    f.field === 'email'
+      ? typeof a === 'string' && typeof b === 'string' && a.toLowerCase() === b.toLowerCase()
+      : typeof a === typeof b && a === b;
   switch (f.operator) {
     case 'equals':
       return same(v, f.value);
@@ -101,7 +193,8 @@ function matchesFilter(p: Person, f: TargetingFilter): boolean {
   }
 }
 const matches = (p: Person, t: Targeting) =>
-  t.filters.length === 0 || (t.logic === 'OR' ? t.filters.some((f) => matchesFilter(p, f)) : t.filters.every((f) => matchesFilter(p, f)));
+  t.filters.length === 0 ||
+  (t.logic === 'OR' ? t.filters.some((f) => matchesFilter(p, f)) : t.filters.every((f) => matchesFilter(p, f)));
 
 let database: TestDatabase;
 let handle: DatabaseHandle;
@@ -113,14 +206,35 @@ beforeAll(async () => {
   organizationId = (await insertOrganization(handle.db, { name: 'Targeting', plan: 'PRO' })).id;
   const survey = await handle.db
     .insertInto('surveys')
-    .values({ id: 'srv_00000000000000000000000000', organization_id: organizationId, environment: 'TEST', title: 't', description: null, status: 'active', questions: '[]', settings: '{}', updated_at: new Date() })
+    .values({
+      id: 'srv_00000000000000000000000000',
+      organization_id: organizationId,
+      environment: 'TEST',
+      title: 't',
+      description: null,
+      status: 'active',
+      questions: '[]',
+      settings: '{}',
+      updated_at: new Date(),
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   await handle.db
     .insertInto('distributions')
     .values({
-      organization_id: organizationId, environment: 'TEST', id: distributionId, survey_id: survey.id, status: 'sent', method: 'link',
-      targeting: '{"filters":[]}', schedule: new Date(), reminder_enabled: false, reminder_after_days: 3, subject: null, message: null, link_expires_in_days: 60,
+      organization_id: organizationId,
+      environment: 'TEST',
+      id: distributionId,
+      survey_id: survey.id,
+      status: 'sent',
+      method: 'link',
+      targeting: '{"filters":[]}',
+      schedule: new Date(),
+      reminder_enabled: false,
+      reminder_after_days: 3,
+      subject: null,
+      message: null,
+      link_expires_in_days: 60,
       embed_token_hash: null,
     })
     .execute();
@@ -149,11 +263,22 @@ async function load(persons: Person[]): Promise<void> {
     employment_type: p.employmentType as never,
     attributes: JSON.stringify(p.attributes),
   });
-  await handle.db.insertInto('respondents').values(persons.map((p) => ({ ...columns(p), content_hash: 'x', updated_at: new Date() }))).execute();
+  await handle.db
+    .insertInto('respondents')
+    .values(persons.map((p) => ({ ...columns(p), content_hash: 'x', updated_at: new Date() })))
+    .execute();
   // The same people as recipient snapshots of one distribution.
   await handle.db
     .insertInto('distribution_recipients')
-    .values(persons.map((p, i) => ({ ...columns(p), distribution_id: distributionId, survey_id: 'srv_00000000000000000000000000', token_hash: Buffer.from([i]), status: 'sent' as const })))
+    .values(
+      persons.map((p, i) => ({
+        ...columns(p),
+        distribution_id: distributionId,
+        survey_id: 'srv_00000000000000000000000000',
+        token_hash: Buffer.from([i]),
+        status: 'sent' as const,
+      })),
+    )
     .execute();
 }
 
@@ -184,7 +309,10 @@ describe('compileTargeting', () => {
       fc.asyncProperty(people, fc.array(targeting, { minLength: 1, maxLength: 8 }), async (persons, targetings) => {
         await load(persons);
         for (const t of targetings) {
-          const expected = persons.filter((p) => matches(p, t)).map((p) => p.externalId).sort();
+          const expected = persons
+            .filter((p) => matches(p, t))
+            .map((p) => p.externalId)
+            .sort();
           expect(await selectRespondents(t)).toEqual(expected);
           expect(await selectSnapshots(t)).toEqual(expected);
         }
@@ -217,7 +345,13 @@ describe('compileTargeting', () => {
       from generate_series(1, 20000) i`.execute(handle.db);
     await sql`analyze respondents`.execute(handle.db);
     const plan = async (t: Targeting, options: { seqScan: boolean } = { seqScan: true }) => {
-      const query = handle.db.selectFrom('respondents').select('external_id').where('organization_id', '=', organizationId).where('environment', '=', 'TEST').where(compileTargeting(t)).compile();
+      const query = handle.db
+        .selectFrom('respondents')
+        .select('external_id')
+        .where('organization_id', '=', organizationId)
+        .where('environment', '=', 'TEST')
+        .where(compileTargeting(t))
+        .compile();
       const client = await handle.pool.connect();
       try {
         await client.query(`set enable_seqscan = ${options.seqScan ? 'on' : 'off'}`);
@@ -229,12 +363,37 @@ describe('compileTargeting', () => {
         client.release();
       }
     };
-    expect(await plan({ filters: [{ field: 'department', operator: 'in', value: ['D1', 'D2'] }], logic: 'AND' })).toMatch(/respondents_by_department/);
-    expect(await plan({ filters: [{ field: 'hireDate', operator: 'gte', value: '2023-03-01' }, { field: 'hireDate', operator: 'lte', value: '2023-03-05' }], logic: 'AND' })).toMatch(/respondents_by_hire_date/);
-    expect(await plan({ filters: [{ field: 'email', operator: 'equals', value: 'P7@x.io' }], logic: 'AND' })).toMatch(/respondents_by_email/);
-    expect(await plan({ filters: [{ field: 'attributes.level', operator: 'equals', value: 3 }, { field: 'attributes.remote', operator: 'equals', value: true }], logic: 'AND' })).toMatch(/respondents_attributes/);
+    expect(
+      await plan({ filters: [{ field: 'department', operator: 'in', value: ['D1', 'D2'] }], logic: 'AND' }),
+    ).toMatch(/respondents_by_department/);
+    expect(
+      await plan({
+        filters: [
+          { field: 'hireDate', operator: 'gte', value: '2023-03-01' },
+          { field: 'hireDate', operator: 'lte', value: '2023-03-05' },
+        ],
+        logic: 'AND',
+      }),
+    ).toMatch(/respondents_by_hire_date/);
+    expect(await plan({ filters: [{ field: 'email', operator: 'equals', value: 'P7@x.io' }], logic: 'AND' })).toMatch(
+      /respondents_by_email/,
+    );
+    expect(
+      await plan({
+        filters: [
+          { field: 'attributes.level', operator: 'equals', value: 3 },
+          { field: 'attributes.remote', operator: 'equals', value: true },
+        ],
+        logic: 'AND',
+      }),
+    ).toMatch(/respondents_attributes/);
     // Several containments: on 20,000 rows a sequential scan may be cheaper; the question here is whether the
     // condition can use the index at all (the 1,000,000-respondent benchmark shows it does so by itself).
-    expect(await plan({ filters: [{ field: 'attributes.level', operator: 'in', value: [3, 4] }], logic: 'AND' }, { seqScan: false })).toMatch(/BitmapOr[\s\S]*respondents_attributes[\s\S]*respondents_attributes/);
+    expect(
+      await plan(
+        { filters: [{ field: 'attributes.level', operator: 'in', value: [3, 4] }], logic: 'AND' },
+        { seqScan: false },
+      ),
+    ).toMatch(/BitmapOr[\s\S]*respondents_attributes[\s\S]*respondents_attributes/);
   });
 });

@@ -36,22 +36,77 @@ describe('checkTargeting', () => {
 
   const refused: Array<[string, Filter, string, string]> = [
     ['an unknown field', { field: 'salary', operator: 'equals', value: '1' }, 'field', 'unknown field "salary"'],
-    ['a malformed attribute name', { field: 'attributes.a-b', operator: 'equals', value: '1' }, 'field', 'unknown field'],
-    ['an unknown operator', { field: 'department', operator: 'like', value: 'x' }, 'operator', 'operator must be one of'],
-    ['a number on a text field', { field: 'department', operator: 'equals', value: 3 }, 'value', 'needs a string value, got a number'],
+    [
+      'a malformed attribute name',
+      { field: 'attributes.a-b', operator: 'equals', value: '1' },
+      'field',
+      'unknown field',
+    ],
+    [
+      'an unknown operator',
+      { field: 'department', operator: 'like', value: 'x' },
+      'operator',
+      'operator must be one of',
+    ],
+    [
+      'a number on a text field',
+      { field: 'department', operator: 'equals', value: 3 },
+      'value',
+      'needs a string value, got a number',
+    ],
     ['a boolean on a text field', { field: 'location', operator: 'equals', value: true }, 'value', 'got a boolean'],
     ['a non-date on hireDate', { field: 'hireDate', operator: 'gte', value: '2024-13-01' }, 'value', 'YYYY-MM-DD'],
-    ['a day that does not exist', { field: 'hireDate', operator: 'equals', value: '2023-02-29' }, 'value', 'an existing day'],
-    ['contains on a date', { field: 'hireDate', operator: 'contains', value: '2024' }, 'operator', 'contains does not fit hireDate'],
-    ['contains with a number', { field: 'attributes.level', operator: 'contains', value: 3 }, 'value', 'contains needs a string'],
+    [
+      'a day that does not exist',
+      { field: 'hireDate', operator: 'equals', value: '2023-02-29' },
+      'value',
+      'an existing day',
+    ],
+    [
+      'contains on a date',
+      { field: 'hireDate', operator: 'contains', value: '2024' },
+      'operator',
+      'contains does not fit hireDate',
+    ],
+    [
+      'contains with a number',
+      { field: 'attributes.level', operator: 'contains', value: 3 },
+      'value',
+      'contains needs a string',
+    ],
     ['an empty contains', { field: 'jobTitle', operator: 'contains', value: '' }, 'value', 'at least 1 character'],
     ['in with a scalar', { field: 'department', operator: 'in', value: 'Sales' }, 'value', 'in needs an array'],
-    ['in with an empty array', { field: 'department', operator: 'in', value: [] }, 'value', 'in needs an array of 1 to 100 values, got 0'],
-    ['in with a boolean on an attribute', { field: 'attributes.remote', operator: 'in', value: [true] }, 'value/0', 'a string or number'],
-    ['exists with a string', { field: 'department', operator: 'exists', value: 'yes' }, 'value', 'exists needs true or false'],
+    [
+      'in with an empty array',
+      { field: 'department', operator: 'in', value: [] },
+      'value',
+      'in needs an array of 1 to 100 values, got 0',
+    ],
+    [
+      'in with a boolean on an attribute',
+      { field: 'attributes.remote', operator: 'in', value: [true] },
+      'value/0',
+      'a string or number',
+    ],
+    [
+      'exists with a string',
+      { field: 'department', operator: 'exists', value: 'yes' },
+      'value',
+      'exists needs true or false',
+    ],
     ['gte with a boolean', { field: 'attributes.remote', operator: 'gte', value: true }, 'value', 'a string or number'],
-    ['an unknown employment type', { field: 'employmentType', operator: 'equals', value: 'freelance' }, 'value', 'employmentType is one of'],
-    ['a number in a text in-list', { field: 'department', operator: 'in', value: ['Sales', 7] }, 'value/1', 'got a number'],
+    [
+      'an unknown employment type',
+      { field: 'employmentType', operator: 'equals', value: 'freelance' },
+      'value',
+      'employmentType is one of',
+    ],
+    [
+      'a number in a text in-list',
+      { field: 'department', operator: 'in', value: ['Sales', 7] },
+      'value/1',
+      'got a number',
+    ],
   ];
   for (const [name, filter, where, message] of refused) {
     it(`refuses ${name}, naming the filter by index`, () => {
@@ -66,9 +121,23 @@ describe('checkTargeting', () => {
   }
 
   it('reports every bad filter at once, and the logic', () => {
-    const result = checkTargeting({ filters: [{ field: 'x', operator: 'equals', value: 1 }, { field: 'department', operator: 'in', value: 2 }], logic: 'XOR' }, '/query/segment');
+    const result = checkTargeting(
+      {
+        filters: [
+          { field: 'x', operator: 'equals', value: 1 },
+          { field: 'department', operator: 'in', value: 2 },
+        ],
+        logic: 'XOR',
+      },
+      '/query/segment',
+    );
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problems.map((p) => p.path).sort()).toEqual(['/query/segment/filters/0/field', '/query/segment/filters/1/value', '/query/segment/logic']);
+    if (!result.ok)
+      expect(result.problems.map((p) => p.path).sort()).toEqual([
+        '/query/segment/filters/0/field',
+        '/query/segment/filters/1/value',
+        '/query/segment/logic',
+      ]);
   });
 
   it('compileTargeting throws the API 400 with the same details', () => {

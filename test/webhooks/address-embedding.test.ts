@@ -70,7 +70,8 @@ afterAll(async () => {
 });
 
 /** Disabled, so that an accepted URL never receives a delivery. */
-const create = (url: string) => live.POST('/api/v1/webhooks', { body: { url, events: ['survey.closed'], enabled: false } });
+const create = (url: string) =>
+  live.POST('/api/v1/webhooks', { body: { url, events: ['survey.closed'], enabled: false } });
 
 describe('webhook URLs carrying an IPv4 address, in production', () => {
   it('refuses each spelling at create (400 on /body/url, naming why)', async () => {
@@ -78,7 +79,11 @@ describe('webhook URLs carrying an IPv4 address, in production', () => {
       const { response, error } = await create(url);
       expect(response.status, url).toBe(400);
       expect(error!.error.code).toBe('validation_failed');
-      expect(error!.error.details![0], url).toMatchObject({ path: '/body/url', code: 'invalid_value', message: expect.stringContaining(why) });
+      expect(error!.error.details![0], url).toMatchObject({
+        path: '/body/url',
+        code: 'invalid_value',
+        message: expect.stringContaining(why),
+      });
     }
   });
 
@@ -89,7 +94,11 @@ describe('webhook URLs carrying an IPv4 address, in production', () => {
     for (const [url, why] of refused) {
       const { response: updated, error } = await live.PATCH('/api/v1/webhooks/{id}', { ...path, body: { url } });
       expect(updated.status, url).toBe(400);
-      expect(error!.error.details![0], url).toMatchObject({ path: '/body/url', code: 'invalid_value', message: expect.stringContaining(why) });
+      expect(error!.error.details![0], url).toMatchObject({
+        path: '/body/url',
+        code: 'invalid_value',
+        message: expect.stringContaining(why),
+      });
     }
     const unchanged = await live.unwrap(live.GET('/api/v1/webhooks/{id}', path));
     expect(unchanged.url).toBe('https://[2606:4700:4700::1111]/hook');
@@ -100,7 +109,10 @@ describe('webhook URLs carrying an IPv4 address, in production', () => {
     for (const url of allowed) {
       const created = await create(url);
       expect(created.response.status, `${url}: ${JSON.stringify(created.error)}`).toBe(201);
-      const updated = await live.PATCH('/api/v1/webhooks/{id}', { params: { path: { id: data!.data.id } }, body: { url } });
+      const updated = await live.PATCH('/api/v1/webhooks/{id}', {
+        params: { path: { id: data!.data.id } },
+        body: { url },
+      });
       expect(updated.response.status, `${url}: ${JSON.stringify(updated.error)}`).toBe(200);
     }
   });
@@ -113,12 +125,17 @@ describe('the classifier', () => {
     // A development switch for 127.0.0.1 and ::1 (and ::ffff:127.0.0.1, the same address on a dual-stack socket),
     // not for loopback reached through a translator or a tunnel.
     expect(refusalOf('::ffff:127.0.0.1', true)).toBeUndefined();
-    for (const address of ['::7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::1', '2001:0:808:808::80ff:fffe']) expect(refusalOf(address, true), address).toContain('loopback');
+    for (const address of ['::7f00:1', '64:ff9b::7f00:1', '2002:7f00:1::1', '2001:0:808:808::80ff:fffe'])
+      expect(refusalOf(address, true), address).toContain('loopback');
     // DNS answers spell ::/96 in dotted form; it is still ::7f00:1, not the mapped ::ffff:7f00:1.
-    expect(refusalOf('::127.0.0.1', true)).toMatch(/::7f00:1 is ipv4Compatible carrying 127\.0\.0\.1, which is loopback/);
+    expect(refusalOf('::127.0.0.1', true)).toMatch(
+      /::7f00:1 is ipv4Compatible carrying 127\.0\.0\.1, which is loopback/,
+    );
     expect(refusalOf('::8.8.8.8', false)).toContain('deprecated');
     // ISATAP interface identifiers carry an IPv4 address in any prefix.
-    expect(refusalOf('2606:4700::5efe:a9fe:a9fe', false)).toMatch(/ISATAP carrying 169\.254\.169\.254, which is linkLocal/);
+    expect(refusalOf('2606:4700::5efe:a9fe:a9fe', false)).toMatch(
+      /ISATAP carrying 169\.254\.169\.254, which is linkLocal/,
+    );
     expect(refusalOf('2606:4700::200:5efe:808:808', false)).toBeUndefined();
     // Every IPv6 outside the embedding ranges keeps its own class.
     expect(refusalOf('2606:4700:4700::1111', false)).toBeUndefined();
@@ -129,7 +146,11 @@ describe('the classifier', () => {
 
 describe('at connect time', () => {
   it('refuses a literal address carrying loopback before connecting', async () => {
-    for (const url of ['https://[::7f00:1]:9/hook', 'https://[::127.0.0.1]:9/hook', 'https://[64:ff9b::7f00:1]:9/hook']) {
+    for (const url of [
+      'https://[::7f00:1]:9/hook',
+      'https://[::127.0.0.1]:9/hook',
+      'https://[64:ff9b::7f00:1]:9/hook',
+    ]) {
       const result = await postWebhook(url, {}, '{}', { timeoutMs: 2000, allowLoopback: false });
       expect(result.status, url).toBeUndefined();
       expect(result.error, url).toMatch(/address not allowed: .*loopback/);
@@ -139,7 +160,9 @@ describe('at connect time', () => {
   it('refuses a resolved address that carries a refused IPv4 address (the lookup the sockets use)', async () => {
     const lookup = guardedLookup(false);
     const resolve = (host: string, all: boolean) =>
-      new Promise<{ error: Error | null; address: unknown }>((done) => lookup(host, { all }, (error, address) => done({ error, address })));
+      new Promise<{ error: Error | null; address: unknown }>((done) =>
+        lookup(host, { all }, (error, address) => done({ error, address })),
+      );
     for (const host of ['::7f00:1', '::a9fe:a9fe', '2002:a9fe:a9fe::1', '2001:0:808:808::5601:5601']) {
       for (const all of [true, false]) {
         const { error } = await resolve(host, all);

@@ -15,7 +15,17 @@ import { deleteExpiredEvents } from '../../server/src/modules/events/repository.
 import { createAjv, loadDocument } from '../contract/document.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
-import { eventually, failFirst, hangUp, ok, slow, startReceiver, status, type Receiver, type Received } from './receiver.js';
+import {
+  eventually,
+  failFirst,
+  hangUp,
+  ok,
+  slow,
+  startReceiver,
+  status,
+  type Receiver,
+  type Received,
+} from './receiver.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
 type WebhookEvents = components['schemas']['WebhookCreate']['events'];
@@ -38,7 +48,9 @@ afterAll(async () => {
 });
 
 async function subscribe(path: string, events: WebhookEvents = ['*'], client: Client = live) {
-  const { data, error, response } = await client.POST('/api/v1/webhooks', { body: { url: receiver.url(path), events } });
+  const { data, error, response } = await client.POST('/api/v1/webhooks', {
+    body: { url: receiver.url(path), events },
+  });
   expect(error, JSON.stringify(error)).toBeUndefined();
   expect(response.status).toBe(201);
   return data!.data as components['schemas']['WebhookCreated'] & { secret: string };
@@ -53,7 +65,9 @@ async function launchedSurvey(client: Client = live) {
 }
 
 async function deliveries(client: Client, id: string) {
-  const { data, error } = await client.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id }, query: { pageSize: 100 } } });
+  const { data, error } = await client.GET('/api/v1/webhooks/{id}/deliveries', {
+    params: { path: { id }, query: { pageSize: 100 } },
+  });
   expect(error, JSON.stringify(error)).toBeUndefined();
   return data!.data;
 }
@@ -70,14 +84,23 @@ function verifyBoth(received: Received, secret: string) {
 describe('subscriptions', () => {
   it('shows the secret once, never in reads, and never in idempotent replays', async () => {
     const body = { url: receiver.url('/once'), events: ['survey.launched'] as WebhookEvents, description: 'dashboard' };
-    const first = await live.POST('/api/v1/webhooks', { body, params: { header: { 'Idempotency-Key': 'create-once' } } });
+    const first = await live.POST('/api/v1/webhooks', {
+      body,
+      params: { header: { 'Idempotency-Key': 'create-once' } },
+    });
     const created = first.data!.data;
     expect(created.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(created).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null, description: 'dashboard' });
-    const replay = await live.POST('/api/v1/webhooks', { body, params: { header: { 'Idempotency-Key': 'create-once' } } });
+    const replay = await live.POST('/api/v1/webhooks', {
+      body,
+      params: { header: { 'Idempotency-Key': 'create-once' } },
+    });
     expect(replay.response.headers.get('idempotent-replayed')).toBe('true');
     expect(replay.data!.data).toEqual({ ...created, secret: null });
-    const stored = await t.db.selectFrom('idempotency_keys').select(sql<string>`response_body::text`.as('body')).execute();
+    const stored = await t.db
+      .selectFrom('idempotency_keys')
+      .select(sql<string>`response_body::text`.as('body'))
+      .execute();
     expect(stored.some((row) => row.body.includes(created.secret!))).toBe(false);
     expect(stored.some((row) => row.body.includes(created.id))).toBe(true);
     const got = await live.GET('/api/v1/webhooks/{id}', { params: { path: { id: created.id } } });
@@ -88,7 +111,9 @@ describe('subscriptions', () => {
   });
 
   it('refuses unknown event types and webhook.test, naming the valid ones', async () => {
-    const unknown = await live.POST('/api/v1/webhooks', { body: { url: receiver.url('/x'), events: ['survey.launched', 'survey.exploded' as never] } });
+    const unknown = await live.POST('/api/v1/webhooks', {
+      body: { url: receiver.url('/x'), events: ['survey.launched', 'survey.exploded' as never] },
+    });
     expect(unknown.response.status).toBe(400);
     // The contract's enum refuses it; the detail names the valid types.
     const unknownDetail = unknown.error!.error.details!.find((d) => d.path === '/body/events/1')!;
@@ -103,7 +128,13 @@ describe('subscriptions', () => {
   });
 
   it('refuses URLs that resolve to private addresses, even with loopback allowed', async () => {
-    for (const url of ['http://10.1.2.3/hook', 'http://169.254.169.254/latest', 'http://[fd00::1]/', 'http://[::ffff:192.168.1.1]/', 'ftp://127.0.0.1/']) {
+    for (const url of [
+      'http://10.1.2.3/hook',
+      'http://169.254.169.254/latest',
+      'http://[fd00::1]/',
+      'http://[::ffff:192.168.1.1]/',
+      'ftp://127.0.0.1/',
+    ]) {
       const { response, error } = await live.POST('/api/v1/webhooks', { body: { url, events: ['*'] } });
       expect(response.status, url).toBe(400);
       expect(error!.error.details![0]).toMatchObject({ path: '/body/url', code: 'invalid_value' });
@@ -113,18 +144,31 @@ describe('subscriptions', () => {
   it('updates, disables (visible in the resource), re-enables and deletes', async () => {
     const hook = await subscribe('/crud', ['survey.launched']);
     const path = { params: { path: { id: hook.id } } };
-    const disabled = await live.PATCH('/api/v1/webhooks/{id}', { ...path, body: { enabled: false, description: 'paused' } });
+    const disabled = await live.PATCH('/api/v1/webhooks/{id}', {
+      ...path,
+      body: { enabled: false, description: 'paused' },
+    });
     expect(disabled.data!.data).toMatchObject({ enabled: false, disabledReason: 'manual', description: 'paused' });
     expect(disabled.data!.data.disabledAt).not.toBeNull();
-    const enabled = await live.PATCH('/api/v1/webhooks/{id}', { ...path, body: { enabled: true, events: ['survey.closed'] } });
-    expect(enabled.data!.data).toMatchObject({ enabled: true, disabledReason: null, disabledAt: null, events: ['survey.closed'] });
+    const enabled = await live.PATCH('/api/v1/webhooks/{id}', {
+      ...path,
+      body: { enabled: true, events: ['survey.closed'] },
+    });
+    expect(enabled.data!.data).toMatchObject({
+      enabled: true,
+      disabledReason: null,
+      disabledAt: null,
+      events: ['survey.closed'],
+    });
     const bad = await live.PATCH('/api/v1/webhooks/{id}', { ...path, body: { url: 'http://192.168.0.1/' } });
     expect(bad.response.status).toBe(400);
     const deleted = await live.DELETE('/api/v1/webhooks/{id}', path);
     expect(deleted.data!.data).toEqual({ id: hook.id, deleted: true });
     expect((await live.GET('/api/v1/webhooks/{id}', path)).response.status).toBe(404);
     expect((await live.DELETE('/api/v1/webhooks/{id}', path)).response.status).toBe(404);
-    expect((await live.GET('/api/v1/webhooks/{id}', { params: { path: { id: 'whk_nope' } } })).response.status).toBe(404);
+    expect((await live.GET('/api/v1/webhooks/{id}', { params: { path: { id: 'whk_nope' } } })).response.status).toBe(
+      404,
+    );
   });
 });
 
@@ -148,10 +192,23 @@ describe('events and delivery', () => {
     expect(listed.data!.data[0]).toEqual(event);
     await eventually(async () => ((await deliveries(live, all.id))[0]?.status === 'succeeded' ? true : undefined));
     const [delivery] = await deliveries(live, all.id);
-    expect(delivery).toMatchObject({ eventId: event.id, eventType: 'survey.launched', attempt: 1, status: 'succeeded', responseStatus: 200, error: null, responseExcerpt: '{"received":true}', nextRetryAt: null });
-    const one = await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id: all.id, deliveryId: delivery!.id } } });
+    expect(delivery).toMatchObject({
+      eventId: event.id,
+      eventType: 'survey.launched',
+      attempt: 1,
+      status: 'succeeded',
+      responseStatus: 200,
+      error: null,
+      responseExcerpt: '{"received":true}',
+      nextRetryAt: null,
+    });
+    const one = await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', {
+      params: { path: { id: all.id, deliveryId: delivery!.id } },
+    });
     expect(one.data!.data).toEqual(delivery);
-    const elsewhere = await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id: launches.id, deliveryId: delivery!.id } } });
+    const elsewhere = await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', {
+      params: { path: { id: launches.id, deliveryId: delivery!.id } },
+    });
     expect(elsewhere.response.status).toBe(404);
 
     // Pause and close: one event each, delivered to the matching subscriptions.
@@ -161,7 +218,8 @@ describe('events and delivery', () => {
     expect(verifyBoth(closed!, closes.secret)).toMatchObject({ type: 'survey.closed', data: { status: 'closed' } });
     const types = (await receiver.waitFor('/all', 3)).map((r) => JSON.parse(r.body).type);
     expect(types.sort()).toEqual(['survey.closed', 'survey.launched', 'survey.paused']);
-    for (const id of [all.id, launches.id, closes.id]) await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } });
+    for (const id of [all.id, launches.id, closes.id])
+      await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } });
   });
 
   it('emits nothing for a refused change, and keeps events to their tenant and environment', async () => {
@@ -178,15 +236,22 @@ describe('events and delivery', () => {
   it('filters events by type and time window, newest first', async () => {
     const start = new Date().toISOString();
     const surveyId = await launchedSurvey();
-    const response = await live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId: 'E-1', answers: validAnswers } });
+    const response = await live.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { respondentExternalId: 'E-1', answers: validAnswers },
+    });
     expect(response.response.status).toBe(201);
     const since = await live.GET('/api/v1/events', { params: { query: { createdAfter: start } } });
     expect(since.data!.data.map((e) => e.type)).toEqual(['response.submitted', 'survey.launched']);
     const submitted = since.data!.data[0]!;
     expect(submitted.data).toEqual(response.data!.data);
-    const before = await live.GET('/api/v1/events', { params: { query: { createdAfter: start, createdBefore: submitted.createdAt } } });
+    const before = await live.GET('/api/v1/events', {
+      params: { query: { createdAfter: start, createdBefore: submitted.createdAt } },
+    });
     expect(before.data!.data.map((e) => e.type)).toEqual(['survey.launched']);
-    const onlyResponses = await live.GET('/api/v1/events', { params: { query: { type: 'response.submitted', createdAfter: start } } });
+    const onlyResponses = await live.GET('/api/v1/events', {
+      params: { query: { type: 'response.submitted', createdAfter: start } },
+    });
     expect(onlyResponses.data!.data).toHaveLength(1);
   });
 
@@ -214,14 +279,21 @@ describe('events and delivery', () => {
     expect(gap).toBeGreaterThanOrEqual(260);
     expect(gap).toBeLessThanOrEqual(340);
     expect(rows[0]!.nextRetryAt).toBeNull();
-    const failed = await live.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: hook.id }, query: { status: 'failed' } } });
+    const failed = await live.GET('/api/v1/webhooks/{id}/deliveries', {
+      params: { path: { id: hook.id }, query: { status: 'failed' } },
+    });
     expect(failed.data!.data).toHaveLength(2);
     // Time window: createdAfter inclusive, createdBefore exclusive.
     const window = await live.GET('/api/v1/webhooks/{id}/deliveries', {
-      params: { path: { id: hook.id }, query: { createdAfter: rows[1]!.createdAt, createdBefore: rows[0]!.createdAt, eventType: 'survey.launched' } },
+      params: {
+        path: { id: hook.id },
+        query: { createdAfter: rows[1]!.createdAt, createdBefore: rows[0]!.createdAt, eventType: 'survey.launched' },
+      },
     });
     expect(window.data!.data.map((d) => d.attempt)).toEqual([2]);
-    const none = await live.GET('/api/v1/webhooks/{id}/deliveries', { params: { path: { id: hook.id }, query: { eventType: 'response.submitted' } } });
+    const none = await live.GET('/api/v1/webhooks/{id}/deliveries', {
+      params: { path: { id: hook.id }, query: { eventType: 'response.submitted' } },
+    });
     expect(none.data!.data).toEqual([]);
   });
 
@@ -262,7 +334,9 @@ describe('events and delivery', () => {
     expect(receiver.received('/gone')).toHaveLength(1);
     const [only] = await deliveries(live, gone.id);
     expect(only).toMatchObject({ responseStatus: 410, nextRetryAt: null });
-    const redeliver = await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: gone.id, deliveryId: only!.id } } });
+    const redeliver = await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', {
+      params: { path: { id: gone.id, deliveryId: only!.id } },
+    });
     expect(redeliver.response.status).toBe(409);
     await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: moved.id } } });
   });
@@ -292,23 +366,35 @@ describe('events and delivery', () => {
     // each response within a fraction of that — a shared queue would make it wait behind the timeouts.
     const committed = new Map<string, number>();
     for (let i = 0; i < 40; i++) {
-      const { data } = await live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id: surveyId } }, body: { respondentExternalId: `S-${i}`, answers: validAnswers } });
+      const { data } = await live.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: surveyId } },
+        body: { respondentExternalId: `S-${i}`, answers: validAnswers },
+      });
       committed.set(data!.data.id, Date.now());
     }
-    const lags = (await receiver.waitFor('/fast', 40)).map((r) => r.at - committed.get(JSON.parse(r.body).data.id)!).sort((a, b) => a - b);
+    const lags = (await receiver.waitFor('/fast', 40))
+      .map((r) => r.at - committed.get(JSON.parse(r.body).data.id)!)
+      .sort((a, b) => a - b);
     expect(lags[20]).toBeLessThan(700);
     expect(receiver.received('/slow').length).toBeGreaterThanOrEqual(16);
 
-    const timedOut = await eventually(async () => (await deliveries(live, slowHook.id)).find((d) => d.status === 'failed'));
+    const timedOut = await eventually(async () =>
+      (await deliveries(live, slowHook.id)).find((d) => d.status === 'failed'),
+    );
     expect(timedOut).toMatchObject({ responseStatus: null, error: 'timeout after 1500 ms', responseExcerpt: null });
     expect(timedOut.latencyMs).toBeGreaterThanOrEqual(1400);
-    const hungUp = await eventually(async () => (await deliveries(live, hangupHook.id)).find((d) => d.status === 'failed'));
+    const hungUp = await eventually(async () =>
+      (await deliveries(live, hangupHook.id)).find((d) => d.status === 'failed'),
+    );
     expect(hungUp.responseStatus).toBeNull();
     expect(hungUp.error).toMatch(/ECONNRESET|socket hang up/);
-    const bigDelivery = await eventually(async () => (await deliveries(live, big.id)).find((d) => d.status !== 'pending'));
+    const bigDelivery = await eventually(async () =>
+      (await deliveries(live, big.id)).find((d) => d.status !== 'pending'),
+    );
     expect(bigDelivery.status).toBe('succeeded');
     expect(bigDelivery.responseExcerpt).toBe('x'.repeat(1024));
-    for (const id of [slowHook.id, hangupHook.id, big.id, fast.id]) await live.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { enabled: false } });
+    for (const id of [slowHook.id, hangupHook.id, big.id, fast.id])
+      await live.PATCH('/api/v1/webhooks/{id}', { params: { path: { id } }, body: { enabled: false } });
   });
 });
 
@@ -322,14 +408,20 @@ describe('operator tools', () => {
       return list[0]?.status === 'succeeded' ? list : undefined;
     });
     receiver.on('/again', status(500));
-    const { data, response } = await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', { params: { path: { id: hook.id, deliveryId: delivery!.id } } });
+    const { data, response } = await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', {
+      params: { path: { id: hook.id, deliveryId: delivery!.id } },
+    });
     expect(response.status).toBe(202);
     expect(data!.data).toMatchObject({ eventId: delivery!.eventId, attempt: 2, status: 'pending' });
     const [, second] = await receiver.waitFor('/again', 2);
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     expect(second!.body).toBe(first!.body);
     const after = await eventually(async () => {
-      const got = (await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', { params: { path: { id: hook.id, deliveryId: data!.data.id } } })).data!.data;
+      const got = (
+        await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', {
+          params: { path: { id: hook.id, deliveryId: data!.data.id } },
+        })
+      ).data!.data;
       return got.status === 'failed' ? got : undefined;
     });
     expect(after.nextRetryAt).toBeNull();
@@ -357,14 +449,18 @@ describe('operator tools', () => {
 
   it('rotates the secret: both sign during the overlap, only the new one after it', async () => {
     const hook = await subscribe('/rotate', ['survey.launched']);
-    const rotated = await live.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id: hook.id }, header: { 'Idempotency-Key': 'rotate-1' } } });
+    const rotated = await live.POST('/api/v1/webhooks/{id}/rotate-secret', {
+      params: { path: { id: hook.id }, header: { 'Idempotency-Key': 'rotate-1' } },
+    });
     expect(rotated.response.status).toBe(200);
     const newSecret = rotated.data!.data.secret!;
     expect(newSecret).toMatch(/^whsec_/);
     expect(newSecret).not.toBe(hook.secret);
     const overlap = Date.parse(rotated.data!.data.previousSecretExpiresAt) - Date.now();
     expect(overlap).toBeGreaterThan(23.9 * 3600_000);
-    const replay = await live.POST('/api/v1/webhooks/{id}/rotate-secret', { params: { path: { id: hook.id }, header: { 'Idempotency-Key': 'rotate-1' } } });
+    const replay = await live.POST('/api/v1/webhooks/{id}/rotate-secret', {
+      params: { path: { id: hook.id }, header: { 'Idempotency-Key': 'rotate-1' } },
+    });
     expect(replay.data!.data.secret).toBeNull();
 
     await launchedSurvey();
@@ -374,7 +470,12 @@ describe('operator tools', () => {
     verifyBoth(during!, newSecret);
 
     // The overlap window ends (moved into the past here): only the new secret signs.
-    await t.db.updateTable('webhook_secrets').set({ expires_at: new Date(Date.now() - 1000) }).where('webhook_id', '=', hook.id).where('expires_at', 'is not', null).execute();
+    await t.db
+      .updateTable('webhook_secrets')
+      .set({ expires_at: new Date(Date.now() - 1000) })
+      .where('webhook_id', '=', hook.id)
+      .where('expires_at', 'is not', null)
+      .execute();
     await launchedSurvey();
     const [, after] = await receiver.waitFor('/rotate', 2);
     expect(String(after!.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -388,7 +489,11 @@ describe('operator tools', () => {
     receiver.on('/failing', status(500));
     const hook = await subscribe('/failing', ['survey.launched']);
     // Five days of failures, compressed: the failure clock started six days ago.
-    await t.db.updateTable('webhooks').set({ failing_since: new Date(Date.now() - 6 * 24 * 3600_000) }).where('id', '=', hook.id).execute();
+    await t.db
+      .updateTable('webhooks')
+      .set({ failing_since: new Date(Date.now() - 6 * 24 * 3600_000) })
+      .where('id', '=', hook.id)
+      .execute();
     await launchedSurvey();
     await receiver.waitFor('/failing', 1);
     const webhook = await eventually(async () => {
@@ -403,11 +508,16 @@ describe('operator tools', () => {
 
   it('emits respondents.sync.completed with the finished job', async () => {
     const hook = await subscribe('/sync', ['respondents.sync.completed', 'respondents.sync.failed']);
-    const started = await live.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'a@example.com' }] } });
+    const started = await live.POST('/api/v1/respondents/sync', {
+      body: { mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'a@example.com' }] },
+    });
     expect(started.response.status).toBe(202);
     const [got] = await receiver.waitFor('/sync', 1);
     const event = verifyBoth(got!, hook.secret);
-    expect(event).toMatchObject({ type: 'respondents.sync.completed', data: { jobId: started.data!.data.jobId, status: 'completed' } });
+    expect(event).toMatchObject({
+      type: 'respondents.sync.completed',
+      data: { jobId: started.data!.data.jobId, status: 'completed' },
+    });
   });
 });
 

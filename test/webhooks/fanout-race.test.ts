@@ -26,7 +26,9 @@ afterAll(async () => {
 });
 
 async function subscribe(client: Client, path: string): Promise<string> {
-  const { data, response } = await client.POST('/api/v1/webhooks', { body: { url: receiver.url(path), events: ['*'] } });
+  const { data, response } = await client.POST('/api/v1/webhooks', {
+    body: { url: receiver.url(path), events: ['*'] },
+  });
   expect(response.status).toBe(201);
   return data!.data.id;
 }
@@ -40,7 +42,9 @@ async function draftSurvey(client: Client): Promise<string> {
 async function orphans(): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     select count(*)::int as n from webhook_deliveries d
-    where not exists (select 1 from webhooks w where w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id)`.execute(t.db);
+    where not exists (select 1 from webhooks w where w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id)`.execute(
+    t.db,
+  );
   return rows[0]!.n;
 }
 
@@ -103,19 +107,29 @@ describe('fan-out while a webhook is deleted', () => {
       while (running) {
         const ids = await Promise.all(Array.from({ length: 4 }, () => subscribe(live, `/churn/${i++}`)));
         await new Promise((resolve) => setTimeout(resolve, 5));
-        const deleted = await Promise.all(ids.map((id) => live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })));
+        const deleted = await Promise.all(
+          ids.map((id) => live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })),
+        );
         statuses.push(...deleted.map((d) => d.response.status));
       }
     })();
 
     for (let round = 0; round < 6; round++) {
-      const launches = await Promise.all(surveys.map((id) => live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id } } })));
+      const launches = await Promise.all(
+        surveys.map((id) => live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id } } })),
+      );
       statuses.push(...launches.map((l) => l.response.status));
       const submissions = await Promise.all(
-        surveys.flatMap((id) => Array.from({ length: 3 }, () => live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { answers: validAnswers } }))),
+        surveys.flatMap((id) =>
+          Array.from({ length: 3 }, () =>
+            live.POST('/api/v1/surveys/{id}/responses', { params: { path: { id } }, body: { answers: validAnswers } }),
+          ),
+        ),
       );
       statuses.push(...submissions.map((s) => s.response.status));
-      const pauses = await Promise.all(surveys.map((id) => live.POST('/api/v1/surveys/{id}/pause', { params: { path: { id } } })));
+      const pauses = await Promise.all(
+        surveys.map((id) => live.POST('/api/v1/surveys/{id}/pause', { params: { path: { id } } })),
+      );
       statuses.push(...pauses.map((p) => p.response.status));
     }
     running = false;
@@ -124,7 +138,11 @@ describe('fan-out while a webhook is deleted', () => {
     expect(statuses.filter((s) => s >= 500)).toEqual([]);
     expect(statuses.filter((s) => s !== 200 && s !== 201)).toEqual([]);
     expect(await orphans()).toBe(0);
-    const events = await t.db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('organization_id', '=', organizationId).executeTakeFirstOrThrow();
+    const events = await t.db
+      .selectFrom('events')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('organization_id', '=', organizationId)
+      .executeTakeFirstOrThrow();
     expect(Number(events.n)).toBe(6 * (6 + 18 + 6));
   });
 });

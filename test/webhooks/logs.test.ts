@@ -22,14 +22,27 @@ afterAll(async () => {
 });
 
 it('never writes a webhook secret to its logs, even at debug level and on errors', async () => {
-  const server = await startServiceProcess({ databaseUrl: database.url, env: { LOG_LEVEL: 'debug', WEBHOOK_TIMEOUT_MS: '2000' } });
+  const server = await startServiceProcess({
+    databaseUrl: database.url,
+    env: { LOG_LEVEL: 'debug', WEBHOOK_TIMEOUT_MS: '2000' },
+  });
   const { db, close } = openDatabase(database.url, 2);
   const organization = await insertOrganization(db, { name: 'log probe', plan: 'PRO' });
-  const { key } = await insertKey(db, { organizationId: organization.id, environment: 'LIVE', name: 'probe', scopes: ['*'], expiresAt: null });
+  const { key } = await insertKey(db, {
+    organizationId: organization.id,
+    environment: 'LIVE',
+    name: 'probe',
+    scopes: ['*'],
+    expiresAt: null,
+  });
   await close();
   const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
   const post = async (path: string, body?: unknown) => {
-    const response = await fetch(`${server.url}${path}`, { method: 'POST', headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const response = await fetch(`${server.url}${path}`, {
+      method: 'POST',
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return (await response.json()) as { data: Record<string, string> };
   };
   receiver.on('/hangup', hangUp);

@@ -16,12 +16,22 @@ export interface Received {
 /** What to do with the nth request (0-based) to a path. */
 export type Behaviour = (res: ServerResponse, n: number) => void | Promise<void>;
 
-export const ok: Behaviour = (res) => void res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
-export const status = (code: number, headers: Record<string, string> = {}, body = `status ${code}`): Behaviour => (res) => void res.writeHead(code, headers).end(body);
-export const slow = (ms: number): Behaviour => (res) => new Promise((resolve) => setTimeout(() => resolve(void (res.destroyed || res.writeHead(200).end('late'))), ms));
+export const ok: Behaviour = (res) =>
+  void res.writeHead(200, { 'content-type': 'application/json' }).end('{"received":true}');
+export const status =
+  (code: number, headers: Record<string, string> = {}, body = `status ${code}`): Behaviour =>
+  (res) =>
+    void res.writeHead(code, headers).end(body);
+export const slow =
+  (ms: number): Behaviour =>
+  (res) =>
+    new Promise((resolve) => setTimeout(() => resolve(void (res.destroyed || res.writeHead(200).end('late'))), ms));
 export const hangUp: Behaviour = (res) => void res.socket?.destroy();
 /** Fails the first `failures` requests with 500, then answers 200. */
-export const failFirst = (failures: number): Behaviour => (res, n) => (n < failures ? status(500)(res, n) : ok(res, n));
+export const failFirst =
+  (failures: number): Behaviour =>
+  (res, n) =>
+    n < failures ? status(500)(res, n) : ok(res, n);
 
 export interface Receiver {
   url(path: string): string;
@@ -58,7 +68,8 @@ export async function startReceiver(): Promise<Receiver> {
       for (;;) {
         const got = log.filter((r) => r.path === path);
         if (got.length >= count) return got;
-        if (Date.now() > deadline) throw new Error(`expected ${count} requests to ${path} within ${timeoutMs} ms, got ${got.length}`);
+        if (Date.now() > deadline)
+          throw new Error(`expected ${count} requests to ${path} within ${timeoutMs} ms, got ${got.length}`);
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
@@ -71,7 +82,11 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

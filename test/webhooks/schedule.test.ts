@@ -4,7 +4,13 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, refusalOf } from '../../server/src/modules/webhooks/address-guard.js';
-import { nextDelayMs, parseRetryAfter, parseSchedule, retryAfterCapMs, standardSchedule } from '../../server/src/modules/webhooks/schedule.js';
+import {
+  nextDelayMs,
+  parseRetryAfter,
+  parseSchedule,
+  retryAfterCapMs,
+  standardSchedule,
+} from '../../server/src/modules/webhooks/schedule.js';
 
 const s = 1000;
 const min = 60 * s;
@@ -105,7 +111,10 @@ describe('address rules at connect time', () => {
     const resolved = await postWebhook('https://localhost:9/hook', {}, '{}', { timeoutMs: 2000, allowLoopback: false });
     expect(resolved.status).toBeUndefined();
     expect(resolved.error).toMatch(/address not allowed: (127\.0\.0\.1|::1) is loopback/);
-    const literal = await postWebhook('https://[::ffff:127.0.0.1]:9/hook', {}, '{}', { timeoutMs: 2000, allowLoopback: false });
+    const literal = await postWebhook('https://[::ffff:127.0.0.1]:9/hook', {}, '{}', {
+      timeoutMs: 2000,
+      allowLoopback: false,
+    });
     expect(literal.error).toContain('loopback');
   });
 });

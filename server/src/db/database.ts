@@ -77,8 +77,18 @@ function prepareStatementsOf(client: pg.PoolClient): void {
   const names = new Set<string>();
   preparedNames.set(client, names);
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (text: unknown, values?: unknown, ...rest: unknown[]) => {
-    if (typeof text === 'string' && Array.isArray(values) && rest.length === 0 && text.length < maxPreparedLength && dataStatement.test(text)) {
+  (client as unknown as { query: (...args: unknown[]) => unknown }).query = (
+    text: unknown,
+    values?: unknown,
+    ...rest: unknown[]
+  ) => {
+    if (
+      typeof text === 'string' &&
+      Array.isArray(values) &&
+      rest.length === 0 &&
+      text.length < maxPreparedLength &&
+      dataStatement.test(text)
+    ) {
       const name = `k${createHash('sha1').update(text).digest('base64url')}`;
       if (names.has(name) || names.size < maxPreparedPerConnection) {
         names.add(name);

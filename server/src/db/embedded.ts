@@ -65,7 +65,11 @@ async function binaries(runAs: RunAs | undefined): Promise<{ initdb: string; pos
   const nativeDir = path.dirname(path.dirname(pkg.postgres));
   if (!runAs || othersCanReach(nativeDir)) return pkg;
   // Copy the binaries (about 60 MB, once per version) to where the postgres user can reach them.
-  const version = createHash('sha1').update(nativeDir).update(String(statSync(pkg.postgres).mtimeMs)).digest('hex').slice(0, 12);
+  const version = createHash('sha1')
+    .update(nativeDir)
+    .update(String(statSync(pkg.postgres).mtimeMs))
+    .digest('hex')
+    .slice(0, 12);
   const target = path.join(relocationRoot, `bin-${version}`);
   if (!existsSync(path.join(target, '.complete'))) {
     await fs.mkdir(relocationRoot, { recursive: true, mode: 0o755 });
@@ -135,7 +139,12 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
     const pwfile = path.join(dataDir, '..', `.pwfile-${process.pid}`);
     await fs.writeFile(pwfile, await fs.readFile(passwordFile), { mode: 0o600 });
     if (runAs) await fs.chown(pwfile, runAs.uid, runAs.gid);
-    const init = run(bins.initdb, ['-D', dataDir, '-U', user, '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-locale'], runAs, onLog);
+    const init = run(
+      bins.initdb,
+      ['-D', dataDir, '-U', user, '--auth=scram-sha-256', `--pwfile=${pwfile}`, '-E', 'UTF8', '--no-locale'],
+      runAs,
+      onLog,
+    );
     const code = await exitOf(init);
     await fs.rm(pwfile, { force: true });
     if (code !== 0) throw new Error(`initdb failed with exit code ${code}`);
@@ -151,7 +160,20 @@ export async function startEmbeddedPostgres(options: EmbeddedOptions): Promise<E
 
   const server = run(
     bins.postgres,
-    ['-D', dataDir, '-p', String(options.port), '-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=200', '-c', 'fsync=on'],
+    [
+      '-D',
+      dataDir,
+      '-p',
+      String(options.port),
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'max_connections=200',
+      '-c',
+      'fsync=on',
+    ],
     runAs,
     onLog,
   );
@@ -203,7 +225,10 @@ async function waitUntilAccepting(url: string, exited: Promise<number | null>): 
   void exited.then(() => (processEnded = true));
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (processEnded) throw new Error('the embedded PostgreSQL server exited during start-up (is another one using its data directory or port?)');
+    if (processEnded)
+      throw new Error(
+        'the embedded PostgreSQL server exited during start-up (is another one using its data directory or port?)',
+      );
     const client = new pg.Client({ connectionString: url });
     try {
       await client.connect();
@@ -211,7 +236,8 @@ async function waitUntilAccepting(url: string, exited: Promise<number | null>): 
       return;
     } catch {
       await client.end().catch(() => {});
-      if (Date.now() > deadline) throw new Error('the embedded PostgreSQL server did not accept connections within 60 s');
+      if (Date.now() > deadline)
+        throw new Error('the embedded PostgreSQL server did not accept connections within 60 s');
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }

@@ -18,7 +18,9 @@ const folderProvider: MigrationProvider = {
     const migrations: Record<string, Migration> = {};
     for (const file of (await readdir(migrationFolder)).sort()) {
       if (!/\.(ts|js)$/.test(file) || file.endsWith('.d.ts')) continue;
-      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(pathToFileURL(path.join(migrationFolder, file)).href)) as Migration;
+      migrations[file.replace(/\.(ts|js)$/, '')] = (await import(
+        pathToFileURL(path.join(migrationFolder, file)).href
+      )) as Migration;
     }
     return migrations;
   },

@@ -7,7 +7,16 @@
  * Limitation: the work must not run two `transaction()`s in parallel (savepoints nest, they do not interleave).
  * Parallel plain queries are fine (node-postgres queues them on the connection).
  */
-import { Kysely, PostgresAdapter, PostgresDriver, PostgresIntrospector, PostgresQueryCompiler, CompiledQuery, type DatabaseConnection, type Dialect } from 'kysely';
+import {
+  Kysely,
+  PostgresAdapter,
+  PostgresDriver,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  CompiledQuery,
+  type DatabaseConnection,
+  type Dialect,
+} from 'kysely';
 import type pg from 'pg';
 import type { Db } from './database.js';
 import type { Database } from './schema.js';

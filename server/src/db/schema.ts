@@ -76,5 +76,14 @@ export interface CoreTables {
   rate_limits: RateLimitsTable;
 }
 
-export interface Database extends CoreTables, SurveyTables, RespondentTables, EventTables, WebhookTables, ExportTables, DistributionTables, AnalyticsTables, AiTables {}
-
+export interface Database
+  extends
+    CoreTables,
+    SurveyTables,
+    RespondentTables,
+    EventTables,
+    WebhookTables,
+    ExportTables,
+    DistributionTables,
+    AnalyticsTables,
+    AiTables {}

@@ -51,7 +51,16 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
   app.use(answerPages(services));
   app.use(refuseLongUrl);
   app.use(routeRequest(routesOf(contract)));
-  app.use(authenticate({ counters: services.counters, rateLimits: services.rateLimits, keys: services.keys, failures: services.authFailures, log: services.log, inFlight: services.inFlight }));
+  app.use(
+    authenticate({
+      counters: services.counters,
+      rateLimits: services.rateLimits,
+      keys: services.keys,
+      failures: services.authFailures,
+      log: services.log,
+      inFlight: services.inFlight,
+    }),
+  );
   app.use(refuseUnrouted);
   app.use(readBody);
   app.use(checkInput);
@@ -94,7 +103,8 @@ function holdSyncRecordsJsonCannotCarry(respondents: unknown[]): void {
  */
 function checkInput(req: Request, res: Response, next: NextFunction): void {
   const problems: ErrorDetail[] = [];
-  for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>)) checkValue(value, `/path/${name}`, problems);
+  for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>))
+    checkValue(value, `/path/${name}`, problems);
   const queryAt = req.originalUrl.indexOf('?');
   if (queryAt !== -1) checkQueryEncoding(req.originalUrl.slice(queryAt + 1), problems);
   checkValue(req.query, '/query', problems);
@@ -102,13 +112,19 @@ function checkInput(req: Request, res: Response, next: NextFunction): void {
   // that no query can use.
   for (const name of (res.locals.operation as OperationInfo).numericQuery) {
     const value = (req.query as Record<string, unknown>)[name];
-    if (typeof value === 'string' && !Number.isFinite(Number(value))) problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
+    if (typeof value === 'string' && !Number.isFinite(Number(value)))
+      problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
   }
   const body = req.body as Record<string, unknown> | undefined;
   if (body === undefined && (res.locals.operation as OperationInfo).bodyRequired) {
     problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
   }
-  if (res.locals.operationId === 'startRespondentSync' && body && typeof body === 'object' && Array.isArray(body.respondents)) {
+  if (
+    res.locals.operationId === 'startRespondentSync' &&
+    body &&
+    typeof body === 'object' &&
+    Array.isArray(body.respondents)
+  ) {
     const { respondents, ...rest } = body;
     checkValue(rest, '/body', problems);
     holdSyncRecordsJsonCannotCarry(respondents);

@@ -38,7 +38,10 @@ export class AuthFailures {
       'rate_limited',
       `Too many failed authentications from this address. Retry in ${resetSeconds} seconds with a valid API key.`,
       [{ message: `more than ${this.limitPerMinute} failed authentications in a minute`, code: 'auth_failures' }],
-      { 'Retry-After': String(resetSeconds), ...headersOf({ window: 'minute', limit: this.limitPerMinute, remaining: 0, resetSeconds }) },
+      {
+        'Retry-After': String(resetSeconds),
+        ...headersOf({ window: 'minute', limit: this.limitPerMinute, remaining: 0, resetSeconds }),
+      },
     );
   }
 

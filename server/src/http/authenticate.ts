@@ -1,7 +1,8 @@
 /**
  * Who is calling, and may they: the key (401; 429 once its address has failed too often, see auth-failures.ts),
  * the plan (403 plan_not_eligible), the budget (429) and the operation's scope from the contract (403
- * insufficient_scope), in that order. The operation is the one the router resolved (http/route.ts), so authentication and dispatch cannot disagree. Runs before the body is
+ * insufficient_scope), in that order. The operation is the one the router resolved (http/route.ts), so authentication
+ * and dispatch cannot disagree. Runs before the body is
  * read: an unauthenticated request never has its body parsed. Keys are looked up through the per-process key
  * cache, which every process drops entries from when a key changes (LISTEN/NOTIFY), so a revocation takes
  * effect at once everywhere.
@@ -35,8 +36,16 @@ export interface AuthContext {
   rateLimitPerDay: number | null;
 }
 
-export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys: KeyCache; failures: AuthFailures; log: Logger; inFlight: InFlightWork }) {
-  return (req: Request, res: Response, next: NextFunction): Promise<void> => deps.inFlight.run(() => check(req, res, next));
+export function authenticate(deps: {
+  counters: Db;
+  rateLimits: RateLimits;
+  keys: KeyCache;
+  failures: AuthFailures;
+  log: Logger;
+  inFlight: InFlightWork;
+}) {
+  return (req: Request, res: Response, next: NextFunction): Promise<void> =>
+    deps.inFlight.run(() => check(req, res, next));
 
   async function check(req: Request, res: Response, next: NextFunction): Promise<void> {
     // No operation: a path or method none has, presented with a key (http/route.ts); any valid key passes here.
@@ -57,13 +66,19 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
     }
     res.locals.auth = auth;
     if (auth.plan !== 'PRO' && auth.plan !== 'BUSINESS') {
-      throw new ApiError(403, 'plan_not_eligible', `The ${auth.plan} plan has no API access; upgrade to PRO or BUSINESS.`);
+      throw new ApiError(
+        403,
+        'plan_not_eligible',
+        `The ${auth.plan} plan has no API access; upgrade to PRO or BUSINESS.`,
+      );
     }
     // The lookup already read last_used_at: write only when it is a minute old, not on every request.
     if (!auth.lastUsedAt || Date.now() - auth.lastUsedAt.getTime() > 60_000) {
       auth.lastUsedAt = new Date();
       deps.keys.touched(auth.apiKeyId);
-      touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => deps.log.warn({ err: error }, 'could not record key use'));
+      touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) =>
+        deps.log.warn({ err: error }, 'could not record key use'),
+      );
     }
 
     const window = await deps.rateLimits.consume(auth);
@@ -71,7 +86,10 @@ export function authenticate(deps: { counters: Db; rateLimits: RateLimits; keys:
 
     const missing = (operation?.requiredScopes ?? []).filter((scope) => !grants(auth.scopes, scope));
     if (missing.length > 0) {
-      throw insufficientScope(`This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`, missing);
+      throw insufficientScope(
+        `This API key lacks the scope${missing.length > 1 ? 's' : ''} ${missing.join(' and ')}.`,
+        missing,
+      );
     }
     next();
   }
@@ -86,12 +104,15 @@ function authorizationHeaders(req: Request): number {
 
 async function identify(keys: KeyCache, req: Request): Promise<AuthContext> {
   const header = req.get('authorization');
-  if (!header) throw unauthenticated('A valid API key is required: send Authorization: Bearer svc_live_… or svc_test_….');
+  if (!header)
+    throw unauthenticated('A valid API key is required: send Authorization: Bearer svc_live_… or svc_test_….');
   if (authorizationHeaders(req) > 1) throw unauthenticated('Send exactly one Authorization header.');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   const key = match?.[1];
   if (!key || !keyFormat.test(key)) {
-    throw unauthenticated('The Authorization header must be "Bearer " followed by a key of the form svc_live_<64 hex> or svc_test_<64 hex>.');
+    throw unauthenticated(
+      'The Authorization header must be "Bearer " followed by a key of the form svc_live_<64 hex> or svc_test_<64 hex>.',
+    );
   }
   const presentedHash = hashKey(key);
   const row = await keys.find(presentedHash);

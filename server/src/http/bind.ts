@@ -29,7 +29,8 @@ export function assertEveryOperationHandled(contract: ContractLike, handlers: Ha
   for (const [path, item] of Object.entries(contract.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       if (typeof operation !== 'object' || !operation || !('operationId' in operation)) continue;
-      if (!operation.operationId || !(operation.operationId in handlers)) missing.push(`${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`);
+      if (!operation.operationId || !(operation.operationId in handlers))
+        missing.push(`${method.toUpperCase()} ${path} (${operation.operationId ?? 'no operationId'})`);
     }
   }
   if (missing.length > 0) throw new Error(`No handler for: ${missing.join(', ')}`);
@@ -37,21 +38,29 @@ export function assertEveryOperationHandled(contract: ContractLike, handlers: Ha
 
 export function resolverFor(handlers: HandlerMap, services: Services) {
   return (_basePath: string, route: RouteInfo, apiDoc: ContractLike): RequestHandler => {
-    const operationId = apiDoc.paths[route.openApiRoute]?.[route.method.toLowerCase()]?.operationId as OperationId | undefined;
+    const operationId = apiDoc.paths[route.openApiRoute]?.[route.method.toLowerCase()]?.operationId as
+      OperationId | undefined;
     if (!operationId || !(operationId in handlers)) {
       throw new Error(`No handler for ${route.method} ${route.openApiRoute} (operationId ${operationId ?? 'missing'})`);
     }
-    const handler = handlers[operationId] as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>;
+    const handler = handlers[operationId] as unknown as (
+      input: HandlerInput<OperationId>,
+    ) => Promise<Reply<OperationId>>;
     return adapt(operationId, handler, services);
   };
 }
 
-function adapt(operationId: OperationId, handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, services: Services): RequestHandler {
+function adapt(
+  operationId: OperationId,
+  handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>,
+  services: Services,
+): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => services.inFlight.run(() => respond(req, res, next));
 
   async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
     // The validator routed with the same settings as routeRequest; should they ever disagree, nothing runs.
-    if (res.locals.operationId !== operationId) throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
+    if (res.locals.operationId !== operationId)
+      throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
     const problems = res.locals.problems as ErrorDetail[] | undefined;
     if (problems?.length) throw validationFailed(problems);
     const input = {
@@ -97,7 +106,9 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     if ((answer.body as { error?: unknown }).error) {
-      const stored = (answer.body as { error: { code: ApiError['code']; message: string; details?: ApiError['details'] } }).error;
+      const stored = (
+        answer.body as { error: { code: ApiError['code']; message: string; details?: ApiError['details'] } }
+      ).error;
       return next(new ApiError(answer.status, stored.code, stored.message, stored.details));
     }
     sendJson(res, answer);
@@ -108,7 +119,11 @@ function adapt(operationId: OperationId, handler: (input: HandlerInput<Operation
  * Secrets that exist only in the first answer and are never written to the idempotency store: a replay
  * carries `null` in their place (the contract says so).
  */
-const neverKept: Partial<Record<OperationId, string>> = { createApiKey: 'key', createWebhook: 'secret', rotateWebhookSecret: 'secret' };
+const neverKept: Partial<Record<OperationId, string>> = {
+  createApiKey: 'key',
+  createWebhook: 'secret',
+  rotateWebhookSecret: 'secret',
+};
 
 function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnswer): StoredAnswer {
   const field = operationId && neverKept[operationId];
@@ -117,14 +132,30 @@ function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnsw
   return { ...answer, body: { ...(answer.body as object), data: { ...data, [field]: null } } };
 }
 
-/** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep them. */
+/** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep
+ * them. */
 function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {
-  const { status, ...members } = reply as { status: number; data: unknown; pagination?: unknown; headers?: Record<string, string> };
+  const { status, ...members } = reply as {
+    status: number;
+    data: unknown;
+    pagination?: unknown;
+    headers?: Record<string, string>;
+  };
   return { status, body: members };
 }
 
 function errorAnswer(error: ApiError): StoredAnswer {
-  return { status: error.status, body: { error: { code: error.code, message: error.message, status: error.status, ...(error.details ? { details: error.details } : {}) } } };
+  return {
+    status: error.status,
+    body: {
+      error: {
+        code: error.code,
+        message: error.message,
+        status: error.status,
+        ...(error.details ? { details: error.details } : {}),
+      },
+    },
+  };
 }
 
 function sendJson(res: Response, answer: StoredAnswer): void {

@@ -20,10 +20,15 @@ function limitOf(path: string): number {
   return path in bodyLimits ? bodyLimits[path as keyof typeof bodyLimits] : bodyLimits.default;
 }
 
-const tooLarge = (limit: number) => new ApiError(413, 'payload_too_large', `The request body exceeds the ${limit} bytes allowed for this route.`);
+const tooLarge = (limit: number) =>
+  new ApiError(413, 'payload_too_large', `The request body exceeds the ${limit} bytes allowed for this route.`);
 
 /** The content codings a body may be sent in (those the JSON body parser used here before accepted). */
-const decoders: Record<string, () => Transform> = { gzip: createGunzip, deflate: createInflate, br: createBrotliDecompress };
+const decoders: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+};
 
 function hasBody(req: Request): boolean {
   const length = req.headers['content-length'];
@@ -38,11 +43,16 @@ export function readBody(req: Request, res: Response, next: NextFunction): void 
   if (length > limit) throw tooLarge(limit);
   const type = req.headers['content-type'] ?? '';
   const [mediaType, ...parameters] = type.split(';').map((part) => part.trim().toLowerCase());
-  if (mediaType !== 'application/json') throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json (UTF-8).');
+  if (mediaType !== 'application/json')
+    throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json (UTF-8).');
   for (const parameter of parameters) {
     const [name, value] = parameter.split('=').map((part) => part.trim());
     if (name === 'charset' && value?.replace(/"/g, '') !== 'utf-8') {
-      throw new ApiError(415, 'unsupported_media_type', 'Send the body as UTF-8 application/json: the only charset accepted is utf-8.');
+      throw new ApiError(
+        415,
+        'unsupported_media_type',
+        'Send the body as UTF-8 application/json: the only charset accepted is utf-8.',
+      );
     }
   }
   readLimitedText(req, limit, (error, text) => {
@@ -61,10 +71,21 @@ export function readBody(req: Request, res: Response, next: NextFunction): void 
  * identity, gzip, deflate or br; 413 past the limit, with the rest left unread for a bounded drain. The one reader
  * of request bodies, for the API's JSON and the answer pages' forms alike.
  */
-export function readLimitedText(req: Request, limit: number, done: (error: ApiError | undefined, text?: string) => void): void {
+export function readLimitedText(
+  req: Request,
+  limit: number,
+  done: (error: ApiError | undefined, text?: string) => void,
+): void {
   const coding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
   const decoder = coding === 'identity' ? undefined : decoders[coding]?.();
-  if (coding !== 'identity' && !decoder) return done(new ApiError(415, 'unsupported_media_type', 'Send the body uncompressed, or compressed with gzip, deflate or br.'));
+  if (coding !== 'identity' && !decoder)
+    return done(
+      new ApiError(
+        415,
+        'unsupported_media_type',
+        'Send the body uncompressed, or compressed with gzip, deflate or br.',
+      ),
+    );
   collect(req, limit, decoder, done);
 }
 
@@ -73,7 +94,12 @@ export function readLimitedText(req: Request, limit: number, done: (error: ApiEr
  * to. Past the limit it stops at once — nothing more is kept and the callback gets the 413 — and leaves the rest
  * of the body unread for the error handler to drain.
  */
-function collect(req: Request, limit: number, decoder: Transform | undefined, done: (error: ApiError | undefined, text?: string) => void): void {
+function collect(
+  req: Request,
+  limit: number,
+  decoder: Transform | undefined,
+  done: (error: ApiError | undefined, text?: string) => void,
+): void {
   const chunks: Buffer[] = [];
   let received = 0;
   let decoded = 0;
@@ -125,7 +151,9 @@ function collect(req: Request, limit: number, decoder: Transform | undefined, do
   if (decoder) {
     decoder.on('data', onDecoded);
     decoder.on('end', () => settle());
-    decoder.on('error', () => settle(new ApiError(400, 'invalid_json', 'The request body could not be decoded with its Content-Encoding.')));
+    decoder.on('error', () =>
+      settle(new ApiError(400, 'invalid_json', 'The request body could not be decoded with its Content-Encoding.')),
+    );
     req.pipe(decoder);
   }
 }
@@ -137,6 +165,7 @@ function collect(req: Request, limit: number, decoder: Transform | undefined, do
 function parseJson(text: string): unknown {
   const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
   if (body.length === 0) return {};
+  // eslint-disable-next-line no-control-regex -- JSON's own whitespace: space, tab, line feed, carriage return.
   const first = /^[\x20\x09\x0a\x0d]*([^\x20\x09\x0a\x0d]|$)/.exec(body)?.[1];
   if (first !== '{' && first !== '[') throw new SyntaxError('not an object or an array');
   return JSON.parse(body) as unknown;

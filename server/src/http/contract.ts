@@ -72,7 +72,8 @@ export function loadContract(): OpenApiDocument {
 const segment = "(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})+";
 
 function numericQueryOf(document: OpenApiDocument, parameters: OpenApiParameter[]): string[] {
-  const components = (document.components as { parameters?: Record<string, OpenApiParameter> } | undefined)?.parameters ?? {};
+  const components =
+    (document.components as { parameters?: Record<string, OpenApiParameter> } | undefined)?.parameters ?? {};
   return parameters
     .map((parameter) => (parameter.$ref ? components[parameter.$ref.split('/').pop()!] : parameter))
     .filter((parameter): parameter is OpenApiParameter => parameter?.in === 'query')

@@ -37,10 +37,28 @@ function pointer(path: string | undefined): string | undefined {
  */
 export function databaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
-  if (typeof code !== 'string') return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(String((error as Error)?.message));
+  if (typeof code !== 'string')
+    return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(
+      String((error as Error)?.message),
+    );
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE', 'EAI_AGAIN', '3D000', '28000', '28P01', '53300', '57P01', '57P02', '57P03', '57P05'].includes(code) ||
-    code.startsWith('08')
+    [
+      'ECONNREFUSED',
+      'ECONNRESET',
+      'ETIMEDOUT',
+      'EHOSTUNREACH',
+      'ENOTFOUND',
+      'EPIPE',
+      'EAI_AGAIN',
+      '3D000',
+      '28000',
+      '28P01',
+      '53300',
+      '57P01',
+      '57P02',
+      '57P03',
+      '57P05',
+    ].includes(code) || code.startsWith('08')
   );
 }
 
@@ -74,19 +92,35 @@ export function codeOf(issue: ValidatorIssue): string {
  * number", …): the single any_of/one_of line says it better.
  */
 function withoutBranchNoise(issues: ValidatorIssue[]): ValidatorIssue[] {
-  const alternatives = new Set(issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '')).map((issue) => issue.path));
-  return issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '') || !alternatives.has(issue.path) || !/^(type|enum|const)\./.test(issue.errorCode ?? ''));
+  const alternatives = new Set(
+    issues.filter((issue) => /^(anyOf|oneOf)/.test(issue.errorCode ?? '')).map((issue) => issue.path),
+  );
+  return issues.filter(
+    (issue) =>
+      /^(anyOf|oneOf)/.test(issue.errorCode ?? '') ||
+      !alternatives.has(issue.path) ||
+      !/^(type|enum|const)\./.test(issue.errorCode ?? ''),
+  );
 }
 
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   if (databaseUnavailable(error)) {
-    return new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, { 'Retry-After': '5' });
+    return new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, {
+      'Retry-After': '5',
+    });
   }
   const e = error as HttpLikeError;
-  if (e?.type === 'entity.parse.failed') return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
-  if (e?.type === 'entity.too.large') return new ApiError(413, 'payload_too_large', `The request body exceeds ${e.limit ?? 'the'} bytes allowed for this route.`);
-  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported') return new ApiError(415, 'unsupported_media_type', 'Send the body as UTF-8 application/json.');
+  if (e?.type === 'entity.parse.failed')
+    return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
+  if (e?.type === 'entity.too.large')
+    return new ApiError(
+      413,
+      'payload_too_large',
+      `The request body exceeds ${e.limit ?? 'the'} bytes allowed for this route.`,
+    );
+  if (e?.type === 'encoding.unsupported' || e?.type === 'charset.unsupported')
+    return new ApiError(415, 'unsupported_media_type', 'Send the body as UTF-8 application/json.');
   const status = e?.status ?? e?.statusCode;
   if (typeof status !== 'number' || status >= 500) return undefined;
   switch (status) {
@@ -97,7 +131,9 @@ function translate(error: unknown): ApiError | undefined {
         if (path) detail.path = path;
         return detail;
       });
-      return validationFailed(details.length > 0 ? details : [{ message: e.message ?? 'invalid request', code: 'invalid_value' }]);
+      return validationFailed(
+        details.length > 0 ? details : [{ message: e.message ?? 'invalid request', code: 'invalid_value' }],
+      );
     }
     case 404:
       return new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
@@ -114,11 +150,17 @@ function translate(error: unknown): ApiError | undefined {
 
 /** Problems found before the validator (characters, depth) are listed together with the validator's. */
 function withEarlierProblems(error: ApiError, res: Response): ApiError {
-  const earlier = [...((res.locals.problems as ErrorDetail[] | undefined) ?? []), ...((res.locals.semanticProblems as ErrorDetail[] | undefined) ?? [])];
+  const earlier = [
+    ...((res.locals.problems as ErrorDetail[] | undefined) ?? []),
+    ...((res.locals.semanticProblems as ErrorDetail[] | undefined) ?? []),
+  ];
   if (!earlier.length || error.status !== 400 || error.code !== 'validation_failed') return error;
   // An earlier problem is the more precise one: the validator's at the same place give way to it.
-  const details = (error.details ?? []).filter((detail) => !earlier.some((problem) => problem.path !== undefined && problem.path === detail.path));
-  for (const problem of earlier) if (!details.some((d) => d.path === problem.path && d.code === problem.code)) details.push(problem);
+  const details = (error.details ?? []).filter(
+    (detail) => !earlier.some((problem) => problem.path !== undefined && problem.path === detail.path),
+  );
+  for (const problem of earlier)
+    if (!details.some((d) => d.path === problem.path && d.code === problem.code)) details.push(problem);
   return validationFailed(details);
 }
 
@@ -127,10 +169,15 @@ export function errorHandler(log: Logger) {
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
     let apiError = translate(error);
     if (apiError) apiError = withEarlierProblems(apiError, res);
-    if (apiError?.status === 503 && apiError.code === 'unavailable') log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
+    if (apiError?.status === 503 && apiError.code === 'unavailable')
+      log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
     if (!apiError) {
       log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
-      apiError = new ApiError(500, 'internal_error', 'An unexpected error occurred. Quote the request id when you contact support.');
+      apiError = new ApiError(
+        500,
+        'internal_error',
+        'An unexpected error occurred. Quote the request id when you contact support.',
+      );
     }
     if (res.headersSent) {
       res.end();

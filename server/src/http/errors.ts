@@ -29,10 +29,20 @@ export const notFound = (what: string, id: string) => new ApiError(404, 'not_fou
 export const invalidState = (message: string) => new ApiError(409, 'invalid_state', message);
 
 export const validationFailed = (details: ErrorDetail[]) =>
-  new ApiError(400, 'validation_failed', `The request is invalid: ${details.length} problem${details.length === 1 ? '' : 's'} found.`, details);
+  new ApiError(
+    400,
+    'validation_failed',
+    `The request is invalid: ${details.length} problem${details.length === 1 ? '' : 's'} found.`,
+    details,
+  );
 
 export const unauthenticated = (message: string) =>
   new ApiError(401, 'unauthenticated', message, undefined, { 'WWW-Authenticate': 'Bearer realm="survey-service"' });
 
 export const insufficientScope = (message: string, missing: string[]) =>
-  new ApiError(403, 'insufficient_scope', message, missing.map((scope) => ({ message: `requires the scope ${scope}`, code: 'missing_scope' })));
+  new ApiError(
+    403,
+    'insufficient_scope',
+    message,
+    missing.map((scope) => ({ message: `requires the scope ${scope}`, code: 'missing_scope' })),
+  );

@@ -6,7 +6,9 @@
  */
 import formatsModule from 'ajv-formats/dist/formats.js';
 
-const { fullFormats } = formatsModule as unknown as { fullFormats: Record<string, { validate: (value: string) => boolean } | ((value: string) => boolean)> };
+const { fullFormats } = formatsModule as unknown as {
+  fullFormats: Record<string, { validate: (value: string) => boolean } | ((value: string) => boolean)>;
+};
 
 function validatorOf(name: string): (value: string) => boolean {
   const format = fullFormats[name]!;
@@ -20,6 +22,10 @@ export const strictFormats = {
   date: { type: 'string' as const, validate: (value: string) => fullDate(value) && !value.startsWith('0000') },
   'date-time': {
     type: 'string' as const,
-    validate: (value: string) => fullDateTime(value) && !value.startsWith('0000') && !Number.isNaN(Date.parse(value)) && !/:60(\.|z|Z|[+-])/.test(value),
+    validate: (value: string) =>
+      fullDateTime(value) &&
+      !value.startsWith('0000') &&
+      !Number.isNaN(Date.parse(value)) &&
+      !/:60(\.|z|Z|[+-])/.test(value),
   },
 };

@@ -32,11 +32,15 @@ export type RequestBody<Id extends OperationId> = JsonContent<NonNullable<Field<
 type Responses<Id extends OperationId> = Op<Id>['responses'];
 export type SuccessStatus<Id extends OperationId> = Extract<keyof Responses<Id>, 200 | 201 | 202>;
 
-/** A JSON success: the status, the envelope's members other than `meta`, and response headers the operation documents. */
+/**
+ * A JSON success: the status, the envelope's members other than `meta`, and response headers the operation documents.
+ */
 export type JsonReply<Id extends OperationId> = {
   [S in SuccessStatus<Id>]: JsonContent<Responses<Id>[S]> extends infer Body
     ? Body extends { data: infer Data }
-      ? { status: S; data: Data; headers?: Record<string, string> } & (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
+      ? { status: S; data: Data; headers?: Record<string, string> } & (Body extends { pagination: Pagination }
+          ? { pagination: Pagination }
+          : unknown)
       : never
     : never;
 }[SuccessStatus<Id>];

@@ -44,7 +44,9 @@ export interface IdempotencyTiming {
 }
 
 export function requestHash(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${method} ${path}\n${canonicalJson(body)}`)
+    .digest('hex');
 }
 
 /** JSON with sorted object keys, so that key order does not make two equal bodies differ. */
@@ -129,7 +131,6 @@ function refusedBeforeHandler(error: unknown, res: Response): boolean {
   return refusal?.status === 400 && Array.isArray(refusal.errors);
 }
 
-
 /**
  * Runs `execute` once per key, in one transaction with the stored answer. `execute` gets the transaction's
  * `Db` to do all its work with. Returns the answer and whether it is a replay.
@@ -195,7 +196,13 @@ export async function runIdempotent(
       continue;
     }
     if (Date.now() > deadline) {
-      throw new ApiError(409, 'idempotency_in_progress', 'A request with this Idempotency-Key is still running. Retry after the Retry-After seconds.', undefined, { 'Retry-After': '1' });
+      throw new ApiError(
+        409,
+        'idempotency_in_progress',
+        'A request with this Idempotency-Key is still running. Retry after the Retry-After seconds.',
+        undefined,
+        { 'Retry-After': '1' },
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -249,7 +256,13 @@ async function executeAndKeep(
       if (result.status >= 500) throw new Rollback(result);
       await tx
         .updateTable('idempotency_keys')
-        .set({ state: 'done', response_status: result.status, response_body: JSON.stringify(toKeep(result).body), lease_owner: null, lease_expires_at: null })
+        .set({
+          state: 'done',
+          response_status: result.status,
+          response_body: JSON.stringify(toKeep(result).body),
+          lease_owner: null,
+          lease_expires_at: null,
+        })
         .where('organization_id', '=', scope.organizationId)
         .where('environment', '=', scope.environment)
         .where('idempotency_key', '=', scope.key)
@@ -266,6 +279,9 @@ async function executeAndKeep(
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const result = await db.deleteFrom('idempotency_keys').where('created_at', '<', sql<Date>`now() - ${retention}`).executeTakeFirst();
+  const result = await db
+    .deleteFrom('idempotency_keys')
+    .where('created_at', '<', sql<Date>`now() - ${retention}`)
+    .executeTakeFirst();
   return Number(result.numDeletedRows);
 }

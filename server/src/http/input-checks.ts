@@ -27,16 +27,29 @@ function safeToken(token: string): string {
 }
 
 /** Walks a parsed value; stops early once `limit` problems are found. */
-export function checkValue(value: unknown, path: string, problems: ErrorDetail[], limit = 20, depth = 0, characters = true): void {
+export function checkValue(
+  value: unknown,
+  path: string,
+  problems: ErrorDetail[],
+  limit = 20,
+  depth = 0,
+  characters = true,
+): void {
   if (problems.length >= limit) return;
   if (typeof value === 'string') {
     if (!characters) return;
-    if (hasUnstorableCharacter(value)) problems.push({ path, code: 'invalid_character', message: 'must not contain NUL characters or unpaired UTF-16 surrogates' });
+    if (hasUnstorableCharacter(value))
+      problems.push({
+        path,
+        code: 'invalid_character',
+        message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
+      });
     return;
   }
   if (typeof value === 'number') {
     // 1e400 parses as Infinity, which JSON cannot carry back: refused rather than stored as something else.
-    if (!Number.isFinite(value)) problems.push({ path, code: 'out_of_range', message: 'must be a finite number (at most about 1.8e308)' });
+    if (!Number.isFinite(value))
+      problems.push({ path, code: 'out_of_range', message: 'must be a finite number (at most about 1.8e308)' });
     return;
   }
   if (value === null || typeof value !== 'object') return;
@@ -50,7 +63,11 @@ export function checkValue(value: unknown, path: string, problems: ErrorDetail[]
   }
   for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
     if (characters && hasUnstorableCharacter(key)) {
-      problems.push({ path: `${path}/${safeToken(key)}`, code: 'invalid_character', message: 'member names must not contain NUL characters or unpaired UTF-16 surrogates' });
+      problems.push({
+        path: `${path}/${safeToken(key)}`,
+        code: 'invalid_character',
+        message: 'member names must not contain NUL characters or unpaired UTF-16 surrogates',
+      });
       continue;
     }
     checkValue(item, `${path}/${escapeToken(key)}`, problems, limit, depth + 1, characters);

@@ -67,7 +67,8 @@ export class KeyCache {
       this.client = undefined;
       client.end().catch(() => {});
       if (this.closed) return;
-      if (error) this.log.warn({ err: error }, 'key-cache listener lost; keys are looked up on every request until it is back');
+      if (error)
+        this.log.warn({ err: error }, 'key-cache listener lost; keys are looked up on every request until it is back');
       this.retry = setTimeout(() => void this.connect(), 1_000);
     };
     client.on('error', lost);
@@ -102,9 +103,11 @@ export class KeyCache {
     this.invalidate(payload);
     // Only after the entry is gone: the revoking process may answer its client once every process has said so.
     if (payload.startsWith('key:')) {
-      this.client?.query('select pg_notify($1, $2)', [keyChannel, `ack:${payload.slice(4)}`]).catch((error: unknown) => {
-        this.log.warn({ err: error }, 'could not acknowledge a key change; its revoker waits for the cache bound');
-      });
+      this.client
+        ?.query('select pg_notify($1, $2)', [keyChannel, `ack:${payload.slice(4)}`])
+        .catch((error: unknown) => {
+          this.log.warn({ err: error }, 'could not acknowledge a key change; its revoker waits for the cache bound');
+        });
     }
   }
 
@@ -116,7 +119,8 @@ export class KeyCache {
     }
     if (payload.startsWith('org:')) {
       const organizationId = payload.slice(4);
-      for (const [hash, entry] of this.entries) if (entry.row.organization_id === organizationId) this.entries.delete(hash);
+      for (const [hash, entry] of this.entries)
+        if (entry.row.organization_id === organizationId) this.entries.delete(hash);
       return;
     }
     this.forgetAll();
@@ -138,7 +142,8 @@ export class KeyCache {
 
   /** The key's use was just recorded: the cached copy says so, so that the next requests do not record it again. */
   touched(apiKeyId: string): void {
-    for (const entry of this.entries.values()) if (entry.row.id === apiKeyId) entry.row = { ...entry.row, last_used_at: new Date() };
+    for (const entry of this.entries.values())
+      if (entry.row.id === apiKeyId) entry.row = { ...entry.row, last_used_at: new Date() };
   }
 
   /**
@@ -158,7 +163,10 @@ export class KeyCache {
         while (!listeners.every((pid) => waiter.acknowledgedBy.has(pid))) {
           const left = deadline - Date.now();
           if (left <= 0) {
-            this.log.warn({ missing: listeners.filter((pid) => !waiter.acknowledgedBy.has(pid)).length }, 'key drop not acknowledged by every process; the cache bound applies');
+            this.log.warn(
+              { missing: listeners.filter((pid) => !waiter.acknowledgedBy.has(pid)).length },
+              'key drop not acknowledged by every process; the cache bound applies',
+            );
             return;
           }
           await new Promise<void>((resolve) => {
@@ -180,7 +188,9 @@ export class KeyCache {
   private async listenerBackends(): Promise<number[]> {
     try {
       const { rows } = await this.db.executeQuery<{ pid: number }>(
-        sql`select pid from pg_stat_activity where datname = current_database() and application_name = ${listenerName}`.compile(this.db),
+        sql`select pid from pg_stat_activity where datname = current_database() and application_name = ${listenerName}`.compile(
+          this.db,
+        ),
       );
       return rows.map((row) => row.pid);
     } catch (error) {

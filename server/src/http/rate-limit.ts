@@ -132,31 +132,57 @@ export class RateLimits {
   private async lease(key: string, limits: { minute: number; day: number }): Promise<void> {
     const size = leaseSize(limits);
     const now = Date.now();
-    const { rows } = await this.pool.query<Leased>(leaseBoth, [`minute:${key}`, `day:${key}`, now, limits.minute, size]);
+    const { rows } = await this.pool.query<Leased>(leaseBoth, [
+      `minute:${key}`,
+      `day:${key}`,
+      now,
+      limits.minute,
+      size,
+    ]);
     const row = rows[0]!;
     const minuteGranted = Number(row.minute_granted);
     const minute = { points: Number(row.minute_points), expire: Number(row.minute_expire) };
     if (minuteGranted === 0) {
-      this.leases.set(key, { limits, tokens: 0, validUntil: minute.expire, minute, day: { points: 0, expire: minute.expire }, refused: 'minute' });
+      this.leases.set(key, {
+        limits,
+        tokens: 0,
+        validUntil: minute.expire,
+        minute,
+        day: { points: 0, expire: minute.expire },
+        refused: 'minute',
+      });
       return;
     }
     const day = { points: Number(row.day_points), expire: Number(row.day_expire) };
     const dayGranted = Math.min(minuteGranted, Math.max(0, limits.day - (day.points - minuteGranted)));
     const validUntil = Math.min(minute.expire, day.expire);
-    this.leases.set(key, { limits, tokens: dayGranted, validUntil, minute, day, ...(dayGranted === 0 ? { refused: 'day' as const } : {}) });
+    this.leases.set(key, {
+      limits,
+      tokens: dayGranted,
+      validUntil,
+      minute,
+      day,
+      ...(dayGranted === 0 ? { refused: 'day' as const } : {}),
+    });
   }
 
-  /** Current state of both windows without spending anything (for GET /me); this process's unspent lease is not spent. */
+  /**
+   * Current state of both windows without spending anything (for GET /me); this process's unspent lease is not spent.
+   */
   async peek(caller: LimitedCaller): Promise<Record<'minute' | 'day', WindowState>> {
     const key = `${caller.organizationId}:${caller.environment}`;
     const limits = this.limitsOf(caller);
     const now = Date.now();
     const lease = this.leases.get(key);
     const unspent = lease && now < lease.validUntil && !lease.refused ? lease.tokens : 0;
-    const { rows } = await this.pool.query<{ key: string; points: number; expire: string }>('select key, points, expire from rate_limits where key = any($1)', [[`minute:${key}`, `day:${key}`]]);
+    const { rows } = await this.pool.query<{ key: string; points: number; expire: string }>(
+      'select key, points, expire from rate_limits where key = any($1)',
+      [[`minute:${key}`, `day:${key}`]],
+    );
     const read = (window: 'minute' | 'day'): WindowState => {
       const row = rows.find((r) => r.key === `${window}:${key}`);
-      if (!row || Number(row.expire) <= now) return { window, limit: limits[window], remaining: limits[window], resetSeconds: windows[window] };
+      if (!row || Number(row.expire) <= now)
+        return { window, limit: limits[window], remaining: limits[window], resetSeconds: windows[window] };
       return stateOf(window, limits[window], Number(row.points) - unspent, Number(row.expire) - now);
     };
     return { minute: read('minute'), day: read('day') };

@@ -23,7 +23,11 @@ export const requestSizeLimits = { url: 64 * 1024, headers: 128 * 1024 } as cons
 export function refuseLongUrl(req: Request, _res: Response, next: NextFunction): void {
   const length = req.originalUrl.length;
   if (length > requestSizeLimits.url) {
-    throw new ApiError(414, 'uri_too_long', `The URL is ${length} bytes long; at most ${requestSizeLimits.url} are accepted.`);
+    throw new ApiError(
+      414,
+      'uri_too_long',
+      `The URL is ${length} bytes long; at most ${requestSizeLimits.url} are accepted.`,
+    );
   }
   next();
 }
@@ -60,7 +64,11 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
   answered.add(socket);
   const requestId = newId('req');
   const body = JSON.stringify({
-    error: { code: 'headers_too_large', message: `The request line and headers exceed the ${requestSizeLimits.headers} bytes this server reads.`, status: 431 },
+    error: {
+      code: 'headers_too_large',
+      message: `The request line and headers exceed the ${requestSizeLimits.headers} bytes this server reads.`,
+      status: 431,
+    },
     meta: { requestId, timestamp: new Date().toISOString(), apiVersion: 'v1' },
   });
   // The client may still be sending its headers: the parser, stopped at its error, discards what follows, and the

@@ -7,7 +7,10 @@
  */
 import { createRequire } from 'node:module';
 
-type PathToRegexp = (path: string, options?: { sensitive?: boolean; strict?: boolean; end?: boolean; trailing?: boolean }) => unknown;
+type PathToRegexp = (
+  path: string,
+  options?: { sensitive?: boolean; strict?: boolean; end?: boolean; trailing?: boolean },
+) => unknown;
 
 let installed = false;
 const memoisable = new Set(['sensitive', 'strict', 'end', 'trailing']);
@@ -21,7 +24,8 @@ export function memoiseValidatorRouteRegexps(): void {
   const cache = new Map<string, unknown>();
   module.pathToRegexp = (path, options) => {
     // Only the validator's kind of call is memoised; anything else (other options, arrays) goes through as is.
-    if (typeof path !== 'string' || Object.keys(options ?? {}).some((name) => !memoisable.has(name))) return original(path, options);
+    if (typeof path !== 'string' || Object.keys(options ?? {}).some((name) => !memoisable.has(name)))
+      return original(path, options);
     const key = `${options?.sensitive ? 1 : 0}${options?.strict ? 1 : 0}${options?.end === false ? 0 : 1}${options?.trailing === false ? 0 : 1}${path}`;
     let compiled = cache.get(key);
     if (compiled === undefined) {

@@ -20,12 +20,22 @@ export function routeRequest(routes: readonly RouteInfo[]) {
     if (resolution.kind !== 'operation') {
       let refusal: ApiError;
       if (resolution.kind === 'not_found') {
-        refusal = new ApiError(404, 'not_found', 'No such endpoint. Paths are case-sensitive and have no trailing slash; see /docs for the API reference.');
+        refusal = new ApiError(
+          404,
+          'not_found',
+          'No such endpoint. Paths are case-sensitive and have no trailing slash; see /docs for the API reference.',
+        );
       } else {
         res.locals.route = resolution.route.path;
-        refusal = new ApiError(405, 'method_not_allowed', `${req.method.slice(0, 16)} is not supported on ${resolution.route.path}; use ${resolution.route.allow}.`, undefined, {
-          Allow: resolution.route.allow,
-        });
+        refusal = new ApiError(
+          405,
+          'method_not_allowed',
+          `${req.method.slice(0, 16)} is not supported on ${resolution.route.path}; use ${resolution.route.allow}.`,
+          undefined,
+          {
+            Allow: resolution.route.allow,
+          },
+        );
       }
       if (req.headers.authorization === undefined) throw refusal;
       res.locals.unrouted = refusal;

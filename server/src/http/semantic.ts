@@ -15,7 +15,12 @@ import { ApiError, type ErrorDetail } from './errors.js';
 import type { Services } from './handler.js';
 import { tooDeep } from './input-checks.js';
 
-export type SemanticCheck = (input: { params: Record<string, string>; body: unknown; auth: AuthContext; services: Services }) => Promise<ErrorDetail[]>;
+export type SemanticCheck = (input: {
+  params: Record<string, string>;
+  body: unknown;
+  auth: AuthContext;
+  services: Services;
+}) => Promise<ErrorDetail[]>;
 export type SemanticChecks = Partial<Record<OperationId, SemanticCheck>>;
 
 interface ValidatorError {
@@ -24,24 +29,42 @@ interface ValidatorError {
 }
 
 /** Whether a problem reported at `reported` covers one at `path`: the same place, or one enclosing it. */
-const covers = (reported: string | undefined, path: string | undefined) => reported !== undefined && path !== undefined && (path === reported || path.startsWith(`${reported}/`));
+const covers = (reported: string | undefined, path: string | undefined) =>
+  reported !== undefined && path !== undefined && (path === reported || path.startsWith(`${reported}/`));
 
 export function withSemanticChecks(checks: SemanticChecks, services: Services) {
   return async (error: unknown, req: Request, res: Response, next: NextFunction): Promise<void> => {
     const check = checks[res.locals.operationId as OperationId];
     const earlier = (res.locals.problems as ErrorDetail[] | undefined) ?? [];
     const refusal = error as ValidatorError;
-    // The validator's refusal, or the handler adapter's refusal of the earlier checks' problems (the handler did not run).
+    // The validator's refusal, or the handler adapter's refusal of the earlier checks' problems (the handler did not
+    // run).
     const validator = !(error instanceof ApiError) && refusal?.status === 400 && Array.isArray(refusal.errors);
     const early = error instanceof ApiError && error.code === 'validation_failed' && earlier.length > 0;
-    if (!check || !(validator || early) || tooDeep(earlier) || !res.locals.auth || typeof req.body !== 'object' || req.body === null) return next(error);
+    if (
+      !check ||
+      !(validator || early) ||
+      tooDeep(earlier) ||
+      !res.locals.auth ||
+      typeof req.body !== 'object' ||
+      req.body === null
+    )
+      return next(error);
     let extra: ErrorDetail[];
     try {
-      extra = await check({ params: (res.locals.pathParams ?? {}) as Record<string, string>, body: req.body, auth: res.locals.auth as AuthContext, services });
+      extra = await check({
+        params: (res.locals.pathParams ?? {}) as Record<string, string>,
+        body: req.body,
+        auth: res.locals.auth as AuthContext,
+        services,
+      });
     } catch {
       return next(error); // the problems already found are answer enough
     }
-    const reported = [...(validator ? refusal.errors!.map((issue) => normalise(issue.path)) : []), ...earlier.map((problem) => problem.path)];
+    const reported = [
+      ...(validator ? refusal.errors!.map((issue) => normalise(issue.path)) : []),
+      ...earlier.map((problem) => problem.path),
+    ];
     // Let the error handler translate the validator's issues, then append ours.
     res.locals.semanticProblems = extra.filter((problem) => !reported.some((place) => covers(place, problem.path)));
     next(error);

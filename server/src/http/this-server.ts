@@ -15,7 +15,8 @@ export function thisServer(config: Pick<Config, 'publicBaseUrl'>, host: string |
   return host && plainHost.test(host) ? `http://${host}` : documentedServer;
 }
 
-/** The text (the document, or the docs page that embeds it) with this server's base URL in place of the documented one. */
+/** The text (the document, or the docs page that embeds it) with this server's base URL in place of the documented one.
+ * */
 export function showingThisServer(text: string, baseUrl: string): string {
   return baseUrl === documentedServer ? text : text.split(documentedServer).join(baseUrl);
 }

@@ -11,6 +11,9 @@ export const analyticsCompact: JobDefinition = {
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
   cron: '*/10 * * * *',
   async work(_job, services) {
-    return { foldedRows: await compactDailyCounts(services.db), foldedSegmentRows: await compactSegmentCounts(services.db) };
+    return {
+      foldedRows: await compactDailyCounts(services.db),
+      foldedSegmentRows: await compactSegmentCounts(services.db),
+    };
   },
 };

@@ -50,7 +50,11 @@ async function createQueues(boss: PgBoss, connectionString: string): Promise<voi
  * Starts the workers of every queue, listening for wake-ups (jobs/enqueue.ts) so that a new job starts at once
  * rather than at the next poll; returns a function that stops taking new jobs.
  */
-export async function startWorkers(boss: PgBoss, services: Services, connectionString: string): Promise<() => Promise<void>> {
+export async function startWorkers(
+  boss: PgBoss,
+  services: Services,
+  connectionString: string,
+): Promise<() => Promise<void>> {
   const workerIds = new Map<string, string[]>();
   for (const job of jobs) {
     const concurrency = job.concurrency ?? 1;
@@ -80,7 +84,11 @@ export async function startWorkers(boss: PgBoss, services: Services, connectionS
 }
 
 /** A dedicated connection LISTENing on the wake channel. If it fails, the workers still poll. */
-async function listenForWakeUps(connectionString: string, log: Logger, wake: (queue: string) => void): Promise<() => Promise<void>> {
+async function listenForWakeUps(
+  connectionString: string,
+  log: Logger,
+  wake: (queue: string) => void,
+): Promise<() => Promise<void>> {
   const client = new pg.Client({ connectionString, application_name: 'survey-service-worker-wake' });
   client.on('error', (error) => log.warn({ err: error }, 'wake-up listener lost; workers keep polling'));
   client.on('notification', (message) => {

@@ -20,7 +20,13 @@ export function bossDb(db: DbOrTx): PgBoss.Db {
   };
 }
 
-export async function sendInTransaction(boss: PgBoss, db: DbOrTx, queue: string, data: object, options: PgBoss.SendOptions = {}): Promise<string | null> {
+export async function sendInTransaction(
+  boss: PgBoss,
+  db: DbOrTx,
+  queue: string,
+  data: object,
+  options: PgBoss.SendOptions = {},
+): Promise<string | null> {
   const id = await boss.send(queue, data, { ...options, db: bossDb(db) });
   if (options.startAfter === undefined) await sql`select pg_notify(${wakeChannel}, ${queue})`.execute(db);
   return id;

@@ -1,4 +1,6 @@
-/** Every 10 minutes: deletes expired export files (7 days after completion), old export records and deletion entries. */
+/**
+ * Every 10 minutes: deletes expired export files (7 days after completion), old export records and deletion entries.
+ */
 import { deleteChunksOfFailed, deleteExpired } from '../modules/exports/repository.js';
 import type { JobDefinition } from './registry.js';
 

@@ -46,10 +46,15 @@ const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** di
  * Every text an analysis may read or pass on — the answers, the title, the question texts and the focus — so
  * that the respondents' names among them can be looked up (`nameCandidates`) before `prepareInput`.
  */
-export function textsOf(survey: { title: string; questions: Question[] }, responses: readonly ResponseText[], options: { focus?: string }): string[] {
+export function textsOf(
+  survey: { title: string; questions: Question[] },
+  responses: readonly ResponseText[],
+  options: { focus?: string },
+): string[] {
   const texts = [survey.title, ...survey.questions.map((q) => q.text)];
   if (options.focus) texts.push(options.focus);
-  for (const response of responses) for (const answer of response.answers) if (typeof answer.value === 'string') texts.push(answer.value);
+  for (const response of responses)
+    for (const answer of response.answers) if (typeof answer.value === 'string') texts.push(answer.value);
   return texts;
 }
 
@@ -74,7 +79,8 @@ export function prepareInput(
       const question = byId.get(answer.questionId);
       if (!question) continue;
       const s = sums.get(question.id) ?? { total: 0, count: 0 };
-      if ((question.type === 'nps' || question.type === 'rating') && typeof answer.value === 'number') s.total += answer.value;
+      if ((question.type === 'nps' || question.type === 'rating') && typeof answer.value === 'number')
+        s.total += answer.value;
       if (question.type === 'text' && typeof answer.value === 'string') {
         if (answer.value.trim().length === 0) continue;
         comments.push({ questionId: question.id, text: redact(answer.value) });
@@ -122,7 +128,12 @@ function distribution(scores: readonly number[]): Sentiment | null {
   const n = scores.length;
   const p = round(positive / n);
   const neg = round(negative / n);
-  return { positive: p, negative: neg, neutral: round(Math.max(0, 1 - p - neg)), score: round(Math.max(-1, Math.min(1, total / n))) };
+  return {
+    positive: p,
+    negative: neg,
+    neutral: round(Math.max(0, 1 - p - neg)),
+    score: round(Math.max(-1, Math.min(1, total / n))),
+  };
 }
 
 /** A BCP 47-shaped tag that carries nothing redactable, or null. */
@@ -136,16 +147,28 @@ function keywordsOf(keywords: readonly string[], redact: Redactor): string[] {
   const out: string[] = [];
   for (const keyword of keywords) {
     const shown = keyword.toLowerCase().slice(0, 100);
-    if (redact(keyword) !== keyword || redact(shown) !== shown || hasRedaction(shown) || shown.trim() === '' || out.includes(shown)) continue;
+    if (
+      redact(keyword) !== keyword ||
+      redact(shown) !== shown ||
+      hasRedaction(shown) ||
+      shown.trim() === '' ||
+      out.includes(shown)
+    )
+      continue;
     out.push(shown);
   }
   return out.slice(0, 10);
 }
 
 /** Keeps only the comments the provider analysed (renumbered), when it did not analyse all. */
-function onlyAnalysed(prepared: PreparedInput, findings: TextFindings): { prepared: PreparedInput; findings: TextFindings } {
+function onlyAnalysed(
+  prepared: PreparedInput,
+  findings: TextFindings,
+): { prepared: PreparedInput; findings: TextFindings } {
   if (!findings.analysedComments) return { prepared, findings };
-  const kept = [...new Set(findings.analysedComments)].filter((i) => i >= 0 && i < prepared.input.comments.length).sort((a, b) => a - b);
+  const kept = [...new Set(findings.analysedComments)]
+    .filter((i) => i >= 0 && i < prepared.input.comments.length)
+    .sort((a, b) => a - b);
   const position = new Map(kept.map((old, now) => [old, now]));
   return {
     prepared: {
@@ -157,14 +180,31 @@ function onlyAnalysed(prepared: PreparedInput, findings: TextFindings): { prepar
       ...findings,
       analysedComments: undefined,
       sentiments: kept.map((i) => findings.sentiments[i] ?? 0),
-      themes: findings.themes.map((t) => ({ ...t, comments: t.comments.flatMap((i) => (position.has(i) ? [position.get(i)!] : [])) })),
+      themes: findings.themes.map((t) => ({
+        ...t,
+        comments: t.comments.flatMap((i) => (position.has(i) ? [position.get(i)!] : [])),
+      })),
     },
   };
 }
 
-const describeSentiment = (score: number) => (score > 0.25 ? 'positive' : score > 0.05 ? 'mildly positive' : score < -0.25 ? 'negative' : score < -0.05 ? 'mildly negative' : 'neutral');
+const describeSentiment = (score: number) =>
+  score > 0.25
+    ? 'positive'
+    : score > 0.05
+      ? 'mildly positive'
+      : score < -0.25
+        ? 'negative'
+        : score < -0.05
+          ? 'mildly negative'
+          : 'neutral';
 
-export function assemble(full: PreparedInput, responses: readonly ResponseText[], findings: TextFindings, threshold: number): AnalysisResult {
+export function assemble(
+  full: PreparedInput,
+  responses: readonly ResponseText[],
+  findings: TextFindings,
+  threshold: number,
+): AnalysisResult {
   const { prepared, findings: kept } = onlyAnalysed(full, findings);
   findings = kept;
   const { input, commentResponse, redact } = prepared;
@@ -237,7 +277,10 @@ export function assemble(full: PreparedInput, responses: readonly ResponseText[]
   const summary =
     suppressed || commentCount < MIN_COMMENTS_FOR_SUMMARY
       ? null
-      : redact(findings.summary?.trim() || offlineSummary(input, overall!, shown, questions, commentCount, respondedWithText)).slice(0, 5000);
+      : redact(
+          findings.summary?.trim() ||
+            offlineSummary(input, overall!, shown, questions, commentCount, respondedWithText),
+        ).slice(0, 5000);
 
   return {
     commentCount,
@@ -247,10 +290,12 @@ export function assemble(full: PreparedInput, responses: readonly ResponseText[]
     questions,
     responseSentiments: suppressed
       ? []
-      : [...perResponse].sort((a, b) => a[0] - b[0]).map(([r, scores]) => {
-          const score = round(scores.reduce((x, y) => x + y, 0) / scores.length);
-          return { responseId: responses[r]!.id, score, label: labelOf(score) };
-        }),
+      : [...perResponse]
+          .sort((a, b) => a[0] - b[0])
+          .map(([r, scores]) => {
+            const score = round(scores.reduce((x, y) => x + y, 0) / scores.length);
+            return { responseId: responses[r]!.id, score, label: labelOf(score) };
+          }),
     themes: shown.map(({ recommendation: _r, ...theme }) => theme),
     recommendations: actions.map((a) => a.text),
     actions,
@@ -264,7 +309,11 @@ type QuestionResult = AnalysisResult['questions'][number];
  * Theme recommendations (negative themes first, by size; positive ones last, to keep) and the lowest-scoring
  * questions (below 60 % of their scale, answered by at least `threshold` people).
  */
-function recommendationsFor(themes: ReadonlyArray<Theme & { recommendation?: string }>, questions: readonly QuestionResult[], threshold: number): Recommendation[] {
+function recommendationsFor(
+  themes: ReadonlyArray<Theme & { recommendation?: string }>,
+  questions: readonly QuestionResult[],
+  threshold: number,
+): Recommendation[] {
   const out: Array<Recommendation & { weight: number }> = [];
   for (const theme of themes) {
     const negative = theme.sentiment < -0.05;
@@ -274,7 +323,14 @@ function recommendationsFor(themes: ReadonlyArray<Theme & { recommendation?: str
         ? `Look into "${theme.name}": ${theme.mentions} responses raise it, mostly negatively.`
         : `Keep and build on "${theme.name}", which ${theme.mentions} responses mention${theme.sentiment > 0.05 ? ' positively' : ''}.`);
     const priority = negative ? (theme.share >= 0.2 || theme.sentiment < -0.3 ? 'high' : 'medium') : 'low';
-    out.push({ text, priority, basis: 'theme', theme: theme.name, questionId: null, weight: (negative ? 2 : 0) + theme.share });
+    out.push({
+      text,
+      priority,
+      basis: 'theme',
+      theme: theme.name,
+      questionId: null,
+      weight: (negative ? 2 : 0) + theme.share,
+    });
   }
   const scored = questions
     .filter((q) => q.normalizedScore !== null && q.normalizedScore < 0.6 && q.answerCount >= threshold)
@@ -282,7 +338,9 @@ function recommendationsFor(themes: ReadonlyArray<Theme & { recommendation?: str
     .slice(0, 3);
   for (const q of scored) {
     const scaleMax = q.type === 'nps' ? 10 : undefined;
-    const where = scaleMax ? `${q.averageScore} of ${scaleMax}` : `${Math.round(q.normalizedScore! * 100)} % of its scale, average ${q.averageScore}`;
+    const where = scaleMax
+      ? `${q.averageScore} of ${scaleMax}`
+      : `${Math.round(q.normalizedScore! * 100)} % of its scale, average ${q.averageScore}`;
     const priority = q.normalizedScore! < 1 / 3 ? 'high' : 'medium';
     out.push({
       text: `Find out what lowers "${q.text.slice(0, 300)}" (${where}) and act on it; it is among the lowest-scoring questions.`,
@@ -323,9 +381,16 @@ function offlineSummary(
   if (input.focus) {
     const focus = input.focus.toLowerCase();
     const related = themes.filter((t) => t.keywords.some((k) => focus.includes(k)) || focus.includes(t.name));
-    parts.push(related.length > 0 ? `On the focus "${input.focus.slice(0, 200)}": see ${related.map((t) => t.name).join(', ')}.` : `No theme matches the focus "${input.focus.slice(0, 200)}" directly.`);
+    parts.push(
+      related.length > 0
+        ? `On the focus "${input.focus.slice(0, 200)}": see ${related.map((t) => t.name).join(', ')}.`
+        : `No theme matches the focus "${input.focus.slice(0, 200)}" directly.`,
+    );
   }
-  const lowest = questions.filter((q) => q.normalizedScore !== null).sort((a, b) => a.normalizedScore! - b.normalizedScore!)[0];
-  if (lowest) parts.push(`The lowest-scoring question is "${lowest.text.slice(0, 200)}" (average ${lowest.averageScore}).`);
+  const lowest = questions
+    .filter((q) => q.normalizedScore !== null)
+    .sort((a, b) => a.normalizedScore! - b.normalizedScore!)[0];
+  if (lowest)
+    parts.push(`The lowest-scoring question is "${lowest.text.slice(0, 200)}" (average ${lowest.averageScore}).`);
   return parts.join(' ').slice(0, 5000);
 }

@@ -27,5 +27,13 @@ export const getLatestAiAnalysis: Handler<'getLatestAiAnalysis'> = async ({ para
 
 export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, services }) => {
   const surveyId = idOrThrow('srv', 'survey', params.id);
-  return { status: 200, data: await service.getAnalysis(services, tenantOf(auth), surveyId, idOrThrow('ana', 'AI analysis', params.analysisId)) };
+  return {
+    status: 200,
+    data: await service.getAnalysis(
+      services,
+      tenantOf(auth),
+      surveyId,
+      idOrThrow('ana', 'AI analysis', params.analysisId),
+    ),
+  };
 };

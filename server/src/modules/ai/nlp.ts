@@ -20,7 +20,9 @@ function nlp(): WinkMethods {
   if (!instance) {
     instance = winkNLP(model);
     // Noun phrases for keywords: longest patterns first.
-    instance.learnCustomEntities([{ name: 'np', patterns: ['[ADJ|NOUN|PROPN] [NOUN] [NOUN]', '[ADJ|NOUN|PROPN] [NOUN]'] }]);
+    instance.learnCustomEntities([
+      { name: 'np', patterns: ['[ADJ|NOUN|PROPN] [NOUN] [NOUN]', '[ADJ|NOUN|PROPN] [NOUN]'] },
+    ]);
   }
   return instance;
 }
@@ -30,31 +32,164 @@ function nlp(): WinkMethods {
  * flips them.
  */
 const workplaceLexicon: Record<string, number> = {
-  understaffed: -2.5, overworked: -2.5, overwork: -2, burnout: -3, burn: -1.5, exhausted: -2.5, exhaust: -2, exhausting: -2.5,
-  micromanage: -2.5, micromanaged: -2.5, micromanagement: -2.5, micromanaging: -2.5, toxic: -3, chaotic: -2, chaos: -2, mess: -2,
-  messy: -1.5, unclear: -1.5, vague: -1, confusing: -1.5, confuse: -1.5, disorganized: -2, disorganised: -2, outdated: -1.5,
-  slow: -1.5, broken: -2, buggy: -2, crash: -1.5, unfair: -2.5, underpaid: -2.5, overpaid: 0.5, layoff: -2, layoffs: -2,
-  turnover: -1.5, overtime: -1.5, stress: -2, stressed: -2, stressful: -2, anxious: -2, anxiety: -2, bureaucracy: -2,
-  bureaucratic: -2, red: 0, siloed: -1.5, silo: -1.5, favoritism: -2.5, favouritism: -2.5, ignore: -2, ignored: -2, undervalued: -2.5,
-  unappreciated: -2.5, demotivated: -2.5, demotivating: -2.5, disengaged: -2, tedious: -1.5, repetitive: -1, pointless: -2,
-  useless: -2.5, lacking: -1.5, lack: -1.5, nonexistent: -2, unrealistic: -2, impossible: -1.5, drowning: -2.5, drown: -2,
-  struggle: -1.5, struggling: -1.5, frustrating: -2.5, frustrated: -2.5, frustrate: -2, annoying: -2, unreliable: -2,
-  inconsistent: -1.5, lag: -1, laggy: -1.5, cramped: -1.5, noisy: -1.5, cold: -0.5, stagnant: -2, stuck: -1.5, dead: -1.5,
-  supportive: 2.5, support: 1, helpful: 2, flexible: 2, flexibility: 2, autonomy: 2, empowered: 2.5, empower: 2, valued: 2.5,
-  appreciated: 2.5, appreciate: 2, recognition: 1.5, recognised: 2, recognized: 2, transparent: 2, transparency: 1.5,
-  collaborative: 2, welcoming: 2.5, inclusive: 2, respectful: 2, respected: 2, motivated: 2, motivating: 2, inspiring: 2.5,
-  rewarding: 2.5, fair: 1.5, generous: 2, smooth: 1.5, seamless: 2, efficient: 1.5, approachable: 2, mentor: 1, mentoring: 1.5,
-  mentorship: 1.5, thriving: 2.5, balanced: 1.5, enjoy: 2, enjoyable: 2, proud: 2.5, grateful: 2.5, thankful: 2, kudos: 2,
-  solid: 1, decent: 1, fine: 0.8, ok: 0.3, okay: 0.3, competitive: 1.2, reasonable: 1,
-  nightmare: -3, unnoticed: -2, arbitrary: -2, rumour: -1.5, rumours: -1.5, rumor: -1.5, rumors: -1.5, frowned: -2,
-  freezing: -1.5, ease: 1.5, eased: 1.5, lean: 1.5, quickly: 1, quick: 1, value: 1.5, manageable: 2, easier: 2, fixed: 1.2,
+  understaffed: -2.5,
+  overworked: -2.5,
+  overwork: -2,
+  burnout: -3,
+  burn: -1.5,
+  exhausted: -2.5,
+  exhaust: -2,
+  exhausting: -2.5,
+  micromanage: -2.5,
+  micromanaged: -2.5,
+  micromanagement: -2.5,
+  micromanaging: -2.5,
+  toxic: -3,
+  chaotic: -2,
+  chaos: -2,
+  mess: -2,
+  messy: -1.5,
+  unclear: -1.5,
+  vague: -1,
+  confusing: -1.5,
+  confuse: -1.5,
+  disorganized: -2,
+  disorganised: -2,
+  outdated: -1.5,
+  slow: -1.5,
+  broken: -2,
+  buggy: -2,
+  crash: -1.5,
+  unfair: -2.5,
+  underpaid: -2.5,
+  overpaid: 0.5,
+  layoff: -2,
+  layoffs: -2,
+  turnover: -1.5,
+  overtime: -1.5,
+  stress: -2,
+  stressed: -2,
+  stressful: -2,
+  anxious: -2,
+  anxiety: -2,
+  bureaucracy: -2,
+  bureaucratic: -2,
+  red: 0,
+  siloed: -1.5,
+  silo: -1.5,
+  favoritism: -2.5,
+  favouritism: -2.5,
+  ignore: -2,
+  ignored: -2,
+  undervalued: -2.5,
+  unappreciated: -2.5,
+  demotivated: -2.5,
+  demotivating: -2.5,
+  disengaged: -2,
+  tedious: -1.5,
+  repetitive: -1,
+  pointless: -2,
+  useless: -2.5,
+  lacking: -1.5,
+  lack: -1.5,
+  nonexistent: -2,
+  unrealistic: -2,
+  impossible: -1.5,
+  drowning: -2.5,
+  drown: -2,
+  struggle: -1.5,
+  struggling: -1.5,
+  frustrating: -2.5,
+  frustrated: -2.5,
+  frustrate: -2,
+  annoying: -2,
+  unreliable: -2,
+  inconsistent: -1.5,
+  lag: -1,
+  laggy: -1.5,
+  cramped: -1.5,
+  noisy: -1.5,
+  cold: -0.5,
+  stagnant: -2,
+  stuck: -1.5,
+  dead: -1.5,
+  supportive: 2.5,
+  support: 1,
+  helpful: 2,
+  flexible: 2,
+  flexibility: 2,
+  autonomy: 2,
+  empowered: 2.5,
+  empower: 2,
+  valued: 2.5,
+  appreciated: 2.5,
+  appreciate: 2,
+  recognition: 1.5,
+  recognised: 2,
+  recognized: 2,
+  transparent: 2,
+  transparency: 1.5,
+  collaborative: 2,
+  welcoming: 2.5,
+  inclusive: 2,
+  respectful: 2,
+  respected: 2,
+  motivated: 2,
+  motivating: 2,
+  inspiring: 2.5,
+  rewarding: 2.5,
+  fair: 1.5,
+  generous: 2,
+  smooth: 1.5,
+  seamless: 2,
+  efficient: 1.5,
+  approachable: 2,
+  mentor: 1,
+  mentoring: 1.5,
+  mentorship: 1.5,
+  thriving: 2.5,
+  balanced: 1.5,
+  enjoy: 2,
+  enjoyable: 2,
+  proud: 2.5,
+  grateful: 2.5,
+  thankful: 2,
+  kudos: 2,
+  solid: 1,
+  decent: 1,
+  fine: 0.8,
+  ok: 0.3,
+  okay: 0.3,
+  competitive: 1.2,
+  reasonable: 1,
+  nightmare: -3,
+  unnoticed: -2,
+  arbitrary: -2,
+  rumour: -1.5,
+  rumours: -1.5,
+  rumor: -1.5,
+  rumors: -1.5,
+  frowned: -2,
+  freezing: -1.5,
+  ease: 1.5,
+  eased: 1.5,
+  lean: 1.5,
+  quickly: 1,
+  quick: 1,
+  value: 1.5,
+  manageable: 2,
+  easier: 2,
+  fixed: 1.2,
 };
 
 /** Phrases whose judgement lies in the combination, checked on the lower-cased text. Weights as above. */
 const phrasePatterns: Array<[RegExp, number]> = [
   [/\btoo (many|much)\b/, -2],
   [/\b(not|never|hardly|barely) enough\b/, -2],
-  [/\bno (work[- ]life balance|balance|clear|direction|feedback|support|recognition|growth|career|communication|one listens|time)\b/, -2.5],
+  [
+    /\bno (work[- ]life balance|balance|clear|direction|feedback|support|recognition|growth|career|communication|one listens|time)\b/,
+    -2.5,
+  ],
   [/\black of\b/, -2],
   [/\bcould (be|use) (a lot |much |some )?(better|improvement|improving|more)\b/, -1.5],
   [/\b(needs?|need to) (to )?(improve|improvement|work|fixing|be fixed)\b/, -1.5],
@@ -129,7 +264,8 @@ const squash = (x: number) => x / Math.sqrt(x * x + 15);
  * Words wink-nlp's general lexicon scores but that carry no judgement in employee comments ("I work on three
  * projects" is not positive). They are masked for the sentiment pass only.
  */
-const neutralInContext = /\b(work|works|working|worked|decided|award|awards|feels|paying|settling|settle|kind of|free time|home)\b/gi;
+const neutralInContext =
+  /\b(work|works|working|worked|decided|award|awards|feels|paying|settling|settle|kind of|free time|home)\b/gi;
 /** "X, but Y": the clause after the contrast carries the judgement. */
 const contrast = /\b(but|however|though|yet)\b/gi;
 const negator = /\b(not|no|never|nobody|nothing|none|no one|without|\w+n't|cannot)\b/i;
@@ -188,7 +324,8 @@ export function analyseText(text: string): TextFeatures {
   if (cut > 0) {
     const before = sentimentOf(text.slice(0, cut));
     const after = sentimentOf(text.slice(cut));
-    // A contrast after praise with no judgement word of its own ("great, but leadership keeps changing") is still the point.
+    // A contrast after praise with no judgement word of its own ("great, but leadership keeps changing") is still the
+    // point.
     score = after === 0 ? 0.25 * before - 0.3 : 0.25 * before + 0.75 * after;
   } else {
     score = sentimentOf(text, doc);
@@ -218,7 +355,8 @@ export function isEnglishWord(word: string): boolean {
 
 export type SentimentLabel = 'positive' | 'neutral' | 'negative';
 /** Scores within ±0.05 are neutral (VADER's convention). */
-export const labelOf = (score: number): SentimentLabel => (score > 0.05 ? 'positive' : score < -0.05 ? 'negative' : 'neutral');
+export const labelOf = (score: number): SentimentLabel =>
+  score > 0.05 ? 'positive' : score < -0.05 ? 'negative' : 'neutral';
 
 /** Lemmas of the content words of a prompt (used to detect survey topics). */
 export function lemmasOf(text: string): string[] {

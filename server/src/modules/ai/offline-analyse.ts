@@ -23,20 +23,239 @@ interface TaxonomyTheme {
 }
 
 export const taxonomy: TaxonomyTheme[] = [
-  { name: 'meetings', cues: ['meeting', 'calendar', 'standup', 'stand-up', 'zoom', 'call'], negative: 'Cut recurring meetings and protect focus time, for example with one meeting-free day a week.', positive: 'Keep the current meeting rhythm and share what makes it work with other teams.' },
-  { name: 'workload', cues: ['workload', 'overwork', 'overworked', 'understaffed', 'deadline', 'overtime', 'busy', 'capacity', 'pressure', 'staffing', 'headcount', 'hour', 'weekend'], negative: 'Review workloads and staffing with the teams most affected, and make deadlines realistic.', positive: 'Keep workloads at their current level; they are seen as sustainable.' },
-  { name: 'management', cues: ['manager', 'management', 'leadership', 'leader', 'boss', 'supervisor', 'micromanage', 'micromanagement', 'micromanaged', 'director', 'executive'], negative: 'Work with managers on feedback, trust and support; consider manager training and upward feedback.', positive: 'Recognise the managers people praise and share their practices.' },
-  { name: 'communication', cues: ['communication', 'communicate', 'information', 'inform', 'transparency', 'transparent', 'announcement', 'update', 'news', 'town', 'all-hands'], negative: 'Communicate decisions earlier and more openly, and explain the reasons behind them.', positive: 'Keep communicating as openly as now.' },
-  { name: 'pay and benefits', cues: ['pay', 'salary', 'compensation', 'bonus', 'raise', 'wage', 'benefit', 'pension', 'underpaid', 'money', 'equity', 'insurance'], negative: 'Review pay against the market and explain how pay decisions are made.', positive: 'Keep pay and benefits competitive, and make sure people know about them.' },
-  { name: 'career growth', cues: ['career', 'growth', 'promotion', 'promote', 'development', 'learn', 'learning', 'training', 'course', 'skill', 'progression', 'mentor', 'mentoring', 'mentorship', 'grow'], negative: 'Make career paths and promotion criteria clear, and give everyone a development conversation.', positive: 'Keep investing in learning and mentoring; they are valued.' },
-  { name: 'flexibility', cues: ['remote', 'hybrid', 'flexible', 'flexibility', 'home', 'wfh', 'commute', 'schedule'], negative: 'Revisit the remote and hybrid rules with the teams, and make them consistent.', positive: 'Keep and publicise the flexible working policy.' },
-  { name: 'tools', cues: ['tool', 'laptop', 'software', 'system', 'equipment', 'computer', 'vpn', 'hardware', 'app', 'jira', 'monitor', 'wifi', 'internet', 'printer'], negative: 'Fix the tools people name most, starting with the slowest or least reliable.', positive: 'Keep the current tools; people find they help.' },
-  { name: 'team and culture', cues: ['culture', 'team', 'colleague', 'teammate', 'coworker', 'atmosphere', 'environment', 'collaboration', 'collaborate', 'people', 'morale'], negative: 'Look into team dynamics and collaboration where people report friction.', positive: 'Protect the team spirit people describe; celebrate it.' },
-  { name: 'recognition', cues: ['recognition', 'recognise', 'recognize', 'appreciate', 'appreciation', 'credit', 'praise', 'reward', 'thank', 'valued', 'undervalued', 'unappreciated'], negative: 'Make recognition regular and visible, from managers and peers.', positive: 'Keep recognising good work as visibly as now.' },
-  { name: 'wellbeing', cues: ['stress', 'stressed', 'stressful', 'burnout', 'health', 'mental', 'wellbeing', 'tired', 'exhausted', 'anxiety', 'sick', 'balance', 'break', 'rest'], negative: 'Address stress and burnout: check workloads, encourage breaks and time off, and promote the support available.', positive: 'Keep the wellbeing support people appreciate.' },
-  { name: 'onboarding', cues: ['onboarding', 'onboard', 'orientation', 'buddy', 'induction', 'newcomer', 'joiner', 'hire'], negative: 'Improve onboarding: ready equipment on day one, a buddy, and a clear first-month plan.', positive: 'Keep the onboarding programme; newcomers value it.' },
-  { name: 'office', cues: ['office', 'desk', 'kitchen', 'parking', 'canteen', 'coffee', 'chair', 'noise', 'noisy', 'building', 'space', 'room', 'lunch', 'food'], negative: 'Fix the office issues people raise (space, noise, facilities).', positive: 'Keep the office facilities people appreciate.' },
-  { name: 'processes', cues: ['process', 'bureaucracy', 'bureaucratic', 'approval', 'paperwork', 'policy', 'procedure', 'decision', 'red tape', 'documentation'], negative: 'Simplify the processes and approvals people find slow.', positive: 'Keep processes as lean as they are.' },
+  {
+    name: 'meetings',
+    cues: ['meeting', 'calendar', 'standup', 'stand-up', 'zoom', 'call'],
+    negative: 'Cut recurring meetings and protect focus time, for example with one meeting-free day a week.',
+    positive: 'Keep the current meeting rhythm and share what makes it work with other teams.',
+  },
+  {
+    name: 'workload',
+    cues: [
+      'workload',
+      'overwork',
+      'overworked',
+      'understaffed',
+      'deadline',
+      'overtime',
+      'busy',
+      'capacity',
+      'pressure',
+      'staffing',
+      'headcount',
+      'hour',
+      'weekend',
+    ],
+    negative: 'Review workloads and staffing with the teams most affected, and make deadlines realistic.',
+    positive: 'Keep workloads at their current level; they are seen as sustainable.',
+  },
+  {
+    name: 'management',
+    cues: [
+      'manager',
+      'management',
+      'leadership',
+      'leader',
+      'boss',
+      'supervisor',
+      'micromanage',
+      'micromanagement',
+      'micromanaged',
+      'director',
+      'executive',
+    ],
+    negative: 'Work with managers on feedback, trust and support; consider manager training and upward feedback.',
+    positive: 'Recognise the managers people praise and share their practices.',
+  },
+  {
+    name: 'communication',
+    cues: [
+      'communication',
+      'communicate',
+      'information',
+      'inform',
+      'transparency',
+      'transparent',
+      'announcement',
+      'update',
+      'news',
+      'town',
+      'all-hands',
+    ],
+    negative: 'Communicate decisions earlier and more openly, and explain the reasons behind them.',
+    positive: 'Keep communicating as openly as now.',
+  },
+  {
+    name: 'pay and benefits',
+    cues: [
+      'pay',
+      'salary',
+      'compensation',
+      'bonus',
+      'raise',
+      'wage',
+      'benefit',
+      'pension',
+      'underpaid',
+      'money',
+      'equity',
+      'insurance',
+    ],
+    negative: 'Review pay against the market and explain how pay decisions are made.',
+    positive: 'Keep pay and benefits competitive, and make sure people know about them.',
+  },
+  {
+    name: 'career growth',
+    cues: [
+      'career',
+      'growth',
+      'promotion',
+      'promote',
+      'development',
+      'learn',
+      'learning',
+      'training',
+      'course',
+      'skill',
+      'progression',
+      'mentor',
+      'mentoring',
+      'mentorship',
+      'grow',
+    ],
+    negative: 'Make career paths and promotion criteria clear, and give everyone a development conversation.',
+    positive: 'Keep investing in learning and mentoring; they are valued.',
+  },
+  {
+    name: 'flexibility',
+    cues: ['remote', 'hybrid', 'flexible', 'flexibility', 'home', 'wfh', 'commute', 'schedule'],
+    negative: 'Revisit the remote and hybrid rules with the teams, and make them consistent.',
+    positive: 'Keep and publicise the flexible working policy.',
+  },
+  {
+    name: 'tools',
+    cues: [
+      'tool',
+      'laptop',
+      'software',
+      'system',
+      'equipment',
+      'computer',
+      'vpn',
+      'hardware',
+      'app',
+      'jira',
+      'monitor',
+      'wifi',
+      'internet',
+      'printer',
+    ],
+    negative: 'Fix the tools people name most, starting with the slowest or least reliable.',
+    positive: 'Keep the current tools; people find they help.',
+  },
+  {
+    name: 'team and culture',
+    cues: [
+      'culture',
+      'team',
+      'colleague',
+      'teammate',
+      'coworker',
+      'atmosphere',
+      'environment',
+      'collaboration',
+      'collaborate',
+      'people',
+      'morale',
+    ],
+    negative: 'Look into team dynamics and collaboration where people report friction.',
+    positive: 'Protect the team spirit people describe; celebrate it.',
+  },
+  {
+    name: 'recognition',
+    cues: [
+      'recognition',
+      'recognise',
+      'recognize',
+      'appreciate',
+      'appreciation',
+      'credit',
+      'praise',
+      'reward',
+      'thank',
+      'valued',
+      'undervalued',
+      'unappreciated',
+    ],
+    negative: 'Make recognition regular and visible, from managers and peers.',
+    positive: 'Keep recognising good work as visibly as now.',
+  },
+  {
+    name: 'wellbeing',
+    cues: [
+      'stress',
+      'stressed',
+      'stressful',
+      'burnout',
+      'health',
+      'mental',
+      'wellbeing',
+      'tired',
+      'exhausted',
+      'anxiety',
+      'sick',
+      'balance',
+      'break',
+      'rest',
+    ],
+    negative:
+      'Address stress and burnout: check workloads, encourage breaks and time off, and promote the support available.',
+    positive: 'Keep the wellbeing support people appreciate.',
+  },
+  {
+    name: 'onboarding',
+    cues: ['onboarding', 'onboard', 'orientation', 'buddy', 'induction', 'newcomer', 'joiner', 'hire'],
+    negative: 'Improve onboarding: ready equipment on day one, a buddy, and a clear first-month plan.',
+    positive: 'Keep the onboarding programme; newcomers value it.',
+  },
+  {
+    name: 'office',
+    cues: [
+      'office',
+      'desk',
+      'kitchen',
+      'parking',
+      'canteen',
+      'coffee',
+      'chair',
+      'noise',
+      'noisy',
+      'building',
+      'space',
+      'room',
+      'lunch',
+      'food',
+    ],
+    negative: 'Fix the office issues people raise (space, noise, facilities).',
+    positive: 'Keep the office facilities people appreciate.',
+  },
+  {
+    name: 'processes',
+    cues: [
+      'process',
+      'bureaucracy',
+      'bureaucratic',
+      'approval',
+      'paperwork',
+      'policy',
+      'procedure',
+      'decision',
+      'red tape',
+      'documentation',
+    ],
+    negative: 'Simplify the processes and approvals people find slow.',
+    positive: 'Keep processes as lean as they are.',
+  },
 ];
 
 const cueIndex = new Map<string, number>();
@@ -73,7 +292,12 @@ function excerpt(text: string, keywords: readonly string[]): string {
   return withKeyword.trim().slice(0, MAX_QUOTE).trim();
 }
 
-function keywordsOf(members: readonly number[], features: readonly TextFeatures[], documentFrequency: Map<string, number>, total: number): string[] {
+function keywordsOf(
+  members: readonly number[],
+  features: readonly TextFeatures[],
+  documentFrequency: Map<string, number>,
+  total: number,
+): string[] {
   const counts = new Map<string, number>();
   for (const i of members) {
     const f = features[i]!;
@@ -81,7 +305,10 @@ function keywordsOf(members: readonly number[], features: readonly TextFeatures[
   }
   return [...counts]
     .filter(([, count]) => count >= Math.min(2, members.length))
-    .map(([term, count]) => ({ term, weight: count * Math.log((total + 1) / (documentFrequency.get(term) ?? 1)) * (term.includes(' ') ? 1.5 : 1) }))
+    .map(([term, count]) => ({
+      term,
+      weight: count * Math.log((total + 1) / (documentFrequency.get(term) ?? 1)) * (term.includes(' ') ? 1.5 : 1),
+    }))
     .sort((a, b) => b.weight - a.weight || (a.term < b.term ? -1 : 1))
     .slice(0, 6)
     .map((k) => k.term);
@@ -98,7 +325,9 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
   const language = input.comments.length === 0 ? null : words > 0 && stopWords / words < 0.12 ? 'und' : 'en';
 
   const documentFrequency = new Map<string, number>();
-  for (const f of features) for (const term of new Set([...f.terms, ...f.phrases])) documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
+  for (const f of features)
+    for (const term of new Set([...f.terms, ...f.phrases]))
+      documentFrequency.set(term, (documentFrequency.get(term) ?? 0) + 1);
 
   // Pass 1: the taxonomy.
   const byTaxonomy = new Map<number, number[]>();
@@ -112,11 +341,13 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
       else byTaxonomy.set(theme, [i]);
     }
   });
-  const clusters: Array<{ name: string; members: number[]; taxonomy?: TaxonomyTheme }> = [...byTaxonomy].map(([theme, members]) => ({
-    name: taxonomy[theme]!.name,
-    members,
-    taxonomy: taxonomy[theme],
-  }));
+  const clusters: Array<{ name: string; members: number[]; taxonomy?: TaxonomyTheme }> = [...byTaxonomy].map(
+    ([theme, members]) => ({
+      name: taxonomy[theme]!.name,
+      members,
+      taxonomy: taxonomy[theme],
+    }),
+  );
 
   // Pass 2: emergent themes among the rest, by the most shared noun or verb lemma.
   let rest = unclaimed;
@@ -145,9 +376,18 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
     .map((cluster) => {
       const keywords = keywordsOf(cluster.members, features, documentFrequency, features.length);
       const mean = cluster.members.reduce((sum, i) => sum + sentiments[i]!, 0) / cluster.members.length;
-      const hits = new Map(cluster.members.map((i) => [i, keywords.filter((k) => features[i]!.terms.includes(k) || features[i]!.phrases.includes(k)).length]));
+      const hits = new Map(
+        cluster.members.map((i) => [
+          i,
+          keywords.filter((k) => features[i]!.terms.includes(k) || features[i]!.phrases.includes(k)).length,
+        ]),
+      );
       const quoteOrder = [...cluster.members].sort(
-        (a, b) => hits.get(b)! - hits.get(a)! || Math.abs(sentiments[a]! - mean) - Math.abs(sentiments[b]! - mean) || input.comments[a]!.text.length - input.comments[b]!.text.length || a - b,
+        (a, b) =>
+          hits.get(b)! - hits.get(a)! ||
+          Math.abs(sentiments[a]! - mean) - Math.abs(sentiments[b]! - mean) ||
+          input.comments[a]!.text.length - input.comments[b]!.text.length ||
+          a - b,
       );
       const quotes: string[] = [];
       for (const i of quoteOrder) {
@@ -155,7 +395,11 @@ export function analyseOffline(input: AnalysisInput): TextFindings {
         if (quote.length > 0 && !quotes.includes(quote)) quotes.push(quote);
         if (quotes.length === 3) break;
       }
-      const advice = cluster.taxonomy ? (mean < -0.05 ? cluster.taxonomy.negative : cluster.taxonomy.positive) : undefined;
+      const advice = cluster.taxonomy
+        ? mean < -0.05
+          ? cluster.taxonomy.negative
+          : cluster.taxonomy.positive
+        : undefined;
       return {
         name: cluster.name,
         keywords: keywords.length > 0 ? keywords : [cluster.name],

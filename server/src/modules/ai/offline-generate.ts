@@ -29,7 +29,10 @@ export function detectTopics(prompt: string): Topic[] {
     }
     return { topic, score, order };
   });
-  const found = scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.order - b.order).map((s) => s.topic);
+  const found = scored
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .map((s) => s.topic);
   // "customer" cues are generic words; without a customer word they do not make a customer survey.
   const customer = /\b(customer|client|buyer|user)s?\b/.test(lower);
   const filtered = found.filter((t) => t.key !== 'customer_nps' || customer);
@@ -52,7 +55,10 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   };
   if (wantsEnps(request.prompt)) add(ENPS_QUESTION);
   // Every survey of three questions or more ends with one open question; keep a place for it.
-  const pool = detected.length > 1 || detected[0]!.key === DEFAULT_TOPIC ? detected : [...detected, topics.find((t) => t.key === DEFAULT_TOPIC)!];
+  const pool =
+    detected.length > 1 || detected[0]!.key === DEFAULT_TOPIC
+      ? detected
+      : [...detected, topics.find((t) => t.key === DEFAULT_TOPIC)!];
   const closed = pool.map((t) => t.questions.filter((q) => q.type !== 'text'));
   const opened = pool.flatMap((t) => t.questions.filter((q) => q.type === 'text'));
   const openSlots = count >= 3 ? Math.max(1, Math.floor(count / 5)) : 0;
@@ -67,7 +73,10 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   for (const q of opened) add(q);
   // A short bank for this prompt: fill up from the general topics.
   for (const topic of topics) for (const q of topic.questions) add(q);
-  const questions = chosen.map((q, i) => ({ q, i })).sort((a, b) => rank(a.q) - rank(b.q) || a.i - b.i).map(({ q }) => structuredClone(q));
+  const questions = chosen
+    .map((q, i) => ({ q, i }))
+    .sort((a, b) => rank(a.q) - rank(b.q) || a.i - b.i)
+    .map(({ q }) => structuredClone(q));
   const primary = detected[0]!;
   return {
     title: request.title ?? primary.title,

@@ -7,10 +7,31 @@ import type { components } from '../../generated/openapi.js';
 
 type QuestionInput = components['schemas']['QuestionInput'];
 
-const agree = (text: string): QuestionInput => ({ type: 'rating', text, min: 1, max: 5, minLabel: 'Strongly disagree', maxLabel: 'Strongly agree', required: true });
-const scale = (text: string, minLabel: string, maxLabel: string): QuestionInput => ({ type: 'rating', text, min: 1, max: 5, minLabel, maxLabel, required: true });
+const agree = (text: string): QuestionInput => ({
+  type: 'rating',
+  text,
+  min: 1,
+  max: 5,
+  minLabel: 'Strongly disagree',
+  maxLabel: 'Strongly agree',
+  required: true,
+});
+const scale = (text: string, minLabel: string, maxLabel: string): QuestionInput => ({
+  type: 'rating',
+  text,
+  min: 1,
+  max: 5,
+  minLabel,
+  maxLabel,
+  required: true,
+});
 const open = (text: string): QuestionInput => ({ type: 'text', text, required: false, maxLength: 2000 });
-const single = (text: string, labels: string[]): QuestionInput => ({ type: 'single_choice', text, required: true, choices: labels.map((label) => ({ label })) });
+const single = (text: string, labels: string[]): QuestionInput => ({
+  type: 'single_choice',
+  text,
+  required: true,
+  choices: labels.map((label) => ({ label })),
+});
 const multiple = (text: string, labels: string[], maxSelections?: number): QuestionInput => ({
   type: 'multiple_choice',
   text,
@@ -19,8 +40,16 @@ const multiple = (text: string, labels: string[], maxSelections?: number): Quest
   ...(maxSelections ? { maxSelections } : {}),
 });
 
-export const ENPS_QUESTION: QuestionInput = { type: 'nps', text: 'How likely are you to recommend this company as a place to work to a friend?', required: true };
-export const CUSTOMER_NPS_QUESTION: QuestionInput = { type: 'nps', text: 'How likely are you to recommend us to a friend or colleague?', required: true };
+export const ENPS_QUESTION: QuestionInput = {
+  type: 'nps',
+  text: 'How likely are you to recommend this company as a place to work to a friend?',
+  required: true,
+};
+export const CUSTOMER_NPS_QUESTION: QuestionInput = {
+  type: 'nps',
+  text: 'How likely are you to recommend us to a friend or colleague?',
+  required: true,
+};
 
 export interface Topic {
   key: string;
@@ -37,7 +66,11 @@ export const topics: Topic[] = [
     cues: ['enps', 'e-nps', 'employee net promoter', 'place to work', 'net promoter'],
     title: 'Employee Net Promoter survey',
     description: 'How likely you are to recommend us as an employer, and why.',
-    questions: [ENPS_QUESTION, open('What is the main reason for your score?'), open('What one change would make you more likely to recommend us?')],
+    questions: [
+      ENPS_QUESTION,
+      open('What is the main reason for your score?'),
+      open('What one change would make you more likely to recommend us?'),
+    ],
   },
   {
     key: 'customer_nps',
@@ -48,15 +81,35 @@ export const topics: Topic[] = [
       CUSTOMER_NPS_QUESTION,
       scale('How satisfied are you with our product overall?', 'Very dissatisfied', 'Very satisfied'),
       scale('How easy was it to get help when you needed it?', 'Very difficult', 'Very easy'),
-      single('How long have you been a customer?', ['Less than 6 months', '6–12 months', '1–3 years', 'More than 3 years']),
-      multiple('What do you value most about us?', ['Product quality', 'Price', 'Customer support', 'Ease of use', 'Reliability'], 2),
+      single('How long have you been a customer?', [
+        'Less than 6 months',
+        '6–12 months',
+        '1–3 years',
+        'More than 3 years',
+      ]),
+      multiple(
+        'What do you value most about us?',
+        ['Product quality', 'Price', 'Customer support', 'Ease of use', 'Reliability'],
+        2,
+      ),
       open('What is the main reason for your score?'),
       open('What could we do better?'),
     ],
   },
   {
     key: 'engagement',
-    cues: ['engagement', 'engage', 'engaged', 'motivation', 'motivate', 'morale', 'satisfaction', 'annual', 'employee', 'quarterly'],
+    cues: [
+      'engagement',
+      'engage',
+      'engaged',
+      'motivation',
+      'motivate',
+      'morale',
+      'satisfaction',
+      'annual',
+      'employee',
+      'quarterly',
+    ],
     title: 'Employee engagement survey',
     description: 'Help us understand what makes work here good, and what would make it better.',
     questions: [
@@ -89,7 +142,18 @@ export const topics: Topic[] = [
   },
   {
     key: 'onboarding',
-    cues: ['onboarding', 'onboard', 'new hire', 'newcomer', 'first week', 'first day', 'joiner', 'induction', 'orientation', 'hire'],
+    cues: [
+      'onboarding',
+      'onboard',
+      'new hire',
+      'newcomer',
+      'first week',
+      'first day',
+      'joiner',
+      'induction',
+      'orientation',
+      'hire',
+    ],
     title: 'Onboarding experience survey',
     description: 'Tell us how your first weeks went.',
     questions: [
@@ -104,11 +168,30 @@ export const topics: Topic[] = [
   },
   {
     key: 'exit',
-    cues: ['exit', 'leave', 'leaver', 'leaving', 'departure', 'resign', 'resignation', 'offboarding', 'quit', 'attrition'],
+    cues: [
+      'exit',
+      'leave',
+      'leaver',
+      'leaving',
+      'departure',
+      'resign',
+      'resignation',
+      'offboarding',
+      'quit',
+      'attrition',
+    ],
     title: 'Exit survey',
     description: 'Thank you for your time with us. Your honest answers help us improve.',
     questions: [
-      single('What is the main reason you are leaving?', ['Career growth', 'Compensation', 'Manager', 'Workload', 'Relocation', 'Personal reasons', 'Other']),
+      single('What is the main reason you are leaving?', [
+        'Career growth',
+        'Compensation',
+        'Manager',
+        'Workload',
+        'Relocation',
+        'Personal reasons',
+        'Other',
+      ]),
       agree('I would consider working here again in the future.'),
       agree('I was fairly paid for the work I did.'),
       agree('I had opportunities to grow here.'),
@@ -133,7 +216,18 @@ export const topics: Topic[] = [
   },
   {
     key: 'inclusion',
-    cues: ['inclusion', 'inclusive', 'diversity', 'diverse', 'dei', 'belonging', 'belong', 'equity', 'fairness', 'discrimination'],
+    cues: [
+      'inclusion',
+      'inclusive',
+      'diversity',
+      'diverse',
+      'dei',
+      'belonging',
+      'belong',
+      'equity',
+      'fairness',
+      'discrimination',
+    ],
     title: 'Inclusion and belonging survey',
     description: 'Help us build a workplace where everyone belongs.',
     questions: [
@@ -147,7 +241,18 @@ export const topics: Topic[] = [
   },
   {
     key: 'workload',
-    cues: ['workload', 'capacity', 'overtime', 'overwork', 'pressure', 'deadline', 'busy', 'staffing', 'resourcing', 'focus'],
+    cues: [
+      'workload',
+      'capacity',
+      'overtime',
+      'overwork',
+      'pressure',
+      'deadline',
+      'busy',
+      'staffing',
+      'resourcing',
+      'focus',
+    ],
     title: 'Workload survey',
     description: 'Help us understand whether workloads are sustainable.',
     questions: [
@@ -155,13 +260,28 @@ export const topics: Topic[] = [
       agree('I have enough time for focused work.'),
       agree('Deadlines on my team are realistic.'),
       scale('How many hours a week do you usually work beyond your contract?', 'None', 'More than 10'),
-      multiple('What takes most of your time away from your main work?', ['Meetings', 'E-mail and chat', 'Administrative tasks', 'Unplanned requests', 'Waiting on others'], 2),
+      multiple(
+        'What takes most of your time away from your main work?',
+        ['Meetings', 'E-mail and chat', 'Administrative tasks', 'Unplanned requests', 'Waiting on others'],
+        2,
+      ),
       open('What would make your workload more manageable?'),
     ],
   },
   {
     key: 'growth',
-    cues: ['growth', 'career', 'development', 'learning', 'learn', 'training', 'promotion', 'skill', 'progression', 'mentoring'],
+    cues: [
+      'growth',
+      'career',
+      'development',
+      'learning',
+      'learn',
+      'training',
+      'promotion',
+      'skill',
+      'progression',
+      'mentoring',
+    ],
     title: 'Career growth survey',
     description: 'Tell us how we can support your development.',
     questions: [
@@ -169,7 +289,11 @@ export const topics: Topic[] = [
       agree('I understand what I need to do to progress in my career here.'),
       agree('I had a meaningful conversation about my development in the last six months.'),
       agree('Promotions here go to the people who deserve them.'),
-      multiple('Which kinds of development would help you most?', ['Training courses', 'Mentoring', 'Stretch projects', 'Conferences', 'Job rotation'], 2),
+      multiple(
+        'Which kinds of development would help you most?',
+        ['Training courses', 'Mentoring', 'Stretch projects', 'Conferences', 'Job rotation'],
+        2,
+      ),
       open('What would help you grow most in the next year?'),
     ],
   },
@@ -187,14 +311,27 @@ export const topics: Topic[] = [
   },
   {
     key: 'communication',
-    cues: ['communication', 'communicate', 'transparency', 'transparent', 'information', 'town hall', 'all-hands', 'internal'],
+    cues: [
+      'communication',
+      'communicate',
+      'transparency',
+      'transparent',
+      'information',
+      'town hall',
+      'all-hands',
+      'internal',
+    ],
     title: 'Internal communication survey',
     description: 'Tell us how well information reaches you.',
     questions: [
       agree('I get the information I need to do my job.'),
-      agree('Leadership communicates openly about the company\'s plans.'),
+      agree("Leadership communicates openly about the company's plans."),
       agree('I hear about important changes before they happen.'),
-      multiple('Where do you prefer to get company news?', ['All-hands meetings', 'E-mail newsletter', 'Chat channels', 'My manager', 'Intranet'], 2),
+      multiple(
+        'Where do you prefer to get company news?',
+        ['All-hands meetings', 'E-mail newsletter', 'Chat channels', 'My manager', 'Intranet'],
+        2,
+      ),
       open('How could we communicate better?'),
     ],
   },
@@ -205,7 +342,7 @@ export const topics: Topic[] = [
     description: 'Tell us whether good work is seen and valued.',
     questions: [
       agree('I receive appropriate recognition when I do good work.'),
-      agree('My colleagues show appreciation for each other\'s work.'),
+      agree("My colleagues show appreciation for each other's work."),
       single('How do you prefer to be recognised?', ['In public', 'In private', 'In writing', 'Through rewards']),
       open('Tell us about a time you felt recognised here.'),
     ],
@@ -231,7 +368,11 @@ export const topics: Topic[] = [
       agree('I am paid fairly for the work I do.'),
       agree('I understand how my pay is decided.'),
       agree('Our benefits meet my needs.'),
-      multiple('Which benefits matter most to you?', ['Health insurance', 'Pension', 'Flexible hours', 'Extra leave', 'Learning budget'], 2),
+      multiple(
+        'Which benefits matter most to you?',
+        ['Health insurance', 'Pension', 'Flexible hours', 'Extra leave', 'Learning budget'],
+        2,
+      ),
       open('Which change to pay or benefits would matter most to you?'),
     ],
   },

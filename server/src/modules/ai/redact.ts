@@ -27,14 +27,19 @@ export interface Redactor {
 
 // Each match may only start where a run of its characters starts (the lookbehinds): otherwise a long run
 // without "@" or a known ending is rescanned from every position, quadratic in an answer of 10,000 characters.
-const email = /(?<![\p{L}\p{N}._%+'’-])[\p{L}\p{N}_%+-][\p{L}\p{N}._%+'’-]*@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
-const url = /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+|(?<![a-z0-9.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co|gov|edu|info|app)(?:\/[^\s<>"')\]]*)?/gi;
+const email =
+  /(?<![\p{L}\p{N}._%+'’-])[\p{L}\p{N}_%+-][\p{L}\p{N}._%+'’-]*@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+const url =
+  /\b(?:https?:\/\/|www\.)[^\s<>"')\]]+|(?<![a-z0-9.-])[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:com|org|net|io|dev|co|gov|edu|info|app)(?:\/[^\s<>"')\]]*)?/gi;
 
 // One "unit" is a digit or a parenthesised group ("(020)", "(0)", "(+44)"); between units at most one
 // separator: a dot or dash with optional spaces around it, one or two spaces, or a slash.
 const unit = String.raw`(?:\([ \u00a0]?\+?\d{1,5}[ \u00a0]?\)|\d)`;
 const separator = String.raw`(?:[ \u00a0]?[.\-–][ \u00a0]?|[ \u00a0]{1,2}|\/)`;
-const phone = new RegExp(String.raw`(?<![\p{L}\p{N}+])(?:\+[ \u00a0]?)?${unit}(?:${separator}?${unit}){6,40}(?![\p{L}\p{N}])`, 'gu');
+const phone = new RegExp(
+  String.raw`(?<![\p{L}\p{N}+])(?:\+[ \u00a0]?)?${unit}(?:${separator}?${unit}){6,40}(?![\p{L}\p{N}])`,
+  'gu',
+);
 const date = String.raw`(?:\d{4}[-./]\d{1,2}[-./]\d{1,2}|\d{1,2}[-./]\d{1,2}[-./]\d{2,4}|(?:19|20)\d{2})`;
 const dateOrRange = new RegExp(String.raw`^${date}(?:[ \u00a0]?[-–/][ \u00a0]?${date})?$`);
 
@@ -94,7 +99,11 @@ export function nameCandidates(texts: Iterable<string>): string[] {
       seen.add(w);
       const key = w.toLowerCase();
       if (key.length < 2) continue;
-      if (capitalised(w) || !isEnglishWord(key)) out.add(key).add(w).add(key.charAt(0).toUpperCase() + key.slice(1));
+      if (capitalised(w) || !isEnglishWord(key))
+        out
+          .add(key)
+          .add(w)
+          .add(key.charAt(0).toUpperCase() + key.slice(1));
     }
   }
   return [...out];
@@ -116,7 +125,12 @@ export function withoutRedactionMarkers(text: string): string {
  * model's invented quotes are dropped — and redacted once more, so that an excerpt that cuts a word ("Priya"
  * out of "Priyanka…") cannot expose anything either. Duplicates are dropped.
  */
-export function quotable(candidates: readonly string[], sources: readonly string[], redact: Redactor, maxLength = 500): string[] {
+export function quotable(
+  candidates: readonly string[],
+  sources: readonly string[],
+  redact: Redactor,
+  maxLength = 500,
+): string[] {
   const out: string[] = [];
   for (const candidate of candidates) {
     const quote = candidate.trim();

@@ -11,7 +11,15 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AiConfig } from '../../config.js';
-import type { AiProvider, AnalysisInput, DraftCheck, FoundTheme, GenerateRequest, SurveyDraft, TextFindings } from './provider.js';
+import type {
+  AiProvider,
+  AnalysisInput,
+  DraftCheck,
+  FoundTheme,
+  GenerateRequest,
+  SurveyDraft,
+  TextFindings,
+} from './provider.js';
 import { ProviderError } from './provider.js';
 import { redactor } from './redact.js';
 
@@ -138,13 +146,19 @@ export class OpenAiCompatibleProvider implements AiProvider {
 
   /** One chat completion; the content of the first choice. `deadline`: the whole operation's end (generateSurvey). */
   private async complete(messages: Message[], schemaName: string, schema: object, deadline?: number): Promise<string> {
-    const timeoutMs = deadline === undefined ? this.config.timeoutMs : Math.max(1, Math.min(this.config.timeoutMs, deadline - Date.now()));
+    const timeoutMs =
+      deadline === undefined
+        ? this.config.timeoutMs
+        : Math.max(1, Math.min(this.config.timeoutMs, deadline - Date.now()));
     const url = `${this.config.baseUrl!.replace(/\/+$/, '')}/chat/completions`;
     let response: Response;
     try {
       response = await fetch(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(this.config.apiKey ? { authorization: `Bearer ${this.config.apiKey}` } : {}),
+        },
         body: JSON.stringify({
           model: this.model,
           temperature: 0,
@@ -155,7 +169,12 @@ export class OpenAiCompatibleProvider implements AiProvider {
       });
     } catch (error) {
       const name = (error as Error)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw new ProviderError('ai_provider_timeout', `The AI provider did not answer within ${this.config.timeoutMs} ms.`, true);
+      if (name === 'TimeoutError' || name === 'AbortError')
+        throw new ProviderError(
+          'ai_provider_timeout',
+          `The AI provider did not answer within ${this.config.timeoutMs} ms.`,
+          true,
+        );
       throw new ProviderError('ai_provider_unavailable', 'The AI provider could not be reached.', true);
     }
     let text: string;
@@ -163,19 +182,47 @@ export class OpenAiCompatibleProvider implements AiProvider {
       text = await response.text();
     } catch (error) {
       const name = (error as Error)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError') throw new ProviderError('ai_provider_timeout', `The AI provider did not answer within ${this.config.timeoutMs} ms.`, true);
+      if (name === 'TimeoutError' || name === 'AbortError')
+        throw new ProviderError(
+          'ai_provider_timeout',
+          `The AI provider did not answer within ${this.config.timeoutMs} ms.`,
+          true,
+        );
       throw new ProviderError('ai_provider_unavailable', 'The AI provider closed the connection.', true);
     }
-    if (response.status === 429) throw new ProviderError('ai_provider_unavailable', 'The AI provider is rate-limiting requests (429).', true, retryAfterMs(response.headers.get('retry-after')));
-    if (response.status >= 500) throw new ProviderError('ai_provider_unavailable', `The AI provider failed (${response.status}).`, true, retryAfterMs(response.headers.get('retry-after')));
-    if (response.status >= 400) throw new ProviderError('ai_provider_unavailable', `The AI provider refused the request (${response.status}); check AI_BASE_URL, AI_API_KEY and AI_MODEL.`, false);
+    if (response.status === 429)
+      throw new ProviderError(
+        'ai_provider_unavailable',
+        'The AI provider is rate-limiting requests (429).',
+        true,
+        retryAfterMs(response.headers.get('retry-after')),
+      );
+    if (response.status >= 500)
+      throw new ProviderError(
+        'ai_provider_unavailable',
+        `The AI provider failed (${response.status}).`,
+        true,
+        retryAfterMs(response.headers.get('retry-after')),
+      );
+    if (response.status >= 400)
+      throw new ProviderError(
+        'ai_provider_unavailable',
+        `The AI provider refused the request (${response.status}); check AI_BASE_URL, AI_API_KEY and AI_MODEL.`,
+        false,
+      );
     let content: unknown;
     try {
-      content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message?.content;
+      content = (JSON.parse(text) as { choices?: Array<{ message?: { content?: unknown } }> }).choices?.[0]?.message
+        ?.content;
     } catch {
-      throw new ProviderError('ai_output_invalid', 'The AI provider answered with something other than a chat completion.', true);
+      throw new ProviderError(
+        'ai_output_invalid',
+        'The AI provider answered with something other than a chat completion.',
+        true,
+      );
     }
-    if (typeof content !== 'string') throw new ProviderError('ai_output_invalid', 'The AI provider answered without message content.', true);
+    if (typeof content !== 'string')
+      throw new ProviderError('ai_output_invalid', 'The AI provider answered without message content.', true);
     return content;
   }
 
@@ -210,10 +257,17 @@ export class OpenAiCompatibleProvider implements AiProvider {
       conversation = [
         ...messages,
         { role: 'assistant', content: content.slice(0, 20_000) },
-        { role: 'user', content: `That answer is invalid: ${problems.slice(0, 2000)}. Answer again with only a JSON object that matches the schema.` },
+        {
+          role: 'user',
+          content: `That answer is invalid: ${problems.slice(0, 2000)}. Answer again with only a JSON object that matches the schema.`,
+        },
       ];
     }
-    throw new ProviderError('ai_output_invalid', `The AI provider's output stayed invalid after one repair attempt: ${problems.slice(0, 800)}`, true);
+    throw new ProviderError(
+      'ai_output_invalid',
+      `The AI provider's output stayed invalid after one repair attempt: ${problems.slice(0, 800)}`,
+      true,
+    );
   }
 
   async generateSurvey(request: GenerateRequest, check: DraftCheck = () => []): Promise<SurveyDraft> {
@@ -228,7 +282,10 @@ export class OpenAiCompatibleProvider implements AiProvider {
           'NPS (0-10, min and max null) first, then rating scales (min 0 or 1, max 2 to 10, with labels), then single_choice and multiple_choice (2 to 50 choices), open text questions last. ' +
           'Use null for fields that do not apply and an empty choices array for questions without choices.',
       },
-      { role: 'user', content: `Survey request: ${redact(request.prompt)}\nNumber of questions: at most ${request.questionCount}.${request.title ? `\nTitle: ${redact(request.title)}` : ''}` },
+      {
+        role: 'user',
+        content: `Survey request: ${redact(request.prompt)}\nNumber of questions: at most ${request.questionCount}.${request.title ? `\nTitle: ${redact(request.title)}` : ''}`,
+      },
     ];
     const generated = await this.structured<{ title: string; description: string; questions: GeneratedQuestion[] }>(
       messages,
@@ -237,7 +294,10 @@ export class OpenAiCompatibleProvider implements AiProvider {
       validateGenerated,
       (value) => {
         const draft = toDraft(value, request);
-        const problems = value.questions.length > request.questionCount ? [`/questions has ${value.questions.length} questions, at most ${request.questionCount} were asked for`] : [];
+        const problems =
+          value.questions.length > request.questionCount
+            ? [`/questions has ${value.questions.length} questions, at most ${request.questionCount} were asked for`]
+            : [];
         return [...problems, ...check(draft)];
       },
       deadline,
@@ -258,8 +318,14 @@ export class OpenAiCompatibleProvider implements AiProvider {
       total += length;
       sent.push(i);
     }
-    const questionLines = input.questions.map((q) => `- ${q.id} (${q.type}): ${redact(q.text)}${q.averageScore !== null ? ` — average ${q.averageScore}, ${Math.round((q.normalizedScore ?? 0) * 100)} % of scale, ${q.answerCount} answers` : ''}`);
-    const commentLines = sent.map((i, n) => `[${n + 1}] (${input.comments[i]!.questionId}) ${redact(input.comments[i]!.text.slice(0, REMOTE_LIMITS.maxCommentChars)).replace(/\s+/g, ' ')}`);
+    const questionLines = input.questions.map(
+      (q) =>
+        `- ${q.id} (${q.type}): ${redact(q.text)}${q.averageScore !== null ? ` — average ${q.averageScore}, ${Math.round((q.normalizedScore ?? 0) * 100)} % of scale, ${q.answerCount} answers` : ''}`,
+    );
+    const commentLines = sent.map(
+      (i, n) =>
+        `[${n + 1}] (${input.comments[i]!.questionId}) ${redact(input.comments[i]!.text.slice(0, REMOTE_LIMITS.maxCommentChars)).replace(/\s+/g, ' ')}`,
+    );
     const messages: Message[] = [
       {
         role: 'system',
@@ -274,11 +340,21 @@ export class OpenAiCompatibleProvider implements AiProvider {
       },
     ];
     const count = sent.length;
-    const result = await this.structured<RemoteAnalysis>(messages, 'analysis', analysisSchema, validateAnalysis, (value) => {
-      const bad = value.sentiments.filter((s) => s.comment > count).map((s) => `/sentiments: comment ${s.comment} does not exist`);
-      const badThemes = value.themes.flatMap((t, k) => t.comments.filter((c) => c > count).map((c) => `/themes/${k}/comments: comment ${c} does not exist`));
-      return [...bad, ...badThemes];
-    });
+    const result = await this.structured<RemoteAnalysis>(
+      messages,
+      'analysis',
+      analysisSchema,
+      validateAnalysis,
+      (value) => {
+        const bad = value.sentiments
+          .filter((s) => s.comment > count)
+          .map((s) => `/sentiments: comment ${s.comment} does not exist`);
+        const badThemes = value.themes.flatMap((t, k) =>
+          t.comments.filter((c) => c > count).map((c) => `/themes/${k}/comments: comment ${c} does not exist`),
+        );
+        return [...bad, ...badThemes];
+      },
+    );
     // Comments that were not sent get no score from the model: they are left out of the analysis by the caller.
     const sentiments = new Array<number>(input.comments.length).fill(0);
     for (const s of result.sentiments) sentiments[sent[s.comment - 1]!] = s.score;
@@ -294,7 +370,10 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 }
 
-function toDraft(value: { title: string; description: string; questions: GeneratedQuestion[] }, request: GenerateRequest): SurveyDraft {
+function toDraft(
+  value: { title: string; description: string; questions: GeneratedQuestion[] },
+  request: GenerateRequest,
+): SurveyDraft {
   return {
     title: request.title ?? value.title,
     description: value.description || null,
@@ -304,7 +383,14 @@ function toDraft(value: { title: string; description: string; questions: Generat
         case 'nps':
           return { ...common, type: 'nps' as const };
         case 'rating':
-          return { ...common, type: 'rating' as const, min: q.min ?? 1, max: q.max ?? 5, minLabel: q.minLabel, maxLabel: q.maxLabel };
+          return {
+            ...common,
+            type: 'rating' as const,
+            min: q.min ?? 1,
+            max: q.max ?? 5,
+            minLabel: q.minLabel,
+            maxLabel: q.maxLabel,
+          };
         case 'single_choice':
           return { ...common, type: 'single_choice' as const, choices: q.choices.map((label) => ({ label })) };
         case 'multiple_choice':

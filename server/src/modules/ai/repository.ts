@@ -10,13 +10,23 @@ export type AnalysisRow = Selectable<AiAnalysesTable>;
 export const MAX_ANALYSED_RESPONSES = 100_000;
 
 function scoped(db: DbOrTx, tenant: Tenant) {
-  return db.selectFrom('ai_analyses').where('organization_id', '=', tenant.organizationId).where('environment', '=', tenant.environment);
+  return db
+    .selectFrom('ai_analyses')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
 }
 
 export function insertAnalysis(
   db: DbOrTx,
   tenant: Tenant,
-  analysis: { id: string; surveyId: string; provider: ProviderName; model: string; request: AnalysisRequest; responseCount: number },
+  analysis: {
+    id: string;
+    surveyId: string;
+    provider: ProviderName;
+    model: string;
+    request: AnalysisRequest;
+    responseCount: number;
+  },
 ): Promise<AnalysisRow> {
   return db
     .insertInto('ai_analyses')
@@ -35,12 +45,23 @@ export function insertAnalysis(
     .executeTakeFirstOrThrow();
 }
 
-export function findAnalysis(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<AnalysisRow | undefined> {
+export function findAnalysis(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  id: string,
+): Promise<AnalysisRow | undefined> {
   return scoped(db, tenant).selectAll().where('survey_id', '=', surveyId).where('id', '=', id).executeTakeFirst();
 }
 
 export function findLatestAnalysis(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<AnalysisRow | undefined> {
-  return scoped(db, tenant).selectAll().where('survey_id', '=', surveyId).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst();
+  return scoped(db, tenant)
+    .selectAll()
+    .where('survey_id', '=', surveyId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
 }
 
 export function findAnalysisById(db: DbOrTx, tenant: Tenant, id: string): Promise<AnalysisRow | undefined> {
@@ -48,7 +69,13 @@ export function findAnalysisById(db: DbOrTx, tenant: Tenant, id: string): Promis
 }
 
 /** Counts a run and marks the analysis `processing`, with the provider that runs it. */
-export function startRun(db: DbOrTx, tenant: Tenant, id: string, provider: ProviderName, model: string): Promise<AnalysisRow | undefined> {
+export function startRun(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  provider: ProviderName,
+  model: string,
+): Promise<AnalysisRow | undefined> {
   return db
     .updateTable('ai_analyses')
     .set({ status: 'processing', attempts: sql<number>`attempts + 1`, started_at: new Date(), provider, model })
@@ -68,11 +95,19 @@ export function finishAnalysis(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
-  outcome: { status: 'completed'; result: AnalysisResult; responseCount: number } | { status: 'failed'; error: string; errorCode: AnalysisErrorCode },
+  outcome:
+    | { status: 'completed'; result: AnalysisResult; responseCount: number }
+    | { status: 'failed'; error: string; errorCode: AnalysisErrorCode },
 ): Promise<AnalysisRow | undefined> {
   const set =
     outcome.status === 'completed'
-      ? { status: 'completed' as const, result: JSON.stringify(outcome.result), response_count: outcome.responseCount, error: null, error_code: null }
+      ? {
+          status: 'completed' as const,
+          result: JSON.stringify(outcome.result),
+          response_count: outcome.responseCount,
+          error: null,
+          error_code: null,
+        }
       : { status: 'failed' as const, error: outcome.error.slice(0, 1000), error_code: outcome.errorCode };
   return db
     .updateTable('ai_analyses')

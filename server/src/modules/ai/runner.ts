@@ -39,7 +39,11 @@ async function enqueueCheck(services: RunServices, data: AnalysisJobData): Promi
   await sendInTransaction(services.boss, services.db, AI_QUEUE, data, { startAfter: WATCHDOG_SECONDS, priority: 0 });
 }
 
-async function withRetries(services: RunServices, analysisId: string, call: () => Promise<TextFindings>): Promise<TextFindings> {
+async function withRetries(
+  services: RunServices,
+  analysisId: string,
+  call: () => Promise<TextFindings>,
+): Promise<TextFindings> {
   const { maxAttempts, retryBaseMs } = services.config.ai;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -55,7 +59,13 @@ async function withRetries(services: RunServices, analysisId: string, call: () =
   }
 }
 
-async function fail(services: RunServices, tenant: Tenant, id: string, errorCode: AnalysisErrorCode, error: string): Promise<void> {
+async function fail(
+  services: RunServices,
+  tenant: Tenant,
+  id: string,
+  errorCode: AnalysisErrorCode,
+  error: string,
+): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
     const row = await finishAnalysis(tx, tenant, id, { status: 'failed', error, errorCode });
     if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
@@ -89,21 +99,38 @@ export async function runAnalysis(services: RunServices, data: AnalysisJobData):
       const responses = await responsesToAnalyse(conn, tenant, survey.id);
       const threshold = await anonymityThreshold(services, tenant);
       // Whichever the provider: the respondents' names that occur in these texts, looked up by those words only.
-      const names = await respondentNamePartsAmong(conn, tenant, nameCandidates(textsOf(survey, responses, found.request)));
+      const names = await respondentNamePartsAmong(
+        conn,
+        tenant,
+        nameCandidates(textsOf(survey, responses, found.request)),
+      );
       const prepared = prepareInput(survey, responses, { ...found.request, respondentNames: names });
       let findings: TextFindings;
       try {
-        findings = prepared.input.comments.length === 0 ? { language: null, sentiments: [], themes: [] } : await withRetries(services, id, () => provider.analyseComments(prepared.input));
+        findings =
+          prepared.input.comments.length === 0
+            ? { language: null, sentiments: [], themes: [] }
+            : await withRetries(services, id, () => provider.analyseComments(prepared.input));
       } catch (error) {
         if (error instanceof ProviderError) {
-          await fail(services, tenant, id, error.code, `${error.message} (after ${services.config.ai.maxAttempts} attempts)`);
+          await fail(
+            services,
+            tenant,
+            id,
+            error.code,
+            `${error.message} (after ${services.config.ai.maxAttempts} attempts)`,
+          );
           return 'finished';
         }
         throw error;
       }
       const result = assemble(prepared, responses, findings, threshold);
       await services.db.transaction().execute(async (tx) => {
-        const row = await finishAnalysis(tx, tenant, id, { status: 'completed', result, responseCount: responses.length });
+        const row = await finishAnalysis(tx, tenant, id, {
+          status: 'completed',
+          result,
+          responseCount: responses.length,
+        });
         if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
       });
       return 'finished';
@@ -115,6 +142,10 @@ export async function runAnalysis(services: RunServices, data: AnalysisJobData):
 
 /** The dead-man's switch: while the analysis's owner is alive, look again later. */
 export async function checkLater(services: RunServices, data: AnalysisJobData): Promise<void> {
-  const row = await findAnalysisById(services.db, { organizationId: data.organizationId, environment: data.environment }, data.analysisId);
+  const row = await findAnalysisById(
+    services.db,
+    { organizationId: data.organizationId, environment: data.environment },
+    data.analysisId,
+  );
   if (row && (row.status === 'pending' || row.status === 'processing')) await enqueueCheck(services, data);
 }

@@ -64,7 +64,8 @@ function validateSurveyCreate(): ValidateFunction {
 /** Every problem createSurvey would find in a draft: the contract's schema, then the surveys module's rules. */
 export function draftProblems(draft: SurveyDraft): string[] {
   const validate = validateSurveyCreate();
-  if (!validate(draft)) return (validate.errors ?? []).slice(0, 20).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
+  if (!validate(draft))
+    return (validate.errors ?? []).slice(0, 20).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
   return normaliseQuestions(draft.questions ?? [], '').problems.map((p) => `${p.path ?? '/'} ${p.message}`);
 }
 
@@ -91,11 +92,17 @@ export async function generateSurvey(
   const questionCount = asked === DEFAULT_QUESTION_COUNT ? (countInPrompt(body.prompt) ?? asked) : asked;
   let draft: SurveyDraft;
   try {
-    draft = await provider.generateSurvey({ prompt: body.prompt, questionCount, ...(body.title ? { title: body.title } : {}) }, draftProblems);
+    draft = await provider.generateSurvey(
+      { prompt: body.prompt, questionCount, ...(body.title ? { title: body.title } : {}) },
+      draftProblems,
+    );
   } catch (error) {
     if (error instanceof ProviderError) {
       // The reason only: never the prompt, the model's output or the key.
-      services.log.warn({ code: error.code, provider: provider.name, model: provider.generationModel }, 'survey generation failed at the AI provider');
+      services.log.warn(
+        { code: error.code, provider: provider.name, model: provider.generationModel },
+        'survey generation failed at the AI provider',
+      );
       throw apiErrorOf(error);
     }
     throw error;
@@ -125,7 +132,12 @@ export function toAnalysis(row: AnalysisRow): AiAnalysis {
     themes: result?.themes ?? [],
     recommendations: result?.recommendations ?? [],
     actions: result?.actions ?? [],
-    anonymity: result?.anonymity ?? { threshold: anonymityThresholdDefault, suppressed: false, suppressedThemes: 0, suppressedQuestions: 0 },
+    anonymity: result?.anonymity ?? {
+      threshold: anonymityThresholdDefault,
+      suppressed: false,
+      suppressedThemes: 0,
+      suppressedQuestions: 0,
+    },
     error: row.status === 'failed' ? row.error : null,
     errorCode: row.status === 'failed' ? row.error_code : null,
     createdAt: iso(row.created_at),
@@ -135,20 +147,33 @@ export function toAnalysis(row: AnalysisRow): AiAnalysis {
 
 /** The conventions' default, shown until an analysis has applied the organization's own threshold. */
 export const anonymityThresholdDefault = 5;
-/** The organization's anonymity threshold (analytics settings, `updateAnalyticsSettings`), the same for every analytics result. */
+/** The organization's anonymity threshold (analytics settings, `updateAnalyticsSettings`), the same for every analytics
+ * result. */
 export async function anonymityThreshold(services: Pick<Services, 'db'>, tenant: Tenant): Promise<number> {
   return (await findThreshold(services.db, tenant)).threshold;
 }
 
-export async function startAnalysis(services: Pick<Services, 'db' | 'boss' | 'config'>, tenant: Tenant, surveyId: string, body: AnalysisRequest): Promise<AiAnalysis> {
+export async function startAnalysis(
+  services: Pick<Services, 'db' | 'boss' | 'config'>,
+  tenant: Tenant,
+  surveyId: string,
+  body: AnalysisRequest,
+): Promise<AiAnalysis> {
   const survey = await surveys.findSurveyOrThrow(services.db, tenant, surveyId);
   if (body.questionIds) {
     const known = new Set(survey.questions.map((q) => q.id));
-    const unknown = body.questionIds.flatMap((id, i) => (known.has(id) ? [] : [{ path: `/body/questionIds/${i}`, message: `the survey has no question "${id}"`, code: 'not_found' }]));
+    const unknown = body.questionIds.flatMap((id, i) =>
+      known.has(id)
+        ? []
+        : [{ path: `/body/questionIds/${i}`, message: `the survey has no question "${id}"`, code: 'not_found' }],
+    );
     if (unknown.length > 0) throw validationFailed(unknown);
   }
   const provider = providerFor(services.config.ai);
-  const request: AnalysisRequest = { ...(body.questionIds ? { questionIds: body.questionIds } : {}), ...(body.focus ? { focus: body.focus } : {}) };
+  const request: AnalysisRequest = {
+    ...(body.questionIds ? { questionIds: body.questionIds } : {}),
+    ...(body.focus ? { focus: body.focus } : {}),
+  };
   const row = await services.db.transaction().execute(async (tx) => {
     const inserted = await insertAnalysis(tx, tenant, {
       id: newId('ana'),
@@ -158,21 +183,39 @@ export async function startAnalysis(services: Pick<Services, 'db' | 'boss' | 'co
       request,
       responseCount: Math.min(survey.response_count, 100_000),
     });
-    const data: AnalysisJobData = { analysisId: inserted.id, organizationId: tenant.organizationId, environment: tenant.environment };
+    const data: AnalysisJobData = {
+      analysisId: inserted.id,
+      organizationId: tenant.organizationId,
+      environment: tenant.environment,
+    };
     await sendInTransaction(services.boss, tx, AI_QUEUE, data, { priority: 1 });
     return inserted;
   });
   return toAnalysis(row);
 }
 
-export async function latestAnalysis(services: Pick<Services, 'db'>, tenant: Tenant, surveyId: string): Promise<AiAnalysis> {
+export async function latestAnalysis(
+  services: Pick<Services, 'db'>,
+  tenant: Tenant,
+  surveyId: string,
+): Promise<AiAnalysis> {
   await surveys.findSurveyOrThrow(services.db, tenant, surveyId);
   const row = await findLatestAnalysis(services.db, tenant, surveyId);
-  if (!row) throw new ApiError(404, 'not_found', `Survey ${surveyId} has never been analysed; start an analysis with POST /api/v1/surveys/${surveyId}/analytics/ai/generate.`);
+  if (!row)
+    throw new ApiError(
+      404,
+      'not_found',
+      `Survey ${surveyId} has never been analysed; start an analysis with POST /api/v1/surveys/${surveyId}/analytics/ai/generate.`,
+    );
   return toAnalysis(row);
 }
 
-export async function getAnalysis(services: Pick<Services, 'db'>, tenant: Tenant, surveyId: string, analysisId: string): Promise<AiAnalysis> {
+export async function getAnalysis(
+  services: Pick<Services, 'db'>,
+  tenant: Tenant,
+  surveyId: string,
+  analysisId: string,
+): Promise<AiAnalysis> {
   const row = await findAnalysis(services.db, tenant, surveyId, analysisId);
   if (!row) throw notFound('AI analysis', analysisId);
   return toAnalysis(row);

@@ -11,7 +11,16 @@ export type AnalysisErrorCode = NonNullable<AiAnalysis['errorCode']>;
 /** The fields an analysis fills when it completes. */
 export type AnalysisResult = Pick<
   AiAnalysis,
-  'commentCount' | 'language' | 'summary' | 'sentiment' | 'questions' | 'responseSentiments' | 'themes' | 'recommendations' | 'actions' | 'anonymity'
+  | 'commentCount'
+  | 'language'
+  | 'summary'
+  | 'sentiment'
+  | 'questions'
+  | 'responseSentiments'
+  | 'themes'
+  | 'recommendations'
+  | 'actions'
+  | 'anonymity'
 >;
 
 export interface AnalysisRequest {

@@ -55,17 +55,22 @@ export function symmetricEigen(matrix: readonly (readonly number[])[]): { values
 }
 
 /** `undefined` when Rxx is singular (a driver is a linear combination of others): no weights exist then. */
-export function relativeWeights(rxx: readonly (readonly number[])[], rxy: readonly number[]): RelativeWeights | undefined {
+export function relativeWeights(
+  rxx: readonly (readonly number[])[],
+  rxy: readonly number[],
+): RelativeWeights | undefined {
   const p = rxy.length;
   const { values, vectors } = symmetricEigen(rxx);
   if (values.some((value) => !(value > 1e-10))) return undefined;
   const root = values.map(Math.sqrt);
   // Λ = V diag(√λ) Vᵀ and Λ⁻¹ = V diag(1/√λ) Vᵀ.
-  const lambda = Array.from({ length: p }, (_, i) => Array.from({ length: p }, (_, j) => {
-    let sum = 0;
-    for (let k = 0; k < p; k++) sum += vectors[i]![k]! * root[k]! * vectors[j]![k]!;
-    return sum;
-  }));
+  const lambda = Array.from({ length: p }, (_, i) =>
+    Array.from({ length: p }, (_, j) => {
+      let sum = 0;
+      for (let k = 0; k < p; k++) sum += vectors[i]![k]! * root[k]! * vectors[j]![k]!;
+      return sum;
+    }),
+  );
   const beta = Array.from({ length: p }, (_, i) => {
     let sum = 0;
     for (let j = 0; j < p; j++) {

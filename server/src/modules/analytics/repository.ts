@@ -35,7 +35,11 @@ function tenureBands(alias: string, at: RawBuilder<unknown>) {
 }
 
 /** The group value of a respondent row `alias`; tenure is measured at `at` (submission or send). */
-function segmentExpression(segment: SegmentField | undefined, alias: string, at: RawBuilder<unknown>): RawBuilder<string | null> {
+function segmentExpression(
+  segment: SegmentField | undefined,
+  alias: string,
+  at: RawBuilder<unknown>,
+): RawBuilder<string | null> {
   if (!segment) return sql<string | null>`null::text`;
   switch (segment.kind) {
     case 'column':
@@ -97,11 +101,17 @@ export interface CellRow {
  * one negative code per response for its UTC day (−1 − days since 1970-01-01), which gives the daily series and
  * the response counts. For the whole result and, with a segment, per group (GROUPING SETS).
  */
-export async function cellCounts(db: DbOrTx, scope: AnalyticsScope, options: { whole: boolean } = { whole: true }): Promise<CellRow[]> {
+export async function cellCounts(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  options: { whole: boolean } = { whole: true },
+): Promise<CellRow[]> {
   const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
   if (!scope.segment) {
     const { rows } = await sql<{ code: number; n: number }>`
-      select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(db);
+      select code, count(*)::int as n from (select ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code group by code`.execute(
+      db,
+    );
     return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
   }
   const groups = options.whole ? sql`grouping sets ((segment, code), (code))` : sql`segment, code`;
@@ -116,7 +126,11 @@ const isMidnightUtc = (date: Date | undefined) => date === undefined || date.get
 
 /** The daily pre-aggregation answers exactly when nothing narrows below whole UTC days of the whole survey. */
 export const dailyCountsApply = (scope: AnalyticsScope) =>
-  !scope.segment && !scope.filter && !scope.distributionId && isMidnightUtc(scope.submittedAfter) && isMidnightUtc(scope.submittedBefore);
+  !scope.segment &&
+  !scope.filter &&
+  !scope.distributionId &&
+  isMidnightUtc(scope.submittedAfter) &&
+  isMidnightUtc(scope.submittedBefore);
 
 /** The same rows as `cellCounts` for the whole result, from `analytics_daily_cells` (see `dailyCountsApply`). */
 export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
@@ -184,22 +198,33 @@ export interface CorrelationRow {
 }
 
 /** Pearson correlations of every pair, means and favourable counts over the complete responses — one scan. */
-export async function correlations(db: DbOrTx, scope: AnalyticsScope, input: CorrelationInput): Promise<CorrelationRow> {
+export async function correlations(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  input: CorrelationInput,
+): Promise<CorrelationRow> {
   const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
   const { positions } = input;
   const selections: RawBuilder<unknown>[] = [sql`count(*)::int as n`];
   positions.forEach((a, i) => {
     selections.push(sql`avg(${at(a)})::float8 as ${sql.ref(`m_${i}`)}`);
-    selections.push(sql`(count(*) filter (where ${at(a)} > ${sql.lit(input.favourableAbove[i]!)}))::int as ${sql.ref(`f_${i}`)}`);
+    selections.push(
+      sql`(count(*) filter (where ${at(a)} > ${sql.lit(input.favourableAbove[i]!)}))::int as ${sql.ref(`f_${i}`)}`,
+    );
     positions.forEach((b, j) => {
       if (j > i) selections.push(sql`corr(${at(a)}, ${at(b)}) as ${sql.ref(`c_${i}_${j}`)}`);
     });
   });
-  const complete = sql.join(positions.map((position) => sql`${at(position)} is not null`), sql` and `);
+  const complete = sql.join(
+    positions.map((position) => sql`${at(position)} is not null`),
+    sql` and `,
+  );
   const { rows } = await sql<Record<string, number | null>>`
     select ${sql.join(selections)} ${fromScope(scope)} and ${complete}`.execute(db);
   const row = rows[0]!;
-  const corr = positions.map((_, i) => positions.map((__, j) => (i === j ? 1 : (row[i < j ? `c_${i}_${j}` : `c_${j}_${i}`] ?? null))));
+  const corr = positions.map((_, i) =>
+    positions.map((__, j) => (i === j ? 1 : (row[i < j ? `c_${i}_${j}` : `c_${j}_${i}`] ?? null))),
+  );
   return {
     n: row.n ?? 0,
     corr,
@@ -220,7 +245,11 @@ export interface ParticipationRow {
  * distribution that reached them) and whether each has a response in scope, grouped by the segment of their
  * snapshot. `filter` is compiled over the snapshot alias `dr`.
  */
-export async function participation(db: DbOrTx, scope: AnalyticsScope, recipientFilter?: RawBuilder<unknown>): Promise<ParticipationRow[]> {
+export async function participation(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  recipientFilter?: RawBuilder<unknown>,
+): Promise<ParticipationRow[]> {
   const responded = [
     sql`ar.organization_id = dr.organization_id`,
     sql`ar.environment = dr.environment`,
@@ -249,7 +278,12 @@ export async function participation(db: DbOrTx, scope: AnalyticsScope, recipient
       order by dr.external_id, dr.sent_at desc nulls last
     ) r
     group by grouping sets ((segment), ())`.execute(db);
-  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, invited: row.invited, responded: row.responded }));
+  return rows.map((row) => ({
+    whole: row.whole === 1,
+    segment: row.segment,
+    invited: row.invited,
+    responded: row.responded,
+  }));
 }
 
 /** Whether the survey has any distribution (then snapshots and recipients exist). */
@@ -266,7 +300,12 @@ export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: str
 }
 
 /** The distribution if it belongs to the survey, with the one created just before it (for comparisons). */
-export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<{ id: string; previousId: string | null } | undefined> {
+export async function findDistribution(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  id: string,
+): Promise<{ id: string; previousId: string | null } | undefined> {
   const row = await db
     .selectFrom('distributions')
     .select(['id', 'created_at'])
@@ -282,7 +321,12 @@ export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: str
     .where('organization_id', '=', tenant.organizationId)
     .where('environment', '=', tenant.environment)
     .where('survey_id', '=', surveyId)
-    .where((eb) => eb.or([eb('created_at', '<', row.created_at), eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)])]))
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', row.created_at),
+        eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)]),
+      ]),
+    )
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
     .limit(1)
@@ -291,7 +335,12 @@ export async function findDistribution(db: DbOrTx, tenant: Tenant, surveyId: str
 }
 
 /** Per other position: responses that answered both it and the outcome, and their Pearson correlation. */
-export async function outcomeCorrelations(db: DbOrTx, scope: AnalyticsScope, outcome: number, others: number[]): Promise<{ n: number; corr: number | null }[]> {
+export async function outcomeCorrelations(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  outcome: number,
+  others: number[],
+): Promise<{ n: number; corr: number | null }[]> {
   if (others.length === 0) return [];
   const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
   const selections = others.flatMap((other, i) => [
@@ -353,21 +402,39 @@ export async function compactSegmentCounts(db: DbOrTx): Promise<number> {
   return rows[0]?.folded ?? 0;
 }
 
-export async function findThreshold(db: DbOrTx, tenant: Tenant): Promise<{ threshold: number; updatedAt: Date | null }> {
+export async function findThreshold(
+  db: DbOrTx,
+  tenant: Tenant,
+): Promise<{ threshold: number; updatedAt: Date | null }> {
   const row = await db
     .selectFrom('analytics_settings')
     .select(['anonymity_threshold', 'updated_at'])
     .where('organization_id', '=', tenant.organizationId)
     .where('environment', '=', tenant.environment)
     .executeTakeFirst();
-  return row ? { threshold: row.anonymity_threshold, updatedAt: row.updated_at } : { threshold: DEFAULT_ANONYMITY_THRESHOLD, updatedAt: null };
+  return row
+    ? { threshold: row.anonymity_threshold, updatedAt: row.updated_at }
+    : { threshold: DEFAULT_ANONYMITY_THRESHOLD, updatedAt: null };
 }
 
-export async function saveThreshold(db: DbOrTx, tenant: Tenant, threshold: number): Promise<{ threshold: number; updatedAt: Date }> {
+export async function saveThreshold(
+  db: DbOrTx,
+  tenant: Tenant,
+  threshold: number,
+): Promise<{ threshold: number; updatedAt: Date }> {
   const row = await db
     .insertInto('analytics_settings')
-    .values({ organization_id: tenant.organizationId, environment: tenant.environment, anonymity_threshold: threshold, updated_at: new Date() })
-    .onConflict((oc) => oc.columns(['organization_id', 'environment']).doUpdateSet({ anonymity_threshold: threshold, updated_at: new Date() }))
+    .values({
+      organization_id: tenant.organizationId,
+      environment: tenant.environment,
+      anonymity_threshold: threshold,
+      updated_at: new Date(),
+    })
+    .onConflict((oc) =>
+      oc
+        .columns(['organization_id', 'environment'])
+        .doUpdateSet({ anonymity_threshold: threshold, updated_at: new Date() }),
+    )
     .returning(['anonymity_threshold', 'updated_at'])
     .executeTakeFirstOrThrow();
   return { threshold: row.anonymity_threshold, updatedAt: row.updated_at };

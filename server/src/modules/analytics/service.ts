@@ -39,21 +39,38 @@ const recipientTarget: TargetShape = { ...recipientsTarget, alias: 'dr' };
  * Parses and checks `filters` with the targeting module (the distribution's filter language); every problem is
  * a 400 under /query/filters. Returns the condition over responses' respondents and over recipients.
  */
-export function parseFilters(text: string | undefined): { responses: AnalyticsScope['filter']; recipients: AnalyticsScope['filter'] } | undefined {
+export function parseFilters(
+  text: string | undefined,
+): { responses: AnalyticsScope['filter']; recipients: AnalyticsScope['filter'] } | undefined {
   if (text === undefined) return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw validationFailed([{ path: '/query/filters', message: 'must be the JSON text of an object { "filters": [...], "logic": "AND" | "OR" }', code: 'format' }]);
+    throw validationFailed([
+      {
+        path: '/query/filters',
+        message: 'must be the JSON text of an object { "filters": [...], "logic": "AND" | "OR" }',
+        code: 'format',
+      },
+    ]);
   }
   const unknown = (value: unknown, allowed: string[], at: string) =>
     typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? Object.keys(value).filter((key) => !allowed.includes(key)).map((key) => ({ path: `${at}/${key}`, message: `unknown field "${key.slice(0, 80)}"`, code: 'unknown_field' }))
+      ? Object.keys(value)
+          .filter((key) => !allowed.includes(key))
+          .map((key) => ({
+            path: `${at}/${key}`,
+            message: `unknown field "${key.slice(0, 80)}"`,
+            code: 'unknown_field',
+          }))
       : [];
   const problems = unknown(parsed, ['filters', 'logic'], '/query/filters');
   const filters = (parsed as { filters?: unknown } | null)?.filters;
-  if (Array.isArray(filters)) filters.forEach((filter, i) => problems.push(...unknown(filter, ['field', 'operator', 'value'], `/query/filters/filters/${i}`)));
+  if (Array.isArray(filters))
+    filters.forEach((filter, i) =>
+      problems.push(...unknown(filter, ['field', 'operator', 'value'], `/query/filters/filters/${i}`)),
+    );
   if (problems.length > 0) throw validationFailed(problems);
   return {
     responses: compileTargeting(parsed, subjectTarget, '/query/filters'),
@@ -77,14 +94,18 @@ export function parseSegment(segmentBy: string | undefined): SegmentField | unde
   if (known) return known;
   const attribute = /^attributes\.([A-Za-z0-9_]{1,64})$/.exec(segmentBy);
   if (attribute) return { kind: 'attribute', name: attribute[1]! };
-  throw validationFailed([{ path: '/query/segmentBy', message: `"${segmentBy}" is not a respondent field to group by`, code: 'enum' }]);
+  throw validationFailed([
+    { path: '/query/segmentBy', message: `"${segmentBy}" is not a respondent field to group by`, code: 'enum' },
+  ]);
 }
 
 function windowOrThrow(request: AnalyticsRequest): { after?: Date; before?: Date } {
   const after = request.submittedAfter === undefined ? undefined : new Date(request.submittedAfter);
   const before = request.submittedBefore === undefined ? undefined : new Date(request.submittedBefore);
   if (after && before && before <= after) {
-    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' }]);
+    throw validationFailed([
+      { path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' },
+    ]);
   }
   return { after, before };
 }
@@ -98,7 +119,13 @@ export interface Context {
   previousDistributionId: string | null;
 }
 
-export async function contextOf(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest, segment: SegmentField | undefined): Promise<Context> {
+export async function contextOf(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: AnalyticsRequest,
+  segment: SegmentField | undefined,
+): Promise<Context> {
   const window = windowOrThrow(request);
   const filters = parseFilters(request.filters);
   const [survey, { threshold }, snapshots] = await Promise.all([
@@ -134,14 +161,30 @@ export async function participationOf(db: Db, context: Context): Promise<Partici
   const rows = await repository.participation(db, context.scope, context.recipientFilter);
   const whole = rows.find((row) => row.whole) ?? { invited: 0, responded: 0 };
   const groups = rows.filter((row) => !row.whole);
-  const hidden = suppressedGroups(groups.map((row) => ({ respondents: row.invited, value: row.segment })), context.threshold);
+  const hidden = suppressedGroups(
+    groups.map((row) => ({ respondents: row.invited, value: row.segment })),
+    context.threshold,
+  );
   const rate = (responded: number, invited: number) => (invited === 0 ? null : round(responded / invited, 3));
-  const segments = orderGroups(groups.map((row, index) => ({ ...row, value: row.segment, responses: row.invited, suppressed: hidden.has(index) }))).map((row) =>
+  const segments = orderGroups(
+    groups.map((row, index) => ({ ...row, value: row.segment, responses: row.invited, suppressed: hidden.has(index) })),
+  ).map((row) =>
     row.suppressed
       ? { value: row.value, suppressed: true, invited: null, responded: null, rate: null }
-      : { value: row.value, suppressed: false, invited: row.invited, responded: row.responded, rate: rate(row.responded, row.invited) },
+      : {
+          value: row.value,
+          suppressed: false,
+          invited: row.invited,
+          responded: row.responded,
+          rate: rate(row.responded, row.invited),
+        },
   );
-  return { invited: whole.invited, responded: whole.responded, rate: rate(whole.responded, whole.invited), segments: context.scope.segment ? segments : [] };
+  return {
+    invited: whole.invited,
+    responded: whole.responded,
+    rate: rate(whole.responded, whole.invited),
+    segments: context.scope.segment ? segments : [],
+  };
 }
 
 interface Group {
@@ -161,7 +204,11 @@ export interface Measured {
 const DAY = 86_400_000;
 
 /** Splits one scan's rows into responses per day (negative codes) and question histograms. */
-function summarise(rows: CellRow[]): { responses: number; days: Map<number, number>; histograms: Map<number, Histogram> } {
+function summarise(rows: CellRow[]): {
+  responses: number;
+  days: Map<number, number>;
+  histograms: Map<number, Histogram>;
+} {
   const days = new Map<number, number>();
   const cells: CellRow[] = [];
   let responses = 0;
@@ -191,7 +238,12 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
     distinct?.find((row) => row.whole === isWhole && (isWhole || row.segment === segment))?.respondents ?? responses;
   const sized = [...bySegment].map(([value, rows]) => {
     const summary = summarise(rows);
-    return { value, summary, responses: summary.responses, respondents: respondentsOf(value, false, summary.responses) };
+    return {
+      value,
+      summary,
+      responses: summary.responses,
+      respondents: respondentsOf(value, false, summary.responses),
+    };
   });
   const hidden = suppressedGroups(sized, threshold);
   const groups = sized.map((group, index) => ({
@@ -203,9 +255,15 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
     histograms: hidden.has(index) ? new Map<number, Histogram>() : group.summary.histograms,
   }));
   return {
-    whole: { responses: whole.responses, respondents: respondentsOf(null, true, whole.responses), histograms: whole.histograms },
+    whole: {
+      responses: whole.responses,
+      respondents: respondentsOf(null, true, whole.responses),
+      histograms: whole.histograms,
+    },
     groups: orderGroups(groups),
-    days: [...whole.days].sort(([a], [b]) => a - b).map(([day, count]) => ({ date: new Date(day * DAY).toISOString().slice(0, 10), count })),
+    days: [...whole.days]
+      .sort(([a], [b]) => a - b)
+      .map(([day, count]) => ({ date: new Date(day * DAY).toISOString().slice(0, 10), count })),
   };
 }
 
@@ -215,13 +273,26 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
  * respondent); otherwise one scan of the typed copy (plus the distinct-respondent count when a survey takes
  * several responses per respondent). `early`: the counts' rows already asked for (see `countsAhead`).
  */
-export async function measureScope(db: Db, scope: AnalyticsScope, threshold: number, early?: Promise<CellRow[]>): Promise<Measured> {
+export async function measureScope(
+  db: Db,
+  scope: AnalyticsScope,
+  threshold: number,
+  early?: Promise<CellRow[]>,
+): Promise<Measured> {
   const daily = !scope.distinctRespondents && repository.dailyCountsApply({ ...scope, segment: undefined });
   const segments = !scope.distinctRespondents && repository.segmentCountsApply(scope);
   if (early && daily && (!scope.segment || segments)) return measure(await early, threshold);
   const [cells, wholeCells, distinct] = await Promise.all([
-    !scope.segment ? Promise.resolve([]) : segments ? repository.segmentCellCounts(db, scope) : repository.cellCounts(db, scope, { whole: !daily }),
-    daily ? repository.dailyCellCounts(db, scope) : !scope.segment ? repository.cellCounts(db, scope) : Promise.resolve([]),
+    !scope.segment
+      ? Promise.resolve([])
+      : segments
+        ? repository.segmentCellCounts(db, scope)
+        : repository.cellCounts(db, scope, { whole: !daily }),
+    daily
+      ? repository.dailyCellCounts(db, scope)
+      : !scope.segment
+        ? repository.cellCounts(db, scope)
+        : Promise.resolve([]),
     scope.distinctRespondents ? repository.distinctRespondents(db, scope) : Promise.resolve(undefined),
   ]);
   return measure([...wholeCells, ...cells], threshold, distinct);
@@ -233,7 +304,13 @@ export async function measureScope(db: Db, scope: AnalyticsScope, threshold: num
  * rows only if the survey then turns out to take one response per respondent; otherwise they are dropped
  * (the queries are filtered by tenant and survey, so a request for another tenant's survey reads nothing).
  */
-function countsAhead(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest, segment: SegmentField | undefined): Promise<CellRow[]> | undefined {
+function countsAhead(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: AnalyticsRequest,
+  segment: SegmentField | undefined,
+): Promise<CellRow[]> | undefined {
   if (request.filters !== undefined || request.distributionId !== undefined) return undefined;
   let window: { after?: Date; before?: Date };
   try {
@@ -241,30 +318,73 @@ function countsAhead(db: Db, tenant: Tenant, surveyId: string, request: Analytic
   } catch {
     return undefined; // contextOf refuses the request
   }
-  const scope: AnalyticsScope = { tenant, surveyId, submittedAfter: window.after, submittedBefore: window.before, segment, distinctRespondents: false, snapshots: false };
-  if (!repository.dailyCountsApply({ ...scope, segment: undefined }) || (segment && !repository.segmentCountsApply(scope))) return undefined;
-  const rows = Promise.all([repository.dailyCellCounts(db, scope), segment ? repository.segmentCellCounts(db, scope) : Promise.resolve([])]).then(([whole, groups]) => [...whole, ...groups]);
+  const scope: AnalyticsScope = {
+    tenant,
+    surveyId,
+    submittedAfter: window.after,
+    submittedBefore: window.before,
+    segment,
+    distinctRespondents: false,
+    snapshots: false,
+  };
+  if (
+    !repository.dailyCountsApply({ ...scope, segment: undefined }) ||
+    (segment && !repository.segmentCountsApply(scope))
+  )
+    return undefined;
+  const rows = Promise.all([
+    repository.dailyCellCounts(db, scope),
+    segment ? repository.segmentCellCounts(db, scope) : Promise.resolve([]),
+  ]).then(([whole, groups]) => [...whole, ...groups]);
   rows.catch(() => undefined); // a refused request never waits for it
   return rows;
 }
 
-export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: string, request: AnalyticsRequest): Promise<StaticAnalytics> {
+export async function getStaticAnalytics(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: AnalyticsRequest,
+): Promise<StaticAnalytics> {
   const segment = parseSegment(request.segmentBy);
   const early = countsAhead(db, tenant, surveyId, request, segment);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
-  const outcome = request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
-  const others = outcome === undefined ? [] : survey.questions.flatMap((q, position) => ((q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : []));
+  const outcome =
+    request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
+  const others =
+    outcome === undefined
+      ? []
+      : survey.questions.flatMap((q, position) =>
+          (q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : [],
+        );
   const [measured, participation, correlations] = await Promise.all([
     measureScope(db, scope, threshold, early),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
-    outcome === undefined ? Promise.resolve([]) : repository.outcomeCorrelations(db, { ...scope, segment: undefined }, outcome + 1, others.map((p) => p + 1)),
+    outcome === undefined
+      ? Promise.resolve([])
+      : repository.outcomeCorrelations(
+          db,
+          { ...scope, segment: undefined },
+          outcome + 1,
+          others.map((p) => p + 1),
+        ),
   ]);
-  const withOutcome = (stats: components['schemas']['QuestionStats'], position: number): components['schemas']['QuestionStats'] => {
+  const withOutcome = (
+    stats: components['schemas']['QuestionStats'],
+    position: number,
+  ): components['schemas']['QuestionStats'] => {
     const i = others.indexOf(position);
     if (i < 0 || (stats.type !== 'nps' && stats.type !== 'rating')) return stats;
     const { n, corr } = correlations[i]!;
-    return { ...stats, outcomeCorrelation: { outcomeQuestionId: request.outcomeQuestionId!, correlation: corr === null || n < threshold ? null : round(corr, 3), responseCount: n } };
+    return {
+      ...stats,
+      outcomeCorrelation: {
+        outcomeQuestionId: request.outcomeQuestionId!,
+        correlation: corr === null || n < threshold ? null : round(corr, 3),
+        responseCount: n,
+      },
+    };
   };
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
@@ -279,13 +399,25 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
     responseRate: participation?.rate ?? null,
     generatedAt: iso(new Date()),
   };
-  if (suppressed) return { ...base, invitedCount: null, responseRate: null, suppressed: true, responseCount: 0, questions: [], daily: [], segments: [] };
+  if (suppressed)
+    return {
+      ...base,
+      invitedCount: null,
+      responseRate: null,
+      suppressed: true,
+      responseCount: 0,
+      questions: [],
+      daily: [],
+      segments: [],
+    };
   const questions = survey.questions;
   return {
     ...base,
     suppressed: false,
     responseCount: measured.whole.responses,
-    questions: questions.map((question, position) => withOutcome(questionStats(question, measured.whole.histograms.get(position)), position)),
+    questions: questions.map((question, position) =>
+      withOutcome(questionStats(question, measured.whole.histograms.get(position)), position),
+    ),
     daily: measured.days,
     segments: segment
       ? measured.groups.map((group): StaticSegment =>
@@ -295,7 +427,9 @@ export async function getStaticAnalytics(db: Db, tenant: Tenant, surveyId: strin
                 value: group.value,
                 suppressed: false,
                 responseCount: group.responses,
-                questions: questions.map((question, position) => questionStats(question, group.histograms.get(position))),
+                questions: questions.map((question, position) =>
+                  questionStats(question, group.histograms.get(position)),
+                ),
               },
         )
       : [],
@@ -309,7 +443,13 @@ export function outcomeOrThrow(questions: Question[], outcomeQuestionId: string 
   }
   const position = questions.findIndex((question) => question.id === outcomeQuestionId);
   if (position < 0 || (questions[position]!.type !== 'nps' && questions[position]!.type !== 'rating')) {
-    throw validationFailed([{ path: '/query/outcomeQuestionId', message: `"${outcomeQuestionId}" is not an nps or rating question of this survey`, code: 'invalid_value' }]);
+    throw validationFailed([
+      {
+        path: '/query/outcomeQuestionId',
+        message: `"${outcomeQuestionId}" is not an nps or rating question of this survey`,
+        code: 'invalid_value',
+      },
+    ]);
   }
   return position;
 }
@@ -319,7 +459,11 @@ export async function getSettings(db: Db, tenant: Tenant): Promise<components['s
   return { anonymityThreshold: threshold, updatedAt: updatedAt === null ? null : iso(updatedAt) };
 }
 
-export async function updateSettings(db: Db, tenant: Tenant, body: components['schemas']['AnalyticsSettingsUpdate']): Promise<components['schemas']['AnalyticsSettings']> {
+export async function updateSettings(
+  db: Db,
+  tenant: Tenant,
+  body: components['schemas']['AnalyticsSettingsUpdate'],
+): Promise<components['schemas']['AnalyticsSettings']> {
   if (body.anonymityThreshold === undefined) return getSettings(db, tenant);
   const saved = await repository.saveThreshold(db, tenant, body.anonymityThreshold);
   return { anonymityThreshold: saved.threshold, updatedAt: iso(saved.updatedAt) };

@@ -9,7 +9,15 @@ import { iso } from '../../lib/time.js';
 import { relativeWeights } from './relative-weights.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
-import { contextOf, measureScope, outcomeOrThrow, parseSegment, participationOf, type AnalyticsRequest, type Context } from './service.js';
+import {
+  contextOf,
+  measureScope,
+  outcomeOrThrow,
+  parseSegment,
+  participationOf,
+  type AnalyticsRequest,
+  type Context,
+} from './service.js';
 import { favourableCut, favourableShareOf, meanOf, npsOf, round, type Histogram } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
 
@@ -61,14 +69,17 @@ async function driverAnalysis(
     rSquared: null,
   };
   if (outcome === undefined) return { analysis: { ...analysis, status: 'no_outcome' }, drivers: [] };
-  const driverPositions = questions.flatMap((question, position) => (question.type === 'rating' && position !== outcome ? [position] : []));
+  const driverPositions = questions.flatMap((question, position) =>
+    question.type === 'rating' && position !== outcome ? [position] : [],
+  );
   if (driverPositions.length === 0) return { analysis: { ...analysis, status: 'no_drivers' }, drivers: [] };
   const positions = [outcome, ...driverPositions];
   const matrix = await repository.correlations(db, scope, {
     positions: positions.map((position) => position + 1),
     favourableAbove: positions.map((position) => favourableCut(questions[position]!)),
   });
-  if (matrix.n < minimumResponses) return { analysis: { ...analysis, status: 'too_few_responses', responseCount: matrix.n }, drivers: [] };
+  if (matrix.n < minimumResponses)
+    return { analysis: { ...analysis, status: 'too_few_responses', responseCount: matrix.n }, drivers: [] };
   const degenerate = { analysis: { ...analysis, status: 'degenerate' as const, responseCount: matrix.n }, drivers: [] };
   if (matrix.corr.some((row) => row.some((value) => value === null))) return degenerate;
   const corr = matrix.corr as number[][];
@@ -88,7 +99,10 @@ async function driverAnalysis(
       favourable: round((100 * matrix.favourable[i + 1]!) / matrix.n, 1),
     }))
     .sort((a, b) => b.relativeWeight - a.relativeWeight);
-  return { analysis: { ...analysis, responseCount: matrix.n, rSquared: round(Math.min(1, Math.max(0, result.rSquared)), 4) }, drivers };
+  return {
+    analysis: { ...analysis, responseCount: matrix.n, rSquared: round(Math.min(1, Math.max(0, result.rSquared)), 4) },
+    drivers,
+  };
 }
 
 /** High impact (weight at or above the mean weight) and low score (favourable below the drivers' mean). */
@@ -99,7 +113,13 @@ export function focusAreasOf(drivers: Driver[], rSquared: number | null): SmartA
   return drivers
     .filter((driver) => driver.relativeWeight >= meanWeight && driver.favourable < meanFavourable)
     .slice(0, 3)
-    .map(({ questionId, text, relativeWeight, importance, favourable }) => ({ questionId, text, relativeWeight, importance, favourable }));
+    .map(({ questionId, text, relativeWeight, importance, favourable }) => ({
+      questionId,
+      text,
+      relativeWeight,
+      importance,
+      favourable,
+    }));
 }
 
 function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date } | undefined {
@@ -112,39 +132,63 @@ function previousPeriod(request: AnalyticsRequest): { after: Date; before: Date 
   return { after: new Date(after.getTime() - length), before: after };
 }
 
-async function comparisonOf(db: Db, context: Context, request: AnalyticsRequest, current: Map<number, Histogram>): Promise<Comparison> {
+async function comparisonOf(
+  db: Db,
+  context: Context,
+  request: AnalyticsRequest,
+  current: Map<number, Histogram>,
+): Promise<Comparison> {
   const period = previousPeriod(request);
   let scope: AnalyticsScope;
   let base: Pick<NonNullable<Comparison>, 'basis' | 'distributionId' | 'submittedAfter' | 'submittedBefore'>;
   if (context.previousDistributionId !== null) {
     scope = { ...context.scope, segment: undefined, distributionId: context.previousDistributionId };
-    base = { basis: 'previous_distribution', distributionId: context.previousDistributionId, submittedAfter: null, submittedBefore: null };
+    base = {
+      basis: 'previous_distribution',
+      distributionId: context.previousDistributionId,
+      submittedAfter: null,
+      submittedBefore: null,
+    };
   } else if (period) {
     scope = { ...context.scope, segment: undefined, submittedAfter: period.after, submittedBefore: period.before };
-    base = { basis: 'previous_period', distributionId: null, submittedAfter: iso(period.after), submittedBefore: iso(period.before) };
+    base = {
+      basis: 'previous_period',
+      distributionId: null,
+      submittedAfter: iso(period.after),
+      submittedBefore: iso(period.before),
+    };
   } else {
     return null;
   }
   const previous = await measureScope(db, scope, context.threshold);
-  if (resultSuppressed(previous.whole.respondents, context.threshold)) return { ...base, suppressed: true, responseCount: null, questions: [] };
+  if (resultSuppressed(previous.whole.respondents, context.threshold))
+    return { ...base, suppressed: true, responseCount: null, questions: [] };
   const questions = context.survey.questions.flatMap((question, position) => {
     if (question.type !== 'nps' && question.type !== 'rating') return [];
-    const value = (histogram: Histogram | undefined) => (!histogram ? null : question.type === 'nps' ? npsOf(histogram).score : meanOf(histogram));
+    const value = (histogram: Histogram | undefined) =>
+      !histogram ? null : question.type === 'nps' ? npsOf(histogram).score : meanOf(histogram);
     const now = value(current.get(position));
     const before = value(previous.whole.histograms.get(position));
     const decimals = question.type === 'nps' ? 1 : 2;
-    return [{
-      questionId: question.id,
-      metric: question.type === 'nps' ? ('nps' as const) : ('mean' as const),
-      current: now === null ? null : round(now, decimals),
-      previous: before === null ? null : round(before, decimals),
-      change: now === null || before === null ? null : round(now - before, decimals),
-    }];
+    return [
+      {
+        questionId: question.id,
+        metric: question.type === 'nps' ? ('nps' as const) : ('mean' as const),
+        current: now === null ? null : round(now, decimals),
+        previous: before === null ? null : round(before, decimals),
+        change: now === null || before === null ? null : round(now - before, decimals),
+      },
+    ];
   });
   return { ...base, suppressed: false, responseCount: previous.whole.responses, questions };
 }
 
-export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string, request: SmartRequest): Promise<SmartAnalytics> {
+export async function getSmartAnalytics(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: SmartRequest,
+): Promise<SmartAnalytics> {
   const segmentBy = request.segmentBy ?? 'department';
   const segment = parseSegment(segmentBy)!;
   const context = await contextOf(db, tenant, surveyId, request, segment);
@@ -157,7 +201,9 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
     driverAnalysis(db, { ...scope, segment: undefined }, questions, outcome, threshold),
     participationOf(db, context),
   ]);
-  const columns = questions.flatMap((question, position) => (question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : []));
+  const columns = questions.flatMap((question, position) =>
+    question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : [],
+  );
   const base = {
     surveyId,
     segmentBy,
@@ -185,7 +231,8 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
   }
   const npsPosition = questions.findIndex((question) => question.type === 'nps');
   const segments = measured.groups.map((group): SmartSegment => {
-    if (group.suppressed) return { value: group.value, responseCount: null, suppressed: true, nps: null, averageRating: null };
+    if (group.suppressed)
+      return { value: group.value, responseCount: null, suppressed: true, nps: null, averageRating: null };
     const score = npsPosition < 0 ? null : npsOf(group.histograms.get(npsPosition) ?? new Map()).score;
     return {
       value: group.value,
@@ -196,7 +243,9 @@ export async function getSmartAnalytics(db: Db, tenant: Tenant, surveyId: string
     };
   });
   const decimals = metric === 'mean' ? 2 : 1;
-  const overall = columns.map(({ question, position }) => scoreOf(question, measured.whole.histograms.get(position), metric));
+  const overall = columns.map(({ question, position }) =>
+    scoreOf(question, measured.whole.histograms.get(position), metric),
+  );
   const heatmap: Heatmap = {
     metric,
     questions: columns.map(({ question }, i) => ({

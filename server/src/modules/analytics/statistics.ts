@@ -50,7 +50,9 @@ export function medianOf(histogram: Histogram): number | null {
   const n = countOf(histogram);
   if (n === 0) return null;
   const values = [...histogram.keys()].sort(ascending);
-  return n % 2 === 1 ? valueAtRank(histogram, values, (n + 1) / 2) : (valueAtRank(histogram, values, n / 2) + valueAtRank(histogram, values, n / 2 + 1)) / 2;
+  return n % 2 === 1
+    ? valueAtRank(histogram, values, (n + 1) / 2)
+    : (valueAtRank(histogram, values, n / 2) + valueAtRank(histogram, values, n / 2 + 1)) / 2;
 }
 
 function ascending(a: number, b: number): number {
@@ -89,7 +91,14 @@ export function npsOf(histogram: Histogram): NpsFigures {
   if (n === 0) return { n, promoters, passives, detractors, score: null, marginOfError: null };
   const p = promoters / n;
   const d = detractors / n;
-  return { n, promoters, passives, detractors, score: 100 * (p - d), marginOfError: 1.96 * 100 * Math.sqrt(Math.max(0, p + d - (p - d) ** 2) / n) };
+  return {
+    n,
+    promoters,
+    passives,
+    detractors,
+    score: 100 * (p - d),
+    marginOfError: 1.96 * 100 * Math.sqrt(Math.max(0, p + d - (p - d) ** 2) / n),
+  };
 }
 
 /** Favourable answers: 9–10 on NPS, the top two fifths of a rating scale (4–5 on 1–5). */
@@ -163,13 +172,24 @@ export function questionStats(question: Question, histogram: Histogram = new Map
         answeredCount: answered,
         choices: question.choices.map((choice, index) => {
           const count = histogram.get(index) ?? 0;
-          return { choiceId: choice.id, label: choice.label, count, percentage: answered === 0 ? 0 : round((100 * count) / answered, 1) };
+          return {
+            choiceId: choice.id,
+            label: choice.label,
+            count,
+            percentage: answered === 0 ? 0 : round((100 * count) / answered, 1),
+          };
         }),
       };
     }
     case 'text': {
       const mean = meanOf(histogram);
-      return { questionId: question.id, text: question.text, type: 'text', answeredCount: countOf(histogram), averageLength: mean === null ? null : round(mean, 1) };
+      return {
+        questionId: question.id,
+        text: question.text,
+        type: 'text',
+        answeredCount: countOf(histogram),
+        averageLength: mean === null ? null : round(mean, 1),
+      };
     }
   }
 }

@@ -40,7 +40,12 @@ export function suppressedGroups(groups: readonly GroupSize[], threshold: number
   const shownBySize = groups
     .map((group, index) => ({ index, respondents: group.respondents }))
     .filter((group) => !suppressed.has(group.index))
-    .sort((a, b) => a.respondents - b.respondents || compareValues(groups[a.index]!.value, groups[b.index]!.value) || a.index - b.index);
+    .sort(
+      (a, b) =>
+        a.respondents - b.respondents ||
+        compareValues(groups[a.index]!.value, groups[b.index]!.value) ||
+        a.index - b.index,
+    );
   for (const next of shownBySize) {
     if (suppressed.size === 0 || hidden >= threshold) break;
     suppressed.add(next.index);
@@ -53,7 +58,9 @@ export function suppressedGroups(groups: readonly GroupSize[], threshold: number
 export const resultSuppressed = (respondents: number, threshold: number) => respondents < threshold;
 
 /** Shown groups first, largest first; then the suppressed ones (in an order that says nothing about their size). */
-export function orderGroups<T extends { suppressed: boolean; responses: number; value: string | null }>(groups: T[]): T[] {
+export function orderGroups<T extends { suppressed: boolean; responses: number; value: string | null }>(
+  groups: T[],
+): T[] {
   const byValue = (a: T, b: T) => compareValues(a.value, b.value);
   return [...groups].sort((a, b) => {
     if (a.suppressed !== b.suppressed) return a.suppressed ? 1 : -1;

@@ -20,16 +20,27 @@ export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, service
 export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, services }) => {
   const environment = body.environment ?? auth.environment;
   if (environment !== auth.environment) {
-    throw new ApiError(403, 'insufficient_scope', `A ${auth.environment} key can only create ${auth.environment} keys.`, [
-      { path: '/body/environment', message: `must be ${auth.environment}, the environment of the calling key`, code: 'invalid_value' },
-    ]);
+    throw new ApiError(
+      403,
+      'insufficient_scope',
+      `A ${auth.environment} key can only create ${auth.environment} keys.`,
+      [
+        {
+          path: '/body/environment',
+          message: `must be ${auth.environment}, the environment of the calling key`,
+          code: 'invalid_value',
+        },
+      ],
+    );
   }
   const missing = uncovered(auth.scopes, body.scopes);
   if (missing.length > 0) {
     throw insufficientScope(`A key cannot grant scopes it does not hold: ${missing.join(', ')}.`, missing);
   }
   if (body.expiresAt && new Date(body.expiresAt).getTime() <= Date.now()) {
-    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [{ path: '/body/expiresAt', message: 'must be in the future', code: 'out_of_range' }]);
+    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [
+      { path: '/body/expiresAt', message: 'must be in the future', code: 'out_of_range' },
+    ]);
   }
   const { row, key } = await insertKey(services.db, {
     organizationId: auth.organizationId,
@@ -62,4 +73,3 @@ export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, serv
   await drop.settled();
   return { status: 200, data: toApiKey(row) };
 };
-

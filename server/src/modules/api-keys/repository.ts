@@ -50,7 +50,9 @@ export async function touchKey(db: DbOrTx, id: string): Promise<void> {
     .updateTable('api_keys')
     .set({ last_used_at: sql`now()` })
     .where('id', '=', id)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
+    .where((eb) =>
+      eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]),
+    )
     .execute();
 }
 
@@ -83,14 +85,24 @@ export async function insertKey(db: DbOrTx, input: NewKey) {
   return { row, key };
 }
 
-export async function listKeys(db: DbOrTx, tenant: Tenant, options: { includeRevoked: boolean; limit: number; offset: number }) {
+export async function listKeys(
+  db: DbOrTx,
+  tenant: Tenant,
+  options: { includeRevoked: boolean; limit: number; offset: number },
+) {
   let query = db
     .selectFrom('api_keys')
     .where('organization_id', '=', tenant.organizationId)
     .where('environment', '=', tenant.environment);
   if (!options.includeRevoked) query = query.where('revoked_at', 'is', null);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(options.limit).offset(options.offset).execute(),
+    query
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(options.limit)
+      .offset(options.offset)
+      .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };
@@ -120,6 +132,11 @@ export async function revokeKey(db: DbOrTx, tenant: Tenant, id: string) {
 }
 
 export async function revokeKeyById(db: DbOrTx, id: string): Promise<boolean> {
-  const result = await db.updateTable('api_keys').set({ revoked_at: sql`now()` }).where('id', '=', id).where('revoked_at', 'is', null).executeTakeFirst();
+  const result = await db
+    .updateTable('api_keys')
+    .set({ revoked_at: sql`now()` })
+    .where('id', '=', id)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(result.numUpdatedRows) > 0;
 }

@@ -26,7 +26,14 @@ type Question = components['schemas']['Question'];
 type Answer = components['schemas']['Answer'];
 
 type Resolved =
-  | { kind: 'personal'; tenant: Tenant; tokenHash: Buffer; recipient: RecipientRow; distribution: DistributionRow; survey: SurveyRow }
+  | {
+      kind: 'personal';
+      tenant: Tenant;
+      tokenHash: Buffer;
+      recipient: RecipientRow;
+      distribution: DistributionRow;
+      survey: SurveyRow;
+    }
   | { kind: 'embed'; tenant: Tenant; distribution: DistributionRow; survey: SurveyRow }
   | { kind: 'unknown' };
 
@@ -52,25 +59,54 @@ function setPageHeaders(res: Response, frameableBy: readonly string[]): void {
   res.setHeader('X-Content-Type-Options', 'nosniff');
   const ancestors = frameableBy.length > 0 ? frameableBy.join(' ') : "'none'";
   // Nothing but inline styles and same-origin form posts.
-  res.setHeader('Content-Security-Policy', `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`);
+  res.setHeader(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`,
+  );
   // X-Frame-Options cannot name several origins; browsers that know CSP ignore it when frame-ancestors is set.
   if (frameableBy.length === 0) res.setHeader('X-Frame-Options', 'DENY');
 }
 
 /** Only an embed distribution's pages (its shared token, or a personal link of it) may be framed, by its origins. */
-const frameableBy = (found: Resolved): readonly string[] => (found.kind !== 'unknown' && found.distribution.method === 'embed' ? found.distribution.embed_origins : []);
+const frameableBy = (found: Resolved): readonly string[] =>
+  found.kind !== 'unknown' && found.distribution.method === 'embed' ? found.distribution.embed_origins : [];
 
 const pages = {
-  unknown: () => messagePage('This link is not valid', 'Check that you opened the whole link from your invitation. If it still does not work, ask the person who sent it for a new one.'),
-  used: () => messagePage('Thank you!', 'Your answer has been recorded. This personal link accepts one answer, so there is nothing more to do.'),
-  expired: () => messagePage('This link has expired', 'The survey can no longer be answered through this link. Ask the person who sent it if you would still like to take part.'),
-  unsubscribed: () => messagePage('You have unsubscribed', 'You asked not to receive these survey e-mails, so this link no longer works.'),
-  closed: () => messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
+  unknown: () =>
+    messagePage(
+      'This link is not valid',
+      'Check that you opened the whole link from your invitation. If it still does not work, ask the person who sent it for a new one.',
+    ),
+  used: () =>
+    messagePage(
+      'Thank you!',
+      'Your answer has been recorded. This personal link accepts one answer, so there is nothing more to do.',
+    ),
+  expired: () =>
+    messagePage(
+      'This link has expired',
+      'The survey can no longer be answered through this link. Ask the person who sent it if you would still like to take part.',
+    ),
+  unsubscribed: () =>
+    messagePage(
+      'You have unsubscribed',
+      'You asked not to receive these survey e-mails, so this link no longer works.',
+    ),
+  closed: () =>
+    messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
   embedDone: () => messagePage('Thank you!', 'Your answer from this browser has been recorded.'),
   tooLarge: () => messagePage('Your answer is too long', 'Please shorten your answers and send them again.'),
   unsupported: () => messagePage('This answer could not be read', 'Please send the form from the survey page.'),
-  busy: () => messagePage('Too many answers', 'This survey has received many answers from your network just now. Please try again later.'),
-  error: (requestId: string) => messagePage('Something went wrong', `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`),
+  busy: () =>
+    messagePage(
+      'Too many answers',
+      'This survey has received many answers from your network just now. Please try again later.',
+    ),
+  error: (requestId: string) =>
+    messagePage(
+      'Something went wrong',
+      `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`,
+    ),
 };
 
 async function resolve(services: Services, token: string): Promise<Resolved> {
@@ -84,21 +120,33 @@ async function resolve(services: Services, token: string): Promise<Resolved> {
   if (!distribution) return { kind: 'unknown' };
   const survey = await surveys.findSurvey(services.db, tenant, distribution.survey_id);
   if (!survey) return { kind: 'unknown' };
-  return recipient ? { kind: 'personal', tenant, tokenHash: hash, recipient, distribution, survey } : { kind: 'embed', tenant, distribution, survey };
+  return recipient
+    ? { kind: 'personal', tenant, tokenHash: hash, recipient, distribution, survey }
+    : { kind: 'embed', tenant, distribution, survey };
 }
 
 function answeredCookie(req: Request): string[] {
   const header = req.get('cookie') ?? '';
   const match = header.split(/;\s*/).find((c) => c.startsWith(`${EMBED_COOKIE}=`));
-  return match ? decodeURIComponent(match.slice(EMBED_COOKIE.length + 1)).split('.').filter(Boolean) : [];
+  return match
+    ? decodeURIComponent(match.slice(EMBED_COOKIE.length + 1))
+        .split('.')
+        .filter(Boolean)
+    : [];
 }
 
 /** Why this token cannot answer now, as the page to show; undefined when it can. */
-async function refusal(services: Services, req: Request, found: Exclude<Resolved, { kind: 'unknown' }>): Promise<[number, string] | undefined> {
+async function refusal(
+  services: Services,
+  req: Request,
+  found: Exclude<Resolved, { kind: 'unknown' }>,
+): Promise<[number, string] | undefined> {
   if (found.kind === 'personal' && found.recipient.status === 'responded') return [410, pages.used()];
   if (found.kind === 'embed' && answeredCookie(req).includes(found.distribution.id)) return [200, pages.embedDone()];
-  if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now()) return [410, pages.expired()];
-  if (found.kind === 'personal' && (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email))) return [410, pages.unsubscribed()];
+  if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now())
+    return [410, pages.expired()];
+  if (found.kind === 'personal' && (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email)))
+    return [410, pages.unsubscribed()];
   if (found.survey.status !== 'active') return [409, pages.closed()];
   return undefined;
 }
@@ -111,7 +159,8 @@ export function answersFromForm(questions: readonly Question[], form: FormValues
     const values = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v) => v !== '');
     if (values.length === 0) continue;
     if (q.type === 'multiple_choice') answers.push({ questionId: q.id, value: values });
-    else if (q.type === 'nps' || q.type === 'rating') answers.push({ questionId: q.id, value: /^-?\d{1,6}$/.test(values[0]!) ? Number(values[0]) : values[0]! });
+    else if (q.type === 'nps' || q.type === 'rating')
+      answers.push({ questionId: q.id, value: /^-?\d{1,6}$/.test(values[0]!) ? Number(values[0]) : values[0]! });
     else answers.push({ questionId: q.id, value: values[0]! });
   }
   return answers;
@@ -130,8 +179,10 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
     else if (q.type === 'nps') add(q.id, 'Choose a number from 0 to 10.');
     else if (q.type === 'rating') add(q.id, `Choose a number from ${q.min} to ${q.max}.`);
     else if (q.type === 'single_choice') add(q.id, 'Choose one of the options.');
-    else if (q.type === 'multiple_choice' && /at least/.test(problem.message)) add(q.id, `Choose at least ${q.minSelections}.`);
-    else if (q.type === 'multiple_choice' && /at most/.test(problem.message)) add(q.id, `Choose at most ${q.maxSelections}.`);
+    else if (q.type === 'multiple_choice' && /at least/.test(problem.message))
+      add(q.id, `Choose at least ${q.minSelections}.`);
+    else if (q.type === 'multiple_choice' && /at most/.test(problem.message))
+      add(q.id, `Choose at most ${q.maxSelections}.`);
     else if (q.type === 'multiple_choice') add(q.id, 'Choose from the options shown.');
     else if (q.type === 'text') add(q.id, `Use at most ${q.maxLength} characters.`);
   }
@@ -142,20 +193,40 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
  * Stores the answer through the one response writer (surveys' `storeResponse`): the response, the recipient's
  * `responded`, the count and `response.submitted` in one statement; a personal link answers once.
  */
-async function store(services: Services, found: Exclude<Resolved, { kind: 'unknown' }>, answers: Answer[]): Promise<'stored' | 'used' | 'closed'> {
+async function store(
+  services: Services,
+  found: Exclude<Resolved, { kind: 'unknown' }>,
+  answers: Answer[],
+): Promise<'stored' | 'used' | 'closed'> {
   const { tenant, survey, distribution } = found;
   const { anonymous, allowMultipleResponses } = survey.settings;
   const externalId = found.kind === 'personal' ? found.recipient.external_id : null;
   const respondentExternalId = anonymous ? null : externalId;
   const submittedAt = new Date();
   const id = newId('rsp');
-  const response = { id, surveyId: survey.id, respondentExternalId, answers, submittedAt: iso(submittedAt), distributionId: distribution.id };
+  const response = {
+    id,
+    surveyId: survey.id,
+    respondentExternalId,
+    answers,
+    submittedAt: iso(submittedAt),
+    distributionId: distribution.id,
+  };
   const stored = await storeResponse(
     services.db,
     tenant,
-    { id, surveyId: survey.id, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers, submittedAt },
+    {
+      id,
+      surveyId: survey.id,
+      respondentExternalId,
+      dedupeKey: allowMultipleResponses ? null : respondentExternalId,
+      answers,
+      submittedAt,
+    },
     { id: newId('evt'), type: 'response.submitted', data: response },
-    found.kind === 'personal' ? { kind: 'personal', distributionId: distribution.id, tokenHash: found.tokenHash } : { kind: 'embed', distributionId: distribution.id },
+    found.kind === 'personal'
+      ? { kind: 'personal', distributionId: distribution.id, tokenHash: found.tokenHash }
+      : { kind: 'embed', distributionId: distribution.id },
   );
   if (stored.outcome === 'stored') return 'stored';
   // Already answered, through this link or through the API (one response per respondent).
@@ -169,7 +240,8 @@ export function answerPages(services: Services): Router {
     setPageHeaders(res, []);
     return status === 413 ? pages.tooLarge() : pages.unsupported();
   });
-  const secure = (req: Request) => req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
+  const secure = (req: Request) =>
+    req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
 
   const guarded = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
     try {
@@ -182,75 +254,108 @@ export function answerPages(services: Services): Router {
 
   const load = (req: Request) => resolve(services, String(req.params.token));
 
-  router.get('/s/:token', guarded(async (req, res) => {
-    const found = await load(req);
-    if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
-    const framing = frameableBy(found);
-    const refused = await refusal(services, req, found);
-    if (refused) return sendPage(res, refused[0], refused[1], framing);
-    sendPage(res, 200, surveyPage({
-      title: found.survey.title,
-      description: found.survey.description,
-      questions: found.survey.questions,
-      action: `/s/${req.params.token}`,
-      values: {},
-      errors: new Map(),
-    }), framing);
-  }));
+  router.get(
+    '/s/:token',
+    guarded(async (req, res) => {
+      const found = await load(req);
+      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+      const framing = frameableBy(found);
+      const refused = await refusal(services, req, found);
+      if (refused) return sendPage(res, refused[0], refused[1], framing);
+      sendPage(
+        res,
+        200,
+        surveyPage({
+          title: found.survey.title,
+          description: found.survey.description,
+          questions: found.survey.questions,
+          action: `/s/${req.params.token}`,
+          values: {},
+          errors: new Map(),
+        }),
+        framing,
+      );
+    }),
+  );
 
-  router.post('/s/:token', form, guarded(async (req, res) => {
-    const found = await load(req);
-    if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
-    const framing = frameableBy(found);
-    const refused = await refusal(services, req, found);
-    if (refused) return sendPage(res, refused[0], refused[1], framing);
-    const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
-    const answers = answersFromForm(found.survey.questions, values);
-    const errors = problemsByQuestion(found.survey.questions, answers);
-    if (answers.length === 0 && errors.size === 0) errors.set(found.survey.questions[0]?.id ?? '', ['Please answer at least one question.']);
-    if (errors.size > 0) {
-      return sendPage(res, 400, surveyPage({
-        title: found.survey.title,
-        description: found.survey.description,
-        questions: found.survey.questions,
-        action: `/s/${req.params.token}`,
-        values,
-        errors,
-      }), framing);
-    }
-    if (found.kind === 'embed') {
-      const spent = await spendEmbedAnswer(services.db, found.distribution.id, req.ip ?? req.socket.remoteAddress ?? 'unknown');
-      if (!spent.ok) {
-        res.setHeader('Retry-After', String(spent.retryAfterSeconds));
-        return sendPage(res, 429, pages.busy(), framing);
+  router.post(
+    '/s/:token',
+    form,
+    guarded(async (req, res) => {
+      const found = await load(req);
+      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+      const framing = frameableBy(found);
+      const refused = await refusal(services, req, found);
+      if (refused) return sendPage(res, refused[0], refused[1], framing);
+      const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
+      const answers = answersFromForm(found.survey.questions, values);
+      const errors = problemsByQuestion(found.survey.questions, answers);
+      if (answers.length === 0 && errors.size === 0)
+        errors.set(found.survey.questions[0]?.id ?? '', ['Please answer at least one question.']);
+      if (errors.size > 0) {
+        return sendPage(
+          res,
+          400,
+          surveyPage({
+            title: found.survey.title,
+            description: found.survey.description,
+            questions: found.survey.questions,
+            action: `/s/${req.params.token}`,
+            values,
+            errors,
+          }),
+          framing,
+        );
       }
-    }
-    const outcome = await store(services, found, answers);
-    if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
-    if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
-    if (found.kind === 'embed') {
-      const ids = [...new Set([...answeredCookie(req), found.distribution.id])].slice(-20).join('.');
-      const attributes = secure(req) ? 'SameSite=None; Secure' : 'SameSite=Lax';
-      res.setHeader('Set-Cookie', `${EMBED_COOKIE}=${encodeURIComponent(ids)}; Path=/s/; Max-Age=${365 * 86400}; HttpOnly; ${attributes}`);
-      return sendPage(res, 200, pages.embedDone(), framing);
-    }
-    sendPage(res, 200, pages.used(), framing);
-  }));
+      if (found.kind === 'embed') {
+        const spent = await spendEmbedAnswer(
+          services.db,
+          found.distribution.id,
+          req.ip ?? req.socket.remoteAddress ?? 'unknown',
+        );
+        if (!spent.ok) {
+          res.setHeader('Retry-After', String(spent.retryAfterSeconds));
+          return sendPage(res, 429, pages.busy(), framing);
+        }
+      }
+      const outcome = await store(services, found, answers);
+      if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
+      if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
+      if (found.kind === 'embed') {
+        const ids = [...new Set([...answeredCookie(req), found.distribution.id])].slice(-20).join('.');
+        const attributes = secure(req) ? 'SameSite=None; Secure' : 'SameSite=Lax';
+        res.setHeader(
+          'Set-Cookie',
+          `${EMBED_COOKIE}=${encodeURIComponent(ids)}; Path=/s/; Max-Age=${365 * 86400}; HttpOnly; ${attributes}`,
+        );
+        return sendPage(res, 200, pages.embedDone(), framing);
+      }
+      sendPage(res, 200, pages.used(), framing);
+    }),
+  );
 
-  router.get('/u/:token', guarded(async (req, res) => {
-    const found = await load(req);
-    if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
-    if (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email)) return sendPage(res, 200, pages.unsubscribed());
-    sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email));
-  }));
+  router.get(
+    '/u/:token',
+    guarded(async (req, res) => {
+      const found = await load(req);
+      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+      if (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email))
+        return sendPage(res, 200, pages.unsubscribed());
+      sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email));
+    }),
+  );
 
   // RFC 8058: a POST with `List-Unsubscribe=One-Click` unsubscribes without any further step.
-  router.post('/u/:token', form, guarded(async (req, res) => {
-    const found = await load(req);
-    if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
-    await repo.unsubscribe(services.db, found.tenant, found.recipient.email, found.distribution.id);
-    sendPage(res, 200, pages.unsubscribed());
-  }));
+  router.post(
+    '/u/:token',
+    form,
+    guarded(async (req, res) => {
+      const found = await load(req);
+      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+      await repo.unsubscribe(services.db, found.tenant, found.recipient.email, found.distribution.id);
+      sendPage(res, 200, pages.unsubscribed());
+    }),
+  );
 
   return router;
 }

@@ -21,7 +21,11 @@ const minuteMs = 60_000;
  * Spends one answer of the embed `distributionId` from `address`, or tells how long to wait. Both windows in
  * one statement; a refused answer still counts, as a refused request does for the API's budgets.
  */
-export async function spendEmbedAnswer(db: DbOrTx, distributionId: string, address: string): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
+export async function spendEmbedAnswer(
+  db: DbOrTx,
+  distributionId: string,
+  address: string,
+): Promise<{ ok: true } | { ok: false; retryAfterSeconds: number }> {
   const now = Date.now();
   const windows = [
     { key: `embed:${distributionId}:${address}`.slice(0, 255), ms: hourMs, limit: embedLimits.perAddressPerHour },

@@ -17,7 +17,8 @@ export function readForm(refuse: (res: Response, status: 400 | 413 | 415) => str
   return (req: Request, res: Response, next: NextFunction): void => {
     const type = (req.get('content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     const declared = Number(req.get('content-length') ?? NaN);
-    const refused = (status: 400 | 413 | 415) => sendThenDrain(req, res, refuse(res.status(status), status), 'text/html; charset=utf-8');
+    const refused = (status: 400 | 413 | 415) =>
+      sendThenDrain(req, res, refuse(res.status(status), status), 'text/html; charset=utf-8');
     // A browser never compresses a form: anything but identity is not from the answer page.
     if (req.get('content-encoding') && req.get('content-encoding') !== 'identity') return refused(415);
     if (declared > formLimits.bytes) return refused(413);

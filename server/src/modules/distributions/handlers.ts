@@ -24,7 +24,15 @@ export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, bo
 });
 
 export const previewDistribution: Handler<'previewDistribution'> = async ({ params, body, auth, services }) => {
-  return { status: 200, data: await service.previewDistribution(services.db, tenantOf(auth), surveyIdOrThrow(params.surveyId), body.targeting) };
+  return {
+    status: 200,
+    data: await service.previewDistribution(
+      services.db,
+      tenantOf(auth),
+      surveyIdOrThrow(params.surveyId),
+      body.targeting,
+    ),
+  };
 };
 
 export const listDistributions: Handler<'listDistributions'> = async ({ params, query, auth, services }) => {
@@ -32,22 +40,50 @@ export const listDistributions: Handler<'listDistributions'> = async ({ params, 
   const surveyId = surveyIdOrThrow(params.surveyId);
   if (!(await surveys.findSurvey(services.db, tenant, surveyId))) throw notFound('survey', surveyId);
   const page = pageRequest(query);
-  const { rows, total } = await repo.listDistributions(services.db, tenant, surveyId, { limit: page.pageSize, offset: page.offset });
-  const data = await Promise.all(rows.map((row) => service.presentDistribution(services.db, services.config, tenant, row)));
+  const { rows, total } = await repo.listDistributions(services.db, tenant, surveyId, {
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  const data = await Promise.all(
+    rows.map((row) => service.presentDistribution(services.db, services.config, tenant, row)),
+  );
   return { status: 200, data, pagination: paginationOf(page, total) };
 };
 
 export const getDistribution: Handler<'getDistribution'> = async ({ params, auth, services }) => {
   const tenant = tenantOf(auth);
-  const row = await service.findDistributionOrThrow(services.db, tenant, surveyIdOrThrow(params.surveyId), distributionIdOrThrow(params.distributionId));
+  const row = await service.findDistributionOrThrow(
+    services.db,
+    tenant,
+    surveyIdOrThrow(params.surveyId),
+    distributionIdOrThrow(params.distributionId),
+  );
   return { status: 200, data: await service.presentDistribution(services.db, services.config, tenant, row) };
 };
 
-export const listDistributionRecipients: Handler<'listDistributionRecipients'> = async ({ params, query, auth, services }) => {
+export const listDistributionRecipients: Handler<'listDistributionRecipients'> = async ({
+  params,
+  query,
+  auth,
+  services,
+}) => {
   const tenant = tenantOf(auth);
-  const distribution = await service.findDistributionOrThrow(services.db, tenant, surveyIdOrThrow(params.surveyId), distributionIdOrThrow(params.distributionId));
+  const distribution = await service.findDistributionOrThrow(
+    services.db,
+    tenant,
+    surveyIdOrThrow(params.surveyId),
+    distributionIdOrThrow(params.distributionId),
+  );
   const page = pageRequest(query);
-  const { rows, total } = await repo.listRecipients(services.db, tenant, distribution.id, { status: query.status, limit: page.pageSize, offset: page.offset });
+  const { rows, total } = await repo.listRecipients(services.db, tenant, distribution.id, {
+    status: query.status,
+    limit: page.pageSize,
+    offset: page.offset,
+  });
   const key = await linkKeyOf(services.db, services.config.linkSecret);
-  return { status: 200, data: rows.map((row) => service.toRecipient(row, distribution, services.config, key)), pagination: paginationOf(page, total) };
+  return {
+    status: 200,
+    data: rows.map((row) => service.toRecipient(row, distribution, services.config, key)),
+    pagination: paginationOf(page, total),
+  };
 };

@@ -37,8 +37,10 @@ interface SmtpError {
 export function outcomeOf(error: unknown): SendOutcome {
   const e = error as SmtpError;
   const text = (e.response ?? e.message ?? String(error)).slice(0, 1000);
-  if (typeof e.responseCode === 'number' && e.responseCode >= 500) return { kind: 'bounced', error: `The mail server refused the message: ${text}` };
-  if (typeof e.responseCode === 'number' && e.responseCode >= 400) return { kind: 'deferred', error: `The mail server deferred the message: ${text}`, connection: false };
+  if (typeof e.responseCode === 'number' && e.responseCode >= 500)
+    return { kind: 'bounced', error: `The mail server refused the message: ${text}` };
+  if (typeof e.responseCode === 'number' && e.responseCode >= 400)
+    return { kind: 'deferred', error: `The mail server deferred the message: ${text}`, connection: false };
   return { kind: 'deferred', error: `The mail server could not be reached: ${text}`, connection: true };
 }
 
@@ -59,7 +61,11 @@ export function createMailSender(config: Pick<Config, 'smtpUrl' | 'mailRatePerSe
       async send(message) {
         try {
           const info = await transport.sendMail(message);
-          if (info.rejected.length > 0) return { kind: 'bounced', error: `The mail server refused the address: ${String(info.response).slice(0, 900)}` };
+          if (info.rejected.length > 0)
+            return {
+              kind: 'bounced',
+              error: `The mail server refused the address: ${String(info.response).slice(0, 900)}`,
+            };
           return { kind: 'sent', response: String(info.response) };
         } catch (error) {
           return outcomeOf(error);
@@ -78,10 +84,17 @@ export function createMailSender(config: Pick<Config, 'smtpUrl' | 'mailRatePerSe
         await ready;
         const info = await stream.sendMail(message);
         const id = String(info.messageId).replace(/[^A-Za-z0-9._-]/g, '');
-        await writeFile(path.join(config.mailOutboxDir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`), info.message as Buffer);
+        await writeFile(
+          path.join(config.mailOutboxDir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${id}.eml`),
+          info.message as Buffer,
+        );
         return { kind: 'sent', response: 'written to the outbox' };
       } catch (error) {
-        return { kind: 'deferred', error: `Could not write to the outbox: ${(error as Error).message}`, connection: true };
+        return {
+          kind: 'deferred',
+          error: `Could not write to the outbox: ${(error as Error).message}`,
+          connection: true,
+        };
       }
     },
     close: () => stream.close(),

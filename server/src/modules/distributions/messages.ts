@@ -34,7 +34,9 @@ export function messageIdOf(distributionId: string, externalId: string, reminder
 
 export function buildMessage(input: MessageInput): Mail.Options {
   const greeting = input.firstName ? `Hello ${input.firstName},` : 'Hello,';
-  const lead = input.reminder ? `A reminder: we would still love to hear from you in "${input.surveyTitle}".` : (input.message ?? `You are invited to answer "${input.surveyTitle}".`);
+  const lead = input.reminder
+    ? `A reminder: we would still love to hear from you in "${input.surveyTitle}".`
+    : (input.message ?? `You are invited to answer "${input.surveyTitle}".`);
   const until = input.expiresAt.toISOString().slice(0, 10);
   const text = [
     greeting,

@@ -74,19 +74,40 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
       const low = q.type === 'nps' ? 'Not at all likely' : q.minLabel;
       const high = q.type === 'nps' ? 'Extremely likely' : q.maxLabel;
       const options = [];
-      for (let v = min; v <= max; v++) options.push(`<label for="${name}-${v}">${radio(String(v), String(v))}<span>${v}</span></label>`);
-      const ends = low || high ? `<div class="ends" aria-hidden="true"><span>${e(low ?? '')}</span><span>${e(high ?? '')}</span></div>` : '';
-      const scaleHint = low || high ? `<p class="hint">${min} = ${e(low ?? String(min))}, ${max} = ${e(high ?? String(max))}</p>` : '';
+      for (let v = min; v <= max; v++)
+        options.push(`<label for="${name}-${v}">${radio(String(v), String(v))}<span>${v}</span></label>`);
+      const ends =
+        low || high
+          ? `<div class="ends" aria-hidden="true"><span>${e(low ?? '')}</span><span>${e(high ?? '')}</span></div>`
+          : '';
+      const scaleHint =
+        low || high ? `<p class="hint">${min} = ${e(low ?? String(min))}, ${max} = ${e(high ?? String(max))}</p>` : '';
       return `${scaleHint}<div class="scale">${options.join('')}</div>${ends}`;
     }
     case 'single_choice':
-      return q.choices.map((c) => `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`).join('');
-    case 'multiple_choice': {
-      const bounds = [q.minSelections !== null ? `at least ${q.minSelections}` : '', q.maxSelections !== null ? `at most ${q.maxSelections}` : ''].filter(Boolean).join(', ');
-      const hint = bounds ? `<p class="hint">Choose ${bounds}.</p>` : '';
-      return hint + q.choices
-        .map((c) => `<div class="option"><input type="checkbox" name="${name}" id="${name}-${e(c.id)}" value="${e(c.id)}"${has(values, q.id, c.id) ? ' checked' : ''}${describedBy}><label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`)
+      return q.choices
+        .map(
+          (c) =>
+            `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
+        )
         .join('');
+    case 'multiple_choice': {
+      const bounds = [
+        q.minSelections !== null ? `at least ${q.minSelections}` : '',
+        q.maxSelections !== null ? `at most ${q.maxSelections}` : '',
+      ]
+        .filter(Boolean)
+        .join(', ');
+      const hint = bounds ? `<p class="hint">Choose ${bounds}.</p>` : '';
+      return (
+        hint +
+        q.choices
+          .map(
+            (c) =>
+              `<div class="option"><input type="checkbox" name="${name}" id="${name}-${e(c.id)}" value="${e(c.id)}"${has(values, q.id, c.id) ? ' checked' : ''}${describedBy}><label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
+          )
+          .join('')
+      );
     }
     case 'text': {
       const v = values[q.id];
@@ -111,14 +132,23 @@ export function surveyPage(page: SurveyPage): string {
   if (page.notice) parts.push(`<p class="notice">${e(page.notice)}</p>`);
   if (page.errors.size > 0) {
     // In the order of the questions, each linking to its question.
-    const ordered = page.questions.filter((q) => page.errors.has(q.id)).map((q) => [q.id, page.errors.get(q.id)!] as const);
-    const items = ordered.map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`).join('');
-    parts.push(`<div class="summary" role="alert" tabindex="-1" id="errors"><h2>There ${page.errors.size === 1 ? 'is 1 problem' : `are ${page.errors.size} problems`} with your answers</h2><ul>${items}</ul></div>`);
+    const ordered = page.questions
+      .filter((q) => page.errors.has(q.id))
+      .map((q) => [q.id, page.errors.get(q.id)!] as const);
+    const items = ordered
+      .map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`)
+      .join('');
+    parts.push(
+      `<div class="summary" role="alert" tabindex="-1" id="errors"><h2>There ${page.errors.size === 1 ? 'is 1 problem' : `are ${page.errors.size} problems`} with your answers</h2><ul>${items}</ul></div>`,
+    );
   }
   parts.push(`<form method="post" action="${e(page.action)}" novalidate>`);
   page.questions.forEach((q, i) => {
     const errors = page.errors.get(q.id) ?? [];
-    const ids = [q.description ? `${q.id}-hint` : '', errors.length > 0 ? `${q.id}-error` : ''].filter(Boolean).map(e).join(' ');
+    const ids = [q.description ? `${q.id}-hint` : '', errors.length > 0 ? `${q.id}-error` : '']
+      .filter(Boolean)
+      .map(e)
+      .join(' ');
     const describedBy = ids ? ` aria-describedby="${ids}"` : '';
     const invalid = errors.length > 0 ? ' aria-invalid="true"' : '';
     parts.push(

@@ -14,7 +14,27 @@ const scoped = (tenant: Tenant) => ({ organization_id: tenant.organizationId, en
 export async function insertDistribution(
   db: DbOrTx,
   tenant: Tenant,
-  row: Omit<DistributionsTable, 'organization_id' | 'environment' | 'created_at' | 'sent_count' | 'failed_count' | 'unsubscribed_count' | 'reminder_status' | 'attempts' | 'targeting' | 'schedule' | 'expires_at' | 'matched_count' | 'embed_token_hash' | 'embed_origins' | 'started_at' | 'completed_at' | 'reminder_sent_at' | 'failure_reason'> & {
+  row: Omit<
+    DistributionsTable,
+    | 'organization_id'
+    | 'environment'
+    | 'created_at'
+    | 'sent_count'
+    | 'failed_count'
+    | 'unsubscribed_count'
+    | 'reminder_status'
+    | 'attempts'
+    | 'targeting'
+    | 'schedule'
+    | 'expires_at'
+    | 'matched_count'
+    | 'embed_token_hash'
+    | 'embed_origins'
+    | 'started_at'
+    | 'completed_at'
+    | 'reminder_sent_at'
+    | 'failure_reason'
+  > & {
     targeting: unknown;
     schedule: Date;
     embed_origins: string[];
@@ -27,7 +47,12 @@ export async function insertDistribution(
     .executeTakeFirstOrThrow();
 }
 
-export function findDistribution(db: DbOrTx, tenant: Tenant, id: string, options: { forUpdate?: boolean } = {}): Promise<DistributionRow | undefined> {
+export function findDistribution(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<DistributionRow | undefined> {
   let query = db
     .selectFrom('distributions')
     .selectAll()
@@ -38,20 +63,36 @@ export function findDistribution(db: DbOrTx, tenant: Tenant, id: string, options
   return query.executeTakeFirst();
 }
 
-export async function listDistributions(db: DbOrTx, tenant: Tenant, surveyId: string, page: { limit: number; offset: number }) {
+export async function listDistributions(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  page: { limit: number; offset: number },
+) {
   const query = db
     .selectFrom('distributions')
     .where('organization_id', '=', tenant.organizationId)
     .where('environment', '=', tenant.environment)
     .where('survey_id', '=', surveyId);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    query
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };
 }
 
-export function updateDistribution(db: DbOrTx, tenant: Tenant, id: string, changes: Omit<Updateable<DistributionsTable>, 'organization_id' | 'environment' | 'id' | 'targeting'>) {
+export function updateDistribution(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  changes: Omit<Updateable<DistributionsTable>, 'organization_id' | 'environment' | 'id' | 'targeting'>,
+) {
   return db
     .updateTable('distributions')
     .set(changes)
@@ -133,7 +174,10 @@ export async function snapshotRecipients(
   key: LinkKey,
   sentAt: Date,
 ): Promise<number> {
-  const initial = distribution.method === 'email' ? sql`case when ${unsubscribedSql(tenant, sql.ref('respondents.email'))} then 'unsubscribed' else 'pending' end` : sql`'sent'`;
+  const initial =
+    distribution.method === 'email'
+      ? sql`case when ${unsubscribedSql(tenant, sql.ref('respondents.email'))} then 'unsubscribed' else 'pending' end`
+      : sql`'sent'`;
   const result = await sql<{ n: number }>`
     with inserted as (
       insert into distribution_recipients (organization_id, environment, distribution_id, survey_id, external_id, email,
@@ -180,7 +224,13 @@ export interface SendTarget {
   attempts: number;
 }
 
-export function pendingRecipients(db: DbOrTx, tenant: Tenant, distributionId: string, after: string, limit: number): Promise<SendTarget[]> {
+export function pendingRecipients(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  after: string,
+  limit: number,
+): Promise<SendTarget[]> {
   return db
     .selectFrom('distribution_recipients')
     .select(['external_id', 'email', 'first_name', 'attempts'])
@@ -195,7 +245,13 @@ export function pendingRecipients(db: DbOrTx, tenant: Tenant, distributionId: st
 }
 
 /** Recipients due a reminder: sent to, not answered (through the link or the API), not unsubscribed since. */
-export function reminderRecipients(db: DbOrTx, tenant: Tenant, distribution: Pick<DistributionRow, 'id' | 'survey_id'>, after: string, limit: number): Promise<SendTarget[]> {
+export function reminderRecipients(
+  db: DbOrTx,
+  tenant: Tenant,
+  distribution: Pick<DistributionRow, 'id' | 'survey_id'>,
+  after: string,
+  limit: number,
+): Promise<SendTarget[]> {
   return db
     .selectFrom('distribution_recipients as r')
     .select(['r.external_id', 'r.email', 'r.first_name', 'r.attempts'])
@@ -206,7 +262,14 @@ export function reminderRecipients(db: DbOrTx, tenant: Tenant, distribution: Pic
     .where('r.reminder_sent_at', 'is', null)
     .where('r.external_id', '>', after)
     .where(({ not, exists, selectFrom }) =>
-      not(exists(selectFrom('responses as s').select(sql`1`.as('one')).where('s.survey_id', '=', distribution.survey_id).whereRef('s.respondent_external_id', '=', 'r.external_id'))),
+      not(
+        exists(
+          selectFrom('responses as s')
+            .select(sql`1`.as('one'))
+            .where('s.survey_id', '=', distribution.survey_id)
+            .whereRef('s.respondent_external_id', '=', 'r.external_id'),
+        ),
+      ),
     )
     .where(sql<boolean>`not ${unsubscribedSql(tenant, sql.ref('r.email'))}`)
     .orderBy('r.external_id')
@@ -231,7 +294,12 @@ export interface Outcome {
 }
 
 /** Records the outcomes of several messages in one statement (only recipients still `pending` change). */
-export async function recordOutcomes(db: DbOrTx, tenant: Tenant, distributionId: string, outcomes: readonly Outcome[]): Promise<void> {
+export async function recordOutcomes(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  outcomes: readonly Outcome[],
+): Promise<void> {
   if (outcomes.length === 0) return;
   await sql`update distribution_recipients r set status = v.status,
       sent_at = case when v.status = 'sent' then now() else r.sent_at end,
@@ -242,12 +310,25 @@ export async function recordOutcomes(db: DbOrTx, tenant: Tenant, distributionId:
       and r.distribution_id = ${distributionId} and r.external_id = v.external_id and r.status = 'pending'`.execute(db);
 }
 
-export async function recordReminder(db: DbOrTx, tenant: Tenant, distributionId: string, externalId: string): Promise<void> {
-  await recipient(db, tenant, distributionId, externalId).set({ reminder_sent_at: new Date() }).where('reminder_sent_at', 'is', null).execute();
+export async function recordReminder(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  externalId: string,
+): Promise<void> {
+  await recipient(db, tenant, distributionId, externalId)
+    .set({ reminder_sent_at: new Date() })
+    .where('reminder_sent_at', 'is', null)
+    .execute();
 }
 
 /** The answer page's lookup: the recipient a token hash belongs to, with its distribution. */
-export function findRecipientByToken(db: DbOrTx, tenant: Tenant, tokenHash: Buffer, options: { forUpdate?: boolean } = {}) {
+export function findRecipientByToken(
+  db: DbOrTx,
+  tenant: Tenant,
+  tokenHash: Buffer,
+  options: { forUpdate?: boolean } = {},
+) {
   let query = db
     .selectFrom('distribution_recipients')
     .select(recipientColumns)
@@ -282,8 +363,12 @@ export async function isUnsubscribed(db: DbOrTx, tenant: Tenant, email: string):
 export async function unsubscribe(db: DbOrTx, tenant: Tenant, email: string, distributionId: string): Promise<void> {
   await db
     .insertInto('unsubscribes')
-    .values({ ...scoped(tenant), email_lower: email.toLowerCase(), distribution_id: distributionId, created_at: new Date() })
+    .values({
+      ...scoped(tenant),
+      email_lower: email.toLowerCase(),
+      distribution_id: distributionId,
+      created_at: new Date(),
+    })
     .onConflict((oc) => oc.columns(['organization_id', 'environment', 'email_lower']).doNothing())
     .execute();
 }
-

@@ -27,7 +27,14 @@ import { createMailSender, SMTP_CONNECTIONS, type MailSender } from './mailer.js
 import { buildMessage } from './messages.js';
 import * as repo from './repository.js';
 import type { DistributionRow, SendTarget } from './repository.js';
-import { answerUrl, baseUrlOf, DISTRIBUTION_QUEUE, toDistribution, unsubscribeUrl, type DistributionJobData } from './service.js';
+import {
+  answerUrl,
+  baseUrlOf,
+  DISTRIBUTION_QUEUE,
+  toDistribution,
+  unsubscribeUrl,
+  type DistributionJobData,
+} from './service.js';
 import { embedTokenHash, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
 
 /** Seconds between checks of a running distribution (dead-man's switch). */
@@ -83,18 +90,31 @@ class OutcomeWriter {
 
 type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
 
-const lockKey = (kind: DistributionJobData['kind'], id: string) => sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
-const tenantOf = (data: DistributionJobData): Tenant => ({ organizationId: data.organizationId, environment: data.environment });
+const lockKey = (kind: DistributionJobData['kind'], id: string) =>
+  sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
+const tenantOf = (data: DistributionJobData): Tenant => ({
+  organizationId: data.organizationId,
+  environment: data.environment,
+});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function enqueueCheck(services: RunServices, data: DistributionJobData, seconds = WATCHDOG_SECONDS): Promise<void> {
+export async function enqueueCheck(
+  services: RunServices,
+  data: DistributionJobData,
+  seconds = WATCHDOG_SECONDS,
+): Promise<void> {
   await services.boss.send(DISTRIBUTION_QUEUE, data, { startAfter: seconds });
 }
 
 /** Runs, resumes or checks one distribution job. `busy`: a live worker owns it (checked again later). */
-export async function runDistributionJob(services: RunServices, data: DistributionJobData): Promise<'busy' | 'finished'> {
+export async function runDistributionJob(
+  services: RunServices,
+  data: DistributionJobData,
+): Promise<'busy' | 'finished'> {
   return services.db.connection().execute(async (conn) => {
-    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.kind, data.distributionId)}) as ok`.execute(conn);
+    const locked = await sql<{
+      ok: boolean;
+    }>`select pg_try_advisory_lock(${lockKey(data.kind, data.distributionId)}) as ok`.execute(conn);
     if (!locked.rows[0]?.ok) return 'busy';
     try {
       // Outcomes are written on this connection: a worker crash cannot lose a commit, a database crash could
@@ -103,7 +123,9 @@ export async function runDistributionJob(services: RunServices, data: Distributi
       return data.kind === 'send' ? await runSend(conn, services, data) : await runReminder(conn, services, data);
     } finally {
       await sql`reset synchronous_commit`.execute(conn).catch(() => undefined);
-      await sql`select pg_advisory_unlock(${lockKey(data.kind, data.distributionId)})`.execute(conn).catch(() => undefined);
+      await sql`select pg_advisory_unlock(${lockKey(data.kind, data.distributionId)})`
+        .execute(conn)
+        .catch(() => undefined);
     }
   });
 }
@@ -138,7 +160,12 @@ async function runSend(conn: Db, services: RunServices, data: DistributionJobDat
 }
 
 /** The send time: hold, cancel, or match and snapshot the audience (one transaction). */
-async function start(conn: Db, services: RunServices, tenant: Tenant, row: DistributionRow): Promise<DistributionRow | undefined> {
+async function start(
+  conn: Db,
+  services: RunServices,
+  tenant: Tenant,
+  row: DistributionRow,
+): Promise<DistributionRow | undefined> {
   const key = await linkKeyOf(services.db, services.config.linkSecret);
   return conn.transaction().execute(async (tx) => {
     const current = await repo.findDistribution(tx, tenant, row.id, { forUpdate: true });
@@ -147,17 +174,29 @@ async function start(conn: Db, services: RunServices, tenant: Tenant, row: Distr
     const survey = await surveys.findSurvey(tx, tenant, current.survey_id, { forUpdate: true });
     if (!survey) return undefined;
     if (survey.status === 'closed') {
-      await repo.updateDistribution(tx, tenant, current.id, { status: 'cancelled', completed_at: new Date(), failure_reason: 'The survey was closed before the send.' });
+      await repo.updateDistribution(tx, tenant, current.id, {
+        status: 'cancelled',
+        completed_at: new Date(),
+        failure_reason: 'The survey was closed before the send.',
+      });
       return undefined;
     }
     if (survey.status !== 'active') {
       if (current.status !== 'held') await repo.updateDistribution(tx, tenant, current.id, { status: 'held' });
-      const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId: current.id, kind: 'send' };
-      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: services.config.distributionHoldRecheckSeconds });
+      const data: DistributionJobData = {
+        organizationId: tenant.organizationId,
+        environment: tenant.environment,
+        distributionId: current.id,
+        kind: 'send',
+      };
+      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, {
+        startAfter: services.config.distributionHoldRecheckSeconds,
+      });
       return undefined;
     }
     const checked = checkTargeting(current.targeting, '/targeting');
-    if (!checked.ok) throw new Error(`stored targeting of ${current.id} no longer checks: ${JSON.stringify(checked.problems)}`);
+    if (!checked.ok)
+      throw new Error(`stored targeting of ${current.id} no longer checks: ${JSON.stringify(checked.problems)}`);
     const now = new Date();
     const matched = await repo.snapshotRecipients(tx, tenant, current, checked.targeting, key, now);
     return repo.updateDistribution(tx, tenant, current.id, {
@@ -170,7 +209,11 @@ async function start(conn: Db, services: RunServices, tenant: Tenant, row: Distr
   });
 }
 
-async function forEachConcurrently<T>(items: readonly T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
+async function forEachConcurrently<T>(
+  items: readonly T[],
+  limit: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) await work(items[next++]!);
@@ -195,7 +238,14 @@ async function mailContext(services: RunServices, tenant: Tenant, distribution: 
   };
 }
 
-function messageFor(services: RunServices, context: MailContext, tenant: Tenant, distribution: DistributionRow, target: SendTarget, reminder: boolean) {
+function messageFor(
+  services: RunServices,
+  context: MailContext,
+  tenant: Tenant,
+  distribution: DistributionRow,
+  target: SendTarget,
+  reminder: boolean,
+) {
   const token = personalToken(context.key, tenant, distribution.id, target.external_id);
   return buildMessage({
     from: services.config.mailFrom,
@@ -247,14 +297,22 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
           } else {
             deferred++;
             const attempts = target.attempts + 1;
-            await outcomes.record({ externalId: target.external_id, status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending', error: outcome.error, attempts });
+            await outcomes.record({
+              externalId: target.external_id,
+              status: attempts >= MAX_RECIPIENT_ATTEMPTS ? 'failed' : 'pending',
+              error: outcome.error,
+              attempts,
+            });
           }
         });
       }
       if (unreachable === 0 && deferred === 0) return;
       if (unreachable > 0 && sent === 0) {
         const delay = OUTAGE_DELAYS_MS[outages++];
-        if (delay === undefined) throw new MailServerUnreachable(`The mail server could not be reached; ${unreachable} recipients were not sent to.`);
+        if (delay === undefined)
+          throw new MailServerUnreachable(
+            `The mail server could not be reached; ${unreachable} recipients were not sent to.`,
+          );
         log.warn({ unreachable, retryInMs: delay }, 'mail server unreachable; retrying');
         await sleep(delay);
         continue;
@@ -283,10 +341,18 @@ async function finish(conn: Db, services: RunServices, tenant: Tenant, distribut
       reminder_status: current.reminder_enabled ? 'scheduled' : 'none',
     });
     // The embed token is a credential: events and their deliveries carry the distribution without it.
-    await recordEvent(tx, tenant, 'distribution.sent', { ...toDistribution(completed, services.config, key), embedCode: null });
+    await recordEvent(tx, tenant, 'distribution.sent', {
+      ...toDistribution(completed, services.config, key),
+      embedCode: null,
+    });
     if (current.reminder_enabled) {
       const at = new Date((current.started_at ?? new Date()).getTime() + current.reminder_after_days * 86_400_000);
-      const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId, kind: 'remind' };
+      const data: DistributionJobData = {
+        organizationId: tenant.organizationId,
+        environment: tenant.environment,
+        distributionId,
+        kind: 'remind',
+      };
       await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: at });
     }
   });
@@ -308,7 +374,8 @@ async function fail(conn: Db, tenant: Tenant, distribution: DistributionRow, rea
 async function runReminder(conn: Db, services: RunServices, data: DistributionJobData): Promise<'finished'> {
   const tenant = tenantOf(data);
   const distribution = await repo.findDistribution(conn, tenant, data.distributionId);
-  if (!distribution || (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending')) return 'finished';
+  if (!distribution || (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending'))
+    return 'finished';
   const survey = await surveys.findSurvey(conn, tenant, distribution.survey_id);
   if (!survey || survey.status === 'closed') {
     await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'cancelled' });
@@ -337,6 +404,9 @@ async function runReminder(conn: Db, services: RunServices, data: DistributionJo
   } finally {
     context.sender.close();
   }
-  await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sent', reminder_sent_at: new Date() });
+  await repo.updateDistribution(conn, tenant, distribution.id, {
+    reminder_status: 'sent',
+    reminder_sent_at: new Date(),
+  });
   return 'finished';
 }

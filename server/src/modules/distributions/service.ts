@@ -38,11 +38,15 @@ const DEFAULT_REMINDER_DAYS = 3;
 
 /** Where links point: PUBLIC_BASE_URL, or the address this service listens on. */
 export function baseUrlOf(config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>): string {
-  return (config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`).replace(/\/+$/, '');
+  return (
+    config.publicBaseUrl ?? `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${config.port}`
+  ).replace(/\/+$/, '');
 }
 
-export const answerUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) => `${baseUrlOf(config)}/s/${token}`;
-export const unsubscribeUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) => `${baseUrlOf(config)}/u/${token}`;
+export const answerUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) =>
+  `${baseUrlOf(config)}/s/${token}`;
+export const unsubscribeUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) =>
+  `${baseUrlOf(config)}/u/${token}`;
 
 export function embedCodeOf(config: Config, key: LinkKey, tenant: Tenant, row: DistributionRow): string | null {
   if (row.method !== 'embed' || row.embed_token_hash === null) return null;
@@ -52,7 +56,8 @@ export function embedCodeOf(config: Config, key: LinkKey, tenant: Tenant, row: D
 
 /** Counts: the stored totals once sending has ended, live from the recipients while it runs. */
 export function countsOf(row: DistributionRow, live?: StatusCounts) {
-  if (!live) return { sentCount: row.sent_count, failedCount: row.failed_count, unsubscribedCount: row.unsubscribed_count };
+  if (!live)
+    return { sentCount: row.sent_count, failedCount: row.failed_count, unsubscribedCount: row.unsubscribed_count };
   return {
     sentCount: (live.sent ?? 0) + (live.responded ?? 0),
     failedCount: (live.failed ?? 0) + (live.bounced ?? 0),
@@ -83,7 +88,12 @@ export function toDistribution(row: DistributionRow, config: Config, key: LinkKe
   };
 }
 
-export function toRecipient(row: RecipientRow, distribution: DistributionRow, config: Config, key: LinkKey): DistributionRecipient {
+export function toRecipient(
+  row: RecipientRow,
+  distribution: DistributionRow,
+  config: Config,
+  key: LinkKey,
+): DistributionRecipient {
   const tenant = { organizationId: row.organization_id, environment: row.environment };
   return {
     respondentExternalId: row.external_id,
@@ -101,7 +111,10 @@ export function toRecipient(row: RecipientRow, distribution: DistributionRow, co
     },
     link: answerUrl(config, personalToken(key, tenant, row.distribution_id, row.external_id)),
     status: row.status,
-    expiresAt: iso(distribution.expires_at ?? new Date(distribution.schedule.getTime() + distribution.link_expires_in_days * 86_400_000)),
+    expiresAt: iso(
+      distribution.expires_at ??
+        new Date(distribution.schedule.getTime() + distribution.link_expires_in_days * 86_400_000),
+    ),
     sentAt: iso(row.sent_at),
     respondedAt: iso(row.responded_at),
     reminderSentAt: iso(row.reminder_sent_at),
@@ -116,26 +129,48 @@ function checkedOrThrow(targeting: unknown): CheckedTargeting {
 }
 
 /** A distribution with live counts while it sends. */
-export async function presentDistribution(db: DbOrTx, config: Config, tenant: Tenant, row: DistributionRow): Promise<Distribution> {
+export async function presentDistribution(
+  db: DbOrTx,
+  config: Config,
+  tenant: Tenant,
+  row: DistributionRow,
+): Promise<Distribution> {
   const key = await linkKeyOf(db, config.linkSecret);
   const live = row.status === 'sending' ? await repo.recipientCounts(db, tenant, row.id) : undefined;
   return toDistribution(row, config, key, live);
 }
 
-export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 'config'>, tenant: Tenant, surveyId: string, body: DistributionRequest): Promise<Distribution> {
+export async function distributeSurvey(
+  services: Pick<Services, 'db' | 'boss' | 'config'>,
+  tenant: Tenant,
+  surveyId: string,
+  body: DistributionRequest,
+): Promise<Distribution> {
   const targeting = checkedOrThrow(body.targeting);
   const settings = body.distribution;
   const problems: ErrorDetail[] = [];
   const now = new Date();
   const requested = settings.schedule === undefined ? undefined : new Date(settings.schedule);
   if (requested && requested.getTime() - now.getTime() > MAX_SCHEDULE_AHEAD_MS) {
-    problems.push({ path: '/body/distribution/schedule', code: 'maximum', message: 'schedule may be at most one year ahead' });
+    problems.push({
+      path: '/body/distribution/schedule',
+      code: 'maximum',
+      message: 'schedule may be at most one year ahead',
+    });
   }
   if (settings.reminder?.enabled && settings.method !== 'email') {
-    problems.push({ path: '/body/distribution/reminder/enabled', code: 'invalid_value', message: `reminders are e-mailed: method ${settings.method} sends no e-mail, so it cannot have a reminder` });
+    problems.push({
+      path: '/body/distribution/reminder/enabled',
+      code: 'invalid_value',
+      message: `reminders are e-mailed: method ${settings.method} sends no e-mail, so it cannot have a reminder`,
+    });
   }
   if (settings.embedOrigins !== undefined && settings.method !== 'embed') {
-    problems.push({ path: '/body/distribution/embedOrigins', code: 'invalid_value', message: `only an embed can be framed: method ${settings.method} takes no embedOrigins` });
+    problems.push({
+      path: '/body/distribution/embedOrigins',
+      code: 'invalid_value',
+      message: `only an embed can be framed: method ${settings.method} takes no embedOrigins`,
+    });
   }
   if (problems.length > 0) throw validationFailed(problems);
   const future = requested !== undefined && requested > now;
@@ -145,9 +180,12 @@ export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 
     // Shares the survey's row lock with launch/pause/close, so the state checked here is the state at commit.
     const survey = await surveys.findSurvey(tx, tenant, surveyId, { forUpdate: true });
     if (!survey) throw notFound('survey', surveyId);
-    if (survey.status === 'closed') throw invalidState(`Survey ${surveyId} is closed; a closed survey cannot be distributed.`);
+    if (survey.status === 'closed')
+      throw invalidState(`Survey ${surveyId} is closed; a closed survey cannot be distributed.`);
     if (survey.status !== 'active' && !future) {
-      throw invalidState(`Survey ${surveyId} is ${survey.status}; distribute an active survey, or give a future distribution.schedule and launch the survey by then.`);
+      throw invalidState(
+        `Survey ${surveyId} is ${survey.status}; distribute an active survey, or give a future distribution.schedule and launch the survey by then.`,
+      );
     }
     const inserted = await repo.insertDistribution(tx, tenant, {
       id: newId('dst'),
@@ -163,14 +201,24 @@ export async function distributeSurvey(services: Pick<Services, 'db' | 'boss' | 
       link_expires_in_days: settings.linkExpiresInDays ?? DEFAULT_LINK_DAYS,
       embed_origins: settings.embedOrigins ?? [],
     });
-    const data: DistributionJobData = { organizationId: tenant.organizationId, environment: tenant.environment, distributionId: inserted.id, kind: 'send' };
+    const data: DistributionJobData = {
+      organizationId: tenant.organizationId,
+      environment: tenant.environment,
+      distributionId: inserted.id,
+      kind: 'send',
+    };
     await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});
     return inserted;
   });
   return presentDistribution(services.db, services.config, tenant, row);
 }
 
-export async function previewDistribution(db: Db, tenant: Tenant, surveyId: string, targetingInput: unknown): Promise<AudiencePreview> {
+export async function previewDistribution(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  targetingInput: unknown,
+): Promise<AudiencePreview> {
   const targeting = checkedOrThrow(targetingInput);
   if (!(await surveys.findSurvey(db, tenant, surveyId))) throw notFound('survey', surveyId);
   const matching = db
@@ -180,7 +228,11 @@ export async function previewDistribution(db: Db, tenant: Tenant, surveyId: stri
     .where(compileChecked(targeting, respondentsTarget));
   const [count, sample] = await Promise.all([
     matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    matching.select(['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title']).orderBy('external_id').limit(10).execute(),
+    matching
+      .select(['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title'])
+      .orderBy('external_id')
+      .limit(10)
+      .execute(),
   ]);
   return {
     matchedCount: count.count,
@@ -196,7 +248,12 @@ export async function previewDistribution(db: Db, tenant: Tenant, surveyId: stri
   };
 }
 
-export async function findDistributionOrThrow(db: DbOrTx, tenant: Tenant, surveyId: string, distributionId: string): Promise<DistributionRow> {
+export async function findDistributionOrThrow(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  distributionId: string,
+): Promise<DistributionRow> {
   const row = await repo.findDistribution(db, tenant, distributionId);
   // Another survey's distribution is answered like an unknown one.
   if (!row || row.survey_id !== surveyId) throw notFound('distribution', distributionId);

@@ -30,7 +30,11 @@ export function linkKeyOf(db: DbOrTx, configured: string | undefined): Promise<L
   let key = keys.get(db);
   if (!key) {
     key = (async () => {
-      await db.insertInto('link_secrets').values({ id: 1, secret: randomBytes(32) }).onConflict((oc) => oc.column('id').doNothing()).execute();
+      await db
+        .insertInto('link_secrets')
+        .values({ id: 1, secret: randomBytes(32) })
+        .onConflict((oc) => oc.column('id').doNothing())
+        .execute();
       const row = await db.selectFrom('link_secrets').select('secret').where('id', '=', 1).executeTakeFirstOrThrow();
       return linkKeyFrom(row.secret);
     })();
@@ -89,7 +93,11 @@ export function parseToken(token: string): ParsedToken | undefined {
  * SQL for SHA-256(HMAC-SHA256(key, `<distributionId>:<external_id column>`)), the stored token hash. HMAC
  * written out (RFC 2104) with PostgreSQL's sha256(): the padded keys are bind parameters.
  */
-export function tokenHashSql(key: LinkKey, distributionId: string, externalIdColumn: Expression<unknown>): RawBuilder<Buffer> {
+export function tokenHashSql(
+  key: LinkKey,
+  distributionId: string,
+  externalIdColumn: Expression<unknown>,
+): RawBuilder<Buffer> {
   const block = Buffer.alloc(64);
   key.key.copy(block);
   const inner = Buffer.from(block.map((b) => b ^ 0x36));

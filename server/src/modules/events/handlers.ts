@@ -16,6 +16,8 @@ export const listEvents: Handler<'listEvents'> = async ({ query, auth, services 
     limit: page.pageSize,
     offset: page.offset,
   });
-  const data = rows.map((row) => ({ id: row.id, type: row.type, createdAt: row.created_at.toISOString(), data: row.data }) as Event);
+  const data = rows.map(
+    (row) => ({ id: row.id, type: row.type, createdAt: row.created_at.toISOString(), data: row.data }) as Event,
+  );
   return { status: 200, data, pagination: paginationOf(page, total) };
 };

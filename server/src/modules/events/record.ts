@@ -60,7 +60,12 @@ export interface NewEvent<T extends EventType = EventType> {
  * version, and a deleted one drops out), and a deletion that comes later waits for this transaction, whose
  * deliveries its cascade then removes. Disabling or editing a webhook takes no conflicting lock.
  */
-export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<T>, onlyIf?: string, data?: RawBuilder<unknown>) {
+export function eventSteps<T extends EventType>(
+  tenant: Tenant,
+  event: NewEvent<T>,
+  onlyIf?: string,
+  data?: RawBuilder<unknown>,
+) {
   const gate = onlyIf ? sql` where exists (select 1 from ${sql.table(onlyIf)})` : sql``;
   // `webhook.test` goes only to the webhook being tested (webhooks/service.ts), never to subscribers.
   return sql`event_row as (
@@ -84,7 +89,12 @@ export function eventSteps<T extends EventType>(tenant: Tenant, event: NewEvent<
  * Stores one event in `tx`, the transaction of the change it describes, queues its deliveries (one statement,
  * one round trip) and returns it.
  */
-export async function recordEvent<T extends EventType>(tx: DbOrTx, tenant: Tenant, type: T, data: EventData[T]): Promise<RecordedEvent<T>> {
+export async function recordEvent<T extends EventType>(
+  tx: DbOrTx,
+  tenant: Tenant,
+  type: T,
+  data: EventData[T],
+): Promise<RecordedEvent<T>> {
   const id = newId('evt');
   const { rows } = await sql<{ created_at: Date; woken: string }>`
     with ${eventSteps(tenant, { id, type, data })}

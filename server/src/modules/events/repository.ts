@@ -21,7 +21,13 @@ export async function listEvents(db: DbOrTx, tenant: Tenant, filter: EventFilter
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
   if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
   const [rows, count] = await Promise.all([
-    query.select(['id', 'type', 'data', 'created_at']).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    query
+      .select(['id', 'type', 'data', 'created_at'])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute(),
     query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };

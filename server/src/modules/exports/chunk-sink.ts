@@ -1,7 +1,8 @@
 /**
  * The file's destination: a Writable that cuts the bytes into chunks of CHUNK_SIZE and inserts each one into
  * `export_chunks` (tagged with the job's attempt). One insert runs while the next chunk fills (double buffering);
- * a second full chunk waits for it, so backpressure reaches the writers and memory stays at about two chunks. Chunks commit one by one; they become the file only when the export is
+ * a second full chunk waits for it, so backpressure reaches the writers and memory stays at about two chunks. Chunks
+ * commit one by one; they become the file only when the export is
  * marked completed with this attempt (see runner.ts).
  */
 import { Writable } from 'node:stream';

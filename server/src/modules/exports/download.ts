@@ -7,7 +7,8 @@ import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
 import { listChunks, readChunkSlice } from './repository.js';
 
-export type RangeAnswer = { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
+export type RangeAnswer =
+  { kind: 'full' } | { kind: 'partial'; start: number; end: number } | { kind: 'unsatisfiable' };
 
 /**
  * One `bytes=` range over a file of `size` bytes (`end` inclusive). Anything this does not understand — another
@@ -34,7 +35,14 @@ export function parseRange(header: string | undefined, size: number): RangeAnswe
 }
 
 /** Bytes [start, end] (inclusive) of the file formed by `attempt`'s chunks. */
-export function fileStream(db: Db, tenant: Tenant, exportId: string, attempt: number, start: number, end: number): Readable {
+export function fileStream(
+  db: Db,
+  tenant: Tenant,
+  exportId: string,
+  attempt: number,
+  start: number,
+  end: number,
+): Readable {
   async function* bytes() {
     if (end < start) return;
     for (const chunk of await listChunks(db, tenant, exportId, attempt)) {

@@ -87,7 +87,8 @@ export class AnswerMapper {
     private readonly choiceValues: ChoiceValues,
   ) {
     for (const q of questions) {
-      if (q.type === 'single_choice' || q.type === 'multiple_choice') this.labels.set(q.id, new Map(q.choices.map((c) => [c.id, c.label])));
+      if (q.type === 'single_choice' || q.type === 'multiple_choice')
+        this.labels.set(q.id, new Map(q.choices.map((c) => [c.id, c.label])));
     }
   }
 
@@ -111,7 +112,14 @@ export class AnswerMapper {
       const value = byQuestion.get(q.id);
       if (value !== undefined) answers.push({ questionId: q.id, value: this.value(q.id, value) });
     }
-    return { id: row.id, surveyId: row.surveyId, respondentExternalId: row.respondentExternalId, distributionId: row.distributionId, answers, submittedAt: row.submittedAt };
+    return {
+      id: row.id,
+      surveyId: row.surveyId,
+      respondentExternalId: row.respondentExternalId,
+      distributionId: row.distributionId,
+      answers,
+      submittedAt: row.submittedAt,
+    };
   }
 
   /** One cell per question for the tabular formats; null when unanswered. */
@@ -121,7 +129,8 @@ export class AnswerMapper {
       const raw = byQuestion.get(q.id);
       if (raw === undefined) return null;
       const value = this.value(q.id, raw);
-      if (Array.isArray(value)) return value.map((v) => v.replaceAll(MULTI_SEPARATOR, `\\${MULTI_SEPARATOR}`)).join(MULTI_SEPARATOR);
+      if (Array.isArray(value))
+        return value.map((v) => v.replaceAll(MULTI_SEPARATOR, `\\${MULTI_SEPARATOR}`)).join(MULTI_SEPARATOR);
       return value;
     });
   }
@@ -149,13 +158,21 @@ function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas }
   const header = async () => {
     if (started) return;
     started = true;
-    await write(sink, (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => text(q.id))]], csvOptions));
+    await write(
+      sink,
+      (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => text(q.id))]], csvOptions),
+    );
   };
   return {
     async writeRows(rows) {
       await header();
       if (rows.length === 0) return;
-      const records = rows.map((row) => [row.id, row.submittedAt, cell(row.respondentExternalId), ...mapper.cells(row).map(cell)]);
+      const records = rows.map((row) => [
+        row.id,
+        row.submittedAt,
+        cell(row.respondentExternalId),
+        ...mapper.cells(row).map(cell),
+      ]);
       await write(sink, stringify(records, csvOptions));
     },
     async finish() {
@@ -218,8 +235,11 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
       // waiting: its StreamBuf ignores backpressure, so rows would pile up in memory whenever deflating is slower
       // than producing them (measured: +30 MB per 150,000 rows). Wait, once per page, for that input to drain
       // (with a one-second fallback, in case a future exceljs consumes it differently).
-      const entryInput = (sheet as unknown as { stream?: { pipes?: Array<Writable & { _writableState?: { needDrain?: boolean } }> } }).stream?.pipes?.[0];
-      if (entryInput?._writableState?.needDrain) await Promise.race([once(entryInput, 'drain'), new Promise((resolve) => setTimeout(resolve, 1000))]);
+      const entryInput = (
+        sheet as unknown as { stream?: { pipes?: Array<Writable & { _writableState?: { needDrain?: boolean } }> } }
+      ).stream?.pipes?.[0];
+      if (entryInput?._writableState?.needDrain)
+        await Promise.race([once(entryInput, 'drain'), new Promise((resolve) => setTimeout(resolve, 1000))]);
       if (sink.writableNeedDrain) await once(sink, 'drain');
     },
     async finish() {
@@ -230,7 +250,12 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   };
 }
 
-export function createWriter(format: ExportFormat, sink: Writable, mapper: AnswerMapper, options: WriterOptions): FileWriter {
+export function createWriter(
+  format: ExportFormat,
+  sink: Writable,
+  mapper: AnswerMapper,
+  options: WriterOptions,
+): FileWriter {
   switch (format) {
     case 'csv':
       return csvWriter(sink, mapper, options);

@@ -21,17 +21,32 @@ export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, 
   const tenant = tenantOf(auth);
   const row = await findExportOrThrow(services.db, tenant, params.exportId);
   if (row.status !== 'completed' || row.file_attempt === null || row.size === null) {
-    throw invalidState(row.status === 'failed' ? `Export ${row.id} failed: it has no file.` : `Export ${row.id} is ${row.status}; download it once it is completed.`);
+    throw invalidState(
+      row.status === 'failed'
+        ? `Export ${row.id} failed: it has no file.`
+        : `Export ${row.id} is ${row.status}; download it once it is completed.`,
+    );
   }
   if (row.file_deleted_at || (row.expires_at && row.expires_at.getTime() <= Date.now())) {
-    throw new ApiError(410, 'export_expired', `The file of export ${row.id} expired at ${row.expires_at?.toISOString()}; start a new export.`);
+    throw new ApiError(
+      410,
+      'export_expired',
+      `The file of export ${row.id} expired at ${row.expires_at?.toISOString()}; start a new export.`,
+    );
   }
   const size = row.size;
   const etag = `"${row.id}-${row.file_attempt}"`;
   const ifRange = headers['if-range'];
-  const range = ifRange === undefined || ifRange === etag ? parseRange(headers.range, size) : ({ kind: 'full' } as const);
+  const range =
+    ifRange === undefined || ifRange === etag ? parseRange(headers.range, size) : ({ kind: 'full' } as const);
   if (range.kind === 'unsatisfiable') {
-    throw new ApiError(416, 'range_not_satisfiable', `The range ${headers.range} is outside the file (${size} bytes).`, undefined, { 'Content-Range': `bytes */${size}` });
+    throw new ApiError(
+      416,
+      'range_not_satisfiable',
+      `The range ${headers.range} is outside the file (${size} bytes).`,
+      undefined,
+      { 'Content-Range': `bytes */${size}` },
+    );
   }
   const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, size - 1];
   // Ids and the format are plain ASCII, so the quoted form needs no RFC 5987 encoding.
@@ -54,12 +69,17 @@ export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, 
 export const listExportDeletions: Handler<'listExportDeletions'> = async ({ params, query, auth, services }) => {
   const tenant = tenantOf(auth);
   const row = await findExportOrThrow(services.db, tenant, params.exportId);
-  if (!row.watermark) throw invalidState(`Export ${row.id} is ${row.status}; its window is fixed once it starts processing.`);
+  if (!row.watermark)
+    throw invalidState(`Export ${row.id} is ${row.status}; its window is fixed once it starts processing.`);
   const page = pageRequest(query);
   const { rows, total } = await listDeletions(services.db, tenant, scopeOf(row), page.pageSize, page.offset);
   return {
     status: 200,
-    data: rows.map((d) => ({ responseId: d.response_id, surveyId: d.survey_id, deletedAt: d.deleted_at.toISOString() })),
+    data: rows.map((d) => ({
+      responseId: d.response_id,
+      surveyId: d.survey_id,
+      deletedAt: d.deleted_at.toISOString(),
+    })),
     pagination: paginationOf(page, total),
   };
 };

@@ -146,7 +146,9 @@ function scopeCondition(tenant: Tenant, s: Scope, timeColumn: 'submitted_at' | '
 }
 
 export async function countScope(db: DbOrTx, tenant: Tenant, scope: Scope): Promise<number> {
-  const { rows } = await sql<{ count: string }>`select count(*) as count from responses where ${scopeCondition(tenant, scope, 'submitted_at')}`.execute(db);
+  const { rows } = await sql<{
+    count: string;
+  }>`select count(*) as count from responses where ${scopeCondition(tenant, scope, 'submitted_at')}`.execute(db);
   return Number(rows[0]!.count);
 }
 
@@ -184,12 +186,18 @@ export async function openCursor(tx: DbOrTx, tenant: Tenant, scope: Scope): Prom
 }
 
 export async function fetchPage(tx: DbOrTx, limit: number): Promise<PageRow[]> {
-  const { rows } = await sql<PageRow>`fetch forward ${sql.raw(String(Math.trunc(limit)))} from ${sql.raw(CURSOR)}`.execute(tx);
+  const { rows } =
+    await sql<PageRow>`fetch forward ${sql.raw(String(Math.trunc(limit)))} from ${sql.raw(CURSOR)}`.execute(tx);
   return rows;
 }
 
 /** Claims a new attempt; the watermark and row total are fixed by the first one. */
-export function beginAttempt(db: DbOrTx, tenant: Tenant, id: string, first: { watermark: Date; totalRows: number } | null) {
+export function beginAttempt(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  first: { watermark: Date; totalRows: number } | null,
+) {
   return db
     .updateTable('exports')
     .set((eb) => ({
@@ -208,7 +216,12 @@ export function beginAttempt(db: DbOrTx, tenant: Tenant, id: string, first: { wa
 }
 
 /** Chunks of attempts that never completed: invisible, and removed as soon as a new attempt starts. */
-export async function deleteChunksExcept(db: DbOrTx, tenant: Tenant, exportId: string, keepAttempt: number | null): Promise<void> {
+export async function deleteChunksExcept(
+  db: DbOrTx,
+  tenant: Tenant,
+  exportId: string,
+  keepAttempt: number | null,
+): Promise<void> {
   let query = db
     .deleteFrom('export_chunks')
     .where('organization_id', '=', tenant.organizationId)
@@ -222,17 +235,39 @@ export async function deleteChunksExcept(db: DbOrTx, tenant: Tenant, exportId: s
  * One chunk, committed without waiting for its WAL flush: the synchronous commit that completes the export flushes
  * the WAL up to itself, chunks included, and a chunk lost in a crash before that only loses its attempt.
  */
-export async function insertChunk(db: Db, tenant: Tenant, exportId: string, attempt: number, seq: number, byteOffset: number, data: Buffer): Promise<void> {
+export async function insertChunk(
+  db: Db,
+  tenant: Tenant,
+  exportId: string,
+  attempt: number,
+  seq: number,
+  byteOffset: number,
+  data: Buffer,
+): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await sql`set local synchronous_commit = off`.execute(tx);
     await tx
       .insertInto('export_chunks')
-      .values({ organization_id: tenant.organizationId, environment: tenant.environment, export_id: exportId, attempt, seq, byte_offset: byteOffset, data })
+      .values({
+        organization_id: tenant.organizationId,
+        environment: tenant.environment,
+        export_id: exportId,
+        attempt,
+        seq,
+        byte_offset: byteOffset,
+        data,
+      })
       .execute();
   });
 }
 
-export async function saveProgress(db: DbOrTx, tenant: Tenant, exportId: string, attempt: number, rowsWritten: number): Promise<void> {
+export async function saveProgress(
+  db: DbOrTx,
+  tenant: Tenant,
+  exportId: string,
+  attempt: number,
+  rowsWritten: number,
+): Promise<void> {
   await db
     .updateTable('exports')
     .set({ rows_written: rowsWritten })
@@ -245,7 +280,13 @@ export async function saveProgress(db: DbOrTx, tenant: Tenant, exportId: string,
 }
 
 /** Completes the export if `attempt` is still the current one; undefined otherwise (a newer attempt took over). */
-export function completeExport(db: DbOrTx, tenant: Tenant, exportId: string, attempt: number, result: { rowCount: number; size: number }) {
+export function completeExport(
+  db: DbOrTx,
+  tenant: Tenant,
+  exportId: string,
+  attempt: number,
+  result: { rowCount: number; size: number },
+) {
   return db
     .updateTable('exports')
     .set({
@@ -298,7 +339,15 @@ export function listChunks(db: DbOrTx, tenant: Tenant, exportId: string, attempt
 }
 
 /** Bytes [from, from + length) of one chunk (0-based within the chunk). */
-export async function readChunkSlice(db: DbOrTx, tenant: Tenant, exportId: string, attempt: number, seq: number, from: number, length: number): Promise<Buffer> {
+export async function readChunkSlice(
+  db: DbOrTx,
+  tenant: Tenant,
+  exportId: string,
+  attempt: number,
+  seq: number,
+  from: number,
+  length: number,
+): Promise<Buffer> {
   const row = await db
     .selectFrom('export_chunks')
     .select(sql<Buffer>`substring(data from ${from + 1} for ${length})`.as('part'))
@@ -316,7 +365,13 @@ export async function readChunkSlice(db: DbOrTx, tenant: Tenant, exportId: strin
 export async function listDeletions(db: DbOrTx, tenant: Tenant, scope: Scope, limit: number, offset: number) {
   const query = db.selectFrom('response_deletions').where(scopeCondition(tenant, scope, 'deleted_at'));
   const [rows, total] = await Promise.all([
-    query.select(['response_id', 'survey_id', 'deleted_at']).orderBy('deleted_at').orderBy('response_id').limit(limit).offset(offset).execute(),
+    query
+      .select(['response_id', 'survey_id', 'deleted_at'])
+      .orderBy('deleted_at')
+      .orderBy('response_id')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.count) };
@@ -344,8 +399,15 @@ export async function deleteExpired(db: DbOrTx): Promise<{ files: number; export
     .where(sql<boolean>`coalesce(expires_at, completed_at, created_at) < now() - ${RECORD_RETENTION}::interval`)
     .where('status', 'in', ['completed', 'failed'])
     .executeTakeFirst();
-  const deletions = await db.deleteFrom('response_deletions').where('deleted_at', '<', sql<Date>`now() - ${DELETIONS_RETENTION}::interval`).executeTakeFirst();
-  return { files: expired.length, exports: Number(exports.numDeletedRows), deletions: Number(deletions.numDeletedRows) };
+  const deletions = await db
+    .deleteFrom('response_deletions')
+    .where('deleted_at', '<', sql<Date>`now() - ${DELETIONS_RETENTION}::interval`)
+    .executeTakeFirst();
+  return {
+    files: expired.length,
+    exports: Number(exports.numDeletedRows),
+    deletions: Number(deletions.numDeletedRows),
+  };
 }
 
 /** Chunks of failed exports are dropped when they fail; this is the fallback for crashed deletions. */

@@ -48,7 +48,12 @@ const PROGRESS_EVERY_MS = 250;
 
 const lockKey = (exportId: string) => sql`hashtextextended(${`responses.export:${exportId}`}, 0)`;
 
-export function enqueueExport(services: Pick<Services, 'boss'>, db: Db, data: ExportJobData, checkAfterSeconds: number) {
+export function enqueueExport(
+  services: Pick<Services, 'boss'>,
+  db: Db,
+  data: ExportJobData,
+  checkAfterSeconds: number,
+) {
   return sendInTransaction(services.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
 }
 
@@ -80,7 +85,9 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
 export async function runExport(services: RunServices, data: ExportJobData): Promise<'busy' | 'finished'> {
   const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
   return services.db.connection().execute(async (conn) => {
-    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.exportId)}) as ok`.execute(conn);
+    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.exportId)}) as ok`.execute(
+      conn,
+    );
     if (!locked.rows[0]?.ok) return 'busy';
     try {
       const found = await findExport(conn, tenant, data.exportId);
@@ -118,7 +125,10 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 
       const attempt = job.attempts;
       const wanted = job.question_ids ? new Set(job.question_ids) : null;
-      const mapper = new AnswerMapper(wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions, job.choice_values);
+      const mapper = new AnswerMapper(
+        wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions,
+        job.choice_values,
+      );
       const sink = new ChunkSink(services.db, tenant, job.id, attempt);
       const writer = createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });
       const scope = scopeOf(job);
@@ -129,25 +139,31 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
       // Read-only, one snapshot: the file is a consistent picture of the scope. The read's snapshot is later than
       // the export's, so it sees every row the export's snapshot sees committed (less those deleted since, which
       // the next export's deletions list names).
-      await conn.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute(async (tx) => {
-        await openCursor(tx, tenant, scope);
-        // One page fetched ahead: the next FETCH runs while this page is formatted and stored (on other connections).
-        let next: Promise<PageRow[]> | undefined = fetchPage(tx, PAGE_SIZE);
-        while (next) {
-          const page: PageRow[] = await next;
-          next = page.length === PAGE_SIZE ? fetchPage(tx, PAGE_SIZE) : undefined;
-          next?.catch(() => undefined);
-          await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
-          rows += page.length;
-          // Progress is written beside the export, one update at a time, never waited for.
-          if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
-            lastProgress = Date.now();
-            progressSaving = saveProgress(services.db, tenant, job.id, attempt, rows)
-              .catch((error: unknown) => services.log.warn({ err: error, exportId: job.id }, 'export progress not saved'))
-              .finally(() => (progressSaving = undefined));
+      await conn
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .setAccessMode('read only')
+        .execute(async (tx) => {
+          await openCursor(tx, tenant, scope);
+          // One page fetched ahead: the next FETCH runs while this page is formatted and stored (on other connections).
+          let next: Promise<PageRow[]> | undefined = fetchPage(tx, PAGE_SIZE);
+          while (next) {
+            const page: PageRow[] = await next;
+            next = page.length === PAGE_SIZE ? fetchPage(tx, PAGE_SIZE) : undefined;
+            next?.catch(() => undefined);
+            await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
+            rows += page.length;
+            // Progress is written beside the export, one update at a time, never waited for.
+            if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
+              lastProgress = Date.now();
+              progressSaving = saveProgress(services.db, tenant, job.id, attempt, rows)
+                .catch((error: unknown) =>
+                  services.log.warn({ err: error, exportId: job.id }, 'export progress not saved'),
+                )
+                .finally(() => (progressSaving = undefined));
+            }
           }
-        }
-      });
+        });
       await writer.finish();
       await progressSaving;
 
@@ -168,6 +184,11 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 
 /** The dead-man's switch: while the export's owner is alive, look again later. */
 export async function checkLater(services: RunServices, data: ExportJobData): Promise<void> {
-  const row = await findExport(services.db, { organizationId: data.organizationId, environment: data.environment }, data.exportId);
-  if (row && (row.status === 'processing' || row.status === 'pending')) await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
+  const row = await findExport(
+    services.db,
+    { organizationId: data.organizationId, environment: data.environment },
+    data.exportId,
+  );
+  if (row && (row.status === 'processing' || row.status === 'pending'))
+    await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
 }

@@ -27,7 +27,11 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toExport(row: ExportRow): Export {
   const completed = row.status === 'completed';
-  const progress = completed ? 100 : row.total_rows ? Math.min(99, Math.floor((row.rows_written * 100) / row.total_rows)) : 0;
+  const progress = completed
+    ? 100
+    : row.total_rows
+      ? Math.min(99, Math.floor((row.rows_written * 100) / row.total_rows))
+      : 0;
   return {
     id: row.id,
     surveyId: row.survey_id,
@@ -53,7 +57,12 @@ export async function findExportOrThrow(db: Db, tenant: Tenant, id: string): Pro
   return row;
 }
 
-export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Tenant, surveyId: string, body: ExportRequest): Promise<Export> {
+export async function startExport(
+  services: { db: Db; boss: PgBoss },
+  tenant: Tenant,
+  surveyId: string,
+  body: ExportRequest,
+): Promise<Export> {
   const { db } = services;
   const survey = isId('srv', surveyId) ? await findSurvey(db, tenant, surveyId) : undefined;
   if (!survey) throw notFound('survey', surveyId);
@@ -64,13 +73,25 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
   let previous: NewExport['previous'] = null;
   if (body.sinceExport !== undefined) {
     if (body.submittedAfter !== undefined) {
-      problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: 'give either sinceExport or submittedAfter, not both' });
+      problems.push({
+        path: '/body/sinceExport',
+        code: 'invalid_value',
+        message: 'give either sinceExport or submittedAfter, not both',
+      });
     } else {
       const base = isId('exp', body.sinceExport) ? await findExport(db, tenant, body.sinceExport) : undefined;
       if (!base || base.survey_id !== surveyId) {
-        problems.push({ path: '/body/sinceExport', code: 'not_found', message: `no export ${body.sinceExport} of survey ${surveyId} exists` });
+        problems.push({
+          path: '/body/sinceExport',
+          code: 'not_found',
+          message: `no export ${body.sinceExport} of survey ${surveyId} exists`,
+        });
       } else if (base.status !== 'completed' || !base.watermark) {
-        problems.push({ path: '/body/sinceExport', code: 'invalid_value', message: `export ${body.sinceExport} is ${base.status}; continue only after a completed export` });
+        problems.push({
+          path: '/body/sinceExport',
+          code: 'invalid_value',
+          message: `export ${body.sinceExport} is ${base.status}; continue only after a completed export`,
+        });
       } else if (base.snapshot === null) {
         // Accepted before exports had snapshots: it covered a time window, so continue from its end.
         submittedAfter = base.watermark;
@@ -93,20 +114,37 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
     }
   }
   if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
-    problems.push({ path: '/body/submittedBefore', code: 'out_of_range', message: `must be later than submittedAfter (${submittedAfter.toISOString()})` });
+    problems.push({
+      path: '/body/submittedBefore',
+      code: 'out_of_range',
+      message: `must be later than submittedAfter (${submittedAfter.toISOString()})`,
+    });
   }
   const known = new Set(survey.questions.map((q) => q.id));
   body.questionIds?.forEach((id, index) => {
-    if (!known.has(id)) problems.push({ path: `/body/questionIds/${index}`, code: 'not_found', message: `survey ${surveyId} has no question ${id}` });
+    if (!known.has(id))
+      problems.push({
+        path: `/body/questionIds/${index}`,
+        code: 'not_found',
+        message: `survey ${surveyId} has no question ${id}`,
+      });
   });
   if (body.bom === true && body.format !== 'csv') {
-    problems.push({ path: '/body/bom', code: 'invalid_value', message: 'a byte order mark is only written to csv files' });
+    problems.push({
+      path: '/body/bom',
+      code: 'invalid_value',
+      message: 'a byte order mark is only written to csv files',
+    });
   }
   // Refused with any value, not only `true`: a caller who sends it with another format believes that file is
   // (or is not) escaped, and neither is the case (JSON and NDJSON hold raw values; XLSX writes text cells). The
   // contract gives it no `default` keyword, so the request validator leaves an absent field absent.
   if (body.escapeFormulas !== undefined && body.format !== 'csv') {
-    problems.push({ path: '/body/escapeFormulas', code: 'invalid_value', message: `formula escaping applies to csv files only; remove it for ${body.format}` });
+    problems.push({
+      path: '/body/escapeFormulas',
+      code: 'invalid_value',
+      message: `formula escaping applies to csv files only; remove it for ${body.format}`,
+    });
   }
   if (problems.length > 0) throw validationFailed(problems);
 
@@ -123,7 +161,11 @@ export async function startExport(services: { db: Db; boss: PgBoss }, tenant: Te
       submittedBefore,
       previous,
     });
-    const data: ExportJobData = { exportId: inserted.id, organizationId: tenant.organizationId, environment: tenant.environment };
+    const data: ExportJobData = {
+      exportId: inserted.id,
+      organizationId: tenant.organizationId,
+      environment: tenant.environment,
+    };
     await sendInTransaction(services.boss, tx, EXPORT_QUEUE, data, { priority: 1 });
     return inserted;
   });

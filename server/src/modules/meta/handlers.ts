@@ -6,7 +6,10 @@ import { showingThisServer, thisServer } from '../../http/this-server.js';
 
 export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ services, headers }) => ({
   status: 200,
-  raw: { contentType: 'application/json', body: showingThisServer(services.contractJson, thisServer(services.config, headers.host)) },
+  raw: {
+    contentType: 'application/json',
+    body: showingThisServer(services.contractJson, thisServer(services.config, headers.host)),
+  },
 });
 
 export const getLiveness: Handler<'getLiveness'> = async () => ({

@@ -6,7 +6,11 @@ import { newId } from '../../lib/ids.js';
 export const plans: readonly Plan[] = ['FREE', 'STARTER', 'PRO', 'BUSINESS'];
 
 export function insertOrganization(db: DbOrTx, input: { name: string; plan: Plan }) {
-  return db.insertInto('organizations').values({ id: newId('org'), name: input.name, plan: input.plan }).returningAll().executeTakeFirstOrThrow();
+  return db
+    .insertInto('organizations')
+    .values({ id: newId('org'), name: input.name, plan: input.plan })
+    .returningAll()
+    .executeTakeFirstOrThrow();
 }
 
 export function findOrganization(db: DbOrTx, id: string) {
@@ -18,7 +22,10 @@ export function listOrganizations(db: DbOrTx) {
 }
 
 export async function countOrganizations(db: DbOrTx): Promise<number> {
-  const row = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('organizations')
+    .select((eb) => eb.fn.countAll<number>().as('count'))
+    .executeTakeFirstOrThrow();
   return row.count;
 }
 

@@ -5,7 +5,12 @@ import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { normalize, recordDetails } from './records.js';
-import { deleteRespondent as removeRespondent, findRespondent, listRespondents as selectRespondents, writeRespondents } from './repository.js';
+import {
+  deleteRespondent as removeRespondent,
+  findRespondent,
+  listRespondents as selectRespondents,
+  writeRespondents,
+} from './repository.js';
 import { toRespondent, toSyncJob } from './service.js';
 import { findSyncJob } from './sync-repository.js';
 import { startSync } from './sync-service.js';
@@ -13,7 +18,10 @@ import { startSync } from './sync-service.js';
 export const listRespondents: Handler<'listRespondents'> = async ({ query, auth, services }) => {
   const page = pageRequest(query);
   const { page: _page, pageSize: _pageSize, ...filters } = query;
-  const { rows, total } = await selectRespondents(services.db, tenantOf(auth), filters, { limit: page.pageSize, offset: page.offset });
+  const { rows, total } = await selectRespondents(services.db, tenantOf(auth), filters, {
+    limit: page.pageSize,
+    offset: page.offset,
+  });
   return { status: 200, data: rows.map(toRespondent), pagination: paginationOf(page, total) };
 };
 
@@ -42,7 +50,8 @@ export const upsertRespondent: Handler<'upsertRespondent'> = async ({ params, bo
 };
 
 export const deleteRespondent: Handler<'deleteRespondent'> = async ({ params, auth, services }) => {
-  if (!(await removeRespondent(services.db, tenantOf(auth), params.externalId))) throw notFound('respondent', params.externalId);
+  if (!(await removeRespondent(services.db, tenantOf(auth), params.externalId)))
+    throw notFound('respondent', params.externalId);
   return { status: 200, data: { id: params.externalId, deleted: true } };
 };
 

@@ -62,7 +62,8 @@ export interface RecordProblem {
   code: string;
 }
 
-/** A member name in a pointer, as the request path writes it (http/input-checks.ts): nothing unstorable, at most 64 characters. */
+/** A member name in a pointer, as the request path writes it (http/input-checks.ts): nothing unstorable, at most 64
+ * characters. */
 function token(name: unknown): string {
   const cleaned = String(name).replace(/[\0\uD800-\uDFFF]/g, '\uFFFD');
   return (cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned).replace(/~/g, '~0').replace(/\//g, '~1');
@@ -87,7 +88,11 @@ function describe(error: ErrorObject): RecordProblem {
 function carriedProblems(record: unknown): RecordProblem[] {
   const found: ErrorDetail[] = [];
   checkValue(record, '', found);
-  return found.map((problem) => ({ path: problem.path === '' ? undefined : problem.path, message: problem.message, code: problem.code }));
+  return found.map((problem) => ({
+    path: problem.path === '' ? undefined : problem.path,
+    message: problem.message,
+    code: problem.code,
+  }));
 }
 
 /**
@@ -101,7 +106,9 @@ function schemaProblems(record: unknown): RecordProblem[] {
   const errors = validate.errors ?? [];
   const alternative = (e: ErrorObject) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
   const places = new Set(errors.filter(alternative).map((e) => e.instancePath));
-  return errors.filter((e) => alternative(e) || !places.has(e.instancePath) || !['type', 'enum', 'const'].includes(e.keyword)).map(describe);
+  return errors
+    .filter((e) => alternative(e) || !places.has(e.instancePath) || !['type', 'enum', 'const'].includes(e.keyword))
+    .map(describe);
 }
 
 /**
@@ -120,13 +127,18 @@ export function recordProblems(record: unknown): RecordProblem[] {
     if (carried.some((early) => early.path !== undefined && early.path === problem.path)) continue;
     if (!problems.some((p) => p.path === problem.path && p.code === problem.code)) problems.push(problem);
   }
-  for (const early of carried) if (!problems.some((p) => p.path === early.path && p.code === early.code)) problems.push(early);
+  for (const early of carried)
+    if (!problems.some((p) => p.path === early.path && p.code === early.code)) problems.push(early);
   return problems;
 }
 
 /** The same problems as ErrorDetails of a request (`/body/…`). */
 export function recordDetails(record: unknown): ErrorDetail[] {
-  return recordProblems(record).map((problem) => (problem.path === undefined ? { message: problem.message, code: problem.code } : { path: `/body${problem.path}`, message: problem.message, code: problem.code }));
+  return recordProblems(record).map((problem) =>
+    problem.path === undefined
+      ? { message: problem.message, code: problem.code }
+      : { path: `/body${problem.path}`, message: problem.message, code: problem.code },
+  );
 }
 
 /** The record's `externalId` when it is usable (a string of 1–255 characters), for error reports and dedupe. */
@@ -147,7 +159,11 @@ function storable(text: string, maxLength: number): string {
  * A sync record's error: its first problem (the first detail PUT answers for the record alone), made storable
  * and kept within the contract's lengths; the externalId is named only when it can be stored.
  */
-export function recordError(index: number, externalId: string | null, problems: readonly RecordProblem[]): SyncRecordError {
+export function recordError(
+  index: number,
+  externalId: string | null,
+  problems: readonly RecordProblem[],
+): SyncRecordError {
   const { path, message, code } = problems[0]!;
   const error: SyncRecordError = {
     index,
@@ -228,7 +244,9 @@ function fingerprint(value: unknown): string {
     } else if (current !== null && typeof current === 'object') {
       hash.update('{');
       stack.push('}');
-      const entries = Object.entries(current as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const entries = Object.entries(current as Record<string, unknown>).sort(([a], [b]) =>
+        a < b ? -1 : a > b ? 1 : 0,
+      );
       for (let i = entries.length - 1; i >= 0; i--) {
         stack.push({ value: entries[i]![1] }, `${JSON.stringify(entries[i]![0])}:`);
         if (i > 0) stack.push(',');
@@ -243,7 +261,11 @@ function fingerprint(value: unknown): string {
 /** Keys sorted; built with fromEntries so that a key such as `__proto__` stays data (an assignment would drop it). */
 function sortedAttributes(attributes: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!attributes) return {};
-  return Object.fromEntries(Object.keys(attributes).sort().map((key) => [key, attributes[key]]));
+  return Object.fromEntries(
+    Object.keys(attributes)
+      .sort()
+      .map((key) => [key, attributes[key]]),
+  );
 }
 
 /** The stored shape of a valid record. E-mails are kept as sent; lookups compare them case-insensitively. */

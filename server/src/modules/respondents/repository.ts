@@ -70,7 +70,11 @@ export async function listRespondents(
   return { rows, total: Number(count.total) };
 }
 
-export async function findRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<RespondentRecord | undefined> {
+export async function findRespondent(
+  db: DbOrTx,
+  tenant: Tenant,
+  externalId: string,
+): Promise<RespondentRecord | undefined> {
   return db
     .selectFrom('respondents')
     .select(columns)
@@ -131,7 +135,11 @@ export async function writeRespondents(
 }
 
 /** For a dry run: which of these externalIds exist, with their content hashes. */
-export async function existingHashes(db: DbOrTx, tenant: Tenant, externalIds: readonly string[]): Promise<Map<string, string>> {
+export async function existingHashes(
+  db: DbOrTx,
+  tenant: Tenant,
+  externalIds: readonly string[],
+): Promise<Map<string, string>> {
   if (externalIds.length === 0) return new Map();
   const rows = await db
     .selectFrom('respondents')
@@ -152,12 +160,18 @@ export async function removeRespondentsNotKept(db: DbOrTx, tenant: Tenant, dryRu
     and not exists (select 1 from sync_kept_ids k where k.external_id = respondents.external_id)`;
   const result = dryRun
     ? await sql<{ n: number }>`select count(*)::int as n from respondents where ${missing}`.execute(db)
-    : await sql<{ n: number }>`with gone as (delete from respondents where ${missing} returning 1) select count(*)::int as n from gone`.execute(db);
+    : await sql<{
+        n: number;
+      }>`with gone as (delete from respondents where ${missing} returning 1) select count(*)::int as n from gone`.execute(
+        db,
+      );
   return result.rows[0]?.n ?? 0;
 }
 
 export async function createKeptIdsTable(db: DbOrTx): Promise<void> {
-  await sql`create temporary table if not exists sync_kept_ids (external_id text primary key) on commit drop`.execute(db);
+  await sql`create temporary table if not exists sync_kept_ids (external_id text primary key) on commit drop`.execute(
+    db,
+  );
 }
 
 export async function addKeptIds(db: DbOrTx, externalIds: readonly string[]): Promise<void> {
@@ -172,7 +186,11 @@ export async function addKeptIds(db: DbOrTx, externalIds: readonly string[]): Pr
  * several spellings, so a database whose `lower()` folds ASCII only still finds "Łukasz"); typographic
  * apostrophes count as plain ones.
  */
-export async function respondentNamePartsAmong(db: DbOrTx, tenant: Tenant, words: readonly string[]): Promise<string[]> {
+export async function respondentNamePartsAmong(
+  db: DbOrTx,
+  tenant: Tenant,
+  words: readonly string[],
+): Promise<string[]> {
   if (words.length === 0) return [];
   const rows = await sql<{ part: string }>`
     select distinct part
@@ -180,6 +198,8 @@ export async function respondentNamePartsAmong(db: DbOrTx, tenant: Tenant, words
     cross join lateral regexp_split_to_table(concat_ws(' ', r.first_name, r.last_name), '[[:space:]-]+') as part
     where r.organization_id = ${tenant.organizationId} and r.environment = ${tenant.environment}
       and part <> ''
-      and (lower(replace(part, '’', '''')) = any(${[...words]}::text[]) or replace(part, '’', '''') = any(${[...words]}::text[]))`.execute(db);
+      and (lower(replace(part, '’', '''')) = any(${[...words]}::text[]) or replace(part, '’', '''') = any(${[...words]}::text[]))`.execute(
+    db,
+  );
   return rows.rows.map((r) => r.part);
 }

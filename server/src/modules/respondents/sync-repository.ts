@@ -11,7 +11,9 @@ export type SyncJobRecord = Selectable<SyncJobsTable>;
  * (held until the end of the transaction).
  */
 export async function lockTenantSyncs(db: DbOrTx, tenant: Tenant): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`respondents.sync:${tenant.organizationId}:${tenant.environment}`}, 0))`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`respondents.sync:${tenant.organizationId}:${tenant.environment}`}, 0))`.execute(
+    db,
+  );
 }
 
 /** Syncs of the tenant not finished yet, and how many records they still have to go through. */
@@ -61,14 +63,31 @@ export async function insertSyncJob(
 }
 
 /** `held`: the errors of the batch's records that could not be stored as JSON (their places hold `null`). */
-export async function insertBatch(db: DbOrTx, jobId: string, batchNo: number, recordsJson: string, superseded: number[], held: readonly SyncRecordError[] = []): Promise<void> {
+export async function insertBatch(
+  db: DbOrTx,
+  jobId: string,
+  batchNo: number,
+  recordsJson: string,
+  superseded: number[],
+  held: readonly SyncRecordError[] = [],
+): Promise<void> {
   await db
     .insertInto('sync_job_batches')
-    .values({ job_id: jobId, batch_no: batchNo, records: recordsJson, superseded, ...(held.length > 0 ? { held: JSON.stringify(held) } : {}) })
+    .values({
+      job_id: jobId,
+      batch_no: batchNo,
+      records: recordsJson,
+      superseded,
+      ...(held.length > 0 ? { held: JSON.stringify(held) } : {}),
+    })
     .execute();
 }
 
-export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Promise<{ records: unknown[]; superseded: number[]; held: SyncRecordError[] }> {
+export async function readBatch(
+  db: DbOrTx,
+  jobId: string,
+  batchNo: number,
+): Promise<{ records: unknown[]; superseded: number[]; held: SyncRecordError[] }> {
   const row = await db
     .selectFrom('sync_job_batches')
     .select(['records', 'superseded', 'held'])
@@ -80,7 +99,13 @@ export async function readBatch(db: DbOrTx, jobId: string, batchNo: number): Pro
 
 /** Batches not written yet (all of them for a job that has not started). */
 export async function batchesToDo(db: DbOrTx, jobId: string): Promise<number[]> {
-  const rows = await db.selectFrom('sync_job_batches').select('batch_no').where('job_id', '=', jobId).where('done', '=', false).orderBy('batch_no').execute();
+  const rows = await db
+    .selectFrom('sync_job_batches')
+    .select('batch_no')
+    .where('job_id', '=', jobId)
+    .where('done', '=', false)
+    .orderBy('batch_no')
+    .execute();
   return rows.map((r) => r.batch_no);
 }
 
@@ -98,8 +123,19 @@ export interface BatchResult {
  * here: the done flag commits with them, so a batch is counted once). Kept last in the transaction, so that
  * parallel writers hold the job row's lock only for a moment. The job keeps the first 100 errors in request order.
  */
-export async function commitBatch(db: DbOrTx, jobId: string, batchNo: number, result: BatchResult, maxErrors: number): Promise<void> {
-  await db.updateTable('sync_job_batches').set({ done: true }).where('job_id', '=', jobId).where('batch_no', '=', batchNo).execute();
+export async function commitBatch(
+  db: DbOrTx,
+  jobId: string,
+  batchNo: number,
+  result: BatchResult,
+  maxErrors: number,
+): Promise<void> {
+  await db
+    .updateTable('sync_job_batches')
+    .set({ done: true })
+    .where('job_id', '=', jobId)
+    .where('batch_no', '=', batchNo)
+    .execute();
   await db
     .updateTable('sync_jobs')
     .set((eb) => ({

@@ -65,7 +65,12 @@ interface BatchOutcome {
  * Splits a stored batch into rows to write and per-record errors. A record held when the request was read
  * (`held`, by its index in the request) is its stored error; every other record is checked here.
  */
-function classify(records: unknown[], superseded: number[], held: readonly SyncRecordError[], offset: number): BatchOutcome {
+function classify(
+  records: unknown[],
+  superseded: number[],
+  held: readonly SyncRecordError[],
+  offset: number,
+): BatchOutcome {
   const skip = new Set(superseded);
   const heldErrors = new Map(held.map((error) => [error.index, error]));
   const rows: RespondentRow[] = [];
@@ -85,9 +90,18 @@ function classify(records: unknown[], superseded: number[], held: readonly SyncR
 }
 
 /** What writing the rows did — or, in a dry run, would do. */
-async function apply(db: DbOrTx, tenant: Tenant, job: SyncJobRecord, rows: RespondentRow[]): Promise<{ created: number; updated: number }> {
+async function apply(
+  db: DbOrTx,
+  tenant: Tenant,
+  job: SyncJobRecord,
+  rows: RespondentRow[],
+): Promise<{ created: number; updated: number }> {
   if (!job.dry_run) return writeRespondents(db, tenant, rows, job.mode);
-  const existing = await existingHashes(db, tenant, rows.map((r) => r.externalId));
+  const existing = await existingHashes(
+    db,
+    tenant,
+    rows.map((r) => r.externalId),
+  );
   let created = 0;
   let updated = 0;
   for (const row of rows) {
@@ -99,10 +113,26 @@ async function apply(db: DbOrTx, tenant: Tenant, job: SyncJobRecord, rows: Respo
 }
 
 function emptyCounts(): SyncCounts {
-  return { processedRecords: 0, processedBatches: 0, progress: 0, created: 0, updated: 0, skipped: 0, errorCount: 0, deleted: 0, errors: [] };
+  return {
+    processedRecords: 0,
+    processedBatches: 0,
+    progress: 0,
+    created: 0,
+    updated: 0,
+    skipped: 0,
+    errorCount: 0,
+    deleted: 0,
+    errors: [],
+  };
 }
 
-function tally(counts: SyncCounts, job: SyncJobRecord, batchSize: number, outcome: BatchOutcome, written: { created: number; updated: number }): void {
+function tally(
+  counts: SyncCounts,
+  job: SyncJobRecord,
+  batchSize: number,
+  outcome: BatchOutcome,
+  written: { created: number; updated: number },
+): void {
   counts.processedBatches += 1;
   counts.processedRecords += batchSize;
   // 100 only once the job is completed.
@@ -117,7 +147,10 @@ function tally(counts: SyncCounts, job: SyncJobRecord, batchSize: number, outcom
   }
 }
 
-const tenantOfJob = (job: SyncJobRecord): Tenant => ({ organizationId: job.organization_id, environment: job.environment });
+const tenantOfJob = (job: SyncJobRecord): Tenant => ({
+  organizationId: job.organization_id,
+  environment: job.environment,
+});
 const batchCountOf = (job: SyncJobRecord) => Math.ceil(job.total_records / SYNC_BATCH_SIZE);
 
 /** The end of every job, in the caller's transaction: final state, stored records dropped, next sync enqueued. */
@@ -137,7 +170,13 @@ async function finish(
   await finishSyncJob(tx, job.id, outcome);
   // The job's end and its event commit together (events/record.ts).
   const finished = await getSyncJobById(tx, job.id);
-  if (finished) await recordEvent(tx, tenant, outcome.status === 'completed' ? 'respondents.sync.completed' : 'respondents.sync.failed', toSyncJob(finished));
+  if (finished)
+    await recordEvent(
+      tx,
+      tenant,
+      outcome.status === 'completed' ? 'respondents.sync.completed' : 'respondents.sync.failed',
+      toSyncJob(finished),
+    );
   await deleteBatches(tx, job.id);
   const next = await promoteNextSync(tx, tenant);
   if (next) await enqueueSync(services.boss, tx, next);
@@ -153,10 +192,18 @@ interface PreparedBatch {
  * Reads and validates the given batches in order, one ahead of the writers: the next batch's parsing and
  * validation (CPU in this process) overlap the writes (CPU in PostgreSQL). Safe to pull from concurrently.
  */
-function batchesOf(services: RunServices, job: SyncJobRecord, batchNos: readonly number[]): AsyncGenerator<PreparedBatch> {
+function batchesOf(
+  services: RunServices,
+  job: SyncJobRecord,
+  batchNos: readonly number[],
+): AsyncGenerator<PreparedBatch> {
   const prepare = async (batchNo: number): Promise<PreparedBatch> => {
     const batch = await readBatch(services.db, job.id, batchNo);
-    return { batchNo, size: batch.records.length, outcome: classify(batch.records, batch.superseded, batch.held, batchNo * SYNC_BATCH_SIZE) };
+    return {
+      batchNo,
+      size: batch.records.length,
+      outcome: classify(batch.records, batch.superseded, batch.held, batchNo * SYNC_BATCH_SIZE),
+    };
   };
   return (async function* () {
     let next = batchNos.length > 0 ? prepare(batchNos[0]!) : undefined;
@@ -174,7 +221,12 @@ function batchesOf(services: RunServices, job: SyncJobRecord, batchNos: readonly
  * upsert and append: batches hold distinct externalIds, so they are written by WRITERS transactions in parallel
  * (PostgreSQL then uses more than one core); each commits its rows, its done flag and its counts together.
  */
-async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
+async function runIncremental(
+  conn: Db,
+  services: RunServices,
+  job: SyncJobRecord,
+  watchdogId: string | null,
+): Promise<void> {
   const tenant = tenantOfJob(job);
   const batches = batchesOf(services, job, await batchesToDo(conn, job.id));
   const writeAll = async (db: Db) => {
@@ -204,7 +256,9 @@ async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecor
   const results = await Promise.allSettled([writeAll(conn), ...helpers]);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
-  await conn.transaction().execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
+  await conn
+    .transaction()
+    .execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
 }
 
 /**
@@ -214,7 +268,12 @@ async function runIncremental(conn: Db, services: RunServices, job: SyncJobRecor
  * pool: with every pool connection taken by requests waiting for those locks, it would wait for the pool
  * forever, and they for it (no database deadlock to detect, just a hang).
  */
-async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
+async function runAtomic(
+  conn: Db,
+  services: RunServices,
+  job: SyncJobRecord,
+  watchdogId: string | null,
+): Promise<void> {
   const tenant = tenantOfJob(job);
   const counts = emptyCounts();
   await services.db.connection().execute((side) =>
@@ -224,7 +283,10 @@ async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord, wa
       const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
       for await (const { size, outcome } of batchesOf({ ...services, db: side }, job, all)) {
         const written = await apply(tx, tenant, job, outcome.rows);
-        await addKeptIds(tx, outcome.rows.map((r) => r.externalId));
+        await addKeptIds(
+          tx,
+          outcome.rows.map((r) => r.externalId),
+        );
         valid += outcome.rows.length;
         tally(counts, job, size, outcome, written);
         // Progress (on the side connection) moves while the writes stay invisible until the one commit.
@@ -232,10 +294,17 @@ async function runAtomic(conn: Db, services: RunServices, job: SyncJobRecord, wa
       }
       if (valid === 0) {
         // Nothing was written (no valid record): failing here deletes nothing.
-        return finish(tx, services, job, counts, {
-          status: 'failed',
-          failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
-        }, watchdogId);
+        return finish(
+          tx,
+          services,
+          job,
+          counts,
+          {
+            status: 'failed',
+            failureReason: 'No valid record: a replace sync needs at least one valid record; nothing was deleted.',
+          },
+          watchdogId,
+        );
       }
       counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
       counts.processedBatches = batchCountOf(job);
@@ -259,7 +328,8 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
       // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
       if (!found || found.status !== 'processing') return 'finished';
       if (found.attempts >= MAX_ATTEMPTS) {
-        const counts = found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
+        const counts =
+          found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
         await conn.transaction().execute((tx) =>
           finish(tx, services, found, counts, {
             status: 'failed',

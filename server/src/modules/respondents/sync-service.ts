@@ -47,9 +47,20 @@ export function supersededPositions(records: readonly unknown[], batchSize: numb
  * Enqueues a run of the sync job: at once (a new or promoted job, ahead of any check) or, for the dead-man's
  * switch, after `checkAfterSeconds`. Returns the queue entry's id.
  */
-export async function enqueueSync(boss: PgBoss, db: DbOrTx, syncJobId: string, checkAfterSeconds?: number): Promise<string | null> {
+export async function enqueueSync(
+  boss: PgBoss,
+  db: DbOrTx,
+  syncJobId: string,
+  checkAfterSeconds?: number,
+): Promise<string | null> {
   const data: SyncJobData = { syncJobId };
-  return sendInTransaction(boss, db, SYNC_QUEUE, data, checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 });
+  return sendInTransaction(
+    boss,
+    db,
+    SYNC_QUEUE,
+    data,
+    checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 },
+  );
 }
 
 /**
@@ -61,7 +72,9 @@ export function batchOf(records: readonly unknown[], start: number): { recordsJs
   records.forEach((record, position) => {
     if (record instanceof HeldRecord) held.push(recordError(start + position, record.externalId, record.problems));
   });
-  const recordsJson = JSON.stringify(held.length === 0 ? records : records.map((record) => (record instanceof HeldRecord ? null : record)));
+  const recordsJson = JSON.stringify(
+    held.length === 0 ? records : records.map((record) => (record instanceof HeldRecord ? null : record)),
+  );
   return { recordsJson, held };
 }
 
@@ -80,7 +93,14 @@ export async function startSync(
     await lockTenantSyncs(tx, tenant);
     const ahead = await unfinishedSyncs(tx, tenant);
     const status = ahead.jobs > 0 ? ('pending' as const) : ('processing' as const);
-    await insertSyncJob(tx, { id: jobId, tenant, mode: request.mode, dryRun: request.dryRun, status, totalRecords: records.length });
+    await insertSyncJob(tx, {
+      id: jobId,
+      tenant,
+      mode: request.mode,
+      dryRun: request.dryRun,
+      status,
+      totalRecords: records.length,
+    });
     for (let batchNo = 0; batchNo < superseded.length; batchNo++) {
       const start = batchNo * SYNC_BATCH_SIZE;
       const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);

@@ -16,44 +16,96 @@ function checkValue(question: Question, value: unknown, path: string): ErrorDeta
   // outside the question's bounds is `out_of_range`.
   switch (question.type) {
     case 'nps':
-      if (typeof value !== 'number') return problem('answer_type', `question ${question.id} is an nps question: answer with an integer from 0 to 10, got ${describe(value)}`);
-      if (!isInteger(value) || value < 0 || value > 10) return problem('out_of_range', `question ${question.id} (nps) needs an integer from 0 to 10, got ${value}`);
+      if (typeof value !== 'number')
+        return problem(
+          'answer_type',
+          `question ${question.id} is an nps question: answer with an integer from 0 to 10, got ${describe(value)}`,
+        );
+      if (!isInteger(value) || value < 0 || value > 10)
+        return problem('out_of_range', `question ${question.id} (nps) needs an integer from 0 to 10, got ${value}`);
       return [];
     case 'rating':
       if (typeof value !== 'number') {
-        return problem('answer_type', `question ${question.id} is a rating question: answer with an integer from ${question.min} to ${question.max}, got ${describe(value)}`);
+        return problem(
+          'answer_type',
+          `question ${question.id} is a rating question: answer with an integer from ${question.min} to ${question.max}, got ${describe(value)}`,
+        );
       }
       if (!isInteger(value) || value < question.min || value > question.max) {
-        return problem('out_of_range', `question ${question.id} (rating) needs an integer from ${question.min} to ${question.max}, got ${value}`);
+        return problem(
+          'out_of_range',
+          `question ${question.id} (rating) needs an integer from ${question.min} to ${question.max}, got ${value}`,
+        );
       }
       return [];
     case 'single_choice':
-      if (typeof value !== 'string') return problem('answer_type', `question ${question.id} is a single_choice question: answer with one choice id (a string), got ${describe(value)}`);
-      if (!question.choices.some((choice) => choice.id === value)) return problem('not_found', `question ${question.id} has no choice "${clip(value)}"`);
+      if (typeof value !== 'string')
+        return problem(
+          'answer_type',
+          `question ${question.id} is a single_choice question: answer with one choice id (a string), got ${describe(value)}`,
+        );
+      if (!question.choices.some((choice) => choice.id === value))
+        return problem('not_found', `question ${question.id} has no choice "${clip(value)}"`);
       return [];
     case 'multiple_choice': {
-      if (!Array.isArray(value)) return problem('answer_type', `question ${question.id} is a multiple_choice question: answer with an array of choice ids, got ${describe(value)}`);
+      if (!Array.isArray(value))
+        return problem(
+          'answer_type',
+          `question ${question.id} is a multiple_choice question: answer with an array of choice ids, got ${describe(value)}`,
+        );
       const problems: ErrorDetail[] = [];
       const known = new Set(question.choices.map((choice) => choice.id));
       const seen = new Set<unknown>();
       value.forEach((item, j) => {
-        if (seen.has(item)) problems.push({ path: `${path}/${j}`, message: `choice "${clip(String(item))}" is selected twice`, code: 'duplicate' });
-        else if (typeof item !== 'string') problems.push({ path: `${path}/${j}`, message: `choice ids are strings, got ${describe(item)}`, code: 'answer_type' });
-        else if (!known.has(item)) problems.push({ path: `${path}/${j}`, message: `question ${question.id} has no choice "${clip(item)}"`, code: 'not_found' });
+        if (seen.has(item))
+          problems.push({
+            path: `${path}/${j}`,
+            message: `choice "${clip(String(item))}" is selected twice`,
+            code: 'duplicate',
+          });
+        else if (typeof item !== 'string')
+          problems.push({
+            path: `${path}/${j}`,
+            message: `choice ids are strings, got ${describe(item)}`,
+            code: 'answer_type',
+          });
+        else if (!known.has(item))
+          problems.push({
+            path: `${path}/${j}`,
+            message: `question ${question.id} has no choice "${clip(item)}"`,
+            code: 'not_found',
+          });
         seen.add(item);
       });
       if (question.minSelections !== null && value.length < question.minSelections) {
-        problems.push({ path, message: `question ${question.id} needs at least ${question.minSelections} selections, got ${value.length}`, code: 'out_of_range' });
+        problems.push({
+          path,
+          message: `question ${question.id} needs at least ${question.minSelections} selections, got ${value.length}`,
+          code: 'out_of_range',
+        });
       }
       if (question.maxSelections !== null && value.length > question.maxSelections) {
-        problems.push({ path, message: `question ${question.id} allows at most ${question.maxSelections} selections, got ${value.length}`, code: 'out_of_range' });
+        problems.push({
+          path,
+          message: `question ${question.id} allows at most ${question.maxSelections} selections, got ${value.length}`,
+          code: 'out_of_range',
+        });
       }
       return problems;
     }
     case 'text':
-      if (typeof value !== 'string') return problem('answer_type', `question ${question.id} is a text question: answer with a string, got ${describe(value)}`);
-      if (value.length === 0) return problem('out_of_range', `question ${question.id} (text) needs at least 1 character`);
-      if (value.length > question.maxLength) return problem('out_of_range', `question ${question.id} (text) allows at most ${question.maxLength} characters, got ${value.length}`);
+      if (typeof value !== 'string')
+        return problem(
+          'answer_type',
+          `question ${question.id} is a text question: answer with a string, got ${describe(value)}`,
+        );
+      if (value.length === 0)
+        return problem('out_of_range', `question ${question.id} (text) needs at least 1 character`);
+      if (value.length > question.maxLength)
+        return problem(
+          'out_of_range',
+          `question ${question.id} (text) allows at most ${question.maxLength} characters, got ${value.length}`,
+        );
       return [];
   }
 }
@@ -63,7 +115,13 @@ function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
   const type = typeof value;
-  return type === 'object' ? 'an object' : type === 'number' ? `the number ${value}` : type === 'boolean' ? `the boolean ${value}` : 'a string';
+  return type === 'object'
+    ? 'an object'
+    : type === 'number'
+      ? `the number ${value}`
+      : type === 'boolean'
+        ? `the boolean ${value}`
+        : 'a string';
 }
 
 /** Echoed values are cut short: a message must stay readable (and within ErrorDetail's 1,000 characters). */
@@ -71,18 +129,30 @@ function clip(text: string): string {
   return text.length > 60 ? `${text.slice(0, 60)}…` : text;
 }
 
-export function validateAnswers(questions: readonly Question[], answers: readonly Answer[], basePath = '/body/answers'): ErrorDetail[] {
+export function validateAnswers(
+  questions: readonly Question[],
+  answers: readonly Answer[],
+  basePath = '/body/answers',
+): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   const byId = new Map(questions.map((question) => [question.id, question]));
   const answered = new Set<string>();
   answers.forEach((answer, i) => {
     const question = byId.get(answer.questionId);
     if (!question) {
-      problems.push({ path: `${basePath}/${i}/questionId`, message: `the survey has no question "${clip(answer.questionId)}"`, code: 'not_found' });
+      problems.push({
+        path: `${basePath}/${i}/questionId`,
+        message: `the survey has no question "${clip(answer.questionId)}"`,
+        code: 'not_found',
+      });
       return;
     }
     if (answered.has(answer.questionId)) {
-      problems.push({ path: `${basePath}/${i}/questionId`, message: `question ${answer.questionId} is answered more than once`, code: 'duplicate' });
+      problems.push({
+        path: `${basePath}/${i}/questionId`,
+        message: `question ${answer.questionId} is answered more than once`,
+        code: 'duplicate',
+      });
       return;
     }
     answered.add(answer.questionId);
@@ -90,7 +160,11 @@ export function validateAnswers(questions: readonly Question[], answers: readonl
   });
   for (const question of questions) {
     if (question.required && !answered.has(question.id)) {
-      problems.push({ path: basePath, message: `question ${question.id} is required but has no answer`, code: 'required' });
+      problems.push({
+        path: basePath,
+        message: `question ${question.id} is required but has no answer`,
+        code: 'required',
+      });
     }
   }
   return problems;

@@ -70,7 +70,9 @@ export const listResponses: Handler<'listResponses'> = async ({ params, query, a
   const submittedAfter = query.submittedAfter === undefined ? undefined : new Date(query.submittedAfter);
   const submittedBefore = query.submittedBefore === undefined ? undefined : new Date(query.submittedBefore);
   if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
-    throw validationFailed([{ path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' }]);
+    throw validationFailed([
+      { path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' },
+    ]);
   }
   await service.findSurveyOrThrow(services.db, tenant, surveyId);
   const page = pageRequest(query);
@@ -114,7 +116,10 @@ export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, s
   if (!surveyId || !Array.isArray(answers)) return [];
   const survey = await surveys.findSurvey(services.db, tenantOf(auth), surveyId);
   if (!survey) return [];
-  const wellFormed = answers.filter((answer): answer is { questionId: string; value: unknown } => typeof answer === 'object' && answer !== null && typeof answer.questionId === 'string');
+  const wellFormed = answers.filter(
+    (answer): answer is { questionId: string; value: unknown } =>
+      typeof answer === 'object' && answer !== null && typeof answer.questionId === 'string',
+  );
   return wellFormed.length === answers.length ? validateAnswers(survey.questions, wellFormed as never) : [];
 };
 
@@ -132,8 +137,20 @@ export const checkSurveyQuestions: SemanticCheck = async ({ body }) => {
 
 function asQuestionInput(value: unknown): QuestionInput {
   const question = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
-  const idOf = (item: unknown) => (typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string' ? (item as { id: string }).id : undefined);
+  const idOf = (item: unknown) =>
+    typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string'
+      ? (item as { id: string }).id
+      : undefined;
   const bound = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) ? n : undefined);
-  const choices = Array.isArray(question.choices) ? question.choices.map((choice) => ({ id: idOf(choice), label: '' })) : [];
-  return { type: question.type, text: '', id: idOf(question), choices, minSelections: bound(question.minSelections), maxSelections: bound(question.maxSelections) } as QuestionInput;
+  const choices = Array.isArray(question.choices)
+    ? question.choices.map((choice) => ({ id: idOf(choice), label: '' }))
+    : [];
+  return {
+    type: question.type,
+    text: '',
+    id: idOf(question),
+    choices,
+    minSelections: bound(question.minSelections),
+    maxSelections: bound(question.maxSelections),
+  } as QuestionInput;
 }

@@ -24,11 +24,18 @@ export function mergeSettings(base: SurveySettings, input: SurveySettingsInput |
 }
 
 /** Ids given explicitly must be unique; the others get `<prefix><n>` with the smallest n not taken. */
-function assignIds<T extends { id?: string }>(items: readonly T[], prefix: string, path: (index: number) => string, problems: ErrorDetail[], what: string): string[] {
+function assignIds<T extends { id?: string }>(
+  items: readonly T[],
+  prefix: string,
+  path: (index: number) => string,
+  problems: ErrorDetail[],
+  what: string,
+): string[] {
   const taken = new Set<string>();
   items.forEach((item, index) => {
     if (item.id === undefined) return;
-    if (taken.has(item.id)) problems.push({ path: path(index), message: `duplicate ${what} id "${item.id}"`, code: 'duplicate' });
+    if (taken.has(item.id))
+      problems.push({ path: path(index), message: `duplicate ${what} id "${item.id}"`, code: 'duplicate' });
     taken.add(item.id);
   });
   let next = 1;
@@ -46,17 +53,32 @@ function normaliseChoices(choices: readonly ChoiceInput[], questionPath: string,
   return choices.map((choice, j) => ({ id: ids[j]!, label: choice.label }));
 }
 
-export function normaliseQuestions(inputs: readonly QuestionInput[], basePath = '/body/questions'): { questions: Question[]; problems: ErrorDetail[] } {
+export function normaliseQuestions(
+  inputs: readonly QuestionInput[],
+  basePath = '/body/questions',
+): { questions: Question[]; problems: ErrorDetail[] } {
   const problems: ErrorDetail[] = [];
   const ids = assignIds(inputs, 'q_', (i) => `${basePath}/${i}/id`, problems, 'question');
   const questions = inputs.map((input, i): Question => {
     const path = `${basePath}/${i}`;
-    const common = { id: ids[i]!, text: input.text, description: input.description ?? null, required: input.required ?? true };
+    const common = {
+      id: ids[i]!,
+      text: input.text,
+      description: input.description ?? null,
+      required: input.required ?? true,
+    };
     switch (input.type) {
       case 'nps':
         return { ...common, type: 'nps' };
       case 'rating':
-        return { ...common, type: 'rating', min: input.min ?? 1, max: input.max ?? 5, minLabel: input.minLabel ?? null, maxLabel: input.maxLabel ?? null };
+        return {
+          ...common,
+          type: 'rating',
+          min: input.min ?? 1,
+          max: input.max ?? 5,
+          minLabel: input.minLabel ?? null,
+          maxLabel: input.maxLabel ?? null,
+        };
       case 'single_choice':
         return { ...common, type: 'single_choice', choices: normaliseChoices(input.choices, path, problems) };
       case 'multiple_choice': {
@@ -64,10 +86,18 @@ export function normaliseQuestions(inputs: readonly QuestionInput[], basePath = 
         const minSelections = input.minSelections ?? null;
         const maxSelections = input.maxSelections ?? null;
         if (minSelections !== null && maxSelections !== null && minSelections > maxSelections) {
-          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) must not exceed maxSelections (${maxSelections})`, code: 'out_of_range' });
+          problems.push({
+            path: `${path}/minSelections`,
+            message: `minSelections (${minSelections}) must not exceed maxSelections (${maxSelections})`,
+            code: 'out_of_range',
+          });
         }
         if (minSelections !== null && minSelections > choices.length) {
-          problems.push({ path: `${path}/minSelections`, message: `minSelections (${minSelections}) exceeds the number of choices (${choices.length})`, code: 'out_of_range' });
+          problems.push({
+            path: `${path}/minSelections`,
+            message: `minSelections (${minSelections}) exceeds the number of choices (${choices.length})`,
+            code: 'out_of_range',
+          });
         }
         return { ...common, type: 'multiple_choice', choices, minSelections, maxSelections };
       }

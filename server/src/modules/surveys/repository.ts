@@ -19,16 +19,36 @@ const responseCount = sql<number>`(surveys.response_count + coalesce((
   where c.organization_id = surveys.organization_id and c.environment = surveys.environment and c.survey_id = surveys.id
 ), 0))::int`.as('response_count');
 const surveyColumns = [
-  'surveys.id', 'surveys.organization_id', 'surveys.environment', 'surveys.title', 'surveys.description', 'surveys.status',
-  'surveys.questions', 'surveys.settings', 'surveys.created_at', 'surveys.updated_at', 'surveys.launched_at',
-  'surveys.paused_at', 'surveys.closed_at', 'surveys.first_launched_at', responseCount,
+  'surveys.id',
+  'surveys.organization_id',
+  'surveys.environment',
+  'surveys.title',
+  'surveys.description',
+  'surveys.status',
+  'surveys.questions',
+  'surveys.settings',
+  'surveys.created_at',
+  'surveys.updated_at',
+  'surveys.launched_at',
+  'surveys.paused_at',
+  'surveys.closed_at',
+  'surveys.first_launched_at',
+  responseCount,
 ] as const;
 
 function scoped(db: DbOrTx, tenant: Tenant) {
-  return db.selectFrom('surveys').where('organization_id', '=', tenant.organizationId).where('environment', '=', tenant.environment);
+  return db
+    .selectFrom('surveys')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
 }
 
-export function findSurvey(db: DbOrTx, tenant: Tenant, id: string, options: { forUpdate?: boolean } = {}): Promise<SurveyRow | undefined> {
+export function findSurvey(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<SurveyRow | undefined> {
   const query = scoped(db, tenant).select(surveyColumns).where('id', '=', id);
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
@@ -64,7 +84,11 @@ export function insertSurvey(db: DbOrTx, tenant: Tenant, survey: NewSurvey): Pro
 /** `%`, `_` and `\` in a search are literal characters, not patterns. */
 const likeEscape = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-export async function listSurveys(db: DbOrTx, tenant: Tenant, filter: { status?: SurveyStatus; search?: string; limit: number; offset: number }) {
+export async function listSurveys(
+  db: DbOrTx,
+  tenant: Tenant,
+  filter: { status?: SurveyStatus; search?: string; limit: number; offset: number },
+) {
   let query = scoped(db, tenant);
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.search) query = query.where('title', 'ilike', `%${likeEscape(filter.search)}%`);
@@ -90,7 +114,12 @@ export interface SurveyChanges {
   settings?: SurveySettings;
 }
 
-export function updateSurvey(db: DbOrTx, tenant: Tenant, id: string, changes: SurveyChanges): Promise<SurveyRow | undefined> {
+export function updateSurvey(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  changes: SurveyChanges,
+): Promise<SurveyRow | undefined> {
   return db
     .updateTable('surveys')
     .set({
@@ -131,11 +160,20 @@ export const transitionSources: Record<Transition, readonly SurveyStatus[]> = {
  * question to launch). Returns undefined when it was refused or the survey does not exist; the caller tells
  * the two apart.
  */
-export function transitionSurvey(db: DbOrTx, tenant: Tenant, id: string, transition: Transition): Promise<SurveyRow | undefined> {
+export function transitionSurvey(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  transition: Transition,
+): Promise<SurveyRow | undefined> {
   const now = new Date();
   const set =
     transition === 'launch'
-      ? { status: 'active' as const, launched_at: now, first_launched_at: sql<Date>`coalesce(first_launched_at, ${now})` }
+      ? {
+          status: 'active' as const,
+          launched_at: now,
+          first_launched_at: sql<Date>`coalesce(first_launched_at, ${now})`,
+        }
       : transition === 'pause'
         ? { status: 'paused' as const, paused_at: now }
         : { status: 'closed' as const, closed_at: now };
@@ -147,16 +185,20 @@ export function transitionSurvey(db: DbOrTx, tenant: Tenant, id: string, transit
     .where('environment', '=', tenant.environment)
     .where('status', 'in', transitionSources[transition]);
   if (transition === 'launch') {
-    query = query.where((eb) => eb.or([eb('status', '=', 'paused'), eb(sql<number>`jsonb_array_length(questions)`, '>', 0)]));
+    query = query.where((eb) =>
+      eb.or([eb('status', '=', 'paused'), eb(sql<number>`jsonb_array_length(questions)`, '>', 0)]),
+    );
   }
   return query.returning(surveyColumns).executeTakeFirst();
 }
 
 /** Counts a response stored (+1) or deleted (−1), in the transaction that stores or deletes it. */
 export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string, delta: 1 | -1): Promise<void> {
-  await db.insertInto('survey_response_counts').values({ organization_id: tenant.organizationId, environment: tenant.environment, survey_id: surveyId, n: delta }).execute();
+  await db
+    .insertInto('survey_response_counts')
+    .values({ organization_id: tenant.organizationId, environment: tenant.environment, survey_id: surveyId, n: delta })
+    .execute();
 }
-
 
 /**
  * Folds count deltas into `surveys.response_count` in one statement (the counts read are unchanged by it): all

@@ -25,7 +25,8 @@ export type ResponseChannel =
   | { kind: 'personal'; distributionId: string; tokenHash: Buffer }
   | { kind: 'embed'; distributionId: string };
 
-export type StoreOutcome = { outcome: 'stored'; distributionId: string | null } | { outcome: 'duplicate' | 'inactive' | 'used' };
+export type StoreOutcome =
+  { outcome: 'stored'; distributionId: string | null } | { outcome: 'duplicate' | 'inactive' | 'used' };
 
 /**
  * THE writer of responses: every channel stores through this one statement (its own transaction, or a caller's),
@@ -64,14 +65,24 @@ export async function storeResponse(
             and dr.external_id = ${response.respondentExternalId} and dr.status in ('sent', 'responded') and dr.sent_at <= ${response.submittedAt}
           order by dr.sent_at desc limit 1)`
       : sql`${channel.distributionId}::text`;
-  const linkOpen = channel.kind === 'personal' ? sql`exists (select 1 from recipient where status <> 'responded')` : sql`true`;
+  const linkOpen =
+    channel.kind === 'personal' ? sql`exists (select 1 from recipient where status <> 'responded')` : sql`true`;
   // The recipient this response answers: the link's own, else the respondent named in the distribution found.
-  const answeredBy = channel.kind === 'personal' ? sql`(select external_id from recipient)` : sql`${response.respondentExternalId}::text`;
+  const answeredBy =
+    channel.kind === 'personal'
+      ? sql`(select external_id from recipient)`
+      : sql`${response.respondentExternalId}::text`;
   // An answer without identity (an anonymous survey's link) must not be tied back to its recipient: no response
   // id and no time on the recipient row, whose `responded_at` would otherwise equal the response's `submittedAt`.
   const identified = response.respondentExternalId !== null;
   const eventData = sql`${JSON.stringify(event.data)}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored))`;
-  const { rows } = await sql<{ active: string; stored: string; used: string; distribution_id: string | null; woken: string }>`
+  const { rows } = await sql<{
+    active: string;
+    stored: string;
+    used: string;
+    distribution_id: string | null;
+    woken: string;
+  }>`
     with active as (
       select id from surveys
       where organization_id = ${org} and environment = ${env} and id = ${response.surveyId} and status = 'active'
@@ -124,19 +135,36 @@ export async function listResponses(db: DbOrTx, tenant: Tenant, surveyId: string
   let query = scoped(db, tenant, surveyId);
   if (filter.submittedAfter) query = query.where('submitted_at', '>=', filter.submittedAfter);
   if (filter.submittedBefore) query = query.where('submitted_at', '<', filter.submittedBefore);
-  if (filter.respondentExternalId !== undefined) query = query.where('respondent_external_id', '=', filter.respondentExternalId);
+  if (filter.respondentExternalId !== undefined)
+    query = query.where('respondent_external_id', '=', filter.respondentExternalId);
   const [rows, total] = await Promise.all([
-    query.selectAll().orderBy('submitted_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    query
+      .selectAll()
+      .orderBy('submitted_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute(),
     query.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: total.count };
 }
 
-export function findResponse(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<ResponseRow | undefined> {
+export function findResponse(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  id: string,
+): Promise<ResponseRow | undefined> {
   return scoped(db, tenant, surveyId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function deleteResponse(db: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<{ id: string } | undefined> {
+export function deleteResponse(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  id: string,
+): Promise<{ id: string } | undefined> {
   return db
     .deleteFrom('responses')
     .where('id', '=', id)

@@ -75,9 +75,14 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
     const current = await surveys.findSurvey(trx, tenant, id, { forUpdate: true });
     if (!current) throw notFound('survey', id);
     if (current.status === 'closed') throw invalidState(`Survey ${id} is closed; a closed survey cannot be changed.`);
-    const frozen = [body.questions !== undefined ? 'questions' : undefined, body.settings !== undefined ? 'settings' : undefined].filter(Boolean);
+    const frozen = [
+      body.questions !== undefined ? 'questions' : undefined,
+      body.settings !== undefined ? 'settings' : undefined,
+    ].filter(Boolean);
     if (frozen.length > 0 && current.first_launched_at !== null) {
-      throw invalidState(`Survey ${id} is ${current.status} and has been launched; its ${frozen.join(' and ')} can no longer change.`);
+      throw invalidState(
+        `Survey ${id} is ${current.status} and has been launched; its ${frozen.join(' and ')} can no longer change.`,
+      );
     }
     return surveys.updateSurvey(trx, tenant, id, {
       title: body.title,
@@ -123,11 +128,6 @@ export async function findSurveyOrThrow(db: Db, tenant: Tenant, id: string): Pro
   return row;
 }
 
-interface PgError {
-  code?: string;
-  constraint?: string;
-}
-
 /**
  * Questions and settings of launched surveys, per process: they are frozen at the first launch, so a cached copy
  * never goes stale (the submission's statement still checks that the survey is active, and still exists).
@@ -135,12 +135,17 @@ interface PgError {
 const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings'>>();
 const frozenSurveysMax = 10_000;
 
-async function frozenSurvey(db: Db, tenant: Tenant, surveyId: string): Promise<Pick<SurveyRow, 'questions' | 'settings'>> {
+async function frozenSurvey(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+): Promise<Pick<SurveyRow, 'questions' | 'settings'>> {
   const key = `${tenant.organizationId}:${tenant.environment}:${surveyId}`;
   const cached = frozenSurveys.get(key);
   if (cached) return cached;
   const survey = await findSurveyOrThrow(db, tenant, surveyId);
-  if (survey.status !== 'active') throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
+  if (survey.status !== 'active')
+    throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
   if (survey.first_launched_at) {
     if (frozenSurveys.size >= frozenSurveysMax) frozenSurveys.delete(frozenSurveys.keys().next().value!);
     frozenSurveys.set(key, { questions: survey.questions, settings: survey.settings });
@@ -168,7 +173,12 @@ function foldWhenMany(db: Db, tenant: Tenant, surveyId: string): void {
   surveys.foldResponseCounts(db, { tenant, surveyId }).catch(() => {});
 }
 
-export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, body: ResponseSubmit): Promise<Response> {
+export async function submitResponse(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  body: ResponseSubmit,
+): Promise<Response> {
   const survey = await frozenSurvey(db, tenant, surveyId);
   const problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
   if (problems.length > 0) throw validationFailed(problems);
@@ -176,11 +186,25 @@ export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, b
   const { anonymous, allowMultipleResponses } = survey.settings;
   const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
   const submittedAt = new Date();
-  const response: Response = { id: newId('rsp'), surveyId, respondentExternalId, answers: body.answers, submittedAt: iso(submittedAt), distributionId: null };
+  const response: Response = {
+    id: newId('rsp'),
+    surveyId,
+    respondentExternalId,
+    answers: body.answers,
+    submittedAt: iso(submittedAt),
+    distributionId: null,
+  };
   const stored = await responses.storeResponse(
     db,
     tenant,
-    { id: response.id, surveyId, respondentExternalId, dedupeKey: allowMultipleResponses ? null : respondentExternalId, answers: body.answers, submittedAt },
+    {
+      id: response.id,
+      surveyId,
+      respondentExternalId,
+      dedupeKey: allowMultipleResponses ? null : respondentExternalId,
+      answers: body.answers,
+      submittedAt,
+    },
     { id: newId('evt'), type: 'response.submitted', data: response },
   );
   if (stored.outcome === 'stored') {
@@ -188,7 +212,11 @@ export async function submitResponse(db: Db, tenant: Tenant, surveyId: string, b
     return { ...response, distributionId: stored.distributionId };
   }
   if (stored.outcome === 'duplicate') {
-    throw new ApiError(409, 'duplicate_response', `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`);
+    throw new ApiError(
+      409,
+      'duplicate_response',
+      `Respondent ${respondentExternalId} has already answered survey ${surveyId}, which allows one response each.`,
+    );
   }
   // Paused, closed or deleted since it was read: say which.
   const now = await findSurveyOrThrow(db, tenant, surveyId);

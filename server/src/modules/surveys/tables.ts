@@ -52,7 +52,8 @@ export interface ResponsesTable {
   distribution_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** Append-only deltas of a survey's response count (+1 per response stored, −1 per deletion); see migration 2026-11-25T0200. */
+/** Append-only deltas of a survey's response count (+1 per response stored, −1 per deletion); see migration
+ * 2026-11-25T0200. */
 export interface SurveyResponseCountsTable {
   organization_id: string;
   environment: Environment;

@@ -37,7 +37,11 @@ function attributesRef(target: TargetShape) {
 
 const comparison = { gte: sql.raw('>='), lte: sql.raw('<=') } as const;
 
-function compileColumn(filter: CheckedFilter, field: Extract<FieldRef, { type: 'column' }>, target: TargetShape): RawBuilder<SqlBool> {
+function compileColumn(
+  filter: CheckedFilter,
+  field: Extract<FieldRef, { type: 'column' }>,
+  target: TargetShape,
+): RawBuilder<SqlBool> {
   const column = columnRef(target, field.field);
   const kind = field.info.kind;
   // Parameters are typed explicitly where PostgreSQL could not infer them (dates, function arguments).
@@ -50,7 +54,8 @@ function compileColumn(filter: CheckedFilter, field: Extract<FieldRef, { type: '
       if (kind === 'email') return sql<SqlBool>`lower(${column}) = lower(cast(${filter.value} as text))`;
       return sql<SqlBool>`${column} = ${param(filter.value)}`;
     case 'in': {
-      if (kind === 'email') return sql<SqlBool>`lower(${column}) in (${sql.join(filter.value.map((v) => sql`lower(cast(${v} as text))`))})`;
+      if (kind === 'email')
+        return sql<SqlBool>`lower(${column}) in (${sql.join(filter.value.map((v) => sql`lower(cast(${v} as text))`))})`;
       return sql<SqlBool>`${column} in (${sql.join(filter.value.map(param))})`;
     }
     case 'contains':
@@ -66,7 +71,8 @@ function compileAttribute(filter: CheckedFilter, name: string, target: TargetSha
   const value = sql`(${attributes} -> cast(${name} as text))`;
   const text = sql`(${attributes} ->> cast(${name} as text))`;
   // Containment (`@>`) is what the GIN (jsonb_path_ops) index answers; it compares JSON type and value.
-  const contains = (v: string | number | boolean) => sql<SqlBool>`${attributes} @> cast(${JSON.stringify({ [name]: v })} as jsonb)`;
+  const contains = (v: string | number | boolean) =>
+    sql<SqlBool>`${attributes} @> cast(${JSON.stringify({ [name]: v })} as jsonb)`;
   switch (filter.operator) {
     case 'exists':
       // ->> is SQL NULL for a missing key and for a JSON null alike.
@@ -74,7 +80,9 @@ function compileAttribute(filter: CheckedFilter, name: string, target: TargetSha
     case 'equals':
       return contains(filter.value);
     case 'in':
-      return filter.value.length === 1 ? contains(filter.value[0]!) : sql<SqlBool>`(${sql.join(filter.value.map(contains), sql` or `)})`;
+      return filter.value.length === 1
+        ? contains(filter.value[0]!)
+        : sql<SqlBool>`(${sql.join(filter.value.map(contains), sql` or `)})`;
     case 'contains':
       return sql<SqlBool>`(jsonb_typeof(${value}) = 'string' and ${text} ilike ${`%${escapeLike(filter.value)}%`})`;
     case 'gte':
@@ -90,11 +98,16 @@ function compileAttribute(filter: CheckedFilter, name: string, target: TargetSha
 }
 
 function compileFilter(filter: CheckedFilter, target: TargetShape): RawBuilder<SqlBool> {
-  return filter.field.type === 'column' ? compileColumn(filter, filter.field, target) : compileAttribute(filter, filter.field.name, target);
+  return filter.field.type === 'column'
+    ? compileColumn(filter, filter.field, target)
+    : compileAttribute(filter, filter.field.name, target);
 }
 
 /** The condition of a checked targeting over `target`. No filters: `true` (everyone matches). */
-export function compileChecked(targeting: CheckedTargeting, target: TargetShape = respondentsTarget): RawBuilder<SqlBool> {
+export function compileChecked(
+  targeting: CheckedTargeting,
+  target: TargetShape = respondentsTarget,
+): RawBuilder<SqlBool> {
   if (targeting.filters.length === 0) return sql<SqlBool>`true`;
   const parts = targeting.filters.map((filter) => compileFilter(filter, target));
   if (parts.length === 1) return parts[0]!;
@@ -105,7 +118,11 @@ export function compileChecked(targeting: CheckedTargeting, target: TargetShape 
  * Checks a targeting against the type rules and compiles it for `target`; a targeting that breaks the rules
  * throws the API's 400 `validation_failed`, every problem naming its filter by index under `basePath`.
  */
-export function compileTargeting(targeting: unknown, target: TargetShape = respondentsTarget, basePath = '/body/targeting'): RawBuilder<SqlBool> {
+export function compileTargeting(
+  targeting: unknown,
+  target: TargetShape = respondentsTarget,
+  basePath = '/body/targeting',
+): RawBuilder<SqlBool> {
   const checked = checkTargeting(targeting, basePath);
   if (!checked.ok) throw validationFailed(checked.problems);
   return compileChecked(checked.targeting, target);

@@ -15,7 +15,9 @@ export type ColumnField =
   | 'hireDate'
   | 'employmentType';
 
-/** `text` compares as text; `email` too, but equals/in ignore case; `date` as a date; `enum` as text of a closed list. */
+/**
+ * `text` compares as text; `email` too, but equals/in ignore case; `date` as a date; `enum` as text of a closed list.
+ */
 export type FieldKind = 'text' | 'email' | 'date' | 'enum';
 
 export interface ColumnFieldInfo {
@@ -41,7 +43,8 @@ export const employmentTypes = ['full_time', 'part_time', 'contractor', 'tempora
 export const attributePrefix = 'attributes.';
 const attributeName = /^[A-Za-z0-9_]{1,64}$/;
 
-export type FieldRef = { type: 'column'; field: ColumnField; info: ColumnFieldInfo } | { type: 'attribute'; name: string };
+export type FieldRef =
+  { type: 'column'; field: ColumnField; info: ColumnFieldInfo } | { type: 'attribute'; name: string };
 
 /** What a filter's `field` refers to, or undefined when it names nothing a respondent has. */
 export function resolveField(field: string): FieldRef | undefined {

@@ -5,6 +5,21 @@
  *
  * Stable API: other modules import only from this file.
  */
-export { checkTargeting, MAX_FILTERS, MAX_IN_VALUES, type CheckedFilter, type CheckedTargeting, type Targeting, type TargetingFilter } from './validate.js';
-export { compileChecked, compileTargeting, escapeLike, recipientsTarget, respondentsTarget, type TargetShape } from './compile.js';
+export {
+  checkTargeting,
+  MAX_FILTERS,
+  MAX_IN_VALUES,
+  type CheckedFilter,
+  type CheckedTargeting,
+  type Targeting,
+  type TargetingFilter,
+} from './validate.js';
+export {
+  compileChecked,
+  compileTargeting,
+  escapeLike,
+  recipientsTarget,
+  respondentsTarget,
+  type TargetShape,
+} from './compile.js';
 export { columnFields, employmentTypes, resolveField, type ColumnField } from './fields.js';

@@ -31,25 +31,60 @@ export const MAX_STRING_LENGTH = 1000;
 const operators: readonly string[] = ['equals', 'in', 'contains', 'gte', 'lte', 'exists'];
 
 const describe = (value: unknown): string =>
-  Array.isArray(value) ? 'an array' : value === null ? 'null' : typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+  Array.isArray(value)
+    ? 'an array'
+    : value === null
+      ? 'null'
+      : typeof value === 'string'
+        ? 'a string'
+        : `a ${typeof value}`;
 
 /** Checks one scalar against the field (`at` is the pointer of the value or array element). */
-function checkScalar(i: number, ref: FieldRef, value: unknown, at: string, allowBoolean: boolean): ErrorDetail | undefined {
+function checkScalar(
+  i: number,
+  ref: FieldRef,
+  value: unknown,
+  at: string,
+  allowBoolean: boolean,
+): ErrorDetail | undefined {
   const name = ref.type === 'column' ? ref.field : `attributes.${ref.name}`;
   if (ref.type === 'attribute') {
     if (typeof value === 'string') {
-      return value.length > MAX_STRING_LENGTH ? { path: at, code: 'maximum', message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters` } : undefined;
+      return value.length > MAX_STRING_LENGTH
+        ? {
+            path: at,
+            code: 'maximum',
+            message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters`,
+          }
+        : undefined;
     }
     if (typeof value === 'number' && Number.isFinite(value)) return undefined;
     if (typeof value === 'boolean' && allowBoolean) return undefined;
-    return { path: at, code: 'type', message: `filter ${i}: ${name} needs ${allowBoolean ? 'a string, number or boolean' : 'a string or number'}, got ${describe(value)}` };
+    return {
+      path: at,
+      code: 'type',
+      message: `filter ${i}: ${name} needs ${allowBoolean ? 'a string, number or boolean' : 'a string or number'}, got ${describe(value)}`,
+    };
   }
   if (typeof value !== 'string') {
-    return { path: at, code: 'type', message: `filter ${i}: ${name} is ${ref.info.kind === 'date' ? 'a date' : 'text'} and needs a string value, got ${describe(value)}` };
+    return {
+      path: at,
+      code: 'type',
+      message: `filter ${i}: ${name} is ${ref.info.kind === 'date' ? 'a date' : 'text'} and needs a string value, got ${describe(value)}`,
+    };
   }
-  if (value.length > MAX_STRING_LENGTH) return { path: at, code: 'maximum', message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters` };
+  if (value.length > MAX_STRING_LENGTH)
+    return {
+      path: at,
+      code: 'maximum',
+      message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters`,
+    };
   if (ref.info.kind === 'date' && !isCalendarDate(value)) {
-    return { path: at, code: 'format', message: `filter ${i}: ${name} is a date and needs a value of the form YYYY-MM-DD (an existing day), got "${value}"` };
+    return {
+      path: at,
+      code: 'format',
+      message: `filter ${i}: ${name} is a date and needs a value of the form YYYY-MM-DD (an existing day), got "${value}"`,
+    };
   }
   return undefined;
 }
@@ -57,7 +92,9 @@ function checkScalar(i: number, ref: FieldRef, value: unknown, at: string, allow
 function checkFilter(i: number, filter: unknown, base: string): { problems: ErrorDetail[]; checked?: CheckedFilter } {
   const at = `${base}/${i}`;
   if (typeof filter !== 'object' || filter === null || Array.isArray(filter)) {
-    return { problems: [{ path: at, code: 'type', message: `filter ${i} must be an object with field, operator and value` }] };
+    return {
+      problems: [{ path: at, code: 'type', message: `filter ${i} must be an object with field, operator and value` }],
+    };
   }
   const { field, operator, value } = filter as Record<string, unknown>;
   const problems: ErrorDetail[] = [];
@@ -70,9 +107,14 @@ function checkFilter(i: number, filter: unknown, base: string): { problems: Erro
     });
   }
   if (typeof operator !== 'string' || !operators.includes(operator)) {
-    problems.push({ path: `${at}/operator`, code: 'enum', message: `filter ${i}: operator must be one of ${operators.join(', ')}` });
+    problems.push({
+      path: `${at}/operator`,
+      code: 'enum',
+      message: `filter ${i}: operator must be one of ${operators.join(', ')}`,
+    });
   }
-  if (value === undefined) problems.push({ path: `${at}/value`, code: 'required', message: `filter ${i}: value is required` });
+  if (value === undefined)
+    problems.push({ path: `${at}/value`, code: 'required', message: `filter ${i}: value is required` });
   if (problems.length > 0 || !ref) return { problems };
   const name = field as string;
   const valueAt = `${at}/value`;
@@ -80,34 +122,104 @@ function checkFilter(i: number, filter: unknown, base: string): { problems: Erro
 
   switch (op) {
     case 'exists':
-      if (typeof value !== 'boolean') return { problems: [{ path: valueAt, code: 'type', message: `filter ${i}: exists needs true or false, got ${describe(value)}` }] };
+      if (typeof value !== 'boolean')
+        return {
+          problems: [
+            { path: valueAt, code: 'type', message: `filter ${i}: exists needs true or false, got ${describe(value)}` },
+          ],
+        };
       return { problems, checked: { field: ref, operator: op, value } };
     case 'contains':
       if (ref.type === 'column' && ref.info.kind === 'date') {
-        return { problems: [{ path: `${at}/operator`, code: 'invalid_value', message: `filter ${i}: contains does not fit ${name}, a date; use equals, in, gte, lte or exists` }] };
+        return {
+          problems: [
+            {
+              path: `${at}/operator`,
+              code: 'invalid_value',
+              message: `filter ${i}: contains does not fit ${name}, a date; use equals, in, gte, lte or exists`,
+            },
+          ],
+        };
       }
-      if (typeof value !== 'string') return { problems: [{ path: valueAt, code: 'type', message: `filter ${i}: contains needs a string, got ${describe(value)}` }] };
-      if (value.length === 0) return { problems: [{ path: valueAt, code: 'minimum', message: `filter ${i}: contains needs at least 1 character` }] };
-      if (value.length > MAX_STRING_LENGTH) return { problems: [{ path: valueAt, code: 'maximum', message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters` }] };
+      if (typeof value !== 'string')
+        return {
+          problems: [
+            { path: valueAt, code: 'type', message: `filter ${i}: contains needs a string, got ${describe(value)}` },
+          ],
+        };
+      if (value.length === 0)
+        return {
+          problems: [{ path: valueAt, code: 'minimum', message: `filter ${i}: contains needs at least 1 character` }],
+        };
+      if (value.length > MAX_STRING_LENGTH)
+        return {
+          problems: [
+            {
+              path: valueAt,
+              code: 'maximum',
+              message: `filter ${i}: a value may have at most ${MAX_STRING_LENGTH} characters`,
+            },
+          ],
+        };
       return { problems, checked: { field: ref, operator: op, value } };
     case 'in': {
-      if (!Array.isArray(value)) return { problems: [{ path: valueAt, code: 'type', message: `filter ${i}: in needs an array of 1 to ${MAX_IN_VALUES} values, got ${describe(value)}` }] };
+      if (!Array.isArray(value))
+        return {
+          problems: [
+            {
+              path: valueAt,
+              code: 'type',
+              message: `filter ${i}: in needs an array of 1 to ${MAX_IN_VALUES} values, got ${describe(value)}`,
+            },
+          ],
+        };
       if (value.length === 0 || value.length > MAX_IN_VALUES) {
-        return { problems: [{ path: valueAt, code: value.length === 0 ? 'minimum' : 'maximum', message: `filter ${i}: in needs an array of 1 to ${MAX_IN_VALUES} values, got ${value.length}` }] };
+        return {
+          problems: [
+            {
+              path: valueAt,
+              code: value.length === 0 ? 'minimum' : 'maximum',
+              message: `filter ${i}: in needs an array of 1 to ${MAX_IN_VALUES} values, got ${value.length}`,
+            },
+          ],
+        };
       }
-      const itemProblems = value.map((item, j) => checkScalar(i, ref, item, `${valueAt}/${j}`, false)).filter((p): p is ErrorDetail => p !== undefined);
+      const itemProblems = value
+        .map((item, j) => checkScalar(i, ref, item, `${valueAt}/${j}`, false))
+        .filter((p): p is ErrorDetail => p !== undefined);
       if (itemProblems.length > 0) return { problems: itemProblems };
       if (ref.type === 'column' && ref.info.kind === 'enum') {
         const unknown = value.findIndex((item) => !(employmentTypes as readonly unknown[]).includes(item));
-        if (unknown >= 0) return { problems: [{ path: `${valueAt}/${unknown}`, code: 'enum', message: `filter ${i}: employmentType is one of ${employmentTypes.join(', ')}` }] };
+        if (unknown >= 0)
+          return {
+            problems: [
+              {
+                path: `${valueAt}/${unknown}`,
+                code: 'enum',
+                message: `filter ${i}: employmentType is one of ${employmentTypes.join(', ')}`,
+              },
+            ],
+          };
       }
       return { problems, checked: { field: ref, operator: op, value: value as Array<string | number> } };
     }
     case 'equals': {
       const problem = checkScalar(i, ref, value, valueAt, true);
       if (problem) return { problems: [problem] };
-      if (ref.type === 'column' && ref.info.kind === 'enum' && !(employmentTypes as readonly unknown[]).includes(value)) {
-        return { problems: [{ path: valueAt, code: 'enum', message: `filter ${i}: employmentType is one of ${employmentTypes.join(', ')}` }] };
+      if (
+        ref.type === 'column' &&
+        ref.info.kind === 'enum' &&
+        !(employmentTypes as readonly unknown[]).includes(value)
+      ) {
+        return {
+          problems: [
+            {
+              path: valueAt,
+              code: 'enum',
+              message: `filter ${i}: employmentType is one of ${employmentTypes.join(', ')}`,
+            },
+          ],
+        };
       }
       return { problems, checked: { field: ref, operator: op, value: value as Scalar } };
     }
@@ -129,17 +241,29 @@ export function checkTargeting(
   basePath = '/body/targeting',
 ): { ok: true; targeting: CheckedTargeting } | { ok: false; problems: ErrorDetail[] } {
   if (typeof targeting !== 'object' || targeting === null || Array.isArray(targeting)) {
-    return { ok: false, problems: [{ path: basePath, code: 'type', message: 'targeting must be an object with filters and logic' }] };
+    return {
+      ok: false,
+      problems: [{ path: basePath, code: 'type', message: 'targeting must be an object with filters and logic' }],
+    };
   }
   const { filters, logic } = targeting as Record<string, unknown>;
   const problems: ErrorDetail[] = [];
-  if (logic !== undefined && logic !== 'AND' && logic !== 'OR') problems.push({ path: `${basePath}/logic`, code: 'enum', message: 'logic must be AND or OR' });
+  if (logic !== undefined && logic !== 'AND' && logic !== 'OR')
+    problems.push({ path: `${basePath}/logic`, code: 'enum', message: 'logic must be AND or OR' });
   if (!Array.isArray(filters)) {
-    problems.push({ path: `${basePath}/filters`, code: filters === undefined ? 'required' : 'type', message: 'filters must be an array (empty: everyone matches)' });
+    problems.push({
+      path: `${basePath}/filters`,
+      code: filters === undefined ? 'required' : 'type',
+      message: 'filters must be an array (empty: everyone matches)',
+    });
     return { ok: false, problems };
   }
   if (filters.length > MAX_FILTERS) {
-    problems.push({ path: `${basePath}/filters`, code: 'maximum', message: `at most ${MAX_FILTERS} filters, got ${filters.length}` });
+    problems.push({
+      path: `${basePath}/filters`,
+      code: 'maximum',
+      message: `at most ${MAX_FILTERS} filters, got ${filters.length}`,
+    });
     return { ok: false, problems };
   }
   const checked: CheckedFilter[] = [];

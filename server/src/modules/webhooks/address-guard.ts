@@ -39,19 +39,34 @@ interface Embedding {
   sameHost?: boolean;
 }
 
-const v4At = (bytes: number[], offset: number, invert = false) => new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => (invert ? b ^ 0xff : b)));
+const v4At = (bytes: number[], offset: number, invert = false) =>
+  new ipaddr.IPv4(bytes.slice(offset, offset + 4).map((b) => (invert ? b ^ 0xff : b)));
 const lastFour = (bytes: number[]) => [v4At(bytes, 12)];
 
 /** Disjoint ranges, so their order does not matter. */
 const embeddings: Embedding[] = [
   { name: 'ipv4Mapped', prefix: ipaddr.IPv6.parseCIDR('::ffff:0:0/96'), carried: lastFour, sameHost: true },
   { name: 'rfc6145', prefix: ipaddr.IPv6.parseCIDR('::ffff:0:0:0/96'), carried: lastFour },
-  { name: 'ipv4Compatible', prefix: ipaddr.IPv6.parseCIDR('::/96'), carried: lastFour, refused: 'deprecated IPv4-compatible address (::/96)' },
+  {
+    name: 'ipv4Compatible',
+    prefix: ipaddr.IPv6.parseCIDR('::/96'),
+    carried: lastFour,
+    refused: 'deprecated IPv4-compatible address (::/96)',
+  },
   { name: 'rfc6052', prefix: ipaddr.IPv6.parseCIDR('64:ff9b::/96'), carried: lastFour },
-  { name: 'rfc8215', prefix: ipaddr.IPv6.parseCIDR('64:ff9b:1::/48'), carried: () => [], refused: 'local-use NAT64 prefix (64:ff9b:1::/48)' },
+  {
+    name: 'rfc8215',
+    prefix: ipaddr.IPv6.parseCIDR('64:ff9b:1::/48'),
+    carried: () => [],
+    refused: 'local-use NAT64 prefix (64:ff9b:1::/48)',
+  },
   { name: '6to4', prefix: ipaddr.IPv6.parseCIDR('2002::/16'), carried: (bytes) => [v4At(bytes, 2)] },
   // Teredo: the server's address in bits 32–63, the client's (its NAT's public side) inverted in the last 32.
-  { name: 'teredo', prefix: ipaddr.IPv6.parseCIDR('2001::/32'), carried: (bytes) => [v4At(bytes, 4), v4At(bytes, 12, true)] },
+  {
+    name: 'teredo',
+    prefix: ipaddr.IPv6.parseCIDR('2001::/32'),
+    carried: (bytes) => [v4At(bytes, 4), v4At(bytes, 12, true)],
+  },
 ];
 
 /** ISATAP (RFC 5214): in any prefix, an interface identifier of `0:5efe` or `200:5efe` followed by the IPv4 address. */
@@ -108,14 +123,16 @@ export function refusalOf(address: string, allowLoopback: boolean): string | und
   if (embedding) {
     for (const carried of embedding.carried(bytes)) {
       const refusal = ipv4Refusal(carried, allowLoopback && embedding.sameHost === true);
-      if (refusal) return `address not allowed: ${shown} is ${embedding.name} carrying ${carried.toString()}, which is ${refusal}`;
+      if (refusal)
+        return `address not allowed: ${shown} is ${embedding.name} carrying ${carried.toString()}, which is ${refusal}`;
     }
     return embedding.refused ? `address not allowed: ${shown} is a ${embedding.refused}` : undefined;
   }
   if (range !== 'unicast') return `address not allowed: ${shown} is ${range}`;
   const isatap = isatapCarried(bytes);
   const refusal = isatap && ipv4Refusal(isatap, false);
-  if (isatap && refusal) return `address not allowed: ${shown} is ISATAP carrying ${isatap.toString()}, which is ${refusal}`;
+  if (isatap && refusal)
+    return `address not allowed: ${shown} is ISATAP carrying ${isatap.toString()}, which is ${refusal}`;
   return undefined;
 }
 

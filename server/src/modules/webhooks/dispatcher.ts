@@ -11,7 +11,15 @@ import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { Services } from '../../http/handler.js';
 import { deliveryWakeChannel } from '../events/record.js';
-import { claimDue, msUntilNextDue, recordFailure, recordSuccesses, type ClaimedDelivery, type Outcome, type Success } from './queue.js';
+import {
+  claimDue,
+  msUntilNextDue,
+  recordFailure,
+  recordSuccesses,
+  type ClaimedDelivery,
+  type Outcome,
+  type Success,
+} from './queue.js';
 import { nextDelayMs, parseRetryAfter } from './schedule.js';
 import { postWebhook, type AttemptResult } from './sender.js';
 
@@ -68,7 +76,9 @@ class SuccessRecorder {
 }
 
 /** The body every attempt of an event carries: the event as `listEvents` shows it, data copied as stored. */
-export function eventBody(row: Pick<ClaimedDelivery, 'event_id' | 'event_type' | 'event_created_at' | 'event_data'>): string {
+export function eventBody(
+  row: Pick<ClaimedDelivery, 'event_id' | 'event_type' | 'event_created_at' | 'event_data'>,
+): string {
   return `{"id":${JSON.stringify(row.event_id)},"type":${JSON.stringify(row.event_type)},"createdAt":${JSON.stringify(row.event_created_at.toISOString())},"data":${row.event_data}}`;
 }
 
@@ -94,11 +104,19 @@ export function signedHeaders(id: string, body: string, secrets: readonly string
 
 /** What an answer means: 2xx success; 3xx never followed; everything else a failure. */
 export function outcomeOf(result: AttemptResult): Outcome {
-  const base = { responseStatus: result.status ?? null, latencyMs: result.latencyMs, excerpt: result.status === undefined ? null : (result.excerpt ?? '') };
+  const base = {
+    responseStatus: result.status ?? null,
+    latencyMs: result.latencyMs,
+    excerpt: result.status === undefined ? null : (result.excerpt ?? ''),
+  };
   if (result.status === undefined) return { ...base, succeeded: false, error: result.error ?? 'no answer' };
   if (result.status >= 200 && result.status < 300) return { ...base, succeeded: true, error: null };
   if (result.status >= 300 && result.status < 400) {
-    return { ...base, succeeded: false, error: `HTTP ${result.status}: redirects are not followed${result.location ? ` (to ${result.location.slice(0, 500)})` : ''}` };
+    return {
+      ...base,
+      succeeded: false,
+      error: `HTTP ${result.status}: redirects are not followed${result.location ? ` (to ${result.location.slice(0, 500)})` : ''}`,
+    };
   }
   return { ...base, succeeded: false, error: `HTTP ${result.status}` };
 }
@@ -121,12 +139,21 @@ export class WebhookDispatcher {
     options: Partial<DispatcherOptions> = {},
   ) {
     this.options = { ...dispatcherDefaults, ...options };
-    this.successes = new SuccessRecorder((batch) => recordSuccesses(services.db, batch), this.options.recordDelayMs, this.options.claimBatch);
+    this.successes = new SuccessRecorder(
+      (batch) => recordSuccesses(services.db, batch),
+      this.options.recordDelayMs,
+      this.options.claimBatch,
+    );
   }
 
   async start(): Promise<void> {
-    const client = new pg.Client({ connectionString: this.connectionString, application_name: 'survey-service-webhooks' });
-    client.on('error', (error) => this.services.log.warn({ err: error }, 'webhook wake-up listener lost; the dispatcher keeps polling'));
+    const client = new pg.Client({
+      connectionString: this.connectionString,
+      application_name: 'survey-service-webhooks',
+    });
+    client.on('error', (error) =>
+      this.services.log.warn({ err: error }, 'webhook wake-up listener lost; the dispatcher keeps polling'),
+    );
     client.on('notification', () => this.wake());
     try {
       await client.connect();
@@ -175,7 +202,12 @@ export class WebhookDispatcher {
         this.limited = room <= 0 || saturated.length > 0;
         if (room > 0) {
           const batch = Math.min(room, this.options.claimBatch);
-          const claimed = await claimDue(this.services.db, batch, this.services.config.webhookTimeoutMs + 5_000, saturated);
+          const claimed = await claimDue(
+            this.services.db,
+            batch,
+            this.services.config.webhookTimeoutMs + 5_000,
+            saturated,
+          );
           for (const row of claimed) this.launch(row);
           full = claimed.length === batch;
         }
@@ -193,7 +225,12 @@ export class WebhookDispatcher {
     this.total++;
     this.running.set(row.webhook_id, (this.running.get(row.webhook_id) ?? 0) + 1);
     const attempt = this.attempt(row)
-      .catch((error: unknown) => this.services.log.error({ err: error, deliveryId: row.id }, 'webhook attempt not recorded; it runs again after its lease'))
+      .catch((error: unknown) =>
+        this.services.log.error(
+          { err: error, deliveryId: row.id },
+          'webhook attempt not recorded; it runs again after its lease',
+        ),
+      )
       .finally(() => {
         this.total--;
         const left = (this.running.get(row.webhook_id) ?? 1) - 1;
@@ -209,25 +246,41 @@ export class WebhookDispatcher {
     const { config, db } = this.services;
     // A disabled webhook gets only test sends; anything else still queued is cancelled.
     if (!row.enabled && row.event_type !== 'webhook.test') {
-      const outcome = { succeeded: false, responseStatus: null, latencyMs: null, error: 'cancelled: the webhook was disabled', excerpt: null };
-      await recordFailure(db, row, outcome, { gone: false, retryDelayMs: undefined, disableAfterMs: this.options.disableAfterMs, cancelled: true });
+      const outcome = {
+        succeeded: false,
+        responseStatus: null,
+        latencyMs: null,
+        error: 'cancelled: the webhook was disabled',
+        excerpt: null,
+      };
+      await recordFailure(db, row, outcome, {
+        gone: false,
+        retryDelayMs: undefined,
+        disableAfterMs: this.options.disableAfterMs,
+        cancelled: true,
+      });
       return;
     }
     const body = eventBody(row);
     const headers = signedHeaders(row.event_id, body, row.secrets, new Date());
-    const result = await postWebhook(row.url, headers, body, { timeoutMs: config.webhookTimeoutMs, allowLoopback: config.allowLoopbackWebhooks });
+    const result = await postWebhook(row.url, headers, body, {
+      timeoutMs: config.webhookTimeoutMs,
+      allowLoopback: config.allowLoopbackWebhooks,
+    });
     const outcome = outcomeOf(result);
     if (outcome.succeeded) {
       await this.successes.record({ row, outcome, at: new Date() });
       return;
     }
-    const retryAfterMs = result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter) : undefined;
+    const retryAfterMs =
+      result.status === 429 || result.status === 503 ? parseRetryAfter(result.retryAfter) : undefined;
     const recorded = await recordFailure(db, row, outcome, {
       gone: result.status === 410,
       retryDelayMs: nextDelayMs(config.webhookRetryScheduleMs, row.attempt, retryAfterMs),
       disableAfterMs: this.options.disableAfterMs,
     });
-    if (recorded.disabled) this.services.log.warn({ webhookId: row.webhook_id, reason: recorded.disabled }, 'webhook disabled');
+    if (recorded.disabled)
+      this.services.log.warn({ webhookId: row.webhook_id, reason: recorded.disabled }, 'webhook disabled');
     // The retry's due time is known here: make sure this process looks again by then.
     if (recorded.nextRetryAt) {
       const wait = recorded.nextRetryAt.getTime() - Date.now();

@@ -13,12 +13,20 @@ function webhookIdOrThrow(id: string): string {
 
 export const listWebhooks: Handler<'listWebhooks'> = async ({ query, auth, services }) => {
   const page = pageRequest(query);
-  const { rows, total } = await repo.listWebhooks(services.db, tenantOf(auth), { limit: page.pageSize, offset: page.offset });
+  const { rows, total } = await repo.listWebhooks(services.db, tenantOf(auth), {
+    limit: page.pageSize,
+    offset: page.offset,
+  });
   return { status: 200, data: rows.map(service.toWebhook), pagination: paginationOf(page, total) };
 };
 
 export const createWebhook: Handler<'createWebhook'> = async ({ body, auth, services }) => {
-  const { webhook, secret } = await service.createWebhook(services.db, tenantOf(auth), body, services.config.allowLoopbackWebhooks);
+  const { webhook, secret } = await service.createWebhook(
+    services.db,
+    tenantOf(auth),
+    body,
+    services.config.allowLoopbackWebhooks,
+  );
   return { status: 201, data: { ...webhook, secret } };
 };
 
@@ -28,7 +36,13 @@ export const getWebhook: Handler<'getWebhook'> = async ({ params, auth, services
 };
 
 export const updateWebhook: Handler<'updateWebhook'> = async ({ params, body, auth, services }) => {
-  const data = await service.updateWebhook(services.db, tenantOf(auth), webhookIdOrThrow(params.id), body, services.config.allowLoopbackWebhooks);
+  const data = await service.updateWebhook(
+    services.db,
+    tenantOf(auth),
+    webhookIdOrThrow(params.id),
+    body,
+    services.config.allowLoopbackWebhooks,
+  );
   return { status: 200, data };
 };
 

@@ -39,7 +39,12 @@ export interface ClaimedDelivery {
  * Claims up to `limit` due rows. The claimed rows are joined back by `ctid` (locked by this statement, so stable
  * within it): a join by key let the planner pick a per-tenant index scan per row, quadratic in a tenant's backlog.
  */
-export async function claimDue(db: Db, limit: number, leaseMs: number, excludeWebhooks: string[]): Promise<ClaimedDelivery[]> {
+export async function claimDue(
+  db: Db,
+  limit: number,
+  leaseMs: number,
+  excludeWebhooks: string[],
+): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
@@ -84,7 +89,10 @@ export interface Outcome {
   excerpt: string | null;
 }
 
-const tenantOf = (row: ClaimedDelivery): Tenant => ({ organizationId: row.organization_id, environment: row.environment });
+const tenantOf = (row: ClaimedDelivery): Tenant => ({
+  organizationId: row.organization_id,
+  environment: row.environment,
+});
 
 function finishAttempt(db: DbOrTx, row: ClaimedDelivery, outcome: Outcome) {
   return db
@@ -166,7 +174,12 @@ export interface FailureRecord {
  * failing for five days — which cancels its scheduled retries) or the next attempt, queued as a pending row due at
  * `nextRetryAt`. The unique (webhook, event, attempt) index makes a retry queued twice one retry.
  */
-export async function recordFailure(db: Db, row: ClaimedDelivery, outcome: Outcome, plan: FailurePlan): Promise<FailureRecord> {
+export async function recordFailure(
+  db: Db,
+  row: ClaimedDelivery,
+  outcome: Outcome,
+  plan: FailurePlan,
+): Promise<FailureRecord> {
   return db.transaction().execute(async (tx) => {
     const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
@@ -179,15 +192,27 @@ export async function recordFailure(db: Db, row: ClaimedDelivery, outcome: Outco
       .where('organization_id', '=', row.organization_id)
       .where('environment', '=', row.environment)
       .where('id', '=', row.webhook_id)
-      .returning(['enabled', 'failing_since', sql<boolean>`failing_since <= now() - make_interval(secs => ${plan.disableAfterMs / 1000})`.as('failed_too_long')])
+      .returning([
+        'enabled',
+        'failing_since',
+        sql<boolean>`failing_since <= now() - make_interval(secs => ${plan.disableAfterMs / 1000})`.as(
+          'failed_too_long',
+        ),
+      ])
       .executeTakeFirst();
     if (!webhook) return { recorded: true, nextRetryAt: null, disabled: null };
-    const disable = plan.gone ? 'endpoint_gone' : webhook.failed_too_long && row.event_type !== 'webhook.test' ? 'failing' : null;
+    const disable = plan.gone
+      ? 'endpoint_gone'
+      : webhook.failed_too_long && row.event_type !== 'webhook.test'
+        ? 'failing'
+        : null;
     if (disable) {
-      if (await disableWebhook(tx, tenant, row.webhook_id, disable)) await cancelPendingDeliveries(tx, tenant, row.webhook_id);
+      if (await disableWebhook(tx, tenant, row.webhook_id, disable))
+        await cancelPendingDeliveries(tx, tenant, row.webhook_id);
       return { recorded: true, nextRetryAt: null, disabled: disable };
     }
-    if (row.manual || !webhook.enabled || plan.retryDelayMs === undefined) return { recorded: true, nextRetryAt: null, disabled: null };
+    if (row.manual || !webhook.enabled || plan.retryDelayMs === undefined)
+      return { recorded: true, nextRetryAt: null, disabled: null };
     const nextRetryAt = new Date(Date.now() + plan.retryDelayMs);
     await tx
       .updateTable('webhook_deliveries')

@@ -30,11 +30,19 @@ export async function insertWebhook(
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  await db.insertInto('webhook_secrets').values({ ...scoped(tenant), webhook_id: values.id, secret: values.secret }).execute();
+  await db
+    .insertInto('webhook_secrets')
+    .values({ ...scoped(tenant), webhook_id: values.id, secret: values.secret })
+    .execute();
   return row;
 }
 
-export function findWebhook(db: DbOrTx, tenant: Tenant, id: string, options: { forUpdate?: boolean } = {}): Promise<WebhookRow | undefined> {
+export function findWebhook(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  options: { forUpdate?: boolean } = {},
+): Promise<WebhookRow | undefined> {
   let query = db
     .selectFrom('webhooks')
     .selectAll()
@@ -46,9 +54,18 @@ export function findWebhook(db: DbOrTx, tenant: Tenant, id: string, options: { f
 }
 
 export async function listWebhooks(db: DbOrTx, tenant: Tenant, page: { limit: number; offset: number }) {
-  const base = db.selectFrom('webhooks').where('organization_id', '=', tenant.organizationId).where('environment', '=', tenant.environment);
+  const base = db
+    .selectFrom('webhooks')
+    .where('organization_id', '=', tenant.organizationId)
+    .where('environment', '=', tenant.environment);
   const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.limit)
+      .offset(page.offset)
+      .execute(),
     base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
@@ -61,14 +78,24 @@ export interface WebhookChanges {
   enabled?: boolean;
 }
 
-export function updateWebhook(db: DbOrTx, tenant: Tenant, id: string, changes: WebhookChanges): Promise<WebhookRow | undefined> {
+export function updateWebhook(
+  db: DbOrTx,
+  tenant: Tenant,
+  id: string,
+  changes: WebhookChanges,
+): Promise<WebhookRow | undefined> {
   const set: Record<string, unknown> = { updated_at: new Date() };
   if (changes.url !== undefined) set.url = changes.url;
   if (changes.events !== undefined) set.events = changes.events;
   if (changes.description !== undefined) set.description = changes.description;
-  if (changes.enabled === true) Object.assign(set, { enabled: true, disabled_reason: null, disabled_at: null, failing_since: null });
+  if (changes.enabled === true)
+    Object.assign(set, { enabled: true, disabled_reason: null, disabled_at: null, failing_since: null });
   if (changes.enabled === false) {
-    Object.assign(set, { enabled: false, disabled_reason: sql`case when enabled then 'manual' else disabled_reason end`, disabled_at: sql`case when enabled then now() else disabled_at end` });
+    Object.assign(set, {
+      enabled: false,
+      disabled_reason: sql`case when enabled then 'manual' else disabled_reason end`,
+      disabled_at: sql`case when enabled then now() else disabled_at end`,
+    });
   }
   return db
     .updateTable('webhooks')
@@ -105,12 +132,21 @@ export async function cancelPendingDeliveries(db: DbOrTx, tenant: Tenant, webhoo
       .where('environment', '=', tenant.environment)
       .where('webhook_id', '=', webhookId);
   await base()
-    .set({ status: 'failed', error: 'cancelled: the webhook was disabled', delivered_at: sql`now()`, next_retry_at: null })
+    .set({
+      status: 'failed',
+      error: 'cancelled: the webhook was disabled',
+      delivered_at: sql`now()`,
+      next_retry_at: null,
+    })
     .where('status', '=', 'pending')
     .where('event_type', '<>', 'webhook.test')
     .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<Date>`now()`)]))
     .execute();
-  await base().set({ next_retry_at: null }).where('status', '=', 'failed').where('next_retry_at', 'is not', null).execute();
+  await base()
+    .set({ next_retry_at: null })
+    .where('status', '=', 'failed')
+    .where('next_retry_at', 'is not', null)
+    .execute();
 }
 
 export async function deleteWebhook(db: DbOrTx, tenant: Tenant, id: string): Promise<boolean> {
@@ -127,16 +163,28 @@ export async function deleteWebhook(db: DbOrTx, tenant: Tenant, id: string): Pro
  * A new current secret; the previous current one signs until `previousExpiresAt`, and any older one stops at
  * once (at most two sign). Runs in the transaction that locked the webhook.
  */
-export async function rotateSecret(db: DbOrTx, tenant: Tenant, webhookId: string, secret: string, previousExpiresAt: Date): Promise<void> {
+export async function rotateSecret(
+  db: DbOrTx,
+  tenant: Tenant,
+  webhookId: string,
+  secret: string,
+  previousExpiresAt: Date,
+): Promise<void> {
   const mine = () =>
     db
       .updateTable('webhook_secrets')
       .where('organization_id', '=', tenant.organizationId)
       .where('environment', '=', tenant.environment)
       .where('webhook_id', '=', webhookId);
-  await mine().set({ expires_at: sql`now()` }).where('expires_at', '>', sql<Date>`now()`).execute();
+  await mine()
+    .set({ expires_at: sql`now()` })
+    .where('expires_at', '>', sql<Date>`now()`)
+    .execute();
   await mine().set({ expires_at: previousExpiresAt }).where('expires_at', 'is', null).execute();
-  await db.insertInto('webhook_secrets').values({ ...scoped(tenant), webhook_id: webhookId, secret }).execute();
+  await db
+    .insertInto('webhook_secrets')
+    .values({ ...scoped(tenant), webhook_id: webhookId, secret })
+    .execute();
 }
 
 export interface DeliveryFilter {
@@ -159,13 +207,24 @@ export async function listDeliveries(db: DbOrTx, tenant: Tenant, webhookId: stri
   if (filter.createdAfter) base = base.where('created_at', '>=', filter.createdAfter);
   if (filter.createdBefore) base = base.where('created_at', '<', filter.createdBefore);
   const [rows, count] = await Promise.all([
-    base.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).offset(filter.offset).execute(),
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(filter.limit)
+      .offset(filter.offset)
+      .execute(),
     base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
 }
 
-export function findDelivery(db: DbOrTx, tenant: Tenant, webhookId: string, id: string): Promise<DeliveryRow | undefined> {
+export function findDelivery(
+  db: DbOrTx,
+  tenant: Tenant,
+  webhookId: string,
+  id: string,
+): Promise<DeliveryRow | undefined> {
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
@@ -187,7 +246,12 @@ export function findDeliveryById(db: DbOrTx, tenant: Tenant, id: string): Promis
 }
 
 /** The next attempt number of an event to a webhook. */
-export async function nextAttemptNumber(db: DbOrTx, tenant: Tenant, webhookId: string, eventId: string): Promise<number> {
+export async function nextAttemptNumber(
+  db: DbOrTx,
+  tenant: Tenant,
+  webhookId: string,
+  eventId: string,
+): Promise<number> {
   const row = await db
     .selectFrom('webhook_deliveries')
     .select((eb) => eb.fn.max('attempt').as('last'))

@@ -10,7 +10,16 @@ const minute = 60 * second;
 const hour = 60 * minute;
 
 /** Delay before attempt n+1 (index n); index 0 is the first attempt's delay (none). */
-export const standardSchedule: readonly number[] = [0, 5 * second, 5 * minute, 30 * minute, 2 * hour, 5 * hour, 10 * hour, 10 * hour];
+export const standardSchedule: readonly number[] = [
+  0,
+  5 * second,
+  5 * minute,
+  30 * minute,
+  2 * hour,
+  5 * hour,
+  10 * hour,
+  10 * hour,
+];
 
 /** Retry-After asks for at most this long; longer values are capped (an endpoint cannot park deliveries for days). */
 export const retryAfterCapMs = hour;
@@ -49,7 +58,9 @@ export function parseSchedule(raw: string | undefined): readonly number[] {
   if (raw === undefined || raw.trim() === '') return standardSchedule;
   const delays = raw.split(',').map((part) => Number(part.trim()));
   if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0) || delays[0] !== 0) {
-    throw new Error(`WEBHOOK_RETRY_SCHEDULE_MS must be comma-separated non-negative integers starting with 0, got "${raw}"`);
+    throw new Error(
+      `WEBHOOK_RETRY_SCHEDULE_MS must be comma-separated non-negative integers starting with 0, got "${raw}"`,
+    );
   }
   return delays;
 }

@@ -33,7 +33,12 @@ const agents = {
   https: new https.Agent({ keepAlive: true, maxSockets: 64, keepAliveMsecs: 5_000 }),
 };
 
-export function postWebhook(rawUrl: string, headers: Record<string, string>, body: string, options: SendOptions): Promise<AttemptResult> {
+export function postWebhook(
+  rawUrl: string,
+  headers: Record<string, string>,
+  body: string,
+  options: SendOptions,
+): Promise<AttemptResult> {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let url: URL;
@@ -45,7 +50,8 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
   const refusal = literalRefusal(url, options.allowLoopback);
   if (refusal) return Promise.resolve({ error: refusal, latencyMs: 0 });
   const secure = url.protocol === 'https:';
-  if (!secure && !(url.protocol === 'http:' && options.allowLoopback)) return Promise.resolve({ error: 'URL must use https', latencyMs: 0 });
+  if (!secure && !(url.protocol === 'http:' && options.allowLoopback))
+    return Promise.resolve({ error: 'URL must use https', latencyMs: 0 });
 
   return new Promise<AttemptResult>((resolve) => {
     let settled = false;
@@ -72,7 +78,8 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
       finish({ error: `timeout after ${options.timeoutMs} ms`, latencyMs: elapsed() });
     }, options.timeoutMs);
     request.on('error', (error: NodeJS.ErrnoException) => {
-      const reason = error.name === 'AddressRefused' ? error.message : `${error.code ?? 'network error'}: ${error.message}`;
+      const reason =
+        error.name === 'AddressRefused' ? error.message : `${error.code ?? 'network error'}: ${error.message}`;
       finish({ error: reason.slice(0, 1000), latencyMs: elapsed() });
     });
     request.on('response', (response) => {
@@ -86,7 +93,13 @@ export function postWebhook(rawUrl: string, headers: Record<string, string>, bod
           const value = response.headers[name];
           return Array.isArray(value) ? value[0] : value;
         };
-        finish({ status: response.statusCode, retryAfter: header('retry-after'), location: header('location'), excerpt, latencyMs: elapsed() });
+        finish({
+          status: response.statusCode,
+          retryAfter: header('retry-after'),
+          location: header('location'),
+          excerpt,
+          latencyMs: elapsed(),
+        });
       };
       response.on('data', (chunk: Buffer) => {
         if (read >= maxResponseBytes) return;

@@ -72,11 +72,21 @@ export function newSecret(): string {
 
 function eventProblems(events: readonly string[]): ErrorDetail[] {
   const valid = `valid types: ${subscribableTypes.join(', ')}, or ["*"] alone for all`;
-  if (events.includes('*') && events.length > 1) return [{ path: '/body/events', code: 'invalid_value', message: `"*" stands alone; ${valid}` }];
+  if (events.includes('*') && events.length > 1)
+    return [{ path: '/body/events', code: 'invalid_value', message: `"*" stands alone; ${valid}` }];
   return events.flatMap((type, i) =>
     type === '*' || subscribableTypes.includes(type as EventType)
       ? []
-      : [{ path: `/body/events/${i}`, code: 'enum', message: type === 'webhook.test' ? `webhook.test cannot be subscribed to (it is sent only by POST /api/v1/webhooks/{id}/test); ${valid}` : `unknown event type "${type}"; ${valid}` }],
+      : [
+          {
+            path: `/body/events/${i}`,
+            code: 'enum',
+            message:
+              type === 'webhook.test'
+                ? `webhook.test cannot be subscribed to (it is sent only by POST /api/v1/webhooks/{id}/test); ${valid}`
+                : `unknown event type "${type}"; ${valid}`,
+          },
+        ],
   );
 }
 
@@ -86,7 +96,12 @@ async function urlProblems(url: string | undefined, allowLoopback: boolean): Pro
   return problem ? [{ path: '/body/url', code: 'invalid_value', message: problem }] : [];
 }
 
-export async function createWebhook(db: Db, tenant: Tenant, body: WebhookCreate, allowLoopback: boolean): Promise<{ webhook: Webhook; secret: string }> {
+export async function createWebhook(
+  db: Db,
+  tenant: Tenant,
+  body: WebhookCreate,
+  allowLoopback: boolean,
+): Promise<{ webhook: Webhook; secret: string }> {
   const problems = [...(await urlProblems(body.url, allowLoopback)), ...eventProblems(body.events)];
   if (problems.length > 0) throw validationFailed(problems);
   const secret = newSecret();
@@ -109,8 +124,17 @@ export async function findWebhookOrThrow(db: Db, tenant: Tenant, id: string): Pr
   return row;
 }
 
-export async function updateWebhook(db: Db, tenant: Tenant, id: string, body: WebhookUpdate, allowLoopback: boolean): Promise<Webhook> {
-  const problems = [...(await urlProblems(body.url, allowLoopback)), ...(body.events ? eventProblems(body.events) : [])];
+export async function updateWebhook(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  body: WebhookUpdate,
+  allowLoopback: boolean,
+): Promise<Webhook> {
+  const problems = [
+    ...(await urlProblems(body.url, allowLoopback)),
+    ...(body.events ? eventProblems(body.events) : []),
+  ];
   if (problems.length > 0) throw validationFailed(problems);
   const row = await db.transaction().execute(async (tx) => {
     const updated = await repo.updateWebhook(tx, tenant, id, {
@@ -144,7 +168,13 @@ export async function sendTest(db: Db, tenant: Tenant, id: string): Promise<Webh
     const data = { webhookId: id, message: 'This is a test event from Survey Service.' };
     await tx
       .insertInto('events')
-      .values({ organization_id: tenant.organizationId, environment: tenant.environment, id: eventId, type: 'webhook.test', data: JSON.stringify(data) })
+      .values({
+        organization_id: tenant.organizationId,
+        environment: tenant.environment,
+        id: eventId,
+        type: 'webhook.test',
+        data: JSON.stringify(data),
+      })
       .execute();
     const [queued] = await queueDeliveries(tx, tenant, eventId, 'webhook.test', [id], { manual: true });
     return queued!;
@@ -153,7 +183,12 @@ export async function sendTest(db: Db, tenant: Tenant, id: string): Promise<Webh
 }
 
 /** One more attempt of a delivery's event (same event id, next attempt number), not retried automatically. */
-export async function redeliver(db: Db, tenant: Tenant, webhookId: string, deliveryId: string): Promise<WebhookDelivery> {
+export async function redeliver(
+  db: Db,
+  tenant: Tenant,
+  webhookId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
   const id = await db.transaction().execute(async (tx) => {
     // The webhook's row lock orders concurrent redeliveries, so attempt numbers never collide.
     const webhook = await repo.findWebhook(tx, tenant, webhookId, { forUpdate: true });
@@ -161,12 +196,20 @@ export async function redeliver(db: Db, tenant: Tenant, webhookId: string, deliv
     const delivery = await repo.findDelivery(tx, tenant, webhookId, deliveryId);
     if (!delivery) throw notFound('delivery', deliveryId);
     if (!webhook.enabled && delivery.event_type !== 'webhook.test') {
-      throw invalidState(`Webhook ${webhookId} is disabled (${webhook.disabled_reason ?? 'manual'}); enable it before redelivering.`);
+      throw invalidState(
+        `Webhook ${webhookId} is disabled (${webhook.disabled_reason ?? 'manual'}); enable it before redelivering.`,
+      );
     }
     if (!(await repo.eventExists(tx, tenant, delivery.event_id))) throw notFound('event', delivery.event_id);
     const attempt = await repo.nextAttemptNumber(tx, tenant, webhookId, delivery.event_id);
-    if (attempt > 100) throw invalidState(`Event ${delivery.event_id} has had 100 attempts to webhook ${webhookId}; no more redeliveries.`);
-    const [queued] = await queueDeliveries(tx, tenant, delivery.event_id, delivery.event_type, [webhookId], { manual: true, attempt });
+    if (attempt > 100)
+      throw invalidState(
+        `Event ${delivery.event_id} has had 100 attempts to webhook ${webhookId}; no more redeliveries.`,
+      );
+    const [queued] = await queueDeliveries(tx, tenant, delivery.event_id, delivery.event_type, [webhookId], {
+      manual: true,
+      attempt,
+    });
     return queued!;
   });
   return toDelivery((await repo.findDeliveryById(db, tenant, id))!);

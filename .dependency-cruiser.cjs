@@ -1,0 +1,56 @@
+/**
+ * Module boundaries of the server, checked by `npm run lint`.
+ *
+ * A feature module (`server/src/modules/<name>/`) shows other code only its `index.ts`: what other modules, the
+ * HTTP layer, the job registry and the scripts may use. Its other files are its own business. The database
+ * schema (`db/schema.ts`) is the one reader of each module's `tables.ts`, because the Kysely `Database` type is
+ * assembled from them. Nothing may form a cycle.
+ */
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'module-internals',
+      comment: "A module imports another module only through that module's index.ts.",
+      severity: 'error',
+      from: { path: '^server/src/modules/([^/]+)/' },
+      to: {
+        path: '^server/src/modules/[^/]+/',
+        pathNot: ['^server/src/modules/$1/', '^server/src/modules/[^/]+/index\\.ts$'],
+      },
+    },
+    {
+      name: 'module-internals-from-outside',
+      comment: 'Code outside the modules (http, jobs, db, start-up, scripts) uses a module through its index.ts.',
+      severity: 'error',
+      from: { path: '^(server/src|scripts)/', pathNot: ['^server/src/modules/[^/]+/', '^server/src/db/schema\\.ts$'] },
+      to: { path: '^server/src/modules/[^/]+/', pathNot: '^server/src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'schema-reads-tables-only',
+      comment: "db/schema.ts assembles the Database type from each module's tables.ts, and reads nothing else there.",
+      severity: 'error',
+      from: { path: '^server/src/db/schema\\.ts$' },
+      to: { path: '^server/src/modules/[^/]+/', pathNot: '^server/src/modules/[^/]+/tables\\.ts$' },
+    },
+    {
+      name: 'no-own-index',
+      comment: 'Inside a module, files import their siblings; the index is for the outside (and would make cycles).',
+      severity: 'error',
+      from: { path: '^server/src/modules/([^/]+)/' },
+      to: { path: '^server/src/modules/$1/index\\.ts$' },
+    },
+    {
+      name: 'no-circular',
+      severity: 'error',
+      from: { path: '^server/src/' },
+      to: { circular: true },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '(^|/)generated/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
