@@ -19,7 +19,7 @@ import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import {
   benchApi,
   benchDatabase,
@@ -57,11 +57,11 @@ export async function run(): Promise<void> {
     logLevel: 'warn',
     databasePoolSize: 10,
   };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    const { organizationId, key } = await benchTenant(service.services.db);
+    const { organizationId, key } = await benchTenant(service.deps.db);
     const api = benchApi(service.url!, key);
     const surveyId = (await api('POST', '/api/v1/surveys', { title: 'As asked', questions })).data.id;
     await api('POST', `/api/v1/surveys/${surveyId}/launch`);

@@ -16,7 +16,7 @@ import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { down as dropSegmentCounts } from '../../server/src/db/migrations/2026-11-25T0300_analytics_segments.js';
 import { createLogger } from '../../server/src/logger.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchApi, benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
 
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
@@ -25,11 +25,11 @@ const people = 5000;
 export async function run(): Promise<void> {
   const database = await benchDatabase('analytics_writes');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    const { organizationId, key } = await benchTenant(service.services.db);
+    const { organizationId, key } = await benchTenant(service.deps.db);
     const api = benchApi(service.url!, key);
     const questions = [
       { id: 'q_nps', type: 'nps', text: 'Recommend us?' },
@@ -113,7 +113,7 @@ export async function run(): Promise<void> {
     const loadBefore = loadavg()[0]!.toFixed(2);
     console.log('Measuring with the per-segment counts…');
     const withCounts = await measureAll();
-    await dropSegmentCounts(service.services.db as unknown as Parameters<typeof dropSegmentCounts>[0]);
+    await dropSegmentCounts(service.deps.db as unknown as Parameters<typeof dropSegmentCounts>[0]);
     console.log('Measuring without them (the migration rolled back)…');
     const without = await measureAll();
     const rows: Array<[string, number, number]> = [

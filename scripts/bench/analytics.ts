@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import {
   benchApi,
   benchDatabase,
@@ -143,11 +143,11 @@ export async function run(): Promise<void> {
     logLevel: 'warn',
     databasePoolSize: 10,
   };
-  const service = await startService(config, database.url, log);
+  const service = await startProcess(config, database.url, log);
   const client = new pg.Client({ connectionString: database.url });
   await client.connect();
   try {
-    const db = service.services.db;
+    const db = service.deps.db;
     const { organizationId, key } = await benchTenant(db);
     const api = benchApi(service.url!, key);
     const big = (await api('POST', '/api/v1/surveys', { title: 'Benchmark 1M', questions })).data.id;

@@ -27,7 +27,7 @@ import { createLogger } from '../../server/src/logger.js';
 import { createMailSender, SMTP_CONNECTIONS } from '../../server/src/modules/distributions/mailer.js';
 import { buildMessage } from '../../server/src/modules/distributions/messages.js';
 import { compileTargeting, type Targeting } from '../../server/src/modules/targeting/index.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -247,7 +247,7 @@ export async function run(): Promise<void> {
     logLevel: 'warn',
     databasePoolSize: 10,
   };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   const handle = openDatabase(database.url, 4);
   const sink = await startSink();
   const loadBefore = loadavg()[0]!.toFixed(2);

@@ -22,7 +22,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { sql } from 'kysely';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const large = Number(process.env.BENCH_RESPONSES ?? 500_000);
@@ -67,9 +67,9 @@ async function copyBaseline(databaseUrl: string, surveyId: string): Promise<{ se
 export async function run(): Promise<void> {
   const database = await benchDatabase('exports');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   try {
-    const db = service.services.db;
+    const db = service.deps.db;
     const { organizationId, key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {

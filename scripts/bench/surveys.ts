@@ -19,7 +19,7 @@ import autocannon from 'autocannon';
 import express from 'express';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
@@ -75,10 +75,10 @@ export async function run(): Promise<void> {
     logLevel: 'warn',
     databasePoolSize: 10,
   };
-  const service = await startService(config, database.url, log);
+  const service = await startProcess(config, database.url, log);
   let bare: Server | undefined;
   try {
-    const db = service.services.db;
+    const db = service.deps.db;
     const { key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {

@@ -21,7 +21,7 @@ import { from as copyFrom } from 'pg-copy-streams';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { normalize } from '../../server/src/modules/respondents/records.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RECORDS ?? 100_000);
@@ -103,10 +103,10 @@ async function copyBaseline(
 export async function run(): Promise<void> {
   const database = await benchDatabase('sync');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   const worker = await startWorker(database.url);
   try {
-    const db = service.services.db;
+    const db = service.deps.db;
     const { organizationId, key } = await benchTenant(db);
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 

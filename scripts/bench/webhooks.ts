@@ -27,7 +27,7 @@ import { recordEvent } from '../../server/src/modules/events/record.js';
 import { insertWebhook } from '../../server/src/modules/webhooks/repository.js';
 import { newSecret } from '../../server/src/modules/webhooks/service.js';
 import { newId } from '../../server/src/lib/ids.js';
-import { startService } from '../../server/src/service.js';
+import { startProcess } from '../../server/src/start.js';
 import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -123,11 +123,11 @@ const percentile = (sorted: number[], p: number) =>
 export async function run(): Promise<void> {
   const database = await benchDatabase('webhooks');
   const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startService(config, database.url, createLogger('warn'));
+  const service = await startProcess(config, database.url, createLogger('warn'));
   const receiver = await startReceiver();
   let worker: { stop(): Promise<void> } | undefined;
   try {
-    const db = service.services.db;
+    const db = service.deps.db;
     const { organizationId } = await benchTenant(db);
     const tenant: Tenant = { organizationId, environment: 'LIVE' };
     const data = { webhookId: newId('whk'), message: 'benchmark' };

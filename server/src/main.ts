@@ -12,7 +12,7 @@ import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { ensureDocsBuilt } from './http/docs.js';
 import { createLogger } from './logger.js';
-import { startService, type RunningService } from './service.js';
+import { startProcess, type RunningProcess } from './start.js';
 import { openDatabase, type Db } from './db/database.js';
 
 const config = loadConfig();
@@ -72,10 +72,10 @@ const ownConfig = forked
     : config;
 
 // With API processes and role `api`, the primary only supervises (and bootstraps): no worker of its own.
-const service: Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } =
+const service: Pick<RunningProcess, 'url' | 'close'> & { deps: { db: Db } } =
   apiWorkers && config.role === 'api'
     ? supervisorOnly(databaseUrl)
-    : await startService(ownConfig, databaseUrl, log).catch(async (error: unknown) => {
+    : await startProcess(ownConfig, databaseUrl, log).catch(async (error: unknown) => {
         log.fatal({ err: error }, 'start-up failed');
         await embedded?.stop();
         process.exit(1);
@@ -84,7 +84,7 @@ const service: Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } 
 if (forked) {
   process.send?.({ url: service.url });
 } else if (service.url || apiWorkers) {
-  const demo = await bootstrapDemoOrganization(service.services.db);
+  const demo = await bootstrapDemoOrganization(service.deps.db);
   if (demo) {
     // Printed once, on purpose, to stdout and not to the log: these are the only copies of the keys.
     console.log(`Demo organization ${demo.organizationId} (plan PRO) created.`);
@@ -141,7 +141,7 @@ async function forkApiProcesses(count: number, url: string): Promise<{ url: stri
   };
 }
 
-function supervisorOnly(url: string): Pick<RunningService, 'url' | 'close'> & { services: { db: Db } } {
+function supervisorOnly(url: string): Pick<RunningProcess, 'url' | 'close'> & { deps: { db: Db } } {
   const database = openDatabase(url, 1);
-  return { url: undefined, services: { db: database.db }, close: () => database.close() };
+  return { url: undefined, deps: { db: database.db }, close: () => database.close() };
 }

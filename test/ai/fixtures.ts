@@ -2,7 +2,7 @@
 import { waitFor, type components } from '@survey-service/sdk';
 import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.js';
-import { tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 
 type Client = ReturnType<TestService['client']>;
 export type AiAnalysis = components['schemas']['AiAnalysis'];

@@ -7,13 +7,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import { startTestService } from '../helpers/service.js';
-import { tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 import { waitForStatus } from '../distributions/fixtures.js';
 
 let t: TestService;
 beforeAll(async () => {
   t = await startTestService();
-  t.service.services.config.publicBaseUrl = t.url;
+  t.service.deps.config.publicBaseUrl = t.url;
 });
 afterAll(async () => {
   await t?.close();

@@ -31,7 +31,7 @@ let data: Generated;
 beforeAll(async () => {
   t = await startTestService();
   // Answer links point at this test server.
-  t.service.services.config.publicBaseUrl = t.url;
+  t.service.deps.config.publicBaseUrl = t.url;
   const tenant = await t.createTenant('BUSINESS');
   organizationId = tenant.organizationId;
   client = t.client(tenant.liveKey);

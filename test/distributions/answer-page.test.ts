@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkKeyOf, personalToken, personalTokenHash } from '../../server/src/modules/distributions/tokens.js';
 import type { TestService } from '../helpers/service.js';
-import { validAnswers } from '../surveys/fixtures.js';
+import { validAnswers } from '../helpers/surveys.js';
 import {
   activeSurvey,
   allRecipients,
@@ -209,7 +209,7 @@ describe('tokens', () => {
   it('PostgreSQL and JavaScript derive the same token hash; the stored hash is not the token', async () => {
     const { live, organizationId } = await tenant(t);
     const { distributionId, recipients } = await sendLinks(live, organizationId, 'T', 2);
-    const key = await linkKeyOf(t.db, t.service.services.config.linkSecret);
+    const key = await linkKeyOf(t.db, t.service.deps.config.linkSecret);
     const rows = await t.db
       .selectFrom('distribution_recipients')
       .select(['external_id', 'token_hash'])

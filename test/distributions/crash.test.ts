@@ -22,7 +22,7 @@ const workers: ServiceProcess[] = [];
 beforeAll(async () => {
   smtp = await startTestSmtp();
   t = await startTestService({ role: 'api', smtpUrl: smtp.url });
-  t.service.services.config.publicBaseUrl = t.url;
+  t.service.deps.config.publicBaseUrl = t.url;
 });
 afterEach(async () => {
   for (const worker of workers.splice(0)) await worker.stop('SIGTERM');

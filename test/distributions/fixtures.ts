@@ -5,7 +5,7 @@ import type { Environment } from '../../server/src/db/schema.js';
 import { normalize, type RespondentInput } from '../../server/src/modules/respondents/records.js';
 import { writeRespondents } from '../../server/src/modules/respondents/repository.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits } from '../helpers/surveys.js';
 import { startTestSmtp, type TestSmtp } from './smtp.js';
 
 export type Distribution = components['schemas']['Distribution'];
@@ -20,7 +20,7 @@ export async function startWithSmtp(overrides: Partial<Config> = {}): Promise<{ 
     ...overrides,
   });
   // Links point at this test server (its port is known only once it listens).
-  t.service.services.config.publicBaseUrl = t.url;
+  t.service.deps.config.publicBaseUrl = t.url;
   return { t, smtp };
 }
 

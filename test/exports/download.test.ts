@@ -146,7 +146,7 @@ describe('lifecycle', () => {
     const gone = await get(small.export.id, owner.liveKey);
     expect(gone.status).toBe(410);
     expect(((await gone.json()) as { error: { code: string } }).error.code).toBe('export_expired');
-    const result = await exportsCleanup.work({} as never, t.service.services);
+    const result = await exportsCleanup.work({} as never, t.service.deps);
     expect(result).toMatchObject({ files: 1 });
     expect(
       await t.db.selectFrom('export_chunks').select('seq').where('export_id', '=', small.export.id).execute(),
@@ -218,7 +218,7 @@ describe('lifecycle', () => {
       })
       .execute();
     const { runExport } = await import('../../server/src/modules/exports/runner.js');
-    await runExport(t.service.services, {
+    await runExport(t.service.deps, {
       exportId: 'exp_01JD3MC6N2V8H4XJ9P5R7T1Q0E',
       organizationId: owner.organizationId,
       environment: 'LIVE',

@@ -14,7 +14,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDocumented, raw } from '../helpers/answers.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { allTypes } from '../surveys/fixtures.js';
+import { allTypes } from '../helpers/surveys.js';
 import { operations, requestFor, type Fixtures, type FuzzRequest, type Keys } from './requests.js';
 
 const runs = Number(process.env.FUZZ_RUNS ?? 2000);

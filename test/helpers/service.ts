@@ -8,14 +8,14 @@ import type { Environment, Plan } from '../../server/src/db/schema.js';
 import { createLogger, type Logger } from '../../server/src/logger.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
-import { startService, type RunningService } from '../../server/src/service.js';
+import { startProcess, type RunningProcess } from '../../server/src/start.js';
 import { createTestDatabase, type TestDatabase } from './database.js';
 
 export interface TestService {
   url: string;
   database: TestDatabase;
-  service: RunningService;
-  db: RunningService['services']['db'];
+  service: RunningProcess;
+  db: RunningProcess['deps']['db'];
   createOrganization(plan?: Plan, name?: string): Promise<string>;
   createKey(
     organizationId: string,
@@ -41,9 +41,9 @@ export async function startTestService(overrides: Partial<Config> = {}, logger?:
     ...overrides,
   };
   const log = logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent');
-  const service = await startService(config, database.url, log);
+  const service = await startProcess(config, database.url, log);
   const url = service.url!;
-  const db = service.services.db;
+  const db = service.deps.db;
 
   const createOrganization: TestService['createOrganization'] = async (plan = 'PRO', name = 'Test organization') =>
     (await insertOrganization(db, { name, plan })).id;

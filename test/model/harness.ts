@@ -5,7 +5,7 @@
 import fc from 'fast-check';
 import type { TestService } from '../helpers/service.js';
 import type { TestSmtp } from '../distributions/smtp.js';
-import { tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 import { createSurvey, deptArb, putRespondent, type Cmd, type Real } from './commands.js';
 import { BOUNCING_PERSON, personId, POPULATION, type Dept, type Model } from './model.js';
 

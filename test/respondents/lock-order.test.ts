@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalize } from '../../server/src/modules/respondents/records.js';
 import { writeRespondents } from '../../server/src/modules/respondents/repository.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { people, sync } from './fixtures.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];

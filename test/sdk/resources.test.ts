@@ -22,7 +22,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { methodNames, resourcesSource } from '../../scripts/generate-sdk.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 
 const bundle = JSON.parse(readFileSync('openapi/bundled/openapi.json', 'utf8')) as {
   paths: Record<string, Record<string, { operationId?: string }>>;

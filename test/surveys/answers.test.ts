@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { validateAnswers, type Answer } from '../../server/src/modules/surveys/answers.js';
 import { normaliseQuestions } from '../../server/src/modules/surveys/questions.js';
-import { allTypes, validAnswers } from './fixtures.js';
+import { allTypes, validAnswers } from '../helpers/surveys.js';
 
 const { questions } = normaliseQuestions(allTypes);
 const check = (answers: Answer[]) => validateAnswers(questions, answers);

@@ -1,7 +1,7 @@
 /** Concurrent submissions: every one stored exactly once, and one response per respondent holds under a race. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from './fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 
 let t: TestService;
 let live: Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];

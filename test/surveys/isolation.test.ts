@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from './fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 
 let t: TestService;
 type Client = ReturnType<TestService['client']>;

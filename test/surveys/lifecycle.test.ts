@@ -1,7 +1,7 @@
 /** Surveys through the SDK: create (defaults and ids), update rules, every transition and refusal, delete. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { allTypes, surveyBody, tenantWithRaisedLimits, validAnswers } from './fixtures.js';
+import { allTypes, surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 
 let t: TestService;
 let live: Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];

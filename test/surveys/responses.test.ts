@@ -2,7 +2,7 @@
 import type { components } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers, type SurveyCreate } from './fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers, type SurveyCreate } from '../helpers/surveys.js';
 
 type Answer = components['schemas']['Answer'];
 

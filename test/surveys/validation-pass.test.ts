@@ -7,7 +7,7 @@ import { SurveyServiceError } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { allTypes, tenantWithRaisedLimits } from './fixtures.js';
+import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
 
 type Detail = { path?: string; code: string; message: string };
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { guardedLookup, refusalOf } from '../../server/src/modules/webhooks/address-guard.js';
 import { postWebhook } from '../../server/src/modules/webhooks/sender.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
 

@@ -9,7 +9,7 @@ import type { components } from '@survey-service/sdk';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startServiceProcess, type ServiceProcess } from '../helpers/process.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { eventually, slow, startReceiver, type Receiver } from './receiver.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];

@@ -14,7 +14,7 @@ import { jobs } from '../../server/src/jobs/registry.js';
 import { deleteExpiredEvents } from '../../server/src/modules/events/repository.js';
 import { createAjv, loadDocument } from '../contract/document.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import {
   eventually,
   failFirst,

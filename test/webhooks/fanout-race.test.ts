@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteWebhook } from '../../server/src/modules/webhooks/repository.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../surveys/fixtures.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { startReceiver, type Receiver } from './receiver.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];

@@ -19,7 +19,7 @@ import { serveDocs } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
-import type { HandlerMap, Services } from './handler.js';
+import type { HandlerMap, Dependencies } from './handler.js';
 import { conflictBeforeRefusal } from './idempotency.js';
 import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/answer-page.js';
@@ -32,7 +32,7 @@ import { withSemanticChecks, type SemanticChecks } from './semantic.js';
 
 export { bodyLimits } from './body.js';
 
-export function createApp(services: Services, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
+export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
   const contract = loadContract();
   memoiseValidatorRouteRegexps();
   assertEveryOperationHandled(contract, handlers);
@@ -45,20 +45,20 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
   app.set('strict routing', true);
 
   app.use(requestId);
-  app.use(accessLog(services.log));
-  app.get('/docs', serveDocs(services.log, services.config));
+  app.use(accessLog(deps.log));
+  app.get('/docs', serveDocs(deps.log, deps.config));
   // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
-  app.use(answerPages(services));
+  app.use(answerPages(deps));
   app.use(refuseLongUrl);
   app.use(routeRequest(routesOf(contract)));
   app.use(
     authenticate({
-      counters: services.counters,
-      rateLimits: services.rateLimits,
-      keys: services.keys,
-      failures: services.authFailures,
-      log: services.log,
-      inFlight: services.inFlight,
+      counters: deps.counters,
+      rateLimits: deps.rateLimits,
+      keys: deps.keys,
+      failures: deps.authFailures,
+      log: deps.log,
+      inFlight: deps.inFlight,
     }),
   );
   app.use(refuseUnrouted);
@@ -70,19 +70,19 @@ export function createApp(services: Services, handlers: HandlerMap, semanticChec
       // coerceTypes: false — bodies keep their JSON types; path and query parameters (strings on the wire)
       // are always coerced by the validator to their documented types. allErrors: every problem is listed.
       validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
-      validateResponses: services.config.validateResponses ? { removeAdditional: false } : false,
+      validateResponses: deps.config.validateResponses ? { removeAdditional: false } : false,
       validateSecurity: false,
       validateFormats: true,
       ajvFormats: { mode: 'full' },
       formats: strictFormats,
       ignoreUndocumented: false,
-      operationHandlers: { basePath: '/', resolver: resolverFor(handlers, services) as never },
+      operationHandlers: { basePath: '/', resolver: resolverFor(handlers, deps) as never },
     }),
   );
   // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
-  app.use(conflictBeforeRefusal(services.db));
-  app.use(withSemanticChecks(semanticChecks, services));
-  app.use(errorHandler(services.log));
+  app.use(conflictBeforeRefusal(deps.db));
+  app.use(withSemanticChecks(semanticChecks, deps));
+  app.use(errorHandler(deps.log));
   return app;
 }
 

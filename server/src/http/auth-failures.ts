@@ -19,7 +19,7 @@ export class AuthFailures {
   constructor(private readonly limitPerMinute: number) {}
 
   /**
-   * The answer owed to a failed authentication from `source` that has already failed `limitPerMinute` times in
+   * The reply owed to a failed authentication from `source` that has already failed `limitPerMinute` times in
    * its current window: 429 with `Retry-After` and the `RateLimit-*` headers of this budget (none left, reset at
    * the window's end). Undefined while the source is within its budget.
    */

@@ -58,7 +58,7 @@ export function authenticate(deps: {
     } catch (error) {
       if (!(error instanceof ApiError) || error.status !== 401) throw error;
       // The failures of an address are throttled, never its valid keys (auth-failures.ts): the key is looked up
-      // whatever the address's count, and only a failure beyond the budget is answered 429 instead of 401.
+      // whatever the address's count, and only a failure beyond the budget is replied 429 instead of 401.
       const source = req.socket.remoteAddress ?? 'unknown';
       const refusal = deps.failures.refusal(source);
       deps.failures.record(source);

@@ -2,7 +2,7 @@
  * Binds each operation of the contract to its handler by operationId — the resolver that
  * express-openapi-validator calls for every operation. A missing handler fails the boot (and the compile, via
  * `HandlerMap`). The adapter turns a handler's reply into the envelope, runs POSTs through the idempotency
- * store, and answers.
+ * store, and replies.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -11,8 +11,8 @@ import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import { metaFor } from './envelope.js';
 import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
-import type { HandlerInput, HandlerMap, Reply, Services } from './handler.js';
-import { requestHash, runIdempotent, type StoredAnswer } from './idempotency.js';
+import type { HandlerInput, HandlerMap, Reply, Dependencies } from './handler.js';
+import { requestHash, runIdempotent, type StoredReply } from './idempotency.js';
 
 interface RouteInfo {
   openApiRoute: string;
@@ -36,7 +36,7 @@ export function assertEveryOperationHandled(contract: ContractLike, handlers: Ha
   if (missing.length > 0) throw new Error(`No handler for: ${missing.join(', ')}`);
 }
 
-export function resolverFor(handlers: HandlerMap, services: Services) {
+export function resolverFor(handlers: HandlerMap, deps: Dependencies) {
   return (_basePath: string, route: RouteInfo, apiDoc: ContractLike): RequestHandler => {
     const operationId = apiDoc.paths[route.openApiRoute]?.[route.method.toLowerCase()]?.operationId as
       OperationId | undefined;
@@ -46,16 +46,16 @@ export function resolverFor(handlers: HandlerMap, services: Services) {
     const handler = handlers[operationId] as unknown as (
       input: HandlerInput<OperationId>,
     ) => Promise<Reply<OperationId>>;
-    return adapt(operationId, handler, services);
+    return adapt(operationId, handler, deps);
   };
 }
 
 function adapt(
   operationId: OperationId,
   handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>,
-  services: Services,
+  deps: Dependencies,
 ): RequestHandler {
-  return (req: Request, res: Response, next: NextFunction) => services.inFlight.run(() => respond(req, res, next));
+  return (req: Request, res: Response, next: NextFunction) => deps.inFlight.run(() => respond(req, res, next));
 
   async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
     // The validator routed with the same settings as routeRequest; should they ever disagree, nothing runs.
@@ -70,20 +70,20 @@ function adapt(
       headers: req.headers,
       auth: res.locals.auth as AuthContext,
       requestId: String(res.locals.requestId),
-      services,
+      deps,
     } as unknown as HandlerInput<OperationId>;
 
     const idempotencyKey = req.method === 'POST' ? req.get('idempotency-key') : undefined;
     if (!idempotencyKey || !input.auth) {
       const reply = await handler(input);
       if ('raw' in reply) return sendRaw(res, reply);
-      return sendJson(res, toAnswer(reply));
+      return sendJson(res, toStoredReply(reply));
     }
 
-    const { answer, replayed } = await runIdempotent(
-      services.db,
-      services.pool,
-      { leaseMs: services.config.idempotencyLeaseMs, waitMs: services.config.idempotencyWaitMs },
+    const { reply, replayed } = await runIdempotent(
+      deps.db,
+      deps.pool,
+      { leaseMs: deps.config.idempotencyLeaseMs, waitMs: deps.config.idempotencyWaitMs },
       {
         organizationId: input.auth.organizationId,
         environment: input.auth.environment,
@@ -92,31 +92,31 @@ function adapt(
       },
       async (tx) => {
         try {
-          // Every write of the handler goes into the transaction that also stores the answer.
-          const reply = await handler({ ...input, services: { ...services, db: tx } });
+          // Every write of the handler goes into the transaction that also stores the reply.
+          const reply = await handler({ ...input, deps: { ...deps, db: tx } });
           if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
-          return toAnswer(reply);
+          return toStoredReply(reply);
         } catch (error) {
-          // A refusal is an answer too, and is replayed like one; unexpected errors are not kept.
-          if (error instanceof ApiError && error.status < 500) return errorAnswer(error);
+          // A refusal is an reply too, and is replayed like one; unexpected errors are not kept.
+          if (error instanceof ApiError && error.status < 500) return errorReply(error);
           throw error;
         }
       },
-      (answer) => withoutSecrets(operationId, answer),
+      (reply) => withoutSecrets(operationId, reply),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-    if ((answer.body as { error?: unknown }).error) {
+    if ((reply.body as { error?: unknown }).error) {
       const stored = (
-        answer.body as { error: { code: ApiError['code']; message: string; details?: ApiError['details'] } }
+        reply.body as { error: { code: ApiError['code']; message: string; details?: ApiError['details'] } }
       ).error;
-      return next(new ApiError(answer.status, stored.code, stored.message, stored.details));
+      return next(new ApiError(reply.status, stored.code, stored.message, stored.details));
     }
-    sendJson(res, answer);
+    sendJson(res, reply);
   }
 }
 
 /**
- * Secrets that exist only in the first answer and are never written to the idempotency store: a replay
+ * Secrets that exist only in the first reply and are never written to the idempotency store: a replay
  * carries `null` in their place (the contract says so).
  */
 const neverKept: Partial<Record<OperationId, string>> = {
@@ -125,16 +125,16 @@ const neverKept: Partial<Record<OperationId, string>> = {
   rotateWebhookSecret: 'secret',
 };
 
-function withoutSecrets(operationId: OperationId | undefined, answer: StoredAnswer): StoredAnswer {
+function withoutSecrets(operationId: OperationId | undefined, reply: StoredReply): StoredReply {
   const field = operationId && neverKept[operationId];
-  const data = (answer.body as { data?: Record<string, unknown> }).data;
-  if (!field || !data || !(field in data)) return answer;
-  return { ...answer, body: { ...(answer.body as object), data: { ...data, [field]: null } } };
+  const data = (reply.body as { data?: Record<string, unknown> }).data;
+  if (!field || !data || !(field in data)) return reply;
+  return { ...reply, body: { ...(reply.body as object), data: { ...data, [field]: null } } };
 }
 
 /** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep
  * them. */
-function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredAnswer {
+function toStoredReply(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredReply {
   const { status, ...members } = reply as {
     status: number;
     data: unknown;
@@ -144,7 +144,7 @@ function toAnswer(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredA
   return { status, body: members };
 }
 
-function errorAnswer(error: ApiError): StoredAnswer {
+function errorReply(error: ApiError): StoredReply {
   return {
     status: error.status,
     body: {
@@ -158,10 +158,10 @@ function errorAnswer(error: ApiError): StoredAnswer {
   };
 }
 
-function sendJson(res: Response, answer: StoredAnswer): void {
-  const { headers, ...members } = answer.body as { headers?: Record<string, string> };
+function sendJson(res: Response, reply: StoredReply): void {
+  const { headers, ...members } = reply.body as { headers?: Record<string, string> };
   for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-  res.status(answer.status).json({ ...members, meta: metaFor(res) });
+  res.status(reply.status).json({ ...members, meta: metaFor(res) });
 }
 
 function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {

@@ -3,8 +3,8 @@
  * every way a body can arrive: a `Content-Length` over it is refused from the headers, before a byte is read
  * (413); a body without one (chunked) is counted as it arrives and refused the moment it passes the limit, not
  * when it ends; a compressed body is held to the limit both as sent and as decoded. A media type other than UTF-8
- * `application/json` gets 415. A refused body is not read further here: the error handler answers and then
- * discards a bounded amount of it (http/drain.ts), so that a client still sending reads the answer. Operations
+ * `application/json` gets 415. A refused body is not read further here: the error handler replies and then
+ * discards a bounded amount of it (http/drain.ts), so that a client still sending reads the reply. Operations
  * without a body never read one.
  */
 import type { Transform } from 'node:stream';
@@ -138,7 +138,7 @@ function collect(
   const onEnd = () => {
     if (!decoder) settle();
   };
-  // The client went away before the body ended: no one will read this answer.
+  // The client went away before the body ended: no one will read this reply.
   const onBroken = () => settle(new ApiError(400, 'invalid_json', 'The request body ended before it was complete.'));
   const onClose = () => {
     if (!req.complete) onBroken();

@@ -5,7 +5,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
-import { answerThenDrain } from './drain.js';
+import { replyThenDrain } from './drain.js';
 import { errorEnvelope, sendError } from './envelope.js';
 import { ApiError, type ErrorDetail, validationFailed } from './errors.js';
 
@@ -184,8 +184,8 @@ export function errorHandler(log: Logger) {
       return;
     }
     // A body not read to its end (refused from the headers, or at the limit) is drained, within bounds, after
-    // the answer: closing at once would reset the connection before a client still sending reads it.
-    if (!req.complete) answerThenDrain(req, res, errorEnvelope(res, apiError));
+    // the reply: closing at once would reset the connection before a client still sending reads it.
+    if (!req.complete) replyThenDrain(req, res, errorEnvelope(res, apiError));
     else sendError(res, apiError);
   };
 }

@@ -54,7 +54,7 @@ export interface RawReply {
 export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
 
 /** Everything a handler may use; nothing global. */
-export interface Services {
+export interface Dependencies {
   config: Config;
   db: Db;
   /** The pool behind `db` (for the idempotency store's request transactions). */
@@ -83,7 +83,7 @@ export interface HandlerInput<Id extends OperationId> {
   /** The calling key; absent only for public operations. */
   auth: AuthContext;
   requestId: string;
-  services: Services;
+  deps: Dependencies;
 }
 
 export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Promise<Reply<Id>>;

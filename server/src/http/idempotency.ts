@@ -1,21 +1,21 @@
 /**
- * `Idempotency-Key` on POST, Stripe's way: the first request with a key runs and its answer is kept for 24 hours;
- * a retry with the same key and body gets that answer again; another body gets 409 idempotency_conflict.
+ * `Idempotency-Key` on POST, Stripe's way: the first request with a key runs and its reply is kept for 24 hours;
+ * a retry with the same key and body gets that reply again; another body gets 409 idempotency_conflict.
  *
  * Crash safety: the request runs in ONE transaction with the key's row (db/pinned.ts): the handler's
- * writes and the stored answer commit together, or — if the process dies — PostgreSQL rolls both back. The row
+ * writes and the stored reply commit together, or — if the process dies — PostgreSQL rolls both back. The row
  * is claimed first (committed, `running`, with a lease); the transaction then locks it for as long as the
  * handler runs. A duplicate that finds the row `running`:
- *   - waits for the answer while the row is locked (the original is genuinely running), then answers 409
+ *   - waits for the reply while the row is locked (the original is genuinely running), then replies 409
  *     idempotency_in_progress;
  *   - takes the key over when no transaction holds the row and the lease has lapsed (the original died: its
  *     writes were rolled back with it), and runs the request itself.
  * The lease only covers the moment between the claim and the lock, and the time PostgreSQL needs to notice a
  * dead client; after a crash a retry succeeds once it has lapsed (30 s by default).
  *
- * Answers of 5xx are not kept (the transaction is rolled back, the key released), so a retry runs again.
+ * Replies of 5xx are not kept (the transaction is rolled back, the key released), so a retry runs again.
  * Requests that fail validation never reach here and are not kept either, but a key already in use for another
- * request is answered 409 before their 400 (`conflictBeforeRefusal`). Secrets are removed before the answer is
+ * request is replied 409 before their 400 (`conflictBeforeRefusal`). Secrets are removed before the reply is
  * stored.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -29,7 +29,7 @@ import type { AuthContext } from './authenticate.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import { tooDeep } from './input-checks.js';
 
-export interface StoredAnswer {
+export interface StoredReply {
   status: number;
   body: unknown;
 }
@@ -75,7 +75,7 @@ const idempotencyConflict = () =>
 /**
  * A keyed request refused before its handler — a body that is not JSON, characters nothing can store, a breach of
  * the contract — is not kept, so that a corrected retry runs. But when its key is already in use for another
- * request, that is the answer (409 idempotency_conflict), whatever is wrong with this one: a client that reuses a
+ * request, that is the reply (409 idempotency_conflict), whatever is wrong with this one: a client that reuses a
  * key by mistake must learn so, not chase a 400 about a request it never meant to send again. A body identical to
  * the stored one keeps its 400 (its query may be what is wrong). Runs on the refusal path only, so a valid request
  * costs no extra query: `runIdempotent` compares the same fingerprint first thing.
@@ -97,7 +97,7 @@ export function conflictBeforeRefusal(db: Db) {
         .where('created_at', '>=', sql<Date>`now() - ${retention}`)
         .executeTakeFirst();
     } catch {
-      return next(error); // the refusal is answer enough
+      return next(error); // the refusal is the whole reply
     }
     if (stored && stored.request_hash !== fingerprint(req, error, problems)) return next(idempotencyConflict());
     next(error);
@@ -132,18 +132,18 @@ function refusedBeforeHandler(error: unknown, res: Response): boolean {
 }
 
 /**
- * Runs `execute` once per key, in one transaction with the stored answer. `execute` gets the transaction's
- * `Db` to do all its work with. Returns the answer and whether it is a replay.
+ * Runs `execute` once per key, in one transaction with the stored reply. `execute` gets the transaction's
+ * `Db` to do all its work with. Returns the reply and whether it is a replay.
  */
 export async function runIdempotent(
   db: Db,
   pool: pg.Pool,
   timing: IdempotencyTiming,
   scope: Scope,
-  execute: (db: Db) => Promise<StoredAnswer>,
-  /** What of the answer is written to the store (secrets are left out). */
-  toKeep: (answer: StoredAnswer) => StoredAnswer = (answer) => answer,
-): Promise<{ answer: StoredAnswer; replayed: boolean }> {
+  execute: (db: Db) => Promise<StoredReply>,
+  /** What of the reply is written to the store (secrets are left out). */
+  toKeep: (reply: StoredReply) => StoredReply = (reply) => reply,
+): Promise<{ reply: StoredReply; replayed: boolean }> {
   const owner = randomUUID();
   const lease = sql<Date>`now() + ${`${timing.leaseMs} milliseconds`}::interval`;
   const deadline = Date.now() + timing.waitMs;
@@ -173,8 +173,8 @@ export async function runIdempotent(
       .returning('state')
       .executeTakeFirst();
     if (claimed) {
-      const answer = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
-      if (answer) return { answer, replayed: false };
+      const reply = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
+      if (reply) return { reply, replayed: false };
       continue; // taken over between our claim and our lock (only if we stalled past the lease): look again
     }
 
@@ -188,11 +188,11 @@ export async function runIdempotent(
     if (!existing) continue; // released between our insert and select: try to claim again
     if (existing.request_hash !== scope.hash) throw idempotencyConflict();
     if (existing.state === 'done' && existing.response_status !== null) {
-      return { answer: { status: existing.response_status, body: existing.response_body }, replayed: true };
+      return { reply: { status: existing.response_status, body: existing.response_body }, replayed: true };
     }
     if (await takeOver(db, scope, owner, lease)) {
-      const answer = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
-      if (answer) return { answer, replayed: false };
+      const reply = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
+      if (reply) return { reply, replayed: false };
       continue;
     }
     if (Date.now() > deadline) {
@@ -231,9 +231,9 @@ async function executeAndKeep(
   pool: pg.Pool,
   scope: Scope,
   owner: string,
-  execute: (db: Db) => Promise<StoredAnswer>,
-  toKeep: (answer: StoredAnswer) => StoredAnswer,
-): Promise<StoredAnswer | undefined> {
+  execute: (db: Db) => Promise<StoredReply>,
+  toKeep: (reply: StoredReply) => StoredReply,
+): Promise<StoredReply | undefined> {
   const release = () =>
     db
       .deleteFrom('idempotency_keys')
@@ -243,9 +243,9 @@ async function executeAndKeep(
       .where('lease_owner', '=', owner)
       .where('state', '=', 'running')
       .execute();
-  let answer: StoredAnswer;
+  let reply: StoredReply;
   try {
-    answer = await inPinnedTransaction(pool, async (tx) => {
+    reply = await inPinnedTransaction(pool, async (tx) => {
       // Hold the row for the whole request: while this transaction lives, nobody can take the key over.
       const mine = await sql`select 1 from idempotency_keys
         where organization_id = ${scope.organizationId} and environment = ${scope.environment} and idempotency_key = ${scope.key}
@@ -274,8 +274,8 @@ async function executeAndKeep(
     await release().catch(() => {});
     throw error;
   }
-  if (answer.status >= 500) await release();
-  return answer;
+  if (reply.status >= 500) await release();
+  return reply;
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {

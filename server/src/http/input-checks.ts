@@ -20,7 +20,7 @@ function escapeToken(token: string): string {
   return token.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 
-/** Pointers echo member names: a hostile name is shortened and cleaned so that the answer stays valid. */
+/** Pointers echo member names: a hostile name is shortened and cleaned so that the reply stays valid. */
 function safeToken(token: string): string {
   const cleaned = token.replace(/[\0\uD800-\uDFFF]/g, '\uFFFD');
   return escapeToken(cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned);
@@ -74,7 +74,7 @@ export function checkValue(
   }
 }
 
-/** Whether any problem is a too-deep value (the request is then answered without further validation). */
+/** Whether any problem is a too-deep value (the request is then replied without further validation). */
 export function tooDeep(problems: readonly ErrorDetail[]): boolean {
   return problems.some((problem) => problem.code === 'too_deep');
 }

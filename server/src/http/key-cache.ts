@@ -14,9 +14,9 @@
  *
  * A notification is delivered at commit, but handled by each process when its event loop gets to it, which on a
  * loaded machine can be after the next request. So a revocation through the API waits for the drop to be
- * acknowledged: every listener answers a `key:` notification, once its entry is gone, with `ack:<hash>` on the same
+ * acknowledged: every listener replies a `key:` notification, once its entry is gone, with `ack:<hash>` on the same
  * channel, and `dropEverywhere` returns once every listener connection of this database (its backend pid, from
- * pg_stat_activity) has answered, or after `maxAgeMs`, when the expiry takes over.
+ * pg_stat_activity) has replied, or after `maxAgeMs`, when the expiry takes over.
  */
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -101,7 +101,7 @@ export class KeyCache {
       return;
     }
     this.invalidate(payload);
-    // Only after the entry is gone: the revoking process may answer its client once every process has said so.
+    // Only after the entry is gone: the revoking process may reply its client once every process has said so.
     if (payload.startsWith('key:')) {
       this.client
         ?.query('select pg_notify($1, $2)', [keyChannel, `ack:${payload.slice(4)}`])

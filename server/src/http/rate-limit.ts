@@ -74,7 +74,7 @@ interface Lease {
   validUntil: number;
   minute: { points: number; expire: number };
   day: { points: number; expire: number };
-  /** Set when the database refused: the window stays spent until `validUntil`, answered from memory. */
+  /** Set when the database refused: the window stays spent until `validUntil`, replied from memory. */
   refused?: 'minute' | 'day';
 }
 

@@ -1,12 +1,12 @@
 /**
  * How large a request's URL and headers may be. Node reads the request line and the headers into memory before
- * any middleware runs, and past its `maxHeaderSize` its parser gives up and Node answers a bare 431 that the
+ * any middleware runs, and past its `maxHeaderSize` its parser gives up and Node replies a bare 431 that the
  * contract does not describe and no client can branch on. So:
  *   - the server reads up to `requestSizeLimits.headers` bytes of request line and headers (above Node's 16 KiB
- *     default, so that a long URL reaches the application and gets an answer that says what is wrong);
+ *     default, so that a long URL reaches the application and gets an reply that says what is wrong);
  *   - a URL (path and query string, as sent) longer than `requestSizeLimits.url` is refused with 414
  *     `uri_too_long` before anything else looks at the request — no key lookup, no body;
- *   - a request whose line and headers pass what the server reads is answered by `answerClientError`: 431
+ *   - a request whose line and headers pass what the server reads is replied by `replyToClientError`: 431
  *     `headers_too_large` in the envelope, then the connection is closed.
  * The URL limit leaves room for the largest documented query parameter (`filters`, 20,000 characters, which
  * percent-encodes to at most about 60,000 bytes of ASCII).
@@ -32,36 +32,36 @@ export function refuseLongUrl(req: Request, _res: Response, next: NextFunction):
   next();
 }
 
-/** What Node itself answers to the other parse errors of a connection (its default `clientError` behaviour). */
+/** What Node itself replies to the other parse errors of a connection (its default `clientError` behaviour). */
 const nodeDefaults: Record<string, string> = {
   HPE_CHUNK_EXTENSIONS_OVERFLOW: 'HTTP/1.1 413 Payload Too Large\r\nConnection: close\r\n\r\n',
   ERR_HTTP_REQUEST_TIMEOUT: 'HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n',
 };
 const badRequest = 'HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n';
 
-/** Connections already answered 431: they are closed once drained, whatever else their parser reports. */
-const answered = new WeakSet<Duplex>();
+/** Connections already sent a 431: they are closed once drained, whatever else their parser reports. */
+const replied = new WeakSet<Duplex>();
 
 /**
  * The server's `clientError` listener: request lines and headers past `requestSizeLimits.headers` get 431
- * `headers_too_large` in the envelope; every other parse error gets what Node answers without a listener.
+ * `headers_too_large` in the envelope; every other parse error gets what Node replies without a listener.
  * Nothing is written into a connection whose current response has already begun.
  */
-export function answerClientError(error: Error & { code?: string }, socket: Duplex): void {
-  // Once answered, the parser reports its error again for every chunk still arriving: the answer stands.
-  if (answered.has(socket)) return;
+export function replyToClientError(error: Error & { code?: string }, socket: Duplex): void {
+  // Once replied, the parser reports its error again for every chunk still arriving: the reply stands.
+  if (replied.has(socket)) return;
   const inFlight = (socket as Duplex & { _httpMessage?: { _headerSent?: boolean } })._httpMessage;
-  const canAnswer = socket.writable && !inFlight?._headerSent;
+  const canReply = socket.writable && !inFlight?._headerSent;
   if (error.code !== 'HPE_HEADER_OVERFLOW') {
-    if (canAnswer) socket.write(nodeDefaults[error.code ?? ''] ?? badRequest);
+    if (canReply) socket.write(nodeDefaults[error.code ?? ''] ?? badRequest);
     socket.destroy(error);
     return;
   }
-  if (!canAnswer) {
+  if (!canReply) {
     socket.destroy(error);
     return;
   }
-  answered.add(socket);
+  replied.add(socket);
   const requestId = newId('req');
   const body = JSON.stringify({
     error: {
@@ -72,7 +72,7 @@ export function answerClientError(error: Error & { code?: string }, socket: Dupl
     meta: { requestId, timestamp: new Date().toISOString(), apiVersion: 'v1' },
   });
   // The client may still be sending its headers: the parser, stopped at its error, discards what follows, and the
-  // connection is closed once the client has read the answer and hung up, or after the drain bound at the latest.
+  // connection is closed once the client has read the reply and hung up, or after the drain bound at the latest.
   socket.end(
     `HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `X-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,

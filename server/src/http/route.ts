@@ -5,8 +5,8 @@
  * no spelling of a path can reach a handler without the checks of its operation.
  *
  * A request that presents a key meets that key's checks (401, 403 plan, 429) before its 404 / 405, like any
- * request: otherwise another spelling of a path (`/API/V1/Surveys`) would answer 404 where the canonical one
- * answers 401 or 429 to the same key, and a key whose budget is spent would still get answers. Without a key, a
+ * request: otherwise another spelling of a path (`/API/V1/Surveys`) would reply 404 where the canonical one
+ * replies 401 or 429 to the same key, and a key whose budget is spent would still get replies. Without a key, a
  * path or method no operation has is refused at once.
  */
 import type { NextFunction, Request, Response } from 'express';

@@ -1,25 +1,25 @@
 /**
  * One validation pass reports every problem: when a request is refused before its handler — by the validator,
  * or by the earlier checks of characters (NUL, lone surrogates) — the operation's semantic checks (those the
- * schema cannot express: answers against the survey's questions, unique question ids) still run on what was
+ * schema cannot express: replies against the survey's questions, unique question ids) still run on what was
  * sent, and their problems join the others in the same 400. A valid request gets the same checks from its
  * handler. A semantic problem is left out only where a problem already reported covers it: at the same place
- * (an NPS answer of 11 is reported once) or at an enclosing one (an answer the schema found malformed as a
- * whole). A problem found inside a place says nothing about the place itself, so a missing required answer
- * (`/body/answers`) is reported next to wrong values at `/body/answers/0/value`.
+ * (an NPS reply of 11 is reported once) or at an enclosing one (an reply the schema found malformed as a
+ * whole). A problem found inside a place says nothing about the place itself, so a missing required reply
+ * (`/body/replies`) is reported next to wrong values at `/body/replies/0/value`.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import { ApiError, type ErrorDetail } from './errors.js';
-import type { Services } from './handler.js';
+import type { Dependencies } from './handler.js';
 import { tooDeep } from './input-checks.js';
 
 export type SemanticCheck = (input: {
   params: Record<string, string>;
   body: unknown;
   auth: AuthContext;
-  services: Services;
+  deps: Dependencies;
 }) => Promise<ErrorDetail[]>;
 export type SemanticChecks = Partial<Record<OperationId, SemanticCheck>>;
 
@@ -32,7 +32,7 @@ interface ValidatorError {
 const covers = (reported: string | undefined, path: string | undefined) =>
   reported !== undefined && path !== undefined && (path === reported || path.startsWith(`${reported}/`));
 
-export function withSemanticChecks(checks: SemanticChecks, services: Services) {
+export function withSemanticChecks(checks: SemanticChecks, deps: Dependencies) {
   return async (error: unknown, req: Request, res: Response, next: NextFunction): Promise<void> => {
     const check = checks[res.locals.operationId as OperationId];
     const earlier = (res.locals.problems as ErrorDetail[] | undefined) ?? [];
@@ -56,10 +56,10 @@ export function withSemanticChecks(checks: SemanticChecks, services: Services) {
         params: (res.locals.pathParams ?? {}) as Record<string, string>,
         body: req.body,
         auth: res.locals.auth as AuthContext,
-        services,
+        deps,
       });
     } catch {
-      return next(error); // the problems already found are answer enough
+      return next(error); // the problems already found are the whole reply
     }
     const reported = [
       ...(validator ? refusal.errors!.map((issue) => normalise(issue.path)) : []),

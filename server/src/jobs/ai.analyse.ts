@@ -12,9 +12,9 @@ export const aiAnalyse: JobDefinition<AnalysisJobData> = {
   // is harmless (the advisory lock, and the conditional finish).
   options: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 900 },
   concurrency: 2,
-  async work(job, services) {
-    const outcome = await runAnalysis(services, job.data);
-    if (outcome === 'busy') await checkLater(services, job.data);
+  async work(job, deps) {
+    const outcome = await runAnalysis(deps, job.data);
+    if (outcome === 'busy') await checkLater(deps, job.data);
     return { outcome };
   },
 };

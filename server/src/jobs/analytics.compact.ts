@@ -10,10 +10,10 @@ export const analyticsCompact: JobDefinition = {
   queue: 'analytics.compact',
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
   cron: '*/10 * * * *',
-  async work(_job, services) {
+  async work(_job, deps) {
     return {
-      foldedRows: await compactDailyCounts(services.db),
-      foldedSegmentRows: await compactSegmentCounts(services.db),
+      foldedRows: await compactDailyCounts(deps.db),
+      foldedSegmentRows: await compactSegmentCounts(deps.db),
     };
   },
 };

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { Logger } from '../logger.js';
-import type { Services } from '../http/handler.js';
+import type { Dependencies } from '../http/handler.js';
 import { wakeChannel } from './enqueue.js';
 import { jobs } from './registry.js';
 
@@ -52,7 +52,7 @@ async function createQueues(boss: PgBoss, connectionString: string): Promise<voi
  */
 export async function startWorkers(
   boss: PgBoss,
-  services: Services,
+  deps: Dependencies,
   connectionString: string,
 ): Promise<() => Promise<void>> {
   const workerIds = new Map<string, string[]>();
@@ -61,10 +61,10 @@ export async function startWorkers(
     for (let i = 0; i < concurrency; i++) {
       const workerId = await boss.work(job.queue, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([item]) => {
         if (!item) return;
-        const log = services.log.child({ queue: job.queue, jobId: item.id });
+        const log = deps.log.child({ queue: job.queue, jobId: item.id });
         log.debug('job started');
         try {
-          return await job.work(item as PgBoss.Job<object>, services);
+          return await job.work(item as PgBoss.Job<object>, deps);
         } catch (error) {
           log.error({ err: error }, 'job failed');
           throw error;
@@ -74,7 +74,7 @@ export async function startWorkers(
     }
     if (job.cron) await boss.schedule(job.queue, job.cron);
   }
-  const stopListening = await listenForWakeUps(connectionString, services.log, (queue) => {
+  const stopListening = await listenForWakeUps(connectionString, deps.log, (queue) => {
     for (const id of workerIds.get(queue) ?? []) boss.notifyWorker(id);
   });
   return async () => {

@@ -13,9 +13,9 @@ export const distributionsSend: JobDefinition<DistributionJobData> = {
   // through expiration. Retries cover an unreachable mail server.
   options: { retryLimit: 6, retryDelay: 30, retryBackoff: true, expireInSeconds: 4 * 3600 },
   concurrency: 2,
-  async work(job, services) {
-    const outcome = await runDistributionJob(services, job.data);
-    if (outcome === 'busy') await enqueueCheck(services, job.data);
+  async work(job, deps) {
+    const outcome = await runDistributionJob(deps, job.data);
+    if (outcome === 'busy') await enqueueCheck(deps, job.data);
     return { outcome };
   },
 };

@@ -7,7 +7,7 @@ export const eventsCleanup: JobDefinition = {
   queue: 'events.cleanup',
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 1800 },
   cron: '41 * * * *',
-  async work(_job, services) {
-    return { deletedEvents: await deleteExpiredEvents(services.db, EVENT_RETENTION_DAYS) };
+  async work(_job, deps) {
+    return { deletedEvents: await deleteExpiredEvents(deps.db, EVENT_RETENTION_DAYS) };
   },
 };

@@ -8,9 +8,9 @@ export const exportsCleanup: JobDefinition = {
   queue: 'exports.cleanup',
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
   cron: '*/10 * * * *',
-  async work(_job, services) {
-    const removed = await deleteExpired(services.db);
-    await deleteChunksOfFailed(services.db);
+  async work(_job, deps) {
+    const removed = await deleteExpired(deps.db);
+    await deleteChunksOfFailed(deps.db);
     return removed;
   },
 };

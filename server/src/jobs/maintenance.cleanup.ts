@@ -6,9 +6,9 @@ export const maintenanceCleanup: JobDefinition = {
   queue: 'maintenance.cleanup',
   options: { retryLimit: 2, retryDelay: 60, expireInSeconds: 600 },
   cron: '17 * * * *',
-  async work(_job, services) {
-    const idempotencyKeys = await deleteExpiredIdempotencyKeys(services.db);
-    const rateLimits = await services.db.deleteFrom('rate_limits').where('expire', '<', Date.now()).executeTakeFirst();
+  async work(_job, deps) {
+    const idempotencyKeys = await deleteExpiredIdempotencyKeys(deps.db);
+    const rateLimits = await deps.db.deleteFrom('rate_limits').where('expire', '<', Date.now()).executeTakeFirst();
     return { idempotencyKeys, rateLimits: Number(rateLimits.numDeletedRows) };
   },
 };

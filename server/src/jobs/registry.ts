@@ -4,7 +4,7 @@
  * Feature modules add their jobs here.
  */
 import type PgBoss from 'pg-boss';
-import type { Services } from '../http/handler.js';
+import type { Dependencies } from '../http/handler.js';
 import { eventsCleanup } from './events.cleanup.js';
 import { maintenanceCleanup } from './maintenance.cleanup.js';
 import { distributionsSend } from './distributions.send.js';
@@ -22,7 +22,7 @@ export interface JobDefinition<Data extends object = object> {
   concurrency?: number;
   /** A cron schedule, for periodic jobs. */
   cron?: string;
-  work(job: PgBoss.Job<Data>, services: Services): Promise<unknown>;
+  work(job: PgBoss.Job<Data>, deps: Dependencies): Promise<unknown>;
 }
 
 export const jobs: JobDefinition[] = [

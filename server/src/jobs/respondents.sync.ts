@@ -11,9 +11,9 @@ export const respondentsSync: JobDefinition<SyncJobData> = {
   // Crash recovery does not wait for expiration (the worker's dead-man's switch resumes a job within seconds);
   // expiration and retries cover the rest, and are harmless duplicates thanks to the job's ownership lock.
   options: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 900 },
-  async work(job, services) {
-    const outcome = await runSyncJob(services, job.data.syncJobId);
-    if (outcome === 'busy') await checkLater(services, job.data.syncJobId);
+  async work(job, deps) {
+    const outcome = await runSyncJob(deps, job.data.syncJobId);
+    if (outcome === 'busy') await checkLater(deps, job.data.syncJobId);
     return { outcome };
   },
 };

@@ -12,9 +12,9 @@ export const responsesExport: JobDefinition<ExportJobData> = {
   // harmless duplicates thanks to the export's ownership lock.
   options: { retryLimit: 5, retryDelay: 5, retryBackoff: true, expireInSeconds: 3600 },
   concurrency: 2,
-  async work(job, services) {
-    const outcome = await runExport(services, job.data);
-    if (outcome === 'busy') await checkLater(services, job.data);
+  async work(job, deps) {
+    const outcome = await runExport(deps, job.data);
+    if (outcome === 'busy') await checkLater(deps, job.data);
     return { outcome };
   },
 };

@@ -10,7 +10,7 @@ export const surveysFoldCounts: JobDefinition = {
   queue: 'surveys.fold-counts',
   options: { retryLimit: 2, retryDelay: 30, expireInSeconds: 300 },
   cron: '* * * * *',
-  async work(_job, services) {
-    return { foldedDeltas: await foldResponseCounts(services.db) };
+  async work(_job, deps) {
+    return { foldedDeltas: await foldResponseCounts(deps.db) };
   },
 };

@@ -1,8 +1,8 @@
 /** GET /api/v1/me: who the calling key is and how much of its budget is left. */
 import type { Handler } from '../../http/handler.js';
 
-export const getMe: Handler<'getMe'> = async ({ auth, services }) => {
-  const windows = await services.rateLimits.peek(auth);
+export const getMe: Handler<'getMe'> = async ({ auth, deps }) => {
+  const windows = await deps.rateLimits.peek(auth);
   const status = (w: (typeof windows)['minute']) => ({
     limit: w.limit,
     remaining: w.remaining,

@@ -10,27 +10,27 @@ function idOrThrow(prefix: 'srv' | 'ana', what: string, id: string): string {
   return id;
 }
 
-export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, services }) => {
-  const { survey, provider, model } = await service.generateSurvey(services, tenantOf(auth), body);
+export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, deps }) => {
+  const { survey, provider, model } = await service.generateSurvey(deps, tenantOf(auth), body);
   return { status: 201, data: survey, headers: { 'AI-Provider': provider, 'AI-Model': model } };
 };
 
-export const generateAiAnalysis: Handler<'generateAiAnalysis'> = async ({ params, body, auth, services }) => ({
+export const generateAiAnalysis: Handler<'generateAiAnalysis'> = async ({ params, body, auth, deps }) => ({
   status: 202,
-  data: await service.startAnalysis(services, tenantOf(auth), idOrThrow('srv', 'survey', params.id), body ?? {}),
+  data: await service.startAnalysis(deps, tenantOf(auth), idOrThrow('srv', 'survey', params.id), body ?? {}),
 });
 
-export const getLatestAiAnalysis: Handler<'getLatestAiAnalysis'> = async ({ params, auth, services }) => ({
+export const getLatestAiAnalysis: Handler<'getLatestAiAnalysis'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.latestAnalysis(services, tenantOf(auth), idOrThrow('srv', 'survey', params.id)),
+  data: await service.latestAnalysis(deps, tenantOf(auth), idOrThrow('srv', 'survey', params.id)),
 });
 
-export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, services }) => {
+export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, deps }) => {
   const surveyId = idOrThrow('srv', 'survey', params.id);
   return {
     status: 200,
     data: await service.getAnalysis(
-      services,
+      deps,
       tenantOf(auth),
       surveyId,
       idOrThrow('ana', 'AI analysis', params.analysisId),

@@ -13,7 +13,7 @@
  */
 import { sql } from 'kysely';
 import type { Tenant } from '../../db/schema.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { recordEvent } from '../events/record.js';
 import { respondentNamePartsAmong } from '../respondents/repository.js';
@@ -30,21 +30,21 @@ export const WATCHDOG_SECONDS = 5;
 /** An analysis whose worker died this many times fails instead of starting again. */
 const MAX_RUNS = 5;
 
-type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log' | 'config'>;
 
 const lockKey = (id: string) => sql`hashtextextended(${`ai.analyse:${id}`}, 0)`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function enqueueCheck(services: RunServices, data: AnalysisJobData): Promise<void> {
-  await sendInTransaction(services.boss, services.db, AI_QUEUE, data, { startAfter: WATCHDOG_SECONDS, priority: 0 });
+async function enqueueCheck(deps: RunDeps, data: AnalysisJobData): Promise<void> {
+  await sendInTransaction(deps.boss, deps.db, AI_QUEUE, data, { startAfter: WATCHDOG_SECONDS, priority: 0 });
 }
 
 async function withRetries(
-  services: RunServices,
+  deps: RunDeps,
   analysisId: string,
   call: () => Promise<TextFindings>,
 ): Promise<TextFindings> {
-  const { maxAttempts, retryBaseMs } = services.config.ai;
+  const { maxAttempts, retryBaseMs } = deps.config.ai;
   for (let attempt = 1; ; attempt++) {
     try {
       return await call();
@@ -53,20 +53,20 @@ async function withRetries(
       const backOff = retryBaseMs * 2 ** (attempt - 1);
       const wait = Math.max(backOff, error.retryAfterMs ?? 0);
       // The reason only: never the prompt, the comments or the key.
-      services.log.warn({ analysisId, attempt, code: error.code, waitMs: wait }, 'AI provider call failed; retrying');
+      deps.log.warn({ analysisId, attempt, code: error.code, waitMs: wait }, 'AI provider call failed; retrying');
       await sleep(wait);
     }
   }
 }
 
 async function fail(
-  services: RunServices,
+  deps: RunDeps,
   tenant: Tenant,
   id: string,
   errorCode: AnalysisErrorCode,
   error: string,
 ): Promise<void> {
-  await services.db.transaction().execute(async (tx) => {
+  await deps.db.transaction().execute(async (tx) => {
     const row = await finishAnalysis(tx, tenant, id, { status: 'failed', error, errorCode });
     if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
   });
@@ -76,28 +76,28 @@ async function fail(
  * Runs one analysis if no live worker owns it. `busy`: another live worker holds it; `finished`: nothing (more)
  * to do here.
  */
-export async function runAnalysis(services: RunServices, data: AnalysisJobData): Promise<'busy' | 'finished'> {
+export async function runAnalysis(deps: RunDeps, data: AnalysisJobData): Promise<'busy' | 'finished'> {
   const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
   const id = data.analysisId;
-  return services.db.connection().execute(async (conn) => {
+  return deps.db.connection().execute(async (conn) => {
     const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(id)}) as ok`.execute(conn);
     if (!locked.rows[0]?.ok) return 'busy';
     try {
       const found = await findAnalysisById(conn, tenant, id);
       if (!found || found.status === 'completed' || found.status === 'failed') return 'finished';
       if (found.attempts >= MAX_RUNS) {
-        await fail(services, tenant, id, 'internal_error', `The analysis stopped after ${MAX_RUNS} interrupted runs.`);
+        await fail(deps, tenant, id, 'internal_error', `The analysis stopped after ${MAX_RUNS} interrupted runs.`);
         return 'finished';
       }
-      const provider = providerFor(services.config.ai);
+      const provider = providerFor(deps.config.ai);
       const started = await startRun(conn, tenant, id, provider.name, provider.model);
       if (!started) return 'finished';
-      await enqueueCheck(services, data);
+      await enqueueCheck(deps, data);
 
       const survey = await surveyRepository.findSurvey(conn, tenant, found.survey_id);
       if (!survey) return 'finished';
       const responses = await responsesToAnalyse(conn, tenant, survey.id);
-      const threshold = await anonymityThreshold(services, tenant);
+      const threshold = await anonymityThreshold(deps, tenant);
       // Whichever the provider: the respondents' names that occur in these texts, looked up by those words only.
       const names = await respondentNamePartsAmong(
         conn,
@@ -110,22 +110,22 @@ export async function runAnalysis(services: RunServices, data: AnalysisJobData):
         findings =
           prepared.input.comments.length === 0
             ? { language: null, sentiments: [], themes: [] }
-            : await withRetries(services, id, () => provider.analyseComments(prepared.input));
+            : await withRetries(deps, id, () => provider.analyseComments(prepared.input));
       } catch (error) {
         if (error instanceof ProviderError) {
           await fail(
-            services,
+            deps,
             tenant,
             id,
             error.code,
-            `${error.message} (after ${services.config.ai.maxAttempts} attempts)`,
+            `${error.message} (after ${deps.config.ai.maxAttempts} attempts)`,
           );
           return 'finished';
         }
         throw error;
       }
       const result = assemble(prepared, responses, findings, threshold);
-      await services.db.transaction().execute(async (tx) => {
+      await deps.db.transaction().execute(async (tx) => {
         const row = await finishAnalysis(tx, tenant, id, {
           status: 'completed',
           result,
@@ -141,11 +141,11 @@ export async function runAnalysis(services: RunServices, data: AnalysisJobData):
 }
 
 /** The dead-man's switch: while the analysis's owner is alive, look again later. */
-export async function checkLater(services: RunServices, data: AnalysisJobData): Promise<void> {
+export async function checkLater(deps: RunDeps, data: AnalysisJobData): Promise<void> {
   const row = await findAnalysisById(
-    services.db,
+    deps.db,
     { organizationId: data.organizationId, environment: data.environment },
     data.analysisId,
   );
-  if (row && (row.status === 'pending' || row.status === 'processing')) await enqueueCheck(services, data);
+  if (row && (row.status === 'pending' || row.status === 'processing')) await enqueueCheck(deps, data);
 }

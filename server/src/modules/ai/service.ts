@@ -11,7 +11,7 @@ import type { AiConfig } from '../../config.js';
 import type { Tenant } from '../../db/schema.js';
 import { contractPath } from '../../http/contract.js';
 import { ApiError, notFound, validationFailed } from '../../http/errors.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -83,11 +83,11 @@ function apiErrorOf(error: ProviderError): ApiError {
 }
 
 export async function generateSurvey(
-  services: Pick<Services, 'db' | 'config' | 'log'>,
+  deps: Pick<Dependencies, 'db' | 'config' | 'log'>,
   tenant: Tenant,
   body: SurveyGenerateRequest,
 ): Promise<{ survey: Survey; provider: AiProvider['name']; model: string }> {
-  const provider = providerFor(services.config.ai);
+  const provider = providerFor(deps.config.ai);
   const asked = body.questionCount ?? DEFAULT_QUESTION_COUNT;
   const questionCount = asked === DEFAULT_QUESTION_COUNT ? (countInPrompt(body.prompt) ?? asked) : asked;
   let draft: SurveyDraft;
@@ -99,7 +99,7 @@ export async function generateSurvey(
   } catch (error) {
     if (error instanceof ProviderError) {
       // The reason only: never the prompt, the model's output or the key.
-      services.log.warn(
+      deps.log.warn(
         { code: error.code, provider: provider.name, model: provider.generationModel },
         'survey generation failed at the AI provider',
       );
@@ -110,7 +110,7 @@ export async function generateSurvey(
   // The provider already checked it; a draft that still fails here is our bug, never stored half-valid.
   const problems = draftProblems(draft);
   if (problems.length > 0) throw new Error(`generated draft failed validation: ${problems.join('; ')}`);
-  const survey = await surveys.createSurvey(services.db, tenant, draft);
+  const survey = await surveys.createSurvey(deps.db, tenant, draft);
   return { survey, provider: provider.name, model: provider.generationModel };
 }
 
@@ -149,17 +149,17 @@ export function toAnalysis(row: AnalysisRow): AiAnalysis {
 export const anonymityThresholdDefault = 5;
 /** The organization's anonymity threshold (analytics settings, `updateAnalyticsSettings`), the same for every analytics
  * result. */
-export async function anonymityThreshold(services: Pick<Services, 'db'>, tenant: Tenant): Promise<number> {
-  return (await findThreshold(services.db, tenant)).threshold;
+export async function anonymityThreshold(deps: Pick<Dependencies, 'db'>, tenant: Tenant): Promise<number> {
+  return (await findThreshold(deps.db, tenant)).threshold;
 }
 
 export async function startAnalysis(
-  services: Pick<Services, 'db' | 'boss' | 'config'>,
+  deps: Pick<Dependencies, 'db' | 'boss' | 'config'>,
   tenant: Tenant,
   surveyId: string,
   body: AnalysisRequest,
 ): Promise<AiAnalysis> {
-  const survey = await surveys.findSurveyOrThrow(services.db, tenant, surveyId);
+  const survey = await surveys.findSurveyOrThrow(deps.db, tenant, surveyId);
   if (body.questionIds) {
     const known = new Set(survey.questions.map((q) => q.id));
     const unknown = body.questionIds.flatMap((id, i) =>
@@ -169,12 +169,12 @@ export async function startAnalysis(
     );
     if (unknown.length > 0) throw validationFailed(unknown);
   }
-  const provider = providerFor(services.config.ai);
+  const provider = providerFor(deps.config.ai);
   const request: AnalysisRequest = {
     ...(body.questionIds ? { questionIds: body.questionIds } : {}),
     ...(body.focus ? { focus: body.focus } : {}),
   };
-  const row = await services.db.transaction().execute(async (tx) => {
+  const row = await deps.db.transaction().execute(async (tx) => {
     const inserted = await insertAnalysis(tx, tenant, {
       id: newId('ana'),
       surveyId,
@@ -188,19 +188,19 @@ export async function startAnalysis(
       organizationId: tenant.organizationId,
       environment: tenant.environment,
     };
-    await sendInTransaction(services.boss, tx, AI_QUEUE, data, { priority: 1 });
+    await sendInTransaction(deps.boss, tx, AI_QUEUE, data, { priority: 1 });
     return inserted;
   });
   return toAnalysis(row);
 }
 
 export async function latestAnalysis(
-  services: Pick<Services, 'db'>,
+  deps: Pick<Dependencies, 'db'>,
   tenant: Tenant,
   surveyId: string,
 ): Promise<AiAnalysis> {
-  await surveys.findSurveyOrThrow(services.db, tenant, surveyId);
-  const row = await findLatestAnalysis(services.db, tenant, surveyId);
+  await surveys.findSurveyOrThrow(deps.db, tenant, surveyId);
+  const row = await findLatestAnalysis(deps.db, tenant, surveyId);
   if (!row)
     throw new ApiError(
       404,
@@ -211,12 +211,12 @@ export async function latestAnalysis(
 }
 
 export async function getAnalysis(
-  services: Pick<Services, 'db'>,
+  deps: Pick<Dependencies, 'db'>,
   tenant: Tenant,
   surveyId: string,
   analysisId: string,
 ): Promise<AiAnalysis> {
-  const row = await findAnalysis(services.db, tenant, surveyId, analysisId);
+  const row = await findAnalysis(deps.db, tenant, surveyId, analysisId);
   if (!row) throw notFound('AI analysis', analysisId);
   return toAnalysis(row);
 }

@@ -17,9 +17,9 @@ function distributionIdOrThrow(id: string | undefined): string | undefined {
   throw notFound('distribution', id);
 }
 
-export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params, query, auth, services }) => ({
+export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params, query, auth, deps }) => ({
   status: 200,
-  data: await service.getStaticAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+  data: await service.getStaticAnalytics(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), {
     submittedAfter: query.submittedAfter,
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
@@ -29,9 +29,9 @@ export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params
   }),
 });
 
-export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, query, auth, services }) => ({
+export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, query, auth, deps }) => ({
   status: 200,
-  data: await smartAnalytics(services.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+  data: await smartAnalytics(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), {
     submittedAfter: query.submittedAfter,
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
@@ -42,12 +42,12 @@ export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, 
   }),
 });
 
-export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ auth, services }) => ({
+export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ auth, deps }) => ({
   status: 200,
-  data: await service.getSettings(services.db, tenantOf(auth)),
+  data: await service.getSettings(deps.db, tenantOf(auth)),
 });
 
-export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async ({ body, auth, services }) => ({
+export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async ({ body, auth, deps }) => ({
   status: 200,
-  data: await service.updateSettings(services.db, tenantOf(auth), body),
+  data: await service.updateSettings(deps.db, tenantOf(auth), body),
 });

@@ -7,9 +7,9 @@ import { uncovered } from '../../lib/scopes.js';
 import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
 import { toApiKey } from './service.js';
 
-export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, services }) => {
+export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, deps }) => {
   const page = pageRequest(query);
-  const { rows, total } = await listKeys(services.db, tenantOf(auth), {
+  const { rows, total } = await listKeys(deps.db, tenantOf(auth), {
     includeRevoked: query.includeRevoked ?? false,
     limit: page.pageSize,
     offset: page.offset,
@@ -17,7 +17,7 @@ export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, service
   return { status: 200, data: rows.map(toApiKey), pagination: paginationOf(page, total) };
 };
 
-export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, services }) => {
+export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, deps }) => {
   const environment = body.environment ?? auth.environment;
   if (environment !== auth.environment) {
     throw new ApiError(
@@ -42,7 +42,7 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, servic
       { path: '/body/expiresAt', message: 'must be in the future', code: 'out_of_range' },
     ]);
   }
-  const { row, key } = await insertKey(services.db, {
+  const { row, key } = await insertKey(deps.db, {
     organizationId: auth.organizationId,
     environment,
     name: body.name,
@@ -52,16 +52,16 @@ export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, servic
   return { status: 201, data: { ...toApiKey(row), key } };
 };
 
-export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, services }) => {
+export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, deps }) => {
   if (!isId('key', params.id)) throw notFound('API key', params.id);
-  const existing = await findKey(services.db, tenantOf(auth), params.id);
+  const existing = await findKey(deps.db, tenantOf(auth), params.id);
   if (!existing) throw notFound('API key', params.id);
   if (existing.revoked_at) return { status: 200, data: toApiKey(existing) };
   // The 200 promises that no API process accepts the key any more, not only this one.
-  const drop = services.keys.dropEverywhere(existing.key_hash);
+  const drop = deps.keys.dropEverywhere(existing.key_hash);
   let row;
   try {
-    row = await revokeKey(services.db, tenantOf(auth), params.id);
+    row = await revokeKey(deps.db, tenantOf(auth), params.id);
   } catch (error) {
     drop.cancel();
     throw error;

@@ -8,7 +8,7 @@
 import express, { type Request, type Response, type Router } from 'express';
 import type { components } from '../../generated/openapi.js';
 import type { Tenant } from '../../db/schema.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from '../surveys/answers.js';
@@ -109,16 +109,16 @@ const pages = {
     ),
 };
 
-async function resolve(services: Services, token: string): Promise<Resolved> {
+async function resolve(deps: Dependencies, token: string): Promise<Resolved> {
   const parsed = parseToken(token);
   if (!parsed) return { kind: 'unknown' };
   const { tenant, hash } = parsed;
-  const recipient = await repo.findRecipientByToken(services.db, tenant, hash);
+  const recipient = await repo.findRecipientByToken(deps.db, tenant, hash);
   const distribution = recipient
-    ? await repo.findDistribution(services.db, tenant, recipient.distribution_id)
-    : await repo.findDistributionByEmbedToken(services.db, tenant, hash);
+    ? await repo.findDistribution(deps.db, tenant, recipient.distribution_id)
+    : await repo.findDistributionByEmbedToken(deps.db, tenant, hash);
   if (!distribution) return { kind: 'unknown' };
-  const survey = await surveys.findSurvey(services.db, tenant, distribution.survey_id);
+  const survey = await surveys.findSurvey(deps.db, tenant, distribution.survey_id);
   if (!survey) return { kind: 'unknown' };
   return recipient
     ? { kind: 'personal', tenant, tokenHash: hash, recipient, distribution, survey }
@@ -137,7 +137,7 @@ function answeredCookie(req: Request): string[] {
 
 /** Why this token cannot answer now, as the page to show; undefined when it can. */
 async function refusal(
-  services: Services,
+  deps: Dependencies,
   req: Request,
   found: Exclude<Resolved, { kind: 'unknown' }>,
 ): Promise<[number, string] | undefined> {
@@ -145,7 +145,7 @@ async function refusal(
   if (found.kind === 'embed' && answeredCookie(req).includes(found.distribution.id)) return [200, pages.embedDone()];
   if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now())
     return [410, pages.expired()];
-  if (found.kind === 'personal' && (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email)))
+  if (found.kind === 'personal' && (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email)))
     return [410, pages.unsubscribed()];
   if (found.survey.status !== 'active') return [409, pages.closed()];
   return undefined;
@@ -194,7 +194,7 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
  * `responded`, the count and `response.submitted` in one statement; a personal link answers once.
  */
 async function store(
-  services: Services,
+  deps: Dependencies,
   found: Exclude<Resolved, { kind: 'unknown' }>,
   answers: Answer[],
 ): Promise<'stored' | 'used' | 'closed'> {
@@ -213,7 +213,7 @@ async function store(
     distributionId: distribution.id,
   };
   const stored = await storeResponse(
-    services.db,
+    deps.db,
     tenant,
     {
       id,
@@ -233,7 +233,7 @@ async function store(
   return stored.outcome === 'inactive' ? 'closed' : 'used';
 }
 
-export function answerPages(services: Services): Router {
+export function answerPages(deps: Dependencies): Router {
   const router = express.Router();
   // Refused before the token is looked up, so no distribution's origins apply: not frameable.
   const form = readForm((res, status) => {
@@ -241,18 +241,18 @@ export function answerPages(services: Services): Router {
     return status === 413 ? pages.tooLarge() : pages.unsupported();
   });
   const secure = (req: Request) =>
-    req.protocol === 'https' || (services.config.publicBaseUrl ?? '').startsWith('https:');
+    req.protocol === 'https' || (deps.config.publicBaseUrl ?? '').startsWith('https:');
 
   const guarded = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
     try {
       await handler(req, res);
     } catch (error) {
-      services.log.error({ err: error, requestId: res.locals.requestId }, 'answer page failed');
+      deps.log.error({ err: error, requestId: res.locals.requestId }, 'answer page failed');
       if (!res.headersSent) sendPage(res, 500, pages.error(String(res.locals.requestId ?? '')));
     }
   };
 
-  const load = (req: Request) => resolve(services, String(req.params.token));
+  const load = (req: Request) => resolve(deps, String(req.params.token));
 
   router.get(
     '/s/:token',
@@ -260,7 +260,7 @@ export function answerPages(services: Services): Router {
       const found = await load(req);
       if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
       const framing = frameableBy(found);
-      const refused = await refusal(services, req, found);
+      const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
       sendPage(
         res,
@@ -285,7 +285,7 @@ export function answerPages(services: Services): Router {
       const found = await load(req);
       if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
       const framing = frameableBy(found);
-      const refused = await refusal(services, req, found);
+      const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
       const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
       const answers = answersFromForm(found.survey.questions, values);
@@ -309,7 +309,7 @@ export function answerPages(services: Services): Router {
       }
       if (found.kind === 'embed') {
         const spent = await spendEmbedAnswer(
-          services.db,
+          deps.db,
           found.distribution.id,
           req.ip ?? req.socket.remoteAddress ?? 'unknown',
         );
@@ -318,7 +318,7 @@ export function answerPages(services: Services): Router {
           return sendPage(res, 429, pages.busy(), framing);
         }
       }
-      const outcome = await store(services, found, answers);
+      const outcome = await store(deps, found, answers);
       if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
       if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
       if (found.kind === 'embed') {
@@ -339,7 +339,7 @@ export function answerPages(services: Services): Router {
     guarded(async (req, res) => {
       const found = await load(req);
       if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
-      if (await repo.isUnsubscribed(services.db, found.tenant, found.recipient.email))
+      if (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email))
         return sendPage(res, 200, pages.unsubscribed());
       sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email));
     }),
@@ -352,7 +352,7 @@ export function answerPages(services: Services): Router {
     guarded(async (req, res) => {
       const found = await load(req);
       if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
-      await repo.unsubscribe(services.db, found.tenant, found.recipient.email, found.distribution.id);
+      await repo.unsubscribe(deps.db, found.tenant, found.recipient.email, found.distribution.id);
       sendPage(res, 200, pages.unsubscribed());
     }),
   );

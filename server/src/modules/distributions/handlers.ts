@@ -18,16 +18,16 @@ function distributionIdOrThrow(id: string): string {
   return id;
 }
 
-export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, body, auth, services }) => ({
+export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, body, auth, deps }) => ({
   status: 202,
-  data: await service.distributeSurvey(services, tenantOf(auth), surveyIdOrThrow(params.surveyId), body),
+  data: await service.distributeSurvey(deps, tenantOf(auth), surveyIdOrThrow(params.surveyId), body),
 });
 
-export const previewDistribution: Handler<'previewDistribution'> = async ({ params, body, auth, services }) => {
+export const previewDistribution: Handler<'previewDistribution'> = async ({ params, body, auth, deps }) => {
   return {
     status: 200,
     data: await service.previewDistribution(
-      services.db,
+      deps.db,
       tenantOf(auth),
       surveyIdOrThrow(params.surveyId),
       body.targeting,
@@ -35,55 +35,55 @@ export const previewDistribution: Handler<'previewDistribution'> = async ({ para
   };
 };
 
-export const listDistributions: Handler<'listDistributions'> = async ({ params, query, auth, services }) => {
+export const listDistributions: Handler<'listDistributions'> = async ({ params, query, auth, deps }) => {
   const tenant = tenantOf(auth);
   const surveyId = surveyIdOrThrow(params.surveyId);
-  if (!(await surveys.findSurvey(services.db, tenant, surveyId))) throw notFound('survey', surveyId);
+  if (!(await surveys.findSurvey(deps.db, tenant, surveyId))) throw notFound('survey', surveyId);
   const page = pageRequest(query);
-  const { rows, total } = await repo.listDistributions(services.db, tenant, surveyId, {
+  const { rows, total } = await repo.listDistributions(deps.db, tenant, surveyId, {
     limit: page.pageSize,
     offset: page.offset,
   });
   const data = await Promise.all(
-    rows.map((row) => service.presentDistribution(services.db, services.config, tenant, row)),
+    rows.map((row) => service.presentDistribution(deps.db, deps.config, tenant, row)),
   );
   return { status: 200, data, pagination: paginationOf(page, total) };
 };
 
-export const getDistribution: Handler<'getDistribution'> = async ({ params, auth, services }) => {
+export const getDistribution: Handler<'getDistribution'> = async ({ params, auth, deps }) => {
   const tenant = tenantOf(auth);
   const row = await service.findDistributionOrThrow(
-    services.db,
+    deps.db,
     tenant,
     surveyIdOrThrow(params.surveyId),
     distributionIdOrThrow(params.distributionId),
   );
-  return { status: 200, data: await service.presentDistribution(services.db, services.config, tenant, row) };
+  return { status: 200, data: await service.presentDistribution(deps.db, deps.config, tenant, row) };
 };
 
 export const listDistributionRecipients: Handler<'listDistributionRecipients'> = async ({
   params,
   query,
   auth,
-  services,
+  deps,
 }) => {
   const tenant = tenantOf(auth);
   const distribution = await service.findDistributionOrThrow(
-    services.db,
+    deps.db,
     tenant,
     surveyIdOrThrow(params.surveyId),
     distributionIdOrThrow(params.distributionId),
   );
   const page = pageRequest(query);
-  const { rows, total } = await repo.listRecipients(services.db, tenant, distribution.id, {
+  const { rows, total } = await repo.listRecipients(deps.db, tenant, distribution.id, {
     status: query.status,
     limit: page.pageSize,
     offset: page.offset,
   });
-  const key = await linkKeyOf(services.db, services.config.linkSecret);
+  const key = await linkKeyOf(deps.db, deps.config.linkSecret);
   return {
     status: 200,
-    data: rows.map((row) => service.toRecipient(row, distribution, services.config, key)),
+    data: rows.map((row) => service.toRecipient(row, distribution, deps.config, key)),
     pagination: paginationOf(page, total),
   };
 };

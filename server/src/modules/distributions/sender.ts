@@ -18,7 +18,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { recordEvent } from '../events/record.js';
 import * as surveys from '../surveys/repository.js';
@@ -88,7 +88,7 @@ class OutcomeWriter {
   }
 }
 
-type RunServices = Pick<Services, 'db' | 'boss' | 'log' | 'config'>;
+type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log' | 'config'>;
 
 const lockKey = (kind: DistributionJobData['kind'], id: string) =>
   sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
@@ -99,19 +99,19 @@ const tenantOf = (data: DistributionJobData): Tenant => ({
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function enqueueCheck(
-  services: RunServices,
+  deps: RunDeps,
   data: DistributionJobData,
   seconds = WATCHDOG_SECONDS,
 ): Promise<void> {
-  await services.boss.send(DISTRIBUTION_QUEUE, data, { startAfter: seconds });
+  await deps.boss.send(DISTRIBUTION_QUEUE, data, { startAfter: seconds });
 }
 
 /** Runs, resumes or checks one distribution job. `busy`: a live worker owns it (checked again later). */
 export async function runDistributionJob(
-  services: RunServices,
+  deps: RunDeps,
   data: DistributionJobData,
 ): Promise<'busy' | 'finished'> {
-  return services.db.connection().execute(async (conn) => {
+  return deps.db.connection().execute(async (conn) => {
     const locked = await sql<{
       ok: boolean;
     }>`select pg_try_advisory_lock(${lockKey(data.kind, data.distributionId)}) as ok`.execute(conn);
@@ -120,7 +120,7 @@ export async function runDistributionJob(
       // Outcomes are written on this connection: a worker crash cannot lose a commit, a database crash could
       // lose the last few (then re-sent, same Message-ID) — worth one WAL flush less per message.
       await sql`set synchronous_commit = off`.execute(conn);
-      return data.kind === 'send' ? await runSend(conn, services, data) : await runReminder(conn, services, data);
+      return data.kind === 'send' ? await runSend(conn, deps, data) : await runReminder(conn, deps, data);
     } finally {
       await sql`reset synchronous_commit`.execute(conn).catch(() => undefined);
       await sql`select pg_advisory_unlock(${lockKey(data.kind, data.distributionId)})`
@@ -130,12 +130,12 @@ export async function runDistributionJob(
   });
 }
 
-async function runSend(conn: Db, services: RunServices, data: DistributionJobData): Promise<'finished'> {
+async function runSend(conn: Db, deps: RunDeps, data: DistributionJobData): Promise<'finished'> {
   const tenant = tenantOf(data);
   let distribution = await repo.findDistribution(conn, tenant, data.distributionId);
   if (!distribution) return 'finished';
   if (distribution.status === 'scheduled' || distribution.status === 'held') {
-    const started = await start(conn, services, tenant, distribution);
+    const started = await start(conn, deps, tenant, distribution);
     if (!started) return 'finished';
     distribution = started;
   }
@@ -145,28 +145,28 @@ async function runSend(conn: Db, services: RunServices, data: DistributionJobDat
     return 'finished';
   }
   distribution = await repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 });
-  await enqueueCheck(services, data);
+  await enqueueCheck(deps, data);
   if (distribution.method === 'email') {
     try {
-      await sendAll(conn, services, tenant, distribution);
+      await sendAll(conn, deps, tenant, distribution);
     } catch (error) {
       if (!(error instanceof MailServerUnreachable)) throw error;
       await fail(conn, tenant, distribution, error.message);
       return 'finished';
     }
   }
-  await finish(conn, services, tenant, distribution.id);
+  await finish(conn, deps, tenant, distribution.id);
   return 'finished';
 }
 
 /** The send time: hold, cancel, or match and snapshot the audience (one transaction). */
 async function start(
   conn: Db,
-  services: RunServices,
+  deps: RunDeps,
   tenant: Tenant,
   row: DistributionRow,
 ): Promise<DistributionRow | undefined> {
-  const key = await linkKeyOf(services.db, services.config.linkSecret);
+  const key = await linkKeyOf(deps.db, deps.config.linkSecret);
   return conn.transaction().execute(async (tx) => {
     const current = await repo.findDistribution(tx, tenant, row.id, { forUpdate: true });
     if (!current || (current.status !== 'scheduled' && current.status !== 'held')) return current;
@@ -189,8 +189,8 @@ async function start(
         distributionId: current.id,
         kind: 'send',
       };
-      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, {
-        startAfter: services.config.distributionHoldRecheckSeconds,
+      await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, {
+        startAfter: deps.config.distributionHoldRecheckSeconds,
       });
       return undefined;
     }
@@ -228,18 +228,18 @@ interface MailContext {
   domain: string;
 }
 
-async function mailContext(services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<MailContext> {
-  const survey = await surveys.findSurvey(services.db, tenant, distribution.survey_id);
+async function mailContext(deps: RunDeps, tenant: Tenant, distribution: DistributionRow): Promise<MailContext> {
+  const survey = await surveys.findSurvey(deps.db, tenant, distribution.survey_id);
   return {
-    sender: createMailSender(services.config),
-    key: await linkKeyOf(services.db, services.config.linkSecret),
+    sender: createMailSender(deps.config),
+    key: await linkKeyOf(deps.db, deps.config.linkSecret),
     surveyTitle: survey?.title ?? 'Survey',
-    domain: new URL(baseUrlOf(services.config)).hostname || 'localhost',
+    domain: new URL(baseUrlOf(deps.config)).hostname || 'localhost',
   };
 }
 
 function messageFor(
-  services: RunServices,
+  deps: RunDeps,
   context: MailContext,
   tenant: Tenant,
   distribution: DistributionRow,
@@ -248,14 +248,14 @@ function messageFor(
 ) {
   const token = personalToken(context.key, tenant, distribution.id, target.external_id);
   return buildMessage({
-    from: services.config.mailFrom,
+    from: deps.config.mailFrom,
     to: target.email,
     firstName: target.first_name,
     subject: distribution.subject ?? context.surveyTitle,
     message: distribution.message,
     surveyTitle: context.surveyTitle,
-    answerUrl: answerUrl(services.config, token),
-    unsubscribeUrl: unsubscribeUrl(services.config, token),
+    answerUrl: answerUrl(deps.config, token),
+    unsubscribeUrl: unsubscribeUrl(deps.config, token),
     expiresAt: distribution.expires_at ?? new Date(),
     distributionId: distribution.id,
     externalId: target.external_id,
@@ -268,9 +268,9 @@ function messageFor(
  * Mails every pending recipient; passes again over deferred ones. While the server cannot be reached at all,
  * waits (holding the distribution) with growing delays, then gives up with MailServerUnreachable.
  */
-async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribution: DistributionRow): Promise<void> {
-  const context = await mailContext(services, tenant, distribution);
-  const log = services.log.child({ distributionId: distribution.id });
+async function sendAll(conn: Db, deps: RunDeps, tenant: Tenant, distribution: DistributionRow): Promise<void> {
+  const context = await mailContext(deps, tenant, distribution);
+  const log = deps.log.child({ distributionId: distribution.id });
   const outcomes = new OutcomeWriter((batch) => repo.recordOutcomes(conn, tenant, distribution.id, batch));
   let outages = 0;
   try {
@@ -285,7 +285,7 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
         if (page.length === 0) break;
         after = page[page.length - 1]!.external_id;
         await forEachConcurrently(page, IN_FLIGHT, async (target) => {
-          const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, false));
+          const outcome = await context.sender.send(messageFor(deps, context, tenant, distribution, target, false));
           if (outcome.kind === 'sent') {
             sent++;
             await outcomes.record({ externalId: target.external_id, status: 'sent', error: null });
@@ -326,8 +326,8 @@ async function sendAll(conn: Db, services: RunServices, tenant: Tenant, distribu
 }
 
 /** Sending ended: counts from the rows, `sent`, the event and the reminder — one transaction. */
-async function finish(conn: Db, services: RunServices, tenant: Tenant, distributionId: string): Promise<void> {
-  const key = await linkKeyOf(services.db, services.config.linkSecret);
+async function finish(conn: Db, deps: RunDeps, tenant: Tenant, distributionId: string): Promise<void> {
+  const key = await linkKeyOf(deps.db, deps.config.linkSecret);
   await conn.transaction().execute(async (tx) => {
     const current = await repo.findDistribution(tx, tenant, distributionId, { forUpdate: true });
     if (!current || current.status !== 'sending') return;
@@ -342,7 +342,7 @@ async function finish(conn: Db, services: RunServices, tenant: Tenant, distribut
     });
     // The embed token is a credential: events and their deliveries carry the distribution without it.
     await recordEvent(tx, tenant, 'distribution.sent', {
-      ...toDistribution(completed, services.config, key),
+      ...toDistribution(completed, deps.config, key),
       embedCode: null,
     });
     if (current.reminder_enabled) {
@@ -353,7 +353,7 @@ async function finish(conn: Db, services: RunServices, tenant: Tenant, distribut
         distributionId,
         kind: 'remind',
       };
-      await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: at });
+      await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: at });
     }
   });
 }
@@ -371,7 +371,7 @@ async function fail(conn: Db, tenant: Tenant, distribution: DistributionRow, rea
 }
 
 /** The reminder: once, to recipients sent to who have not answered and have not unsubscribed. */
-async function runReminder(conn: Db, services: RunServices, data: DistributionJobData): Promise<'finished'> {
+async function runReminder(conn: Db, deps: RunDeps, data: DistributionJobData): Promise<'finished'> {
   const tenant = tenantOf(data);
   const distribution = await repo.findDistribution(conn, tenant, data.distributionId);
   if (!distribution || (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending'))
@@ -383,12 +383,12 @@ async function runReminder(conn: Db, services: RunServices, data: DistributionJo
   }
   if (survey.status !== 'active') {
     // Paused: remind when it is active again (nobody can answer meanwhile).
-    await enqueueCheck(services, data, services.config.distributionHoldRecheckSeconds);
+    await enqueueCheck(deps, data, deps.config.distributionHoldRecheckSeconds);
     return 'finished';
   }
   await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sending' });
-  await enqueueCheck(services, data);
-  const context = await mailContext(services, tenant, distribution);
+  await enqueueCheck(deps, data);
+  const context = await mailContext(deps, tenant, distribution);
   try {
     let after = '';
     for (;;) {
@@ -396,7 +396,7 @@ async function runReminder(conn: Db, services: RunServices, data: DistributionJo
       if (page.length === 0) break;
       after = page[page.length - 1]!.external_id;
       await forEachConcurrently(page, IN_FLIGHT, async (target) => {
-        const outcome = await context.sender.send(messageFor(services, context, tenant, distribution, target, true));
+        const outcome = await context.sender.send(messageFor(deps, context, tenant, distribution, target, true));
         // A refused reminder is not retried: the invitation itself was delivered.
         if (outcome.kind === 'sent') await repo.recordReminder(conn, tenant, distribution.id, target.external_id);
       });

@@ -8,7 +8,7 @@ import type { Config } from '../../config.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
 import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -141,7 +141,7 @@ export async function presentDistribution(
 }
 
 export async function distributeSurvey(
-  services: Pick<Services, 'db' | 'boss' | 'config'>,
+  deps: Pick<Dependencies, 'db' | 'boss' | 'config'>,
   tenant: Tenant,
   surveyId: string,
   body: DistributionRequest,
@@ -176,7 +176,7 @@ export async function distributeSurvey(
   const future = requested !== undefined && requested > now;
   const schedule = future ? requested : now;
 
-  const row = await services.db.transaction().execute(async (tx) => {
+  const row = await deps.db.transaction().execute(async (tx) => {
     // Shares the survey's row lock with launch/pause/close, so the state checked here is the state at commit.
     const survey = await surveys.findSurvey(tx, tenant, surveyId, { forUpdate: true });
     if (!survey) throw notFound('survey', surveyId);
@@ -207,10 +207,10 @@ export async function distributeSurvey(
       distributionId: inserted.id,
       kind: 'send',
     };
-    await sendInTransaction(services.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});
+    await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});
     return inserted;
   });
-  return presentDistribution(services.db, services.config, tenant, row);
+  return presentDistribution(deps.db, deps.config, tenant, row);
 }
 
 export async function previewDistribution(

@@ -7,9 +7,9 @@ import { listEvents as selectEvents } from './repository.js';
 /** How long events (and their deliveries) are kept; jobs/events.cleanup.ts deletes older ones. */
 export const EVENT_RETENTION_DAYS = 30;
 
-export const listEvents: Handler<'listEvents'> = async ({ query, auth, services }) => {
+export const listEvents: Handler<'listEvents'> = async ({ query, auth, deps }) => {
   const page = pageRequest(query);
-  const { rows, total } = await selectEvents(services.db, tenantOf(auth), {
+  const { rows, total } = await selectEvents(deps.db, tenantOf(auth), {
     type: query.type,
     createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
     createdBefore: query.createdBefore ? new Date(query.createdBefore) : undefined,

@@ -7,19 +7,19 @@ import { mediaTypes } from './formats.js';
 import { listDeletions, scopeOf } from './repository.js';
 import { findExportOrThrow, startExport, toExport } from './service.js';
 
-export const exportResponses: Handler<'exportResponses'> = async ({ params, body, auth, services }) => ({
+export const exportResponses: Handler<'exportResponses'> = async ({ params, body, auth, deps }) => ({
   status: 202,
-  data: await startExport(services, tenantOf(auth), params.id, body),
+  data: await startExport(deps, tenantOf(auth), params.id, body),
 });
 
-export const getExport: Handler<'getExport'> = async ({ params, auth, services }) => ({
+export const getExport: Handler<'getExport'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: toExport(await findExportOrThrow(services.db, tenantOf(auth), params.exportId)),
+  data: toExport(await findExportOrThrow(deps.db, tenantOf(auth), params.exportId)),
 });
 
-export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, services, headers }) => {
+export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, deps, headers }) => {
   const tenant = tenantOf(auth);
-  const row = await findExportOrThrow(services.db, tenant, params.exportId);
+  const row = await findExportOrThrow(deps.db, tenant, params.exportId);
   if (row.status !== 'completed' || row.file_attempt === null || row.size === null) {
     throw invalidState(
       row.status === 'failed'
@@ -60,19 +60,19 @@ export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, 
     status: range.kind === 'partial' ? 206 : 200,
     raw: {
       contentType: mediaTypes[row.format],
-      body: fileStream(services.db, tenant, row.id, row.file_attempt, start, end),
+      body: fileStream(deps.db, tenant, row.id, row.file_attempt, start, end),
       headers: range.kind === 'partial' ? { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` } : common,
     },
   };
 };
 
-export const listExportDeletions: Handler<'listExportDeletions'> = async ({ params, query, auth, services }) => {
+export const listExportDeletions: Handler<'listExportDeletions'> = async ({ params, query, auth, deps }) => {
   const tenant = tenantOf(auth);
-  const row = await findExportOrThrow(services.db, tenant, params.exportId);
+  const row = await findExportOrThrow(deps.db, tenant, params.exportId);
   if (!row.watermark)
     throw invalidState(`Export ${row.id} is ${row.status}; its window is fixed once it starts processing.`);
   const page = pageRequest(query);
-  const { rows, total } = await listDeletions(services.db, tenant, scopeOf(row), page.pageSize, page.offset);
+  const { rows, total } = await listDeletions(deps.db, tenant, scopeOf(row), page.pageSize, page.offset);
   return {
     status: 200,
     data: rows.map((d) => ({

@@ -15,7 +15,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { bossDb, sendInTransaction } from '../../jobs/enqueue.js';
 import { recordEvent } from '../events/record.js';
 import { findSurvey } from '../surveys/repository.js';
@@ -36,7 +36,7 @@ import {
 } from './repository.js';
 import { EXPORT_QUEUE, toExport, type ExportJobData } from './service.js';
 
-type RunServices = Pick<Services, 'db' | 'boss' | 'log'>;
+type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log'>;
 
 /** Seconds between dead-man's-switch checks of a running export. */
 export const WATCHDOG_SECONDS = 5;
@@ -49,12 +49,12 @@ const PROGRESS_EVERY_MS = 250;
 const lockKey = (exportId: string) => sql`hashtextextended(${`responses.export:${exportId}`}, 0)`;
 
 export function enqueueExport(
-  services: Pick<Services, 'boss'>,
+  deps: Pick<Dependencies, 'boss'>,
   db: Db,
   data: ExportJobData,
   checkAfterSeconds: number,
 ) {
-  return sendInTransaction(services.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
+  return sendInTransaction(deps.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
 }
 
 /**
@@ -82,9 +82,9 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
  * Runs (or resumes) one export if no live worker owns it. `busy`: a live worker holds it; `finished`: nothing
  * (more) to do here.
  */
-export async function runExport(services: RunServices, data: ExportJobData): Promise<'busy' | 'finished'> {
+export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'busy' | 'finished'> {
   const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
-  return services.db.connection().execute(async (conn) => {
+  return deps.db.connection().execute(async (conn) => {
     const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.exportId)}) as ok`.execute(
       conn,
     );
@@ -120,7 +120,7 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
       }
       const job = await beginAttempt(conn, tenant, found.id, first);
       if (!job || !job.watermark) return 'finished';
-      const watchdogId = await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
+      const watchdogId = await enqueueExport(deps, deps.db, data, WATCHDOG_SECONDS);
       await deleteChunksExcept(conn, tenant, job.id, null);
 
       const attempt = job.attempts;
@@ -129,7 +129,7 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
         wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions,
         job.choice_values,
       );
-      const sink = new ChunkSink(services.db, tenant, job.id, attempt);
+      const sink = new ChunkSink(deps.db, tenant, job.id, attempt);
       const writer = createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });
       const scope = scopeOf(job);
 
@@ -156,9 +156,9 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
             // Progress is written beside the export, one update at a time, never waited for.
             if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
               lastProgress = Date.now();
-              progressSaving = saveProgress(services.db, tenant, job.id, attempt, rows)
+              progressSaving = saveProgress(deps.db, tenant, job.id, attempt, rows)
                 .catch((error: unknown) =>
-                  services.log.warn({ err: error, exportId: job.id }, 'export progress not saved'),
+                  deps.log.warn({ err: error, exportId: job.id }, 'export progress not saved'),
                 )
                 .finally(() => (progressSaving = undefined));
             }
@@ -171,10 +171,10 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
         const completed = await completeExport(tx, tenant, job.id, attempt, { rowCount: rows, size: sink.written });
         // A newer attempt took over (this one was presumed dead): its file wins, this one is dropped with it.
         if (!completed) return;
-        if (watchdogId) await services.boss.cancel(EXPORT_QUEUE, watchdogId, { db: bossDb(tx) });
+        if (watchdogId) await deps.boss.cancel(EXPORT_QUEUE, watchdogId, { db: bossDb(tx) });
         await recordEvent(tx, tenant, 'responses.export.completed', toExport(completed));
       });
-      services.log.info({ exportId: job.id, rows, size: sink.written, attempt }, 'export completed');
+      deps.log.info({ exportId: job.id, rows, size: sink.written, attempt }, 'export completed');
       return 'finished';
     } finally {
       await sql`select pg_advisory_unlock(${lockKey(data.exportId)})`.execute(conn).catch(() => undefined);
@@ -183,12 +183,12 @@ export async function runExport(services: RunServices, data: ExportJobData): Pro
 }
 
 /** The dead-man's switch: while the export's owner is alive, look again later. */
-export async function checkLater(services: RunServices, data: ExportJobData): Promise<void> {
+export async function checkLater(deps: RunDeps, data: ExportJobData): Promise<void> {
   const row = await findExport(
-    services.db,
+    deps.db,
     { organizationId: data.organizationId, environment: data.environment },
     data.exportId,
   );
   if (row && (row.status === 'processing' || row.status === 'pending'))
-    await enqueueExport(services, services.db, data, WATCHDOG_SECONDS);
+    await enqueueExport(deps, deps.db, data, WATCHDOG_SECONDS);
 }

@@ -58,12 +58,12 @@ export async function findExportOrThrow(db: Db, tenant: Tenant, id: string): Pro
 }
 
 export async function startExport(
-  services: { db: Db; boss: PgBoss },
+  deps: { db: Db; boss: PgBoss },
   tenant: Tenant,
   surveyId: string,
   body: ExportRequest,
 ): Promise<Export> {
-  const { db } = services;
+  const { db } = deps;
   const survey = isId('srv', surveyId) ? await findSurvey(db, tenant, surveyId) : undefined;
   if (!survey) throw notFound('survey', surveyId);
 
@@ -166,7 +166,7 @@ export async function startExport(
       organizationId: tenant.organizationId,
       environment: tenant.environment,
     };
-    await sendInTransaction(services.boss, tx, EXPORT_QUEUE, data, { priority: 1 });
+    await sendInTransaction(deps.boss, tx, EXPORT_QUEUE, data, { priority: 1 });
     return inserted;
   });
   return toExport(row);

@@ -4,11 +4,11 @@ import { ApiError } from '../../http/errors.js';
 import type { Handler } from '../../http/handler.js';
 import { showingThisServer, thisServer } from '../../http/this-server.js';
 
-export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ services, headers }) => ({
+export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ deps, headers }) => ({
   status: 200,
   raw: {
     contentType: 'application/json',
-    body: showingThisServer(services.contractJson, thisServer(services.config, headers.host)),
+    body: showingThisServer(deps.contractJson, thisServer(deps.config, headers.host)),
   },
 });
 
@@ -17,9 +17,9 @@ export const getLiveness: Handler<'getLiveness'> = async () => ({
   data: { status: 'ok', checks: {} },
 });
 
-export const getReadiness: Handler<'getReadiness'> = async ({ services }) => {
+export const getReadiness: Handler<'getReadiness'> = async ({ deps }) => {
   try {
-    await sql`select 1`.execute(services.db);
+    await sql`select 1`.execute(deps.db);
   } catch {
     throw new ApiError(503, 'unavailable', 'The database is unreachable.', undefined, { 'Retry-After': '5' });
   }

@@ -16,7 +16,7 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { bossDb } from '../../jobs/enqueue.js';
 import { checkRecord, type RespondentRow } from './records.js';
 import {
@@ -53,7 +53,7 @@ const MAX_REPORTED_ERRORS = 100;
 /** Parallel write transactions of an upsert or append. */
 const WRITERS = 2;
 
-type RunServices = Pick<Services, 'db' | 'boss' | 'log'>;
+type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log'>;
 
 interface BatchOutcome {
   rows: RespondentRow[];
@@ -156,7 +156,7 @@ const batchCountOf = (job: SyncJobRecord) => Math.ceil(job.total_records / SYNC_
 /** The end of every job, in the caller's transaction: final state, stored records dropped, next sync enqueued. */
 async function finish(
   tx: DbOrTx,
-  services: RunServices,
+  deps: RunDeps,
   job: SyncJobRecord,
   counts: SyncCounts | undefined,
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
@@ -165,7 +165,7 @@ async function finish(
   const tenant = tenantOfJob(job);
   await lockTenantSyncs(tx, tenant);
   // The owner's pending check has nothing left to check.
-  if (watchdogId) await services.boss.cancel(SYNC_QUEUE, watchdogId, { db: bossDb(tx) });
+  if (watchdogId) await deps.boss.cancel(SYNC_QUEUE, watchdogId, { db: bossDb(tx) });
   if (counts) await saveCounts(tx, job.id, counts);
   await finishSyncJob(tx, job.id, outcome);
   // The job's end and its event commit together (events/record.ts).
@@ -179,7 +179,7 @@ async function finish(
     );
   await deleteBatches(tx, job.id);
   const next = await promoteNextSync(tx, tenant);
-  if (next) await enqueueSync(services.boss, tx, next);
+  if (next) await enqueueSync(deps.boss, tx, next);
 }
 
 interface PreparedBatch {
@@ -193,12 +193,12 @@ interface PreparedBatch {
  * validation (CPU in this process) overlap the writes (CPU in PostgreSQL). Safe to pull from concurrently.
  */
 function batchesOf(
-  services: RunServices,
+  deps: RunDeps,
   job: SyncJobRecord,
   batchNos: readonly number[],
 ): AsyncGenerator<PreparedBatch> {
   const prepare = async (batchNo: number): Promise<PreparedBatch> => {
-    const batch = await readBatch(services.db, job.id, batchNo);
+    const batch = await readBatch(deps.db, job.id, batchNo);
     return {
       batchNo,
       size: batch.records.length,
@@ -223,12 +223,12 @@ function batchesOf(
  */
 async function runIncremental(
   conn: Db,
-  services: RunServices,
+  deps: RunDeps,
   job: SyncJobRecord,
   watchdogId: string | null,
 ): Promise<void> {
   const tenant = tenantOfJob(job);
-  const batches = batchesOf(services, job, await batchesToDo(conn, job.id));
+  const batches = batchesOf(deps, job, await batchesToDo(conn, job.id));
   const writeAll = async (db: Db) => {
     for await (const { batchNo, size, outcome } of batches) {
       await db.transaction().execute(async (tx) => {
@@ -252,13 +252,13 @@ async function runIncremental(
       });
     }
   };
-  const helpers = Array.from({ length: WRITERS - 1 }, () => services.db.connection().execute(writeAll));
+  const helpers = Array.from({ length: WRITERS - 1 }, () => deps.db.connection().execute(writeAll));
   const results = await Promise.allSettled([writeAll(conn), ...helpers]);
   const failure = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failure) throw failure.reason;
   await conn
     .transaction()
-    .execute((tx) => finish(tx, services, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
+    .execute((tx) => finish(tx, deps, job, undefined, { status: 'completed', failureReason: null }, watchdogId));
 }
 
 /**
@@ -270,18 +270,18 @@ async function runIncremental(
  */
 async function runAtomic(
   conn: Db,
-  services: RunServices,
+  deps: RunDeps,
   job: SyncJobRecord,
   watchdogId: string | null,
 ): Promise<void> {
   const tenant = tenantOfJob(job);
   const counts = emptyCounts();
-  await services.db.connection().execute((side) =>
+  await deps.db.connection().execute((side) =>
     conn.transaction().execute(async (tx) => {
       await createKeptIdsTable(tx);
       let valid = 0;
       const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
-      for await (const { size, outcome } of batchesOf({ ...services, db: side }, job, all)) {
+      for await (const { size, outcome } of batchesOf({ ...deps, db: side }, job, all)) {
         const written = await apply(tx, tenant, job, outcome.rows);
         await addKeptIds(
           tx,
@@ -296,7 +296,7 @@ async function runAtomic(
         // Nothing was written (no valid record): failing here deletes nothing.
         return finish(
           tx,
-          services,
+          deps,
           job,
           counts,
           {
@@ -308,7 +308,7 @@ async function runAtomic(
       }
       counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
       counts.processedBatches = batchCountOf(job);
-      return finish(tx, services, job, counts, { status: 'completed', failureReason: null }, watchdogId);
+      return finish(tx, deps, job, counts, { status: 'completed', failureReason: null }, watchdogId);
     }),
   );
 }
@@ -319,8 +319,8 @@ const lockKey = (jobId: string) => sql`hashtextextended(${`respondents.sync.job:
  * Runs (or resumes) one sync job if no live worker owns it. `busy`: another live worker holds it; `finished`:
  * nothing (more) to do here.
  */
-export async function runSyncJob(services: RunServices, syncJobId: string): Promise<'busy' | 'finished'> {
-  return services.db.connection().execute(async (conn) => {
+export async function runSyncJob(deps: RunDeps, syncJobId: string): Promise<'busy' | 'finished'> {
+  return deps.db.connection().execute(async (conn) => {
     const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(syncJobId)}) as ok`.execute(conn);
     if (!locked.rows[0]?.ok) return 'busy';
     try {
@@ -331,7 +331,7 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
         const counts =
           found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
         await conn.transaction().execute((tx) =>
-          finish(tx, services, found, counts, {
+          finish(tx, deps, found, counts, {
             status: 'failed',
             failureReason: `The sync stopped after ${MAX_ATTEMPTS} interrupted attempts.${found.mode === 'replace' ? ' Nothing was applied.' : ' The counted records were applied.'}`,
           }),
@@ -339,9 +339,9 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
         return 'finished';
       }
       const job = await markAttempt(conn, syncJobId);
-      const watchdogId = await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
-      if (job.mode === 'replace') await runAtomic(conn, services, job, watchdogId);
-      else await runIncremental(conn, services, job, watchdogId);
+      const watchdogId = await enqueueSync(deps.boss, deps.db, syncJobId, WATCHDOG_SECONDS);
+      if (job.mode === 'replace') await runAtomic(conn, deps, job, watchdogId);
+      else await runIncremental(conn, deps, job, watchdogId);
       return 'finished';
     } finally {
       await sql`select pg_advisory_unlock(${lockKey(syncJobId)})`.execute(conn).catch(() => undefined);
@@ -350,7 +350,7 @@ export async function runSyncJob(services: RunServices, syncJobId: string): Prom
 }
 
 /** The dead-man's switch: while the job's owner is alive, look again later. */
-export async function checkLater(services: RunServices, syncJobId: string): Promise<void> {
-  const job = await getSyncJobById(services.db, syncJobId);
-  if (job?.status === 'processing') await enqueueSync(services.boss, services.db, syncJobId, WATCHDOG_SECONDS);
+export async function checkLater(deps: RunDeps, syncJobId: string): Promise<void> {
+  const job = await getSyncJobById(deps.db, syncJobId);
+  if (job?.status === 'processing') await enqueueSync(deps.boss, deps.db, syncJobId, WATCHDOG_SECONDS);
 }

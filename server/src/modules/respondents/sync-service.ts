@@ -79,7 +79,7 @@ export function batchOf(records: readonly unknown[], start: number): { recordsJs
 }
 
 export async function startSync(
-  services: { db: Db; boss: PgBoss },
+  deps: { db: Db; boss: PgBoss },
   tenant: Tenant,
   request: { mode: SyncMode; dryRun: boolean; records: unknown[] },
 ): Promise<{ jobId: string; status: 'pending' | 'processing'; totalRecords: number; estimatedCompletionTime: Date }> {
@@ -88,8 +88,8 @@ export async function startSync(
   holdSyncRecords(records);
   const superseded = supersededPositions(records, SYNC_BATCH_SIZE);
   const jobId = newId('job');
-  const rate = (await measuredRate(services.db)) ?? DEFAULT_RATE;
-  const accepted = await services.db.transaction().execute(async (tx) => {
+  const rate = (await measuredRate(deps.db)) ?? DEFAULT_RATE;
+  const accepted = await deps.db.transaction().execute(async (tx) => {
     await lockTenantSyncs(tx, tenant);
     const ahead = await unfinishedSyncs(tx, tenant);
     const status = ahead.jobs > 0 ? ('pending' as const) : ('processing' as const);
@@ -106,7 +106,7 @@ export async function startSync(
       const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
       await insertBatch(tx, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
     }
-    if (status === 'processing') await enqueueSync(services.boss, tx, jobId);
+    if (status === 'processing') await enqueueSync(deps.boss, tx, jobId);
     return { status, remainingAhead: ahead.remainingRecords };
   });
   const seconds = (accepted.remainingAhead + records.length) / rate;

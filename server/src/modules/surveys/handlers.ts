@@ -16,9 +16,9 @@ function surveyIdOrThrow(id: string): string {
   return id;
 }
 
-export const listSurveys: Handler<'listSurveys'> = async ({ query, auth, services }) => {
+export const listSurveys: Handler<'listSurveys'> = async ({ query, auth, deps }) => {
   const page = pageRequest(query);
-  const { rows, total } = await surveys.listSurveys(services.db, tenantOf(auth), {
+  const { rows, total } = await surveys.listSurveys(deps.db, tenantOf(auth), {
     status: query.status,
     search: query.search,
     limit: page.pageSize,
@@ -27,44 +27,44 @@ export const listSurveys: Handler<'listSurveys'> = async ({ query, auth, service
   return { status: 200, data: rows.map(service.toSurvey), pagination: paginationOf(page, total) };
 };
 
-export const createSurvey: Handler<'createSurvey'> = async ({ body, auth, services }) => ({
+export const createSurvey: Handler<'createSurvey'> = async ({ body, auth, deps }) => ({
   status: 201,
-  data: await service.createSurvey(services.db, tenantOf(auth), body),
+  data: await service.createSurvey(deps.db, tenantOf(auth), body),
 });
 
-export const getSurvey: Handler<'getSurvey'> = async ({ params, auth, services }) => ({
+export const getSurvey: Handler<'getSurvey'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: service.toSurvey(await service.findSurveyOrThrow(services.db, tenantOf(auth), surveyIdOrThrow(params.id))),
+  data: service.toSurvey(await service.findSurveyOrThrow(deps.db, tenantOf(auth), surveyIdOrThrow(params.id))),
 });
 
-export const updateSurvey: Handler<'updateSurvey'> = async ({ params, body, auth, services }) => ({
+export const updateSurvey: Handler<'updateSurvey'> = async ({ params, body, auth, deps }) => ({
   status: 200,
-  data: await service.updateSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
+  data: await service.updateSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
 });
 
-export const deleteSurvey: Handler<'deleteSurvey'> = async ({ params, auth, services }) => {
+export const deleteSurvey: Handler<'deleteSurvey'> = async ({ params, auth, deps }) => {
   // Responses go with it (ON DELETE CASCADE).
-  const row = await surveys.deleteSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id));
+  const row = await surveys.deleteSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id));
   if (!row) throw notFound('survey', params.id);
   return { status: 200, data: { id: row.id, deleted: true } };
 };
 
-export const launchSurvey: Handler<'launchSurvey'> = async ({ params, auth, services }) => ({
+export const launchSurvey: Handler<'launchSurvey'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'launch'),
+  data: await service.transitionSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), 'launch'),
 });
 
-export const pauseSurvey: Handler<'pauseSurvey'> = async ({ params, auth, services }) => ({
+export const pauseSurvey: Handler<'pauseSurvey'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'pause'),
+  data: await service.transitionSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), 'pause'),
 });
 
-export const closeSurvey: Handler<'closeSurvey'> = async ({ params, auth, services }) => ({
+export const closeSurvey: Handler<'closeSurvey'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.transitionSurvey(services.db, tenantOf(auth), surveyIdOrThrow(params.id), 'close'),
+  data: await service.transitionSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), 'close'),
 });
 
-export const listResponses: Handler<'listResponses'> = async ({ params, query, auth, services }) => {
+export const listResponses: Handler<'listResponses'> = async ({ params, query, auth, deps }) => {
   const tenant = tenantOf(auth);
   const surveyId = surveyIdOrThrow(params.id);
   const submittedAfter = query.submittedAfter === undefined ? undefined : new Date(query.submittedAfter);
@@ -74,9 +74,9 @@ export const listResponses: Handler<'listResponses'> = async ({ params, query, a
       { path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' },
     ]);
   }
-  await service.findSurveyOrThrow(services.db, tenant, surveyId);
+  await service.findSurveyOrThrow(deps.db, tenant, surveyId);
   const page = pageRequest(query);
-  const { rows, total } = await responses.listResponses(services.db, tenant, surveyId, {
+  const { rows, total } = await responses.listResponses(deps.db, tenant, surveyId, {
     submittedAfter,
     submittedBefore,
     respondentExternalId: query.respondentExternalId,
@@ -86,23 +86,23 @@ export const listResponses: Handler<'listResponses'> = async ({ params, query, a
   return { status: 200, data: rows.map(service.toResponse), pagination: paginationOf(page, total) };
 };
 
-export const submitResponse: Handler<'submitResponse'> = async ({ params, body, auth, services }) => ({
+export const submitResponse: Handler<'submitResponse'> = async ({ params, body, auth, deps }) => ({
   status: 201,
-  data: await service.submitResponse(services.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
+  data: await service.submitResponse(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
 });
 
-export const getResponse: Handler<'getResponse'> = async ({ params, auth, services }) => {
+export const getResponse: Handler<'getResponse'> = async ({ params, auth, deps }) => {
   const surveyId = surveyIdOrThrow(params.id);
   if (!isId('rsp', params.responseId)) throw notFound('response', params.responseId);
-  const row = await responses.findResponse(services.db, tenantOf(auth), surveyId, params.responseId);
+  const row = await responses.findResponse(deps.db, tenantOf(auth), surveyId, params.responseId);
   if (!row) throw notFound('response', params.responseId);
   return { status: 200, data: service.toResponse(row) };
 };
 
-export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, services }) => {
+export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, deps }) => {
   const surveyId = surveyIdOrThrow(params.id);
   if (!isId('rsp', params.responseId)) throw notFound('response', params.responseId);
-  await service.deleteResponse(services.db, tenantOf(auth), surveyId, params.responseId);
+  await service.deleteResponse(deps.db, tenantOf(auth), surveyId, params.responseId);
   return { status: 200, data: { id: params.responseId, deleted: true } };
 };
 
@@ -110,11 +110,11 @@ export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, 
  * The answer checks of submitResponse, run when the request also breaks the schema so that one 400 lists every
  * problem (http/semantic.ts). Tolerant of a malformed body: only well-formed answers are checked.
  */
-export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, services }) => {
+export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, deps }) => {
   const surveyId = typeof params.id === 'string' && isId('srv', params.id) ? params.id : undefined;
   const answers = (body as { answers?: unknown } | undefined)?.answers;
   if (!surveyId || !Array.isArray(answers)) return [];
-  const survey = await surveys.findSurvey(services.db, tenantOf(auth), surveyId);
+  const survey = await surveys.findSurvey(deps.db, tenantOf(auth), surveyId);
   if (!survey) return [];
   const wellFormed = answers.filter(
     (answer): answer is { questionId: string; value: unknown } =>

@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
-import type { Services } from '../../http/handler.js';
+import type { Dependencies } from '../../http/handler.js';
 import { deliveryWakeChannel } from '../events/record.js';
 import {
   claimDue,
@@ -134,13 +134,13 @@ export class WebhookDispatcher {
   private readonly successes: SuccessRecorder;
 
   constructor(
-    private readonly services: Pick<Services, 'db' | 'log' | 'config'>,
+    private readonly deps: Pick<Dependencies, 'db' | 'log' | 'config'>,
     private readonly connectionString: string,
     options: Partial<DispatcherOptions> = {},
   ) {
     this.options = { ...dispatcherDefaults, ...options };
     this.successes = new SuccessRecorder(
-      (batch) => recordSuccesses(services.db, batch),
+      (batch) => recordSuccesses(deps.db, batch),
       this.options.recordDelayMs,
       this.options.claimBatch,
     );
@@ -152,7 +152,7 @@ export class WebhookDispatcher {
       application_name: 'survey-service-webhooks',
     });
     client.on('error', (error) =>
-      this.services.log.warn({ err: error }, 'webhook wake-up listener lost; the dispatcher keeps polling'),
+      this.deps.log.warn({ err: error }, 'webhook wake-up listener lost; the dispatcher keeps polling'),
     );
     client.on('notification', () => this.wake());
     try {
@@ -160,7 +160,7 @@ export class WebhookDispatcher {
       await client.query(`listen ${deliveryWakeChannel}`);
       this.listener = client;
     } catch (error) {
-      this.services.log.warn({ err: error }, 'could not listen for webhook wake-ups; the dispatcher polls');
+      this.deps.log.warn({ err: error }, 'could not listen for webhook wake-ups; the dispatcher polls');
     }
     this.loopDone = this.loop();
   }
@@ -203,19 +203,19 @@ export class WebhookDispatcher {
         if (room > 0) {
           const batch = Math.min(room, this.options.claimBatch);
           const claimed = await claimDue(
-            this.services.db,
+            this.deps.db,
             batch,
-            this.services.config.webhookTimeoutMs + 5_000,
+            this.deps.config.webhookTimeoutMs + 5_000,
             saturated,
           );
           for (const row of claimed) this.launch(row);
           full = claimed.length === batch;
         }
         if (full || this.stopped) continue;
-        const next = room > 0 ? await msUntilNextDue(this.services.db) : undefined;
+        const next = room > 0 ? await msUntilNextDue(this.deps.db) : undefined;
         await this.sleep(Math.max(5, Math.min(next ?? this.options.idlePollMs, this.options.idlePollMs)));
       } catch (error) {
-        this.services.log.error({ err: error }, 'webhook dispatcher: claiming failed; retrying');
+        this.deps.log.error({ err: error }, 'webhook dispatcher: claiming failed; retrying');
         await this.sleep(this.options.idlePollMs);
       }
     }
@@ -226,7 +226,7 @@ export class WebhookDispatcher {
     this.running.set(row.webhook_id, (this.running.get(row.webhook_id) ?? 0) + 1);
     const attempt = this.attempt(row)
       .catch((error: unknown) =>
-        this.services.log.error(
+        this.deps.log.error(
           { err: error, deliveryId: row.id },
           'webhook attempt not recorded; it runs again after its lease',
         ),
@@ -243,7 +243,7 @@ export class WebhookDispatcher {
   }
 
   private async attempt(row: ClaimedDelivery): Promise<void> {
-    const { config, db } = this.services;
+    const { config, db } = this.deps;
     // A disabled webhook gets only test sends; anything else still queued is cancelled.
     if (!row.enabled && row.event_type !== 'webhook.test') {
       const outcome = {
@@ -280,7 +280,7 @@ export class WebhookDispatcher {
       disableAfterMs: this.options.disableAfterMs,
     });
     if (recorded.disabled)
-      this.services.log.warn({ webhookId: row.webhook_id, reason: recorded.disabled }, 'webhook disabled');
+      this.deps.log.warn({ webhookId: row.webhook_id, reason: recorded.disabled }, 'webhook disabled');
     // The retry's due time is known here: make sure this process looks again by then.
     if (recorded.nextRetryAt) {
       const wait = recorded.nextRetryAt.getTime() - Date.now();

@@ -11,61 +11,61 @@ function webhookIdOrThrow(id: string): string {
   return id;
 }
 
-export const listWebhooks: Handler<'listWebhooks'> = async ({ query, auth, services }) => {
+export const listWebhooks: Handler<'listWebhooks'> = async ({ query, auth, deps }) => {
   const page = pageRequest(query);
-  const { rows, total } = await repo.listWebhooks(services.db, tenantOf(auth), {
+  const { rows, total } = await repo.listWebhooks(deps.db, tenantOf(auth), {
     limit: page.pageSize,
     offset: page.offset,
   });
   return { status: 200, data: rows.map(service.toWebhook), pagination: paginationOf(page, total) };
 };
 
-export const createWebhook: Handler<'createWebhook'> = async ({ body, auth, services }) => {
+export const createWebhook: Handler<'createWebhook'> = async ({ body, auth, deps }) => {
   const { webhook, secret } = await service.createWebhook(
-    services.db,
+    deps.db,
     tenantOf(auth),
     body,
-    services.config.allowLoopbackWebhooks,
+    deps.config.allowLoopbackWebhooks,
   );
   return { status: 201, data: { ...webhook, secret } };
 };
 
-export const getWebhook: Handler<'getWebhook'> = async ({ params, auth, services }) => {
-  const row = await service.findWebhookOrThrow(services.db, tenantOf(auth), webhookIdOrThrow(params.id));
+export const getWebhook: Handler<'getWebhook'> = async ({ params, auth, deps }) => {
+  const row = await service.findWebhookOrThrow(deps.db, tenantOf(auth), webhookIdOrThrow(params.id));
   return { status: 200, data: service.toWebhook(row) };
 };
 
-export const updateWebhook: Handler<'updateWebhook'> = async ({ params, body, auth, services }) => {
+export const updateWebhook: Handler<'updateWebhook'> = async ({ params, body, auth, deps }) => {
   const data = await service.updateWebhook(
-    services.db,
+    deps.db,
     tenantOf(auth),
     webhookIdOrThrow(params.id),
     body,
-    services.config.allowLoopbackWebhooks,
+    deps.config.allowLoopbackWebhooks,
   );
   return { status: 200, data };
 };
 
-export const deleteWebhook: Handler<'deleteWebhook'> = async ({ params, auth, services }) => {
+export const deleteWebhook: Handler<'deleteWebhook'> = async ({ params, auth, deps }) => {
   const id = webhookIdOrThrow(params.id);
-  if (!(await repo.deleteWebhook(services.db, tenantOf(auth), id))) throw notFound('webhook', id);
+  if (!(await repo.deleteWebhook(deps.db, tenantOf(auth), id))) throw notFound('webhook', id);
   return { status: 200, data: { id, deleted: true } };
 };
 
-export const rotateWebhookSecret: Handler<'rotateWebhookSecret'> = async ({ params, auth, services }) => {
-  return { status: 200, data: await service.rotateSecret(services.db, tenantOf(auth), webhookIdOrThrow(params.id)) };
+export const rotateWebhookSecret: Handler<'rotateWebhookSecret'> = async ({ params, auth, deps }) => {
+  return { status: 200, data: await service.rotateSecret(deps.db, tenantOf(auth), webhookIdOrThrow(params.id)) };
 };
 
-export const sendTestWebhook: Handler<'sendTestWebhook'> = async ({ params, auth, services }) => {
-  return { status: 202, data: await service.sendTest(services.db, tenantOf(auth), webhookIdOrThrow(params.id)) };
+export const sendTestWebhook: Handler<'sendTestWebhook'> = async ({ params, auth, deps }) => {
+  return { status: 202, data: await service.sendTest(deps.db, tenantOf(auth), webhookIdOrThrow(params.id)) };
 };
 
-export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ params, query, auth, services }) => {
+export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ params, query, auth, deps }) => {
   const tenant = tenantOf(auth);
   const id = webhookIdOrThrow(params.id);
-  await service.findWebhookOrThrow(services.db, tenant, id);
+  await service.findWebhookOrThrow(deps.db, tenant, id);
   const page = pageRequest(query);
-  const { rows, total } = await repo.listDeliveries(services.db, tenant, id, {
+  const { rows, total } = await repo.listDeliveries(deps.db, tenant, id, {
     status: query.status,
     eventType: query.eventType,
     createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
@@ -76,16 +76,16 @@ export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ 
   return { status: 200, data: rows.map(service.toDelivery), pagination: paginationOf(page, total) };
 };
 
-export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params, auth, services }) => {
+export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params, auth, deps }) => {
   const id = webhookIdOrThrow(params.id);
   if (!isId('whd', params.deliveryId)) throw notFound('delivery', params.deliveryId);
-  const row = await repo.findDelivery(services.db, tenantOf(auth), id, params.deliveryId);
+  const row = await repo.findDelivery(deps.db, tenantOf(auth), id, params.deliveryId);
   if (!row) throw notFound('delivery', params.deliveryId);
   return { status: 200, data: service.toDelivery(row) };
 };
 
-export const redeliverWebhookDelivery: Handler<'redeliverWebhookDelivery'> = async ({ params, auth, services }) => {
+export const redeliverWebhookDelivery: Handler<'redeliverWebhookDelivery'> = async ({ params, auth, deps }) => {
   const id = webhookIdOrThrow(params.id);
   if (!isId('whd', params.deliveryId)) throw notFound('delivery', params.deliveryId);
-  return { status: 202, data: await service.redeliver(services.db, tenantOf(auth), id, params.deliveryId) };
+  return { status: 202, data: await service.redeliver(deps.db, tenantOf(auth), id, params.deliveryId) };
 };

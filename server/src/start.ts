@@ -10,25 +10,25 @@ import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { contractPath } from './http/contract.js';
-import type { Services } from './http/handler.js';
+import type { Dependencies } from './http/handler.js';
 import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
 import { KeyCache } from './http/key-cache.js';
 import { RateLimits } from './http/rate-limit.js';
-import { answerClientError, requestSizeLimits } from './http/request-size.js';
+import { replyToClientError, requestSizeLimits } from './http/request-size.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
 import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
 
-export interface RunningService {
+export interface RunningProcess {
   /** Base URL of the API, when this process serves it. */
   url: string | undefined;
-  services: Services;
+  deps: Dependencies;
   close(): Promise<void>;
 }
 
-export async function startService(config: Config, databaseUrl: string, log: Logger): Promise<RunningService> {
+export async function startProcess(config: Config, databaseUrl: string, log: Logger): Promise<RunningProcess> {
   const database = openDatabase(databaseUrl, config.databasePoolSize);
   // Per-request bookkeeping (rate-limit counters, key use) on its own small pool without synchronous commit.
   const counters = openDatabase(databaseUrl, Math.max(2, Math.ceil(config.databasePoolSize / 2)), {
@@ -38,7 +38,7 @@ export async function startService(config: Config, databaseUrl: string, log: Log
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';
   const boss = await startBoss(databaseUrl, { worker: runsWorker, log });
-  const services: Services = {
+  const deps: Dependencies = {
     config,
     db: database.db,
     pool: database.pool,
@@ -51,15 +51,15 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     keys: new KeyCache(database.db, databaseUrl, log),
     authFailures: new AuthFailures(config.authFailuresPerMinute),
   };
-  if (runsApi) await services.keys.start();
+  if (runsApi) await deps.keys.start();
 
   let server: Server | undefined;
   let url: string | undefined;
   if (runsApi) {
     // Request lines and headers up to the larger size a long URL needs, so that it gets 414 from the application;
     // beyond it, 431 in the envelope instead of Node's bare one (http/request-size.ts).
-    server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(services, handlers, semanticChecks));
-    server.on('clientError', answerClientError);
+    server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(deps, handlers, semanticChecks));
+    server.on('clientError', replyToClientError);
     // Connections idle between requests must not hold a shutdown open.
     server.keepAliveTimeout = 5_000;
     await new Promise<void>((resolve, reject) => {
@@ -69,15 +69,15 @@ export async function startService(config: Config, databaseUrl: string, log: Log
     const address = server.address() as AddressInfo;
     url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
   }
-  const stopWorkers = runsWorker ? await startWorkers(boss, services, databaseUrl) : async () => {};
+  const stopWorkers = runsWorker ? await startWorkers(boss, deps, databaseUrl) : async () => {};
   // Webhook deliveries: a dispatcher per worker process over the deliveries table (modules/webhooks/dispatcher.ts).
-  const dispatcher = runsWorker ? new WebhookDispatcher(services, databaseUrl) : undefined;
+  const dispatcher = runsWorker ? new WebhookDispatcher(deps, databaseUrl) : undefined;
   await dispatcher?.start();
 
   let closing: Promise<void> | undefined;
   return {
     url,
-    services,
+    deps,
     close() {
       closing ??= (async () => {
         if (server) {
@@ -87,9 +87,9 @@ export async function startService(config: Config, databaseUrl: string, log: Log
           await drained;
           clearTimeout(forceAfter);
           // Handlers of clients that hung up may still be running: let them finish before the pools close.
-          await services.inFlight.settled(config.shutdownGraceMs);
+          await deps.inFlight.settled(config.shutdownGraceMs);
         }
-        await services.keys.close();
+        await deps.keys.close();
         await stopWorkers();
         await dispatcher?.stop();
         // graceful: wait for active jobs to finish (up to the grace period) before closing.

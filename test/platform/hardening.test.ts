@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { allTypes, tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
 
 let t: TestService;
 let key: string;

@@ -1,6 +1,6 @@
 /** Shared builders for the surveys tests: a tenant with raised limits, a survey of every question type. */
 import type { components } from '@survey-service/sdk';
-import type { TestService } from '../helpers/service.js';
+import type { TestService } from './service.js';
 
 export type SurveyCreate = components['schemas']['SurveyCreate'];
 export type QuestionInput = components['schemas']['QuestionInput'];

@@ -7,7 +7,7 @@ import { SurveyServiceError } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { tenantWithRaisedLimits } from '../surveys/fixtures.js';
+import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 
 type Body = {
   error?: { code: string; message: string; details?: Array<{ path?: string; code: string; message: string }> };
