@@ -29,11 +29,6 @@ export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, de
   const surveyId = idOrThrow('srv', 'survey', params.id);
   return {
     status: 200,
-    data: await service.getAnalysis(
-      deps,
-      tenantOf(auth),
-      surveyId,
-      idOrThrow('ana', 'AI analysis', params.analysisId),
-    ),
+    data: await service.getAnalysis(deps, tenantOf(auth), surveyId, idOrThrow('ana', 'AI analysis', params.analysisId)),
   };
 };

@@ -113,13 +113,7 @@ export async function runAnalysis(deps: RunDeps, data: AnalysisJobData): Promise
             : await withRetries(deps, id, () => provider.analyseComments(prepared.input));
       } catch (error) {
         if (error instanceof ProviderError) {
-          await fail(
-            deps,
-            tenant,
-            id,
-            error.code,
-            `${error.message} (after ${deps.config.ai.maxAttempts} attempts)`,
-          );
+          await fail(deps, tenant, id, error.code, `${error.message} (after ${deps.config.ai.maxAttempts} attempts)`);
           return 'finished';
         }
         throw error;

@@ -240,8 +240,7 @@ export function answerPages(deps: Dependencies): Router {
     setPageHeaders(res, []);
     return status === 413 ? pages.tooLarge() : pages.unsupported();
   });
-  const secure = (req: Request) =>
-    req.protocol === 'https' || (deps.config.publicBaseUrl ?? '').startsWith('https:');
+  const secure = (req: Request) => req.protocol === 'https' || (deps.config.publicBaseUrl ?? '').startsWith('https:');
 
   const guarded = (handler: (req: Request, res: Response) => Promise<void>) => async (req: Request, res: Response) => {
     try {

@@ -26,12 +26,7 @@ export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, bo
 export const previewDistribution: Handler<'previewDistribution'> = async ({ params, body, auth, deps }) => {
   return {
     status: 200,
-    data: await service.previewDistribution(
-      deps.db,
-      tenantOf(auth),
-      surveyIdOrThrow(params.surveyId),
-      body.targeting,
-    ),
+    data: await service.previewDistribution(deps.db, tenantOf(auth), surveyIdOrThrow(params.surveyId), body.targeting),
   };
 };
 
@@ -44,9 +39,7 @@ export const listDistributions: Handler<'listDistributions'> = async ({ params, 
     limit: page.pageSize,
     offset: page.offset,
   });
-  const data = await Promise.all(
-    rows.map((row) => service.presentDistribution(deps.db, deps.config, tenant, row)),
-  );
+  const data = await Promise.all(rows.map((row) => service.presentDistribution(deps.db, deps.config, tenant, row)));
   return { status: 200, data, pagination: paginationOf(page, total) };
 };
 

@@ -107,10 +107,7 @@ export async function enqueueCheck(
 }
 
 /** Runs, resumes or checks one distribution job. `busy`: a live worker owns it (checked again later). */
-export async function runDistributionJob(
-  deps: RunDeps,
-  data: DistributionJobData,
-): Promise<'busy' | 'finished'> {
+export async function runDistributionJob(deps: RunDeps, data: DistributionJobData): Promise<'busy' | 'finished'> {
   return deps.db.connection().execute(async (conn) => {
     const locked = await sql<{
       ok: boolean;

@@ -157,9 +157,7 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
             if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
               lastProgress = Date.now();
               progressSaving = saveProgress(deps.db, tenant, job.id, attempt, rows)
-                .catch((error: unknown) =>
-                  deps.log.warn({ err: error, exportId: job.id }, 'export progress not saved'),
-                )
+                .catch((error: unknown) => deps.log.warn({ err: error, exportId: job.id }, 'export progress not saved'))
                 .finally(() => (progressSaving = undefined));
             }
           }

@@ -192,11 +192,7 @@ interface PreparedBatch {
  * Reads and validates the given batches in order, one ahead of the writers: the next batch's parsing and
  * validation (CPU in this process) overlap the writes (CPU in PostgreSQL). Safe to pull from concurrently.
  */
-function batchesOf(
-  deps: RunDeps,
-  job: SyncJobRecord,
-  batchNos: readonly number[],
-): AsyncGenerator<PreparedBatch> {
+function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[]): AsyncGenerator<PreparedBatch> {
   const prepare = async (batchNo: number): Promise<PreparedBatch> => {
     const batch = await readBatch(deps.db, job.id, batchNo);
     return {
@@ -221,12 +217,7 @@ function batchesOf(
  * upsert and append: batches hold distinct externalIds, so they are written by WRITERS transactions in parallel
  * (PostgreSQL then uses more than one core); each commits its rows, its done flag and its counts together.
  */
-async function runIncremental(
-  conn: Db,
-  deps: RunDeps,
-  job: SyncJobRecord,
-  watchdogId: string | null,
-): Promise<void> {
+async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfJob(job);
   const batches = batchesOf(deps, job, await batchesToDo(conn, job.id));
   const writeAll = async (db: Db) => {
@@ -268,12 +259,7 @@ async function runIncremental(
  * pool: with every pool connection taken by requests waiting for those locks, it would wait for the pool
  * forever, and they for it (no database deadlock to detect, just a hang).
  */
-async function runAtomic(
-  conn: Db,
-  deps: RunDeps,
-  job: SyncJobRecord,
-  watchdogId: string | null,
-): Promise<void> {
+async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfJob(job);
   const counts = emptyCounts();
   await deps.db.connection().execute((side) =>

@@ -202,12 +202,7 @@ export class WebhookDispatcher {
         this.limited = room <= 0 || saturated.length > 0;
         if (room > 0) {
           const batch = Math.min(room, this.options.claimBatch);
-          const claimed = await claimDue(
-            this.deps.db,
-            batch,
-            this.deps.config.webhookTimeoutMs + 5_000,
-            saturated,
-          );
+          const claimed = await claimDue(this.deps.db, batch, this.deps.config.webhookTimeoutMs + 5_000, saturated);
           for (const row of claimed) this.launch(row);
           full = claimed.length === batch;
         }
