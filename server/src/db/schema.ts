@@ -2,7 +2,6 @@
  * The database as Kysely sees it: one interface per table, columns in snake_case as in SQL. Feature modules
  * declare their own tables next to their repositories and are merged here.
  */
-import type { ColumnType } from 'kysely';
 import type { SurveyTables } from '../modules/surveys/tables.js';
 import type { RespondentTables } from '../modules/respondents/tables.js';
 import type { EventTables } from '../modules/events/tables.js';
@@ -12,17 +11,9 @@ import type { DistributionTables } from '../modules/distributions/tables.js';
 import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 
-export type Plan = 'FREE' | 'STARTER' | 'PRO' | 'BUSINESS';
-export type Environment = 'LIVE' | 'TEST';
-
-/** Whose data a query may touch: every query that serves a caller is scoped by both. */
-export interface Tenant {
-  organizationId: string;
-  environment: Environment;
-}
-export type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
-export type Timestamp = ColumnType<Date, Date | string, Date | string>;
-export type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
+export type { Tenant } from './tenant.js';
+import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
 
 export interface OrganizationsTable {
   id: string;

@@ -1,6 +1,6 @@
 /** Tables of the analytics module (see the migration 2026-11-24T0600_analytics for the encoding of `cells`). */
 import type { ColumnType } from 'kysely';
-import type { Environment, Timestamp } from '../../db/schema.js';
+import type { Environment, Timestamp } from '../../db/columns.js';
 
 export interface AnalyticsSettingsTable {
   organization_id: string;

@@ -1,7 +1,9 @@
 /** Tables of the distributions module (see migrations/2026-11-24T0400_distributions.ts). */
 import type { ColumnType, Generated } from 'kysely';
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
-import type { EmploymentType } from '../respondents/tables.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { components } from '../../generated/openapi.js';
+
+type EmploymentType = components['schemas']['EmploymentType'];
 
 export type DistributionStatus = 'scheduled' | 'sending' | 'sent' | 'held' | 'cancelled' | 'failed';
 export type DistributionMethod = 'email' | 'link' | 'embed';

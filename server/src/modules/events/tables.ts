@@ -1,7 +1,7 @@
 /** The event log's table (see migrations/2026-11-24T0100_events.ts). */
 import type { ColumnType } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import type { CreatedAt, Environment } from '../../db/schema.js';
+import type { CreatedAt, Environment } from '../../db/columns.js';
 
 export type EventType = components['schemas']['EventType'];
 

@@ -4,7 +4,7 @@
  */
 import type { ColumnType, Generated } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import type { CreatedAt, Environment, NullableTimestamp } from '../../db/schema.js';
+import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type ExportFormat = components['schemas']['ExportFormat'];
 export type ExportStatus = components['schemas']['Export']['status'];

@@ -1,6 +1,6 @@
 /** Tables of the respondents module: respondents, sync jobs and the stored batches of sync requests. */
 import type { ColumnType, Generated } from 'kysely';
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export type EmploymentType = 'full_time' | 'part_time' | 'contractor' | 'temporary' | 'intern';
 export type SyncMode = 'upsert' | 'replace' | 'append';

@@ -4,7 +4,7 @@
  */
 import type { ColumnType } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 type Question = components['schemas']['Question'];
 type Answer = components['schemas']['Answer'];

@@ -1,7 +1,9 @@
 /** The webhook tables (see migrations/2026-11-24T0300_webhooks.ts). */
 import type { ColumnType } from 'kysely';
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/schema.js';
-import type { EventType } from '../events/tables.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type { components } from '../../generated/openapi.js';
+
+type EventType = components['schemas']['EventType'];
 
 export type DisabledReason = 'manual' | 'endpoint_gone' | 'failing';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
