@@ -4,7 +4,9 @@
  * A feature module (`server/src/modules/<name>/`) shows other code only its `index.ts`: what other modules, the
  * HTTP layer, the job registry and the scripts may use. Its other files are its own business. The database
  * schema (`db/schema.ts`) is the one reader of each module's `tables.ts`, because the Kysely `Database` type is
- * assembled from them. Nothing may form a cycle.
+ * assembled from them, and the operation map (`modules/handlers.ts`) is the one reader of each module's
+ * `handlers.ts`. Benchmarks (`scripts/bench/`) measure modules' internals on purpose and are exempt. Nothing may
+ * form a cycle.
  */
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -21,10 +23,25 @@ module.exports = {
     },
     {
       name: 'module-internals-from-outside',
-      comment: 'Code outside the modules (http, jobs, db, start-up, scripts) uses a module through its index.ts.',
+      comment: 'Code outside the modules (http, jobs, db, start-up, the CLI) uses a module through its index.ts.',
       severity: 'error',
-      from: { path: '^(server/src|scripts)/', pathNot: ['^server/src/modules/[^/]+/', '^server/src/db/schema\\.ts$'] },
+      from: {
+        path: '^(server/src|scripts)/',
+        pathNot: [
+          '^server/src/modules/[^/]+/',
+          '^server/src/db/schema\\.ts$',
+          '^server/src/modules/handlers\\.ts$',
+          '^scripts/bench/',
+        ],
+      },
       to: { path: '^server/src/modules/[^/]+/', pathNot: '^server/src/modules/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'operation-map-reads-handlers-only',
+      comment: "modules/handlers.ts binds each operationId to its module's handler, and reads nothing else there.",
+      severity: 'error',
+      from: { path: '^server/src/modules/handlers\\.ts$' },
+      to: { path: '^server/src/modules/[^/]+/', pathNot: '^server/src/modules/[^/]+/handlers\\.ts$' },
     },
     {
       name: 'schema-reads-tables-only',

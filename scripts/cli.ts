@@ -8,15 +8,15 @@ import { openDatabase, type Db } from '../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../server/src/db/embedded.js';
 import { migrateToLatest } from '../server/src/db/migrate.js';
 import type { Environment, Plan } from '../server/src/db/schema.js';
-import { insertKey, listKeys, revokeKeyById } from '../server/src/modules/api-keys/repository.js';
-import { toApiKey } from '../server/src/modules/api-keys/service.js';
+import { insertKey, listKeys, revokeKeyById } from '../server/src/modules/api-keys/index.js';
+import { toApiKey } from '../server/src/modules/api-keys/index.js';
 import {
   findOrganization,
   insertOrganization,
   listOrganizations,
   plans,
   updateOrganization,
-} from '../server/src/modules/organizations/repository.js';
+} from '../server/src/modules/organizations/index.js';
 
 const usage = `Usage: npm run cli -- <command> [options] [--json]
 

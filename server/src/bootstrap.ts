@@ -5,8 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './db/database.js';
-import { insertKey } from './modules/api-keys/repository.js';
-import { countOrganizations, insertOrganization } from './modules/organizations/repository.js';
+import { insertKey } from './modules/api-keys/index.js';
+import { countOrganizations, insertOrganization } from './modules/organizations/index.js';
 
 export async function bootstrapDemoOrganization(
   db: Db,

@@ -2,7 +2,6 @@
  * Every setting of the service, read once from the environment. The README's "Configuration" table
  * documents each variable; keep the two in step.
  */
-import { parseSchedule } from './modules/webhooks/schedule.js';
 
 export type Role = 'all' | 'api' | 'worker';
 
@@ -84,6 +83,35 @@ function aiFrom(): AiConfig {
     throw new Error('AI_PROVIDER=openai-compatible needs AI_BASE_URL and AI_MODEL');
   }
   return config;
+}
+
+/** The webhook retry schedule, after the header's rules (see modules/webhooks/schedule.ts). */
+const second = 1000;
+const minute = 60 * second;
+const hour = 60 * minute;
+
+/** Delay before attempt n+1 (index n); index 0 is the first attempt's delay (none). */
+export const standardSchedule: readonly number[] = [
+  0,
+  5 * second,
+  5 * minute,
+  30 * minute,
+  2 * hour,
+  5 * hour,
+  10 * hour,
+  10 * hour,
+];
+
+/** WEBHOOK_RETRY_SCHEDULE_MS: comma-separated delays in milliseconds, the first one 0. */
+export function parseSchedule(raw: string | undefined): readonly number[] {
+  if (raw === undefined || raw.trim() === '') return standardSchedule;
+  const delays = raw.split(',').map((part) => Number(part.trim()));
+  if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0) || delays[0] !== 0) {
+    throw new Error(
+      `WEBHOOK_RETRY_SCHEDULE_MS must be comma-separated non-negative integers starting with 0, got "${raw}"`,
+    );
+  }
+  return delays;
 }
 
 function intFrom(name: string, fallback: number): number {

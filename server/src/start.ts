@@ -19,7 +19,7 @@ import { replyToClientError, requestSizeLimits } from './http/request-size.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
-import { WebhookDispatcher } from './modules/webhooks/dispatcher.js';
+import { WebhookDispatcher } from './modules/webhooks/index.js';
 
 export interface RunningProcess {
   /** Base URL of the API, when this process serves it. */

@@ -4,13 +4,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { checkWebhookUrl, refusalOf } from '../../server/src/modules/webhooks/address-guard.js';
-import {
-  nextDelayMs,
-  parseRetryAfter,
-  parseSchedule,
-  retryAfterCapMs,
-  standardSchedule,
-} from '../../server/src/modules/webhooks/schedule.js';
+import { parseSchedule, standardSchedule } from '../../server/src/config.js';
+import { nextDelayMs, parseRetryAfter, retryAfterCapMs } from '../../server/src/modules/webhooks/schedule.js';
 
 const s = 1000;
 const min = 60 * s;

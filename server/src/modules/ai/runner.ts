@@ -15,15 +15,15 @@ import { sql } from 'kysely';
 import type { Tenant } from '../../db/schema.js';
 import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
-import { recordEvent } from '../events/record.js';
-import { respondentNamePartsAmong } from '../respondents/repository.js';
+import { recordEvent } from '../events/index.js';
+import { respondentNamePartsAmong } from '../respondents/index.js';
 import { assemble, prepareInput, textsOf } from './analysis.js';
 import { ProviderError, type TextFindings } from './provider.js';
 import { nameCandidates } from './redact.js';
 import { finishAnalysis, findAnalysisById, responsesToAnalyse, startRun } from './repository.js';
 import { AI_QUEUE, anonymityThreshold, providerFor, toAnalysis, type AnalysisJobData } from './service.js';
 import type { AnalysisErrorCode } from './tables.js';
-import * as surveyRepository from '../surveys/repository.js';
+import * as surveyRepository from '../surveys/index.js';
 
 /** Seconds between dead-man's-switch checks of a running analysis. */
 export const WATCHDOG_SECONDS = 5;

@@ -3,7 +3,7 @@ import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
-import * as surveys from '../surveys/repository.js';
+import * as surveys from '../surveys/index.js';
 import * as repo from './repository.js';
 import * as service from './service.js';
 import { linkKeyOf } from './tokens.js';

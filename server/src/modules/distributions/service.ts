@@ -12,7 +12,7 @@ import type { Dependencies } from '../../http/handler.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import * as surveys from '../surveys/repository.js';
+import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';

@@ -17,8 +17,8 @@ import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
 import type { Dependencies } from '../../http/handler.js';
 import { bossDb, sendInTransaction } from '../../jobs/enqueue.js';
-import { recordEvent } from '../events/record.js';
-import { findSurvey } from '../surveys/repository.js';
+import { recordEvent } from '../events/index.js';
+import { findSurvey } from '../surveys/index.js';
 import { ChunkSink } from './chunk-sink.js';
 import { AnswerMapper, createWriter, type SourceRow } from './formats.js';
 import {

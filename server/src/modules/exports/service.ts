@@ -9,7 +9,7 @@ import type { components } from '../../generated/openapi.js';
 import { notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { sendInTransaction } from '../../jobs/enqueue.js';
 import { isId, newId } from '../../lib/ids.js';
-import { findSurvey } from '../surveys/repository.js';
+import { findSurvey } from '../surveys/index.js';
 import { findExport, insertExport, type ExportRow, type NewExport } from './repository.js';
 
 export type Export = components['schemas']['Export'];

@@ -41,7 +41,7 @@ import {
   type SyncJobRecord,
 } from './sync-repository.js';
 import { enqueueSync, SYNC_BATCH_SIZE, SYNC_QUEUE } from './sync-service.js';
-import { recordEvent } from '../events/record.js';
+import { recordEvent } from '../events/index.js';
 import { toSyncJob } from './service.js';
 import type { SyncRecordError } from './tables.js';
 

@@ -4,7 +4,7 @@ import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
 import type { Tenant } from '../../db/schema.js';
 import type { ResponsesTable } from './tables.js';
-import { eventSteps, type NewEvent } from '../events/record.js';
+import { eventSteps, type NewEvent } from '../events/index.js';
 
 export type ResponseRow = Selectable<ResponsesTable>;
 

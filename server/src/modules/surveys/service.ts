@@ -6,7 +6,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
-import { recordEvent } from '../events/record.js';
+import { recordEvent } from '../events/index.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
 import { defaultSettings, mergeSettings, normaliseQuestions } from './questions.js';

@@ -10,7 +10,7 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { Dependencies } from '../../http/handler.js';
-import { deliveryWakeChannel } from '../events/record.js';
+import { deliveryWakeChannel } from '../events/index.js';
 import {
   claimDue,
   msUntilNextDue,

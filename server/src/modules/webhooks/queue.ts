@@ -8,8 +8,8 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Environment, Tenant } from '../../db/schema.js';
-import type { EventType } from '../events/tables.js';
-import { deliveryWakeChannel } from '../events/record.js';
+import type { EventType } from '../events/index.js';
+import { deliveryWakeChannel } from '../events/index.js';
 import { newId } from '../../lib/ids.js';
 import { cancelPendingDeliveries, disableWebhook } from './repository.js';
 

@@ -2,7 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/schema.js';
-import type { EventType } from '../events/tables.js';
+import type { EventType } from '../events/index.js';
 import type { DeliveryStatus, DisabledReason, WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;

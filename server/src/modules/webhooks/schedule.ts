@@ -3,23 +3,10 @@
  * then 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h after each failure (eight attempts, about 27 h), each delay
  * with ±10 % jitter so that a burst of failures does not come back as a burst. Tests configure a short schedule
  * (WEBHOOK_RETRY_SCHEDULE_MS); the rules below are the same for any schedule.
+ * The schedule itself is a setting, read in config.ts (`standardSchedule`, `parseSchedule`).
  */
 
-const second = 1000;
-const minute = 60 * second;
-const hour = 60 * minute;
-
-/** Delay before attempt n+1 (index n); index 0 is the first attempt's delay (none). */
-export const standardSchedule: readonly number[] = [
-  0,
-  5 * second,
-  5 * minute,
-  30 * minute,
-  2 * hour,
-  5 * hour,
-  10 * hour,
-  10 * hour,
-];
+const hour = 60 * 60 * 1000;
 
 /** Retry-After asks for at most this long; longer values are capped (an endpoint cannot park deliveries for days). */
 export const retryAfterCapMs = hour;
@@ -51,16 +38,4 @@ export function parseRetryAfter(value: string | undefined, now: number = Date.no
   const date = Date.parse(trimmed);
   if (Number.isNaN(date)) return undefined;
   return Math.max(0, date - now);
-}
-
-/** WEBHOOK_RETRY_SCHEDULE_MS: comma-separated delays in milliseconds, the first one 0. */
-export function parseSchedule(raw: string | undefined): readonly number[] {
-  if (raw === undefined || raw.trim() === '') return standardSchedule;
-  const delays = raw.split(',').map((part) => Number(part.trim()));
-  if (delays.length === 0 || delays.some((d) => !Number.isInteger(d) || d < 0) || delays[0] !== 0) {
-    throw new Error(
-      `WEBHOOK_RETRY_SCHEDULE_MS must be comma-separated non-negative integers starting with 0, got "${raw}"`,
-    );
-  }
-  return delays;
 }

@@ -1,0 +1,8 @@
+/**
+ * AI: survey generation and the analysis of open-text answers (offline NLP or an OpenAI-compatible provider),
+ * run as background jobs with redaction before any provider reads a word.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { checkLater, runAnalysis } from './runner.js';
+export { AI_QUEUE, type AnalysisJobData } from './service.js';

@@ -1,0 +1,7 @@
+/**
+ * Analytics: static counts and statistics, smart analytics (drivers, trends) and the anonymity threshold, read
+ * from the as-asked copies of responses that the response writer keeps.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { compactDailyCounts, compactSegmentCounts, findThreshold } from './repository.js';

@@ -1,0 +1,9 @@
+/**
+ * Distributions: send a survey by e-mail, personal link or embed to a targeted set of respondents, and serve
+ * the answer pages those links open.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { answerPages } from './answer-page.js';
+export { enqueueCheck, runDistributionJob } from './sender.js';
+export { DISTRIBUTION_QUEUE, type DistributionJobData } from './service.js';

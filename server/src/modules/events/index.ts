@@ -1,0 +1,10 @@
+/**
+ * Events: the record of what happened, written in the transaction of the change it describes, and the
+ * source of webhook deliveries.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { EVENT_RETENTION_DAYS } from './handlers.js';
+export { deliveryWakeChannel, eventSteps, queueDeliveries, recordEvent, type NewEvent } from './record.js';
+export { deleteExpiredEvents } from './repository.js';
+export type { EventType } from './tables.js';

@@ -1,0 +1,9 @@
+/**
+ * Exports: snapshots of a survey's responses as CSV, XLSX or JSON Lines, built by a background job and
+ * downloaded in ranges.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { deleteChunksOfFailed, deleteExpired } from './repository.js';
+export { checkLater, runExport } from './runner.js';
+export { EXPORT_QUEUE, type ExportJobData } from './service.js';

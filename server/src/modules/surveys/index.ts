@@ -1,0 +1,11 @@
+/**
+ * Surveys and their responses: the survey lifecycle, answer validation, and the one writer of a response
+ * (`storeResponse`), which every channel (API, personal link, embed) uses.
+ *
+ * Other modules and the HTTP layer import only from this file.
+ */
+export { validateAnswers } from './answers.js';
+export { normaliseQuestions } from './questions.js';
+export { findSurvey, foldResponseCounts, type SurveyRow } from './repository.js';
+export { storeResponse } from './responses-repository.js';
+export { createSurvey, findSurveyOrThrow } from './service.js';
