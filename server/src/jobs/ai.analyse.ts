@@ -2,8 +2,8 @@
  * `ai.analyse`: runs, resumes or checks one AI analysis (see modules/ai/runner.ts). The job data names the
  * analysis and its tenant only; the text is read from the responses when the job runs.
  */
-import { checkLater, runAnalysis } from '../modules/ai/runner.js';
-import { AI_QUEUE, type AnalysisJobData } from '../modules/ai/service.js';
+import { checkLater, runAnalysis } from '../modules/ai/index.js';
+import { AI_QUEUE, type AnalysisJobData } from '../modules/ai/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const aiAnalyse: JobDefinition<AnalysisJobData> = {

@@ -3,7 +3,7 @@
  * row per key, so analytics keep reading a few hundred rows however many responses arrive one by one. Safe to run
  * twice or to be killed: one statement, sums unchanged.
  */
-import { compactDailyCounts, compactSegmentCounts } from '../modules/analytics/repository.js';
+import { compactDailyCounts, compactSegmentCounts } from '../modules/analytics/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const analyticsCompact: JobDefinition = {

@@ -3,8 +3,8 @@
  * reminder (see modules/distributions/sender.ts). The job data names the distribution; everything else is in
  * its rows.
  */
-import { enqueueCheck, runDistributionJob } from '../modules/distributions/sender.js';
-import { DISTRIBUTION_QUEUE, type DistributionJobData } from '../modules/distributions/service.js';
+import { enqueueCheck, runDistributionJob } from '../modules/distributions/index.js';
+import { DISTRIBUTION_QUEUE, type DistributionJobData } from '../modules/distributions/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const distributionsSend: JobDefinition<DistributionJobData> = {

@@ -1,6 +1,6 @@
 /** Hourly: deletes events older than 30 days, and with them their webhook deliveries (the contract's retention). */
-import { EVENT_RETENTION_DAYS } from '../modules/events/handlers.js';
-import { deleteExpiredEvents } from '../modules/events/repository.js';
+import { EVENT_RETENTION_DAYS } from '../modules/events/index.js';
+import { deleteExpiredEvents } from '../modules/events/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const eventsCleanup: JobDefinition = {

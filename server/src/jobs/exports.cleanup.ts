@@ -1,7 +1,7 @@
 /**
  * Every 10 minutes: deletes expired export files (7 days after completion), old export records and deletion entries.
  */
-import { deleteChunksOfFailed, deleteExpired } from '../modules/exports/repository.js';
+import { deleteChunksOfFailed, deleteExpired } from '../modules/exports/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const exportsCleanup: JobDefinition = {

@@ -2,8 +2,8 @@
  * `respondents.sync`: runs, resumes or checks one respondent sync job (see modules/respondents/sync-runner.ts).
  * The job data is only the sync job's id: the records are stored in `sync_job_batches`, never in the queue.
  */
-import { checkLater, runSyncJob } from '../modules/respondents/sync-runner.js';
-import { SYNC_QUEUE, type SyncJobData } from '../modules/respondents/sync-service.js';
+import { checkLater, runSyncJob } from '../modules/respondents/index.js';
+import { SYNC_QUEUE, type SyncJobData } from '../modules/respondents/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const respondentsSync: JobDefinition<SyncJobData> = {

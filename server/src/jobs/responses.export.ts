@@ -2,8 +2,8 @@
  * `responses.export`: writes, resumes or checks one export file (see modules/exports/runner.ts). The job data
  * names the export and its tenant; everything else is in the `exports` row.
  */
-import { checkLater, runExport } from '../modules/exports/runner.js';
-import { EXPORT_QUEUE, type ExportJobData } from '../modules/exports/service.js';
+import { checkLater, runExport } from '../modules/exports/index.js';
+import { EXPORT_QUEUE, type ExportJobData } from '../modules/exports/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const responsesExport: JobDefinition<ExportJobData> = {

@@ -3,7 +3,7 @@
  * count sums a handful of rows however many responses arrive. Safe to run twice or to be killed: one
  * statement, counts unchanged by it.
  */
-import { foldResponseCounts } from '../modules/surveys/repository.js';
+import { foldResponseCounts } from '../modules/surveys/index.js';
 import type { JobDefinition } from './registry.js';
 
 export const surveysFoldCounts: JobDefinition = {
