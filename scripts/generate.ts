@@ -8,6 +8,8 @@
  * 3. `scripts/generate-sdk.ts` writes the SDK's resource methods (`client.surveys.list()`, …) and their table in
  *    the SDK README.
  * 4. The bundle is copied into the SDK package so integrators can validate payloads against it.
+ * 5. `scripts/schema-dump.ts` migrates a throw-away embedded PostgreSQL and writes its schema to `docs/schema.sql`
+ *    (the migrations' result, readable in one file).
  *
  * Every output is committed; CI runs this script and fails on `git diff --exit-code` (drift), and
  * test/contract/generated.test.ts checks the same with these exact options.
@@ -17,6 +19,7 @@ import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { addCodeSamples, generateResources, withMethodsTable } from './generate-sdk.js';
+import { dumpSchema, schemaTarget } from './schema-dump.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const bin = (name: string) => join(root, 'node_modules', '.bin', name);
@@ -44,7 +47,7 @@ export function generateTypes(input: string, output: string): void {
   });
 }
 
-function main(): void {
+async function main(): Promise<void> {
   mkdirSync(join(root, dirname(bundlePath)), { recursive: true });
   bundle(bundlePath);
   for (const target of typeTargets) {
@@ -58,7 +61,10 @@ function main(): void {
     withMethodsTable(readFileSync(readme, 'utf8'), JSON.parse(readFileSync(join(root, bundlePath), 'utf8'))),
   );
   copyFileSync(join(root, bundlePath), join(root, 'sdk/openapi.json'));
-  console.log(`generated ${bundlePath}, ${typeTargets.join(', ')}, ${resourcesTarget}, sdk/openapi.json`);
+  writeFileSync(join(root, schemaTarget), await dumpSchema());
+  console.log(
+    `generated ${bundlePath}, ${typeTargets.join(', ')}, ${resourcesTarget}, sdk/openapi.json, ${schemaTarget}`,
+  );
 }
 
-if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) await main();

@@ -1,13 +1,16 @@
 /**
  * The generated files are current: running the same tools as `scripts/generate.ts` (`redocly bundle`, then
  * `openapi-typescript` on the bundle) into a temporary directory gives exactly the committed outputs, and the
- * SDK ships the same bundle. CI fails here when someone edits `openapi/` and forgets `npm run generate`.
+ * SDK ships the same bundle. CI fails here when someone edits `openapi/` and forgets `npm run generate`. Likewise
+ * `docs/schema.sql`: the schema of a freshly migrated throw-away database, described again, is the committed
+ * file (a new migration without `npm run generate` fails here).
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundle, generateTypes } from '../../scripts/generate.js';
+import { dumpSchema, schemaTarget } from '../../scripts/schema-dump.js';
 import { bundlePath, root } from './document.js';
 
 const read = (path: string) => readFileSync(path, 'utf8');
@@ -41,4 +44,9 @@ describe('generated files', () => {
     },
     120_000,
   );
+
+  it(`${schemaTarget} is the schema the migrations build`, async () => {
+    const fresh = await dumpSchema();
+    expect(fresh === read(join(root, schemaTarget)), `${schemaTarget} is stale: run \`npm run generate\``).toBe(true);
+  }, 120_000);
 });
