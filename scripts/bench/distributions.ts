@@ -23,6 +23,7 @@ import pg from 'pg';
 import { createClient } from '@survey-service/sdk';
 import { loadConfig, type Config } from '../../server/src/config.js';
 import { openDatabase, type Db } from '../../server/src/db/database.js';
+import { tenantIs } from '../../server/src/db/tenant.js';
 import { createLogger } from '../../server/src/logger.js';
 import { createMailSender, SMTP_CONNECTIONS } from '../../server/src/modules/distributions/mailer.js';
 import { buildMessage } from '../../server/src/modules/distributions/messages.js';
@@ -144,8 +145,7 @@ async function benchTargeting(db: Db, pool: pg.Pool, organizationId: string) {
     const compiled = db
       .selectFrom('respondents')
       .select((eb) => eb.fn.countAll<number>().as('count'))
-      .where('organization_id', '=', organizationId)
-      .where('environment', '=', 'LIVE')
+      .where(tenantIs({ organizationId, environment: 'LIVE' }))
       .where(compileTargeting(c.targeting));
     const compiledTimes: number[] = [];
     const handTimes: number[] = [];
@@ -303,7 +303,7 @@ export async function run(): Promise<void> {
     await sink.reset();
     await handle.db
       .deleteFrom('respondents')
-      .where('organization_id', '=', sender.organizationId)
+      .where(tenantIs({ organizationId: sender.organizationId, environment: 'LIVE' }))
       .where(sql<boolean>`external_id > ${`E-${String(crashCount).padStart(7, '0')}`}`)
       .execute();
     worker = await startWorker(database.url, workerEnv);

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
 import { loadConfig, type Config } from '../../server/src/config.js';
-import type { Tenant } from '../../server/src/db/schema.js';
+import { tenantIs, type Tenant } from '../../server/src/db/tenant.js';
 import { createLogger } from '../../server/src/logger.js';
 import { recordEvent } from '../../server/src/modules/events/record.js';
 import { insertWebhook } from '../../server/src/modules/webhooks/repository.js';
@@ -185,7 +185,7 @@ export async function run(): Promise<void> {
     if (Number(failed.n) !== 0) throw new Error(`${failed.n} deliveries did not succeed`);
 
     // 2. Latency: one webhook, events committed one by one at 100/s.
-    await db.updateTable('webhooks').set({ enabled: false }).where('organization_id', '=', organizationId).execute();
+    await db.updateTable('webhooks').set({ enabled: false }).where(tenantIs(tenant)).execute();
     await insertWebhook(db, tenant, {
       id: newId('whk'),
       url: `${receiver.url}/latency`,

@@ -13,7 +13,7 @@ import { contractPath } from './http/contract.js';
 import type { Dependencies } from './http/handler.js';
 import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
-import { KeyCache } from './http/key-cache.js';
+import { KeyCache } from './modules/api-keys/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { replyToClientError, requestSizeLimits } from './http/request-size.js';
 import { startBoss, startWorkers } from './jobs/boss.js';

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { downloadExportToFile } from '@survey-service/sdk';
 import { readFile } from 'node:fs/promises';
 import { sql } from 'kysely';
-import { exportsCleanup } from '../../server/src/jobs/exports.cleanup.js';
+import { exportsCleanup } from '../../server/src/modules/exports/jobs.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { activeSurvey, bulkInsert, exportToBuffer, parseCsv, tempFile, tenant } from './fixtures.js';
 

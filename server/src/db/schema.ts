@@ -12,7 +12,6 @@ import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 
 export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
-export type { Tenant } from './tenant.js';
 import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
 
 export interface OrganizationsTable {

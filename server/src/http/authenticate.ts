@@ -19,7 +19,7 @@ import type { AuthFailures } from './auth-failures.js';
 import type { OperationInfo } from './contract.js';
 import { ApiError, insufficientScope, unauthenticated } from './errors.js';
 import type { InFlightWork } from './in-flight.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyCache } from '../modules/api-keys/index.js';
 import { headersOf, type RateLimits } from './rate-limit.js';
 
 export interface AuthContext {

@@ -9,14 +9,13 @@ import type pg from 'pg';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
-import type { Tenant } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import type { Pagination } from './envelope.js';
 import type { AuthFailures } from './auth-failures.js';
 import type { InFlightWork } from './in-flight.js';
-import type { KeyCache } from './key-cache.js';
+import type { KeyCache } from '../modules/api-keys/index.js';
 import type { RateLimits } from './rate-limit.js';
 
 export type { OperationId };
@@ -90,7 +89,5 @@ export type Handler<Id extends OperationId> = (input: HandlerInput<Id>) => Promi
 
 export type HandlerMap = { [Id in OperationId]: Handler<Id> };
 
-/** The tenant every query of a handler is scoped by. */
-export function tenantOf(auth: AuthContext): Tenant {
-  return { organizationId: auth.organizationId, environment: auth.environment };
-}
+/** The tenant every query of a handler is scoped by: the calling key's (see db/tenant.ts). */
+export { tenantOf } from '../db/tenant.js';

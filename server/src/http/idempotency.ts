@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import type pg from 'pg';
 import type { Db } from '../db/database.js';
 import { inPinnedTransaction, Rollback } from '../db/pinned.js';
-import type { Environment } from '../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../db/tenant.js';
 import type { AuthContext } from './authenticate.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import { tooDeep } from './input-checks.js';
@@ -60,9 +60,8 @@ function canonicalJson(value: unknown): string {
   return JSON.stringify(value ?? null);
 }
 
-interface Scope {
-  organizationId: string;
-  environment: Environment;
+/** A key is the tenant's: the same key in another organization or environment is another key. */
+interface Scope extends Tenant {
   key: string;
   hash: string;
 }
@@ -91,8 +90,7 @@ export function conflictBeforeRefusal(db: Db) {
       stored = await db
         .selectFrom('idempotency_keys')
         .select('request_hash')
-        .where('organization_id', '=', auth.organizationId)
-        .where('environment', '=', auth.environment)
+        .where(tenantIs(auth))
         .where('idempotency_key', '=', key)
         .where('created_at', '>=', sql<Date>`now() - ${retention}`)
         .executeTakeFirst();
@@ -151,16 +149,14 @@ export async function runIdempotent(
     // Forget an expired use of this key before claiming it.
     await db
       .deleteFrom('idempotency_keys')
-      .where('organization_id', '=', scope.organizationId)
-      .where('environment', '=', scope.environment)
+      .where(tenantIs(scope))
       .where('idempotency_key', '=', scope.key)
       .where('created_at', '<', sql<Date>`now() - ${retention}`)
       .execute();
     const claimed = await db
       .insertInto('idempotency_keys')
       .values({
-        organization_id: scope.organizationId,
-        environment: scope.environment,
+        ...tenantColumns(scope),
         idempotency_key: scope.key,
         request_hash: scope.hash,
         state: 'running',
@@ -181,8 +177,7 @@ export async function runIdempotent(
     const existing = await db
       .selectFrom('idempotency_keys')
       .select(['request_hash', 'state', 'response_status', 'response_body'])
-      .where('organization_id', '=', scope.organizationId)
-      .where('environment', '=', scope.environment)
+      .where(tenantIs(scope))
       .where('idempotency_key', '=', scope.key)
       .executeTakeFirst();
     if (!existing) continue; // released between our insert and select: try to claim again
@@ -217,7 +212,7 @@ async function takeOver(db: Db, scope: Scope, owner: string, lease: ReturnType<t
     update idempotency_keys set lease_owner = ${owner}, lease_expires_at = ${lease}
     where (organization_id, environment, idempotency_key) = (
       select organization_id, environment, idempotency_key from idempotency_keys
-      where organization_id = ${scope.organizationId} and environment = ${scope.environment} and idempotency_key = ${scope.key}
+      where ${tenantIs(scope)} and idempotency_key = ${scope.key}
         and state = 'running' and request_hash = ${scope.hash} and lease_expires_at < now()
       for update skip locked)
     returning idempotency_key`.execute(db);
@@ -237,8 +232,7 @@ async function executeAndKeep(
   const release = () =>
     db
       .deleteFrom('idempotency_keys')
-      .where('organization_id', '=', scope.organizationId)
-      .where('environment', '=', scope.environment)
+      .where(tenantIs(scope))
       .where('idempotency_key', '=', scope.key)
       .where('lease_owner', '=', owner)
       .where('state', '=', 'running')
@@ -248,7 +242,7 @@ async function executeAndKeep(
     reply = await inPinnedTransaction(pool, async (tx) => {
       // Hold the row for the whole request: while this transaction lives, nobody can take the key over.
       const mine = await sql`select 1 from idempotency_keys
-        where organization_id = ${scope.organizationId} and environment = ${scope.environment} and idempotency_key = ${scope.key}
+        where ${tenantIs(scope)} and idempotency_key = ${scope.key}
           and lease_owner = ${owner} and state = 'running' for update`.execute(tx);
       if (mine.rows.length === 0) throw new NotOurs();
       const result = await execute(tx);
@@ -263,8 +257,7 @@ async function executeAndKeep(
           lease_owner: null,
           lease_expires_at: null,
         })
-        .where('organization_id', '=', scope.organizationId)
-        .where('environment', '=', scope.environment)
+        .where(tenantIs(scope))
         .where('idempotency_key', '=', scope.key)
         .execute();
       return result;
@@ -279,7 +272,7 @@ async function executeAndKeep(
 }
 
 export async function deleteExpiredIdempotencyKeys(db: Db): Promise<number> {
-  const result = await db
+  const result = await acrossTenants(db, "the maintenance.cleanup job forgets every tenant's expired keys")
     .deleteFrom('idempotency_keys')
     .where('created_at', '<', sql<Date>`now() - ${retention}`)
     .executeTakeFirst();

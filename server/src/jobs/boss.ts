@@ -59,17 +59,21 @@ export async function startWorkers(
   for (const job of jobs) {
     const concurrency = job.concurrency ?? 1;
     for (let i = 0; i < concurrency; i++) {
-      const workerId = await boss.work(job.queue, { batchSize: 1, pollingIntervalSeconds: 0.5 }, async ([item]) => {
-        if (!item) return;
-        const log = deps.log.child({ queue: job.queue, jobId: item.id });
-        log.debug('job started');
-        try {
-          return await job.work(item as PgBoss.Job<object>, deps);
-        } catch (error) {
-          log.error({ err: error }, 'job failed');
-          throw error;
-        }
-      });
+      const workerId = await boss.work<object>(
+        job.queue,
+        { batchSize: 1, pollingIntervalSeconds: 0.5 },
+        async ([item]) => {
+          if (!item) return;
+          const log = deps.log.child({ queue: job.queue, jobId: item.id });
+          log.debug('job started');
+          try {
+            return await job.work(item, deps);
+          } catch (error) {
+            log.error({ err: error }, 'job failed');
+            throw error;
+          }
+        },
+      );
       workerIds.set(job.queue, [...(workerIds.get(job.queue) ?? []), workerId]);
     }
     if (job.cron) await boss.schedule(job.queue, job.cron);

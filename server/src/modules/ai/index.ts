@@ -4,5 +4,4 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
-export { checkLater, runAnalysis } from './runner.js';
-export { AI_QUEUE, type AnalysisJobData } from './service.js';
+export { aiJobs } from './jobs.js';

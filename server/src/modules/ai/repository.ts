@@ -1,20 +1,13 @@
 /** All SQL of the AI module. Every query is scoped by organization and environment (the table's key). */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { AiAnalysesTable, AnalysisErrorCode, AnalysisRequest, AnalysisResult, ProviderName } from './tables.js';
 
 export type AnalysisRow = Selectable<AiAnalysesTable>;
 
 /** An analysis covers at most this many responses, the newest. */
 export const MAX_ANALYSED_RESPONSES = 100_000;
-
-function scoped(db: DbOrTx, tenant: Tenant) {
-  return db
-    .selectFrom('ai_analyses')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
-}
 
 export function insertAnalysis(
   db: DbOrTx,
@@ -31,8 +24,7 @@ export function insertAnalysis(
   return db
     .insertInto('ai_analyses')
     .values({
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
+      ...tenantColumns(tenant),
       id: analysis.id,
       survey_id: analysis.surveyId,
       status: 'pending',
@@ -51,12 +43,20 @@ export function findAnalysis(
   surveyId: string,
   id: string,
 ): Promise<AnalysisRow | undefined> {
-  return scoped(db, tenant).selectAll().where('survey_id', '=', surveyId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('ai_analyses')
+    .selectAll()
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export function findLatestAnalysis(db: DbOrTx, tenant: Tenant, surveyId: string): Promise<AnalysisRow | undefined> {
-  return scoped(db, tenant)
+  return db
+    .selectFrom('ai_analyses')
     .selectAll()
+    .where(tenantIs(tenant))
     .where('survey_id', '=', surveyId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -65,7 +65,7 @@ export function findLatestAnalysis(db: DbOrTx, tenant: Tenant, surveyId: string)
 }
 
 export function findAnalysisById(db: DbOrTx, tenant: Tenant, id: string): Promise<AnalysisRow | undefined> {
-  return scoped(db, tenant).selectAll().where('id', '=', id).executeTakeFirst();
+  return db.selectFrom('ai_analyses').selectAll().where(tenantIs(tenant)).where('id', '=', id).executeTakeFirst();
 }
 
 /** Counts a run and marks the analysis `processing`, with the provider that runs it. */
@@ -79,8 +79,7 @@ export function startRun(
   return db
     .updateTable('ai_analyses')
     .set({ status: 'processing', attempts: sql<number>`attempts + 1`, started_at: new Date(), provider, model })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .where('status', 'in', ['pending', 'processing'])
     .returningAll()
@@ -112,8 +111,7 @@ export function finishAnalysis(
   return db
     .updateTable('ai_analyses')
     .set({ ...set, completed_at: new Date() })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .where('status', 'in', ['pending', 'processing'])
     .returningAll()
@@ -126,8 +124,7 @@ export function responsesToAnalyse(db: DbOrTx, tenant: Tenant, surveyId: string)
     .selectFrom('responses')
     .select(['id', 'answers'])
     .where('survey_id', '=', surveyId)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .orderBy('submitted_at', 'desc')
     .orderBy('id', 'desc')
     .limit(MAX_ANALYSED_RESPONSES)

@@ -1,43 +1,42 @@
 /**
  * The worker side of an AI analysis.
  *
- * Crash safety, as for respondent syncs: the run holds a session advisory lock on the analysis (PostgreSQL drops
- * it the moment the worker dies, even on SIGKILL) and, before working, enqueues a check of the same analysis a
- * few seconds ahead. A check that finds the lock held looks again later; one that finds it free and the
- * analysis unfinished runs it; one that finds it finished stops. Exactly once in effect: the result, the final
- * status and the `analytics.ai.completed` event are written in one transaction, by an UPDATE that only moves an
- * unfinished analysis — a second run can compute again but never completes it twice.
+ * Crash safety is job ownership (jobs/owned.ts): the run holds a session advisory lock on the analysis
+ * (PostgreSQL drops it the moment the worker dies, even on SIGKILL) and, before working, enqueues a check of the
+ * same analysis a few seconds ahead. A check that finds the lock held looks again later; one that finds it free
+ * and the analysis unfinished runs it; one that finds it finished stops. Exactly once in effect: the result, the
+ * final status and the `analytics.ai.completed` event are written in one transaction, by an UPDATE that only
+ * moves an unfinished analysis — a second run can compute again but never completes it twice.
  *
  * Provider failures (timeouts, 429 with `Retry-After`, 5xx, malformed output) are retried here with doubling
  * back-off, then end in a `failed` analysis with its code. A request never waits for any of this.
  */
-import { sql } from 'kysely';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
+import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import { respondentNamePartsAmong } from '../respondents/index.js';
 import { assemble, prepareInput, textsOf } from './analysis.js';
 import { ProviderError, type TextFindings } from './provider.js';
 import { nameCandidates } from './redact.js';
 import { finishAnalysis, findAnalysisById, responsesToAnalyse, startRun } from './repository.js';
-import { AI_QUEUE, anonymityThreshold, providerFor, toAnalysis, type AnalysisJobData } from './service.js';
+import { analysisQueue, type AnalysisJobData } from './queue.js';
+import { anonymityThreshold, providerFor, toAnalysis } from './service.js';
 import type { AnalysisErrorCode } from './tables.js';
 import * as surveyRepository from '../surveys/index.js';
 
-/** Seconds between dead-man's-switch checks of a running analysis. */
-export const WATCHDOG_SECONDS = 5;
 /** An analysis whose worker died this many times fails instead of starting again. */
 const MAX_RUNS = 5;
 
 type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log' | 'config'>;
 
-const lockKey = (id: string) => sql`hashtextextended(${`ai.analyse:${id}`}, 0)`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function enqueueCheck(deps: RunDeps, data: AnalysisJobData): Promise<void> {
-  await sendInTransaction(deps.boss, deps.db, AI_QUEUE, data, { startAfter: WATCHDOG_SECONDS, priority: 0 });
-}
+/** A check of the analysis (the dead-man's switch), behind new analyses (priority 0). */
+const check =
+  (deps: RunDeps, data: AnalysisJobData): Watchdog =>
+  (seconds) =>
+    analysisQueue.send(deps.boss, deps.db, data, { startAfter: seconds, priority: 0 });
 
 async function withRetries(
   deps: RunDeps,
@@ -73,29 +72,36 @@ async function fail(
 }
 
 /**
- * Runs one analysis if no live worker owns it. `busy`: another live worker holds it; `finished`: nothing (more)
- * to do here.
+ * Runs one analysis if no live worker owns it (jobs/owned.ts). `busy`: another live worker holds it; `finished`:
+ * nothing (more) to do here.
  */
 export async function runAnalysis(deps: RunDeps, data: AnalysisJobData): Promise<'busy' | 'finished'> {
   const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
   const id = data.analysisId;
-  return deps.db.connection().execute(async (conn) => {
-    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(id)}) as ok`.execute(conn);
-    if (!locked.rows[0]?.ok) return 'busy';
-    try {
-      const found = await findAnalysisById(conn, tenant, id);
-      if (!found || found.status === 'completed' || found.status === 'failed') return 'finished';
-      if (found.attempts >= MAX_RUNS) {
-        await fail(deps, tenant, id, 'internal_error', `The analysis stopped after ${MAX_RUNS} interrupted runs.`);
-        return 'finished';
-      }
-      const provider = providerFor(deps.config.ai);
-      const started = await startRun(conn, tenant, id, provider.name, provider.model);
-      if (!started) return 'finished';
-      await enqueueCheck(deps, data);
-
+  return runOwned(
+    deps,
+    {
+      lock: `ai.analyse:${id}`,
+      async load(conn) {
+        const found = await findAnalysisById(conn, tenant, id);
+        return found && found.status !== 'completed' && found.status !== 'failed' ? found : undefined;
+      },
+      maxRuns: {
+        limit: MAX_RUNS,
+        count: (found) => found.attempts,
+        giveUp: () =>
+          fail(deps, tenant, id, 'internal_error', `The analysis stopped after ${MAX_RUNS} interrupted runs.`),
+      },
+      async beginRun(conn, found) {
+        const provider = providerFor(deps.config.ai);
+        const started = await startRun(conn, tenant, id, provider.name, provider.model);
+        return started ? { found, provider } : undefined;
+      },
+      watchdog: check(deps, data),
+    },
+    async (conn, { found, provider }) => {
       const survey = await surveyRepository.findSurvey(conn, tenant, found.survey_id);
-      if (!survey) return 'finished';
+      if (!survey) return;
       const responses = await responsesToAnalyse(conn, tenant, survey.id);
       const threshold = await anonymityThreshold(deps, tenant);
       // Whichever the provider: the respondents' names that occur in these texts, looked up by those words only.
@@ -114,7 +120,7 @@ export async function runAnalysis(deps: RunDeps, data: AnalysisJobData): Promise
       } catch (error) {
         if (error instanceof ProviderError) {
           await fail(deps, tenant, id, error.code, `${error.message} (after ${deps.config.ai.maxAttempts} attempts)`);
-          return 'finished';
+          return;
         }
         throw error;
       }
@@ -127,11 +133,8 @@ export async function runAnalysis(deps: RunDeps, data: AnalysisJobData): Promise
         });
         if (row) await recordEvent(tx, tenant, 'analytics.ai.completed', toAnalysis(row));
       });
-      return 'finished';
-    } finally {
-      await sql`select pg_advisory_unlock(${lockKey(id)})`.execute(conn).catch(() => undefined);
-    }
-  });
+    },
+  );
 }
 
 /** The dead-man's switch: while the analysis's owner is alive, look again later. */
@@ -141,5 +144,5 @@ export async function checkLater(deps: RunDeps, data: AnalysisJobData): Promise<
     { organizationId: data.organizationId, environment: data.environment },
     data.analysisId,
   );
-  if (row && (row.status === 'pending' || row.status === 'processing')) await enqueueCheck(deps, data);
+  if (row && (row.status === 'pending' || row.status === 'processing')) await checkAgainLater(check(deps, data));
 }

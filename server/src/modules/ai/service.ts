@@ -8,11 +8,10 @@ import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { components } from '../../generated/openapi.js';
 import type { AiConfig } from '../../config.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import { contractPath } from '../../http/contract.js';
 import { ApiError, notFound, validationFailed } from '../../http/errors.js';
 import type { Dependencies } from '../../http/handler.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { findThreshold } from '../analytics/index.js';
@@ -21,6 +20,7 @@ import * as surveys from '../surveys/index.js';
 import { OfflineProvider } from './offline.js';
 import { countInPrompt } from './offline-generate.js';
 import { ProviderError, type AiProvider, type SurveyDraft } from './provider.js';
+import { analysisQueue, type AnalysisJobData } from './queue.js';
 import { OpenAiCompatibleProvider } from './remote.js';
 import { findAnalysis, findLatestAnalysis, insertAnalysis, type AnalysisRow } from './repository.js';
 import type { AiAnalysis, AnalysisRequest } from './tables.js';
@@ -28,15 +28,8 @@ import type { AiAnalysis, AnalysisRequest } from './tables.js';
 type Survey = components['schemas']['Survey'];
 type SurveyGenerateRequest = components['schemas']['SurveyGenerateRequest'];
 
-export const AI_QUEUE = 'ai.analyse';
 /** The contract's default `questionCount`: a count stated in the prompt wins over it. */
 const DEFAULT_QUESTION_COUNT = 8;
-
-export interface AnalysisJobData {
-  analysisId: string;
-  organizationId: string;
-  environment: Tenant['environment'];
-}
 
 const providers = new WeakMap<AiConfig, AiProvider>();
 export function providerFor(config: AiConfig): AiProvider {
@@ -188,7 +181,7 @@ export async function startAnalysis(
       organizationId: tenant.organizationId,
       environment: tenant.environment,
     };
-    await sendInTransaction(deps.boss, tx, AI_QUEUE, data, { priority: 1 });
+    await analysisQueue.send(deps.boss, tx, data, { priority: 1 });
     return inserted;
   });
   return toAnalysis(row);

@@ -4,4 +4,5 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
-export { compactDailyCounts, compactSegmentCounts, findThreshold } from './repository.js';
+export { analyticsJobs } from './jobs.js';
+export { findThreshold } from './repository.js';

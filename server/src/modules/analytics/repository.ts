@@ -5,7 +5,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { DEFAULT_ANONYMITY_THRESHOLD } from './suppression.js';
 
 /** A respondent field to group by, already checked against the contract. */
@@ -53,11 +53,7 @@ function segmentExpression(
 
 /** FROM … WHERE … of the responses in scope. */
 function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
-  const conditions: RawBuilder<unknown>[] = [
-    sql`ar.organization_id = ${scope.tenant.organizationId}`,
-    sql`ar.environment = ${scope.tenant.environment}`,
-    sql`ar.survey_id = ${scope.surveyId}`,
-  ];
+  const conditions: RawBuilder<unknown>[] = [tenantIs(scope.tenant, 'ar'), sql`ar.survey_id = ${scope.surveyId}`];
   if (scope.submittedAfter) conditions.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
   if (scope.submittedBefore) conditions.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
   if (scope.distributionId) conditions.push(sql`ar.distribution_id = ${scope.distributionId}`);
@@ -134,11 +130,7 @@ export const dailyCountsApply = (scope: AnalyticsScope) =>
 
 /** The same rows as `cellCounts` for the whole result, from `analytics_daily_cells` (see `dailyCountsApply`). */
 export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
-  const conditions: RawBuilder<unknown>[] = [
-    sql`organization_id = ${scope.tenant.organizationId}`,
-    sql`environment = ${scope.tenant.environment}`,
-    sql`survey_id = ${scope.surveyId}`,
-  ];
+  const conditions: RawBuilder<unknown>[] = [tenantIs(scope.tenant), sql`survey_id = ${scope.surveyId}`];
   if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
   if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
   const { rows } = await sql<{ code: number; n: number }>`
@@ -166,8 +158,7 @@ export const segmentCountsApply = (scope: AnalyticsScope) =>
 /** The group rows of `cellCounts` (not the whole), from `analytics_segment_cells` (see `segmentCountsApply`). */
 export async function segmentCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
   const conditions: RawBuilder<unknown>[] = [
-    sql`organization_id = ${scope.tenant.organizationId}`,
-    sql`environment = ${scope.tenant.environment}`,
+    tenantIs(scope.tenant),
     sql`survey_id = ${scope.surveyId}`,
     // `*`: responses without a respondent, null under every field (see the migration).
     sql`field in (${countedField(scope.segment)}, '*')`,
@@ -260,8 +251,7 @@ export async function participation(
   if (scope.submittedBefore) responded.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
   if (scope.distributionId) responded.push(sql`ar.distribution_id = ${scope.distributionId}`);
   const recipients = [
-    sql`dr.organization_id = ${scope.tenant.organizationId}`,
-    sql`dr.environment = ${scope.tenant.environment}`,
+    tenantIs(scope.tenant, 'dr'),
     sql`dr.survey_id = ${scope.surveyId}`,
     sql`dr.status in ('sent', 'responded')`,
   ];
@@ -291,8 +281,7 @@ export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: str
   const row = await db
     .selectFrom('distributions')
     .select('id')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('survey_id', '=', surveyId)
     .limit(1)
     .executeTakeFirst();
@@ -309,8 +298,7 @@ export async function findDistribution(
   const row = await db
     .selectFrom('distributions')
     .select(['id', 'created_at'])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('survey_id', '=', surveyId)
     .where('id', '=', id)
     .executeTakeFirst();
@@ -318,8 +306,7 @@ export async function findDistribution(
   const previous = await db
     .selectFrom('distributions')
     .select('id')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('survey_id', '=', surveyId)
     .where((eb) =>
       eb.or([
@@ -373,7 +360,9 @@ export async function compactDailyCounts(db: DbOrTx): Promise<number> {
       select organization_id, environment, survey_id, day, code, sum(n) from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
       returning 1
     )
-    select (select count(*) from gone)::int as folded`.execute(db);
+    select (select count(*) from gone)::int as folded`.execute(
+    acrossTenants(db, "the analytics.compact job folds every tenant's daily counts"),
+  );
   return rows[0]?.folded ?? 0;
 }
 
@@ -398,7 +387,9 @@ export async function compactSegmentCounts(db: DbOrTx): Promise<number> {
       from summed group by 1, 2, 3, 4, 5, 6
       returning 1
     )
-    select (select count(*) from gone)::int as folded`.execute(db);
+    select (select count(*) from gone)::int as folded`.execute(
+    acrossTenants(db, "the analytics.compact job folds every tenant's per-segment counts"),
+  );
   return rows[0]?.folded ?? 0;
 }
 
@@ -409,8 +400,7 @@ export async function findThreshold(
   const row = await db
     .selectFrom('analytics_settings')
     .select(['anonymity_threshold', 'updated_at'])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .executeTakeFirst();
   return row
     ? { threshold: row.anonymity_threshold, updatedAt: row.updated_at }
@@ -425,8 +415,7 @@ export async function saveThreshold(
   const row = await db
     .insertInto('analytics_settings')
     .values({
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
+      ...tenantColumns(tenant),
       anonymity_threshold: threshold,
       updated_at: new Date(),
     })

@@ -5,7 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import { notFound, validationFailed } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import { findSurveyOrThrow } from '../surveys/index.js';

@@ -4,7 +4,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/time.js';
 import { relativeWeights } from './relative-weights.js';
 import * as repository from './repository.js';

@@ -1,8 +1,10 @@
 /**
- * API keys: issue, list and revoke an organization's LIVE and TEST keys, and resolve a presented key.
+ * API keys: issue, list and revoke an organization's LIVE and TEST keys, resolve a presented key, and keep the
+ * per-process cache of resolved keys that a revocation empties in every process before it replies.
  *
  * Other modules, the HTTP layer and the admin CLI import only from this file.
  */
+export { KeyCache } from './key-cache.js';
 export { hashKey, keyFormat } from './key-material.js';
 export { findKeyByHash, insertKey, listKeys, revokeKeyById, touchKey, type KeyWithOrganization } from './repository.js';
 export { toApiKey } from './service.js';

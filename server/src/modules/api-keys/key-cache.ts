@@ -20,9 +20,9 @@
  */
 import { sql } from 'kysely';
 import pg from 'pg';
-import type { Db } from '../db/database.js';
-import type { Logger } from '../logger.js';
-import { findKeyByHash, type KeyWithOrganization } from '../modules/api-keys/index.js';
+import type { Db } from '../../db/database.js';
+import type { Logger } from '../../logger.js';
+import { findKeyByHash, type KeyWithOrganization } from './repository.js';
 
 export const keyChannel = 'survey_service_keys';
 /** The documented bound: no process trusts a key row read more than this long ago. */

@@ -1,7 +1,8 @@
 /** All SQL on `api_keys`. Every query that serves a caller is scoped by organization and environment. */
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Environment, Plan, Tenant } from '../../db/schema.js';
+import type { Environment, Plan } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { newId } from '../../lib/ids.js';
 import { environmentOfKey, generateKey, hashKey } from './key-material.js';
 
@@ -22,7 +23,7 @@ export interface KeyWithOrganization {
 }
 
 export function findKeyByHash(db: DbOrTx, keyHash: string): Promise<KeyWithOrganization | undefined> {
-  return db
+  return acrossTenants(db, 'authentication: the key a caller presents is what tells its tenant')
     .selectFrom('api_keys')
     .innerJoin('organizations', 'organizations.id', 'api_keys.organization_id')
     .select([
@@ -46,7 +47,7 @@ export function findKeyByHash(db: DbOrTx, keyHash: string): Promise<KeyWithOrgan
 
 /** Records use at most once a minute per key, so a busy key does not turn every read into a write. */
 export async function touchKey(db: DbOrTx, id: string): Promise<void> {
-  await db
+  await acrossTenants(db, 'the authenticated key itself, by its id (the primary key)')
     .updateTable('api_keys')
     .set({ last_used_at: sql`now()` })
     .where('id', '=', id)
@@ -72,8 +73,7 @@ export async function insertKey(db: DbOrTx, input: NewKey) {
     .insertInto('api_keys')
     .values({
       id: newId('key'),
-      organization_id: input.organizationId,
-      environment: input.environment,
+      ...tenantColumns(input),
       name: input.name,
       key_hash: hashKey(key),
       last4: key.slice(-4),
@@ -90,10 +90,7 @@ export async function listKeys(
   tenant: Tenant,
   options: { includeRevoked: boolean; limit: number; offset: number },
 ) {
-  let query = db
-    .selectFrom('api_keys')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
+  let query = db.selectFrom('api_keys').where(tenantIs(tenant));
   if (!options.includeRevoked) query = query.where('revoked_at', 'is', null);
   const [rows, total] = await Promise.all([
     query
@@ -109,13 +106,7 @@ export async function listKeys(
 }
 
 export function findKey(db: DbOrTx, tenant: Tenant, id: string) {
-  return db
-    .selectFrom('api_keys')
-    .selectAll()
-    .where('id', '=', id)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .executeTakeFirst();
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).where(tenantIs(tenant)).executeTakeFirst();
 }
 
 /** Revokes once: an already revoked key keeps its first `revoked_at`. */
@@ -124,15 +115,14 @@ export async function revokeKey(db: DbOrTx, tenant: Tenant, id: string) {
     .updateTable('api_keys')
     .set({ revoked_at: sql`now()` })
     .where('id', '=', id)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('revoked_at', 'is', null)
     .execute();
   return findKey(db, tenant, id);
 }
 
 export async function revokeKeyById(db: DbOrTx, id: string): Promise<boolean> {
-  const result = await db
+  const result = await acrossTenants(db, "the admin CLI: an operator revokes any organization's key by its id")
     .updateTable('api_keys')
     .set({ revoked_at: sql`now()` })
     .where('id', '=', id)

@@ -7,7 +7,7 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { components } from '../../generated/openapi.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';

@@ -5,5 +5,4 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { answerPages } from './answer-page.js';
-export { enqueueCheck, runDistributionJob } from './sender.js';
-export { DISTRIBUTION_QUEUE, type DistributionJobData } from './service.js';
+export { distributionsJobs } from './jobs.js';

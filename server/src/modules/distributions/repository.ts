@@ -1,15 +1,13 @@
 /** All SQL on distributions, their recipients and the unsubscribed addresses. Every query is tenant-scoped. */
 import { sql, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
 import { tokenHashSql, type LinkKey } from './tokens.js';
 
 export type DistributionRow = Selectable<DistributionsTable>;
 export type RecipientRow = Omit<Selectable<DistributionRecipientsTable>, 'token_hash'>;
-
-const scoped = (tenant: Tenant) => ({ organization_id: tenant.organizationId, environment: tenant.environment });
 
 export async function insertDistribution(
   db: DbOrTx,
@@ -42,7 +40,7 @@ export async function insertDistribution(
 ): Promise<DistributionRow> {
   return db
     .insertInto('distributions')
-    .values({ ...scoped(tenant), ...row, targeting: JSON.stringify(row.targeting), created_at: new Date() })
+    .values({ ...tenantColumns(tenant), ...row, targeting: JSON.stringify(row.targeting), created_at: new Date() })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -53,12 +51,7 @@ export function findDistribution(
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<DistributionRow | undefined> {
-  let query = db
-    .selectFrom('distributions')
-    .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('id', '=', id);
+  let query = db.selectFrom('distributions').selectAll().where(tenantIs(tenant)).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
 }
@@ -69,11 +62,7 @@ export async function listDistributions(
   surveyId: string,
   page: { limit: number; offset: number },
 ) {
-  const query = db
-    .selectFrom('distributions')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('survey_id', '=', surveyId);
+  const query = db.selectFrom('distributions').where(tenantIs(tenant)).where('survey_id', '=', surveyId);
   const [rows, total] = await Promise.all([
     query
       .selectAll()
@@ -96,8 +85,7 @@ export function updateDistribution(
   return db
     .updateTable('distributions')
     .set(changes)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -109,8 +97,7 @@ export async function recipientCounts(db: DbOrTx, tenant: Tenant, distributionId
   const rows = await db
     .selectFrom('distribution_recipients')
     .select(['status', (eb) => eb.fn.countAll<number>().as('count')])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId)
     .groupBy('status')
     .execute();
@@ -150,8 +137,7 @@ export async function listRecipients(
 ): Promise<{ rows: RecipientRow[]; total: number }> {
   let query = db
     .selectFrom('distribution_recipients')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId);
   if (filter.status) query = query.where('status', '=', filter.status);
   const [rows, total] = await Promise.all([
@@ -189,7 +175,7 @@ export async function snapshotRecipients(
         respondents.attributes, ${tokenHashSql(key, distribution.id, sql.ref('respondents.external_id'))}, ${initial},
         ${distribution.method === 'email' ? null : sentAt}
       from respondents
-      where respondents.organization_id = ${tenant.organizationId} and respondents.environment = ${tenant.environment}
+      where ${tenantIs(tenant, 'respondents')}
         and ${compileChecked(targeting, respondentsTarget)}
       returning 1
     )
@@ -199,8 +185,8 @@ export async function snapshotRecipients(
 
 /** Unsubscribes are organization-wide: an address unsubscribed in LIVE or TEST is mailed by neither. */
 function unsubscribedSql(tenant: Tenant, email: ReturnType<typeof sql.ref>) {
-  return sql<boolean>`exists (select 1 from unsubscribes u where u.organization_id = ${tenant.organizationId}
-    and u.environment in ('LIVE', 'TEST') and u.email_lower = lower(${email}))`;
+  return sql<boolean>`exists (select 1 from unsubscribes u where ${organizationIs(tenant, 'u')}
+    and u.email_lower = lower(${email}))`;
 }
 
 /** Pending recipients whose address unsubscribed meanwhile (another distribution's link) are never mailed. */
@@ -208,8 +194,7 @@ export async function skipUnsubscribed(db: DbOrTx, tenant: Tenant, distributionI
   const result = await db
     .updateTable('distribution_recipients')
     .set({ status: 'unsubscribed' })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId)
     .where('status', '=', 'pending')
     .where(unsubscribedSql(tenant, sql.ref('distribution_recipients.email')))
@@ -234,8 +219,7 @@ export function pendingRecipients(
   return db
     .selectFrom('distribution_recipients')
     .select(['external_id', 'email', 'first_name', 'attempts'])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId)
     .where('status', '=', 'pending')
     .where('external_id', '>', after)
@@ -255,8 +239,7 @@ export function reminderRecipients(
   return db
     .selectFrom('distribution_recipients as r')
     .select(['r.external_id', 'r.email', 'r.first_name', 'r.attempts'])
-    .where('r.organization_id', '=', tenant.organizationId)
-    .where('r.environment', '=', tenant.environment)
+    .where(tenantIs(tenant, 'r'))
     .where('r.distribution_id', '=', distribution.id)
     .where('r.status', '=', 'sent')
     .where('r.reminder_sent_at', 'is', null)
@@ -280,8 +263,7 @@ export function reminderRecipients(
 function recipient(db: DbOrTx, tenant: Tenant, distributionId: string, externalId: string) {
   return db
     .updateTable('distribution_recipients')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId)
     .where('external_id', '=', externalId);
 }
@@ -306,7 +288,7 @@ export async function recordOutcomes(
       error = v.error, attempts = coalesce(v.attempts, r.attempts)
     from unnest(${outcomes.map((o) => o.externalId)}::text[], ${outcomes.map((o) => o.status)}::text[],
       ${outcomes.map((o) => o.error ?? null)}::text[], ${outcomes.map((o) => o.attempts ?? null)}::int[]) as v(external_id, status, error, attempts)
-    where r.organization_id = ${tenant.organizationId} and r.environment = ${tenant.environment}
+    where ${tenantIs(tenant, 'r')}
       and r.distribution_id = ${distributionId} and r.external_id = v.external_id and r.status = 'pending'`.execute(db);
 }
 
@@ -332,8 +314,7 @@ export function findRecipientByToken(
   let query = db
     .selectFrom('distribution_recipients')
     .select(recipientColumns)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('token_hash', '=', tokenHash);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
@@ -343,8 +324,7 @@ export function findDistributionByEmbedToken(db: DbOrTx, tenant: Tenant, tokenHa
   return db
     .selectFrom('distributions')
     .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('embed_token_hash', '=', tokenHash)
     .executeTakeFirst();
 }
@@ -353,8 +333,7 @@ export async function isUnsubscribed(db: DbOrTx, tenant: Tenant, email: string):
   const row = await db
     .selectFrom('unsubscribes')
     .select('email_lower')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', 'in', ['LIVE', 'TEST'])
+    .where(organizationIs(tenant))
     .where('email_lower', '=', email.toLowerCase())
     .executeTakeFirst();
   return row !== undefined;
@@ -364,7 +343,7 @@ export async function unsubscribe(db: DbOrTx, tenant: Tenant, email: string, dis
   await db
     .insertInto('unsubscribes')
     .values({
-      ...scoped(tenant),
+      ...tenantColumns(tenant),
       email_lower: email.toLowerCase(),
       distribution_id: distributionId,
       created_at: new Date(),

@@ -2,11 +2,11 @@
  * The worker side of a distribution: at the send time, match and snapshot the audience (or hold, or cancel),
  * then send; later, the reminder.
  *
- * Ownership: the worker running a distribution holds a session advisory lock on it, on the connection that
- * records the outcomes; PostgreSQL drops it the moment that process dies (SIGKILL included). Every job on the
- * queue means "make progress on this distribution": a job that finds the lock held re-enqueues itself a few
- * seconds later, one that finds it free resumes the work, one that finds the work done stops. The owner
- * enqueues such a check when it starts, so a killed worker's distribution resumes within seconds.
+ * Ownership (jobs/owned.ts): the worker running a distribution holds a session advisory lock on it, on the
+ * connection that records the outcomes; PostgreSQL drops it the moment that process dies (SIGKILL included).
+ * Every job on the queue means "make progress on this distribution": a job that finds the lock held re-enqueues
+ * itself a few seconds later, one that finds it free resumes the work, one that finds the work done stops. The
+ * owner enqueues such a check when it starts, so a killed worker's distribution resumes within seconds.
  *
  * Once per recipient: a recipient is `pending` until the mail server accepted its message, and the outcome is
  * written right after the server's answer. A resumed send mails exactly the recipients still `pending`. The
@@ -17,28 +17,20 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantOf, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
+import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting } from '../targeting/index.js';
 import { createMailSender, SMTP_CONNECTIONS, type MailSender } from './mailer.js';
 import { buildMessage } from './messages.js';
+import { distributionQueue, type DistributionJobData } from './queue.js';
 import * as repo from './repository.js';
 import type { DistributionRow, SendTarget } from './repository.js';
-import {
-  answerUrl,
-  baseUrlOf,
-  DISTRIBUTION_QUEUE,
-  toDistribution,
-  unsubscribeUrl,
-  type DistributionJobData,
-} from './service.js';
+import { answerUrl, baseUrlOf, toDistribution, unsubscribeUrl } from './service.js';
 import { embedTokenHash, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
 
-/** Seconds between checks of a running distribution (dead-man's switch). */
-export const WATCHDOG_SECONDS = 5;
 /** Runs (worker deaths, unreachable mail server) before a distribution is failed. */
 const MAX_RUNS = 8;
 /** Temporary refusals (4xx) of one recipient before it is `failed`. */
@@ -90,70 +82,73 @@ class OutcomeWriter {
 
 type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log' | 'config'>;
 
-const lockKey = (kind: DistributionJobData['kind'], id: string) =>
-  sql`hashtextextended(${`distributions.${kind}:${id}`}, 0)`;
-const tenantOf = (data: DistributionJobData): Tenant => ({
-  organizationId: data.organizationId,
-  environment: data.environment,
-});
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function enqueueCheck(
-  deps: RunDeps,
-  data: DistributionJobData,
-  seconds = WATCHDOG_SECONDS,
-): Promise<void> {
-  await deps.boss.send(DISTRIBUTION_QUEUE, data, { startAfter: seconds });
-}
+/** A check of the distribution `seconds` ahead, enqueued by pg-boss on its own connection (no transaction). */
+const check =
+  (deps: RunDeps, data: DistributionJobData): Watchdog =>
+  (seconds) =>
+    deps.boss.send(distributionQueue.name, data, { startAfter: seconds });
 
-/** Runs, resumes or checks one distribution job. `busy`: a live worker owns it (checked again later). */
+/**
+ * Outcomes are written on the owner's connection: a worker crash cannot lose a commit, a database crash could
+ * lose the last few (then re-sent, same Message-ID) — worth one WAL flush less per message.
+ */
+const outcomesUnflushed = {
+  enter: (conn: Db) => sql`set synchronous_commit = off`.execute(conn),
+  leave: (conn: Db) => sql`reset synchronous_commit`.execute(conn),
+};
+
+/**
+ * Runs, resumes or checks one distribution job: its send or its reminder, each owned under its own lock
+ * (jobs/owned.ts). `busy`: a live worker owns it (checked again later).
+ */
 export async function runDistributionJob(deps: RunDeps, data: DistributionJobData): Promise<'busy' | 'finished'> {
-  return deps.db.connection().execute(async (conn) => {
-    const locked = await sql<{
-      ok: boolean;
-    }>`select pg_try_advisory_lock(${lockKey(data.kind, data.distributionId)}) as ok`.execute(conn);
-    if (!locked.rows[0]?.ok) return 'busy';
-    try {
-      // Outcomes are written on this connection: a worker crash cannot lose a commit, a database crash could
-      // lose the last few (then re-sent, same Message-ID) — worth one WAL flush less per message.
-      await sql`set synchronous_commit = off`.execute(conn);
-      return data.kind === 'send' ? await runSend(conn, deps, data) : await runReminder(conn, deps, data);
-    } finally {
-      await sql`reset synchronous_commit`.execute(conn).catch(() => undefined);
-      await sql`select pg_advisory_unlock(${lockKey(data.kind, data.distributionId)})`
-        .execute(conn)
-        .catch(() => undefined);
-    }
-  });
+  return data.kind === 'send' ? runSend(deps, data) : runReminder(deps, data);
 }
 
-async function runSend(conn: Db, deps: RunDeps, data: DistributionJobData): Promise<'finished'> {
+/** The dead-man's switch of a distribution whose owner is alive: look again later. */
+export async function checkLater(deps: RunDeps, data: DistributionJobData): Promise<void> {
+  await checkAgainLater(check(deps, data));
+}
+
+function runSend(deps: RunDeps, data: DistributionJobData): Promise<'busy' | 'finished'> {
   const tenant = tenantOf(data);
-  let distribution = await repo.findDistribution(conn, tenant, data.distributionId);
-  if (!distribution) return 'finished';
-  if (distribution.status === 'scheduled' || distribution.status === 'held') {
-    const started = await start(conn, deps, tenant, distribution);
-    if (!started) return 'finished';
-    distribution = started;
-  }
-  if (distribution.status !== 'sending') return 'finished';
-  if (distribution.attempts >= MAX_RUNS) {
-    await fail(conn, tenant, distribution, `Sending stopped after ${MAX_RUNS} interrupted attempts.`);
-    return 'finished';
-  }
-  distribution = await repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 });
-  await enqueueCheck(deps, data);
-  if (distribution.method === 'email') {
-    try {
-      await sendAll(conn, deps, tenant, distribution);
-    } catch (error) {
-      if (!(error instanceof MailServerUnreachable)) throw error;
-      await fail(conn, tenant, distribution, error.message);
-      return 'finished';
-    }
-  }
-  await finish(conn, deps, tenant, distribution.id);
-  return 'finished';
+  return runOwned(
+    deps,
+    {
+      lock: `distributions.send:${data.distributionId}`,
+      session: outcomesUnflushed,
+      async load(conn) {
+        const found = await repo.findDistribution(conn, tenant, data.distributionId);
+        if (!found) return undefined;
+        const current =
+          found.status === 'scheduled' || found.status === 'held' ? await start(conn, deps, tenant, found) : found;
+        return current?.status === 'sending' ? current : undefined;
+      },
+      maxRuns: {
+        limit: MAX_RUNS,
+        count: (distribution) => distribution.attempts,
+        giveUp: (conn, distribution) =>
+          fail(conn, tenant, distribution, `Sending stopped after ${MAX_RUNS} interrupted attempts.`),
+      },
+      beginRun: (conn, distribution) =>
+        repo.updateDistribution(conn, tenant, distribution.id, { attempts: distribution.attempts + 1 }),
+      watchdog: check(deps, data),
+    },
+    async (conn, distribution) => {
+      if (distribution.method === 'email') {
+        try {
+          await sendAll(conn, deps, tenant, distribution);
+        } catch (error) {
+          if (!(error instanceof MailServerUnreachable)) throw error;
+          await fail(conn, tenant, distribution, error.message);
+          return;
+        }
+      }
+      await finish(conn, deps, tenant, distribution.id);
+    },
+  );
 }
 
 /** The send time: hold, cancel, or match and snapshot the audience (one transaction). */
@@ -186,9 +181,7 @@ async function start(
         distributionId: current.id,
         kind: 'send',
       };
-      await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, {
-        startAfter: deps.config.distributionHoldRecheckSeconds,
-      });
+      await distributionQueue.send(deps.boss, tx, data, { startAfter: deps.config.distributionHoldRecheckSeconds });
       return undefined;
     }
     const checked = checkTargeting(current.targeting, '/targeting');
@@ -350,7 +343,7 @@ async function finish(conn: Db, deps: RunDeps, tenant: Tenant, distributionId: s
         distributionId,
         kind: 'remind',
       };
-      await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, { startAfter: at });
+      await distributionQueue.send(deps.boss, tx, data, { startAfter: at });
     }
   });
 }
@@ -368,42 +361,59 @@ async function fail(conn: Db, tenant: Tenant, distribution: DistributionRow, rea
 }
 
 /** The reminder: once, to recipients sent to who have not answered and have not unsubscribed. */
-async function runReminder(conn: Db, deps: RunDeps, data: DistributionJobData): Promise<'finished'> {
+function runReminder(deps: RunDeps, data: DistributionJobData): Promise<'busy' | 'finished'> {
   const tenant = tenantOf(data);
-  const distribution = await repo.findDistribution(conn, tenant, data.distributionId);
-  if (!distribution || (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending'))
-    return 'finished';
-  const survey = await surveys.findSurvey(conn, tenant, distribution.survey_id);
-  if (!survey || survey.status === 'closed') {
-    await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'cancelled' });
-    return 'finished';
-  }
-  if (survey.status !== 'active') {
-    // Paused: remind when it is active again (nobody can answer meanwhile).
-    await enqueueCheck(deps, data, deps.config.distributionHoldRecheckSeconds);
-    return 'finished';
-  }
-  await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sending' });
-  await enqueueCheck(deps, data);
-  const context = await mailContext(deps, tenant, distribution);
-  try {
-    let after = '';
-    for (;;) {
-      const page = await repo.reminderRecipients(conn, tenant, distribution, after, PAGE_SIZE);
-      if (page.length === 0) break;
-      after = page[page.length - 1]!.external_id;
-      await forEachConcurrently(page, IN_FLIGHT, async (target) => {
-        const outcome = await context.sender.send(messageFor(deps, context, tenant, distribution, target, true));
-        // A refused reminder is not retried: the invitation itself was delivered.
-        if (outcome.kind === 'sent') await repo.recordReminder(conn, tenant, distribution.id, target.external_id);
+  return runOwned(
+    deps,
+    {
+      lock: `distributions.remind:${data.distributionId}`,
+      session: outcomesUnflushed,
+      async load(conn) {
+        const distribution = await repo.findDistribution(conn, tenant, data.distributionId);
+        if (
+          !distribution ||
+          (distribution.reminder_status !== 'scheduled' && distribution.reminder_status !== 'sending')
+        )
+          return undefined;
+        const survey = await surveys.findSurvey(conn, tenant, distribution.survey_id);
+        if (!survey || survey.status === 'closed') {
+          await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'cancelled' });
+          return undefined;
+        }
+        if (survey.status !== 'active') {
+          // Paused: remind when it is active again (nobody can answer meanwhile).
+          await check(deps, data)(deps.config.distributionHoldRecheckSeconds);
+          return undefined;
+        }
+        return distribution;
+      },
+      async beginRun(conn, distribution) {
+        await repo.updateDistribution(conn, tenant, distribution.id, { reminder_status: 'sending' });
+        return distribution;
+      },
+      watchdog: check(deps, data),
+    },
+    async (conn, distribution) => {
+      const context = await mailContext(deps, tenant, distribution);
+      try {
+        let after = '';
+        for (;;) {
+          const page = await repo.reminderRecipients(conn, tenant, distribution, after, PAGE_SIZE);
+          if (page.length === 0) break;
+          after = page[page.length - 1]!.external_id;
+          await forEachConcurrently(page, IN_FLIGHT, async (target) => {
+            const outcome = await context.sender.send(messageFor(deps, context, tenant, distribution, target, true));
+            // A refused reminder is not retried: the invitation itself was delivered.
+            if (outcome.kind === 'sent') await repo.recordReminder(conn, tenant, distribution.id, target.external_id);
+          });
+        }
+      } finally {
+        context.sender.close();
+      }
+      await repo.updateDistribution(conn, tenant, distribution.id, {
+        reminder_status: 'sent',
+        reminder_sent_at: new Date(),
       });
-    }
-  } finally {
-    context.sender.close();
-  }
-  await repo.updateDistribution(conn, tenant, distribution.id, {
-    reminder_status: 'sent',
-    reminder_sent_at: new Date(),
-  });
-  return 'finished';
+    },
+  );
 }

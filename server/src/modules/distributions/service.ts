@@ -6,14 +6,15 @@
 import type { components } from '../../generated/openapi.js';
 import type { Config } from '../../config.js';
 import type { Db, DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
+import { tenantIs, tenantOfRow } from '../../db/tenant.js';
 import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import type { Dependencies } from '../../http/handler.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
-import { newId } from '../../lib/ids.js';
+import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
+import { distributionQueue, type DistributionJobData } from './queue.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
 import { embedToken, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
@@ -22,15 +23,6 @@ export type Distribution = components['schemas']['Distribution'];
 export type DistributionRecipient = components['schemas']['DistributionRecipient'];
 type DistributionRequest = components['schemas']['DistributionRequest'];
 type AudiencePreview = components['schemas']['AudiencePreview'];
-
-export const DISTRIBUTION_QUEUE = 'distributions.send';
-export interface DistributionJobData {
-  organizationId: string;
-  environment: Tenant['environment'];
-  distributionId: string;
-  /** `send`: match, snapshot and send (or hold, or cancel); `remind`: the reminder. */
-  kind: 'send' | 'remind';
-}
 
 const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3600 * 1000;
 const DEFAULT_LINK_DAYS = 60;
@@ -66,7 +58,7 @@ export function countsOf(row: DistributionRow, live?: StatusCounts) {
 }
 
 export function toDistribution(row: DistributionRow, config: Config, key: LinkKey, live?: StatusCounts): Distribution {
-  const tenant = { organizationId: row.organization_id, environment: row.environment };
+  const tenant = tenantOfRow(row);
   return {
     id: row.id,
     surveyId: row.survey_id,
@@ -94,7 +86,7 @@ export function toRecipient(
   config: Config,
   key: LinkKey,
 ): DistributionRecipient {
-  const tenant = { organizationId: row.organization_id, environment: row.environment };
+  const tenant = tenantOfRow(row);
   return {
     respondentExternalId: row.external_id,
     email: row.email,
@@ -207,7 +199,7 @@ export async function distributeSurvey(
       distributionId: inserted.id,
       kind: 'send',
     };
-    await sendInTransaction(deps.boss, tx, DISTRIBUTION_QUEUE, data, future ? { startAfter: schedule } : {});
+    await distributionQueue.send(deps.boss, tx, data, future ? { startAfter: schedule } : {});
     return inserted;
   });
   return presentDistribution(deps.db, deps.config, tenant, row);
@@ -223,8 +215,7 @@ export async function previewDistribution(
   if (!(await surveys.findSurvey(db, tenant, surveyId))) throw notFound('survey', surveyId);
   const matching = db
     .selectFrom('respondents')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where(compileChecked(targeting, respondentsTarget));
   const [count, sample] = await Promise.all([
     matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
@@ -258,4 +249,65 @@ export async function findDistributionOrThrow(
   // Another survey's distribution is answered like an unknown one.
   if (!row || row.survey_id !== surveyId) throw notFound('distribution', distributionId);
   return row;
+}
+
+type RecipientFilter = Parameters<typeof repo.listRecipients>[3];
+
+/** Malformed ids are answered like unknown ones, without a query. */
+export function surveyIdOrThrow(id: string): string {
+  if (!isId('srv', id)) throw notFound('survey', id);
+  return id;
+}
+
+export function distributionIdOrThrow(id: string): string {
+  if (!isId('dst', id)) throw notFound('distribution', id);
+  return id;
+}
+
+export async function listDistributions(
+  db: DbOrTx,
+  config: Config,
+  tenant: Tenant,
+  surveyIdParam: string,
+  page: { limit: number; offset: number },
+): Promise<{ distributions: Distribution[]; total: number }> {
+  const surveyId = surveyIdOrThrow(surveyIdParam);
+  if (!(await surveys.findSurvey(db, tenant, surveyId))) throw notFound('survey', surveyId);
+  const { rows, total } = await repo.listDistributions(db, tenant, surveyId, page);
+  const distributions = await Promise.all(rows.map((row) => presentDistribution(db, config, tenant, row)));
+  return { distributions, total };
+}
+
+export async function getDistribution(
+  db: DbOrTx,
+  config: Config,
+  tenant: Tenant,
+  surveyId: string,
+  distributionId: string,
+): Promise<Distribution> {
+  const row = await findDistributionOrThrow(
+    db,
+    tenant,
+    surveyIdOrThrow(surveyId),
+    distributionIdOrThrow(distributionId),
+  );
+  return presentDistribution(db, config, tenant, row);
+}
+
+export async function listRecipients(
+  db: DbOrTx,
+  config: Config,
+  tenant: Tenant,
+  ids: { surveyId: string; distributionId: string },
+  filter: RecipientFilter,
+): Promise<{ recipients: DistributionRecipient[]; total: number }> {
+  const distribution = await findDistributionOrThrow(
+    db,
+    tenant,
+    surveyIdOrThrow(ids.surveyId),
+    distributionIdOrThrow(ids.distributionId),
+  );
+  const { rows, total } = await repo.listRecipients(db, tenant, distribution.id, filter);
+  const key = await linkKeyOf(db, config.linkSecret);
+  return { recipients: rows.map((row) => toRecipient(row, distribution, config, key)), total };
 }

@@ -11,7 +11,8 @@
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { sql, type Expression, type RawBuilder } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Environment, Tenant } from '../../db/schema.js';
+import type { Environment } from '../../db/columns.js';
+import type { Tenant } from '../../db/tenant.js';
 
 export interface LinkKey {
   /** The HMAC key: SHA-256 of the configured secret (32 bytes). */

@@ -4,7 +4,6 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
-export { EVENT_RETENTION_DAYS } from './handlers.js';
+export { eventsJobs } from './jobs.js';
 export { deliveryWakeChannel, eventSteps, queueDeliveries, recordEvent, type NewEvent } from './record.js';
-export { deleteExpiredEvents } from './repository.js';
 export type { EventType } from './tables.js';

@@ -7,7 +7,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantColumns, type Tenant } from '../../db/tenant.js';
 import type { DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from './tables.js';
@@ -119,8 +119,7 @@ export async function queueDeliveries(
     .insertInto('webhook_deliveries')
     .values(
       webhookIds.map((webhookId, i) => ({
-        organization_id: tenant.organizationId,
-        environment: tenant.environment,
+        ...tenantColumns(tenant),
         id: ids[i]!,
         webhook_id: webhookId,
         event_id: eventId,

@@ -1,7 +1,7 @@
 /** All SQL of reading and expiring events. */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { acrossTenants, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { EventType } from './tables.js';
 
 export interface EventFilter {
@@ -13,10 +13,7 @@ export interface EventFilter {
 }
 
 export async function listEvents(db: DbOrTx, tenant: Tenant, filter: EventFilter) {
-  let query = db
-    .selectFrom('events')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
+  let query = db.selectFrom('events').where(tenantIs(tenant));
   if (filter.type) query = query.where('type', '=', filter.type);
   if (filter.createdAfter) query = query.where('created_at', '>=', filter.createdAfter);
   if (filter.createdBefore) query = query.where('created_at', '<', filter.createdBefore);
@@ -40,7 +37,9 @@ export async function deleteExpiredEvents(db: Db, days: number): Promise<number>
     const result = await sql`
       delete from events where (organization_id, environment, id) in (
         select organization_id, environment, id from events
-        where created_at < now() - make_interval(days => ${days}) limit 5000)`.execute(db);
+        where created_at < now() - make_interval(days => ${days}) limit 5000)`.execute(
+      acrossTenants(db, "the events.cleanup job expires every tenant's old events"),
+    );
     const n = Number(result.numAffectedRows ?? 0);
     deleted += n;
     if (n < 5000) return deleted;

@@ -7,7 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import { insertChunk } from './repository.js';
 
 export const CHUNK_SIZE = 1024 * 1024;

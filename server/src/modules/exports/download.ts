@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import { listChunks, readChunkSlice } from './repository.js';
 
 export type RangeAnswer =

@@ -4,6 +4,4 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
-export { deleteChunksOfFailed, deleteExpired } from './repository.js';
-export { checkLater, runExport } from './runner.js';
-export { EXPORT_QUEUE, type ExportJobData } from './service.js';
+export { exportsJobs } from './jobs.js';

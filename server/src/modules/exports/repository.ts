@@ -1,7 +1,7 @@
 /** All SQL of the exports module. Every query that serves a caller is scoped by organization and environment. */
 import { sql, type RawBuilder, type Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { ChoiceValues, ExportFormat, ExportsTable } from './tables.js';
 
 export type ExportRow = Selectable<ExportsTable>;
@@ -34,8 +34,7 @@ export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<
   return db
     .insertInto('exports')
     .values({
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
+      ...tenantColumns(tenant),
       id: e.id,
       survey_id: e.surveyId,
       format: e.format,
@@ -63,13 +62,7 @@ export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<
 }
 
 export function findExport(db: DbOrTx, tenant: Tenant, id: string): Promise<ExportRow | undefined> {
-  return db
-    .selectFrom('exports')
-    .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  return db.selectFrom('exports').selectAll().where(tenantIs(tenant)).where('id', '=', id).executeTakeFirst();
 }
 
 /**
@@ -119,11 +112,7 @@ export function scopeOf(row: ExportRow): Scope {
  */
 function scopeCondition(tenant: Tenant, s: Scope, timeColumn: 'submitted_at' | 'deleted_at'): RawBuilder<boolean> {
   const time = sql.ref(timeColumn);
-  const parts: RawBuilder<unknown>[] = [
-    sql`organization_id = ${tenant.organizationId}`,
-    sql`environment = ${tenant.environment}`,
-    sql`survey_id = ${s.surveyId}`,
-  ];
+  const parts: RawBuilder<unknown>[] = [tenantIs(tenant), sql`survey_id = ${s.surveyId}`];
   if (s.after) parts.push(sql`${time} >= ${s.after}`);
   if (s.before) parts.push(sql`${time} < ${s.before}`);
   if (s.snapshot !== null) {
@@ -207,8 +196,7 @@ export function beginAttempt(
       rows_written: 0,
       ...(first ? { watermark: first.watermark, total_rows: first.totalRows } : {}),
     }))
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .where('status', 'in', ['pending', 'processing'])
     .returningAll()
@@ -222,11 +210,7 @@ export async function deleteChunksExcept(
   exportId: string,
   keepAttempt: number | null,
 ): Promise<void> {
-  let query = db
-    .deleteFrom('export_chunks')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('export_id', '=', exportId);
+  let query = db.deleteFrom('export_chunks').where(tenantIs(tenant)).where('export_id', '=', exportId);
   if (keepAttempt !== null) query = query.where('attempt', '<>', keepAttempt);
   await query.execute();
 }
@@ -249,8 +233,7 @@ export async function insertChunk(
     await tx
       .insertInto('export_chunks')
       .values({
-        organization_id: tenant.organizationId,
-        environment: tenant.environment,
+        ...tenantColumns(tenant),
         export_id: exportId,
         attempt,
         seq,
@@ -271,8 +254,7 @@ export async function saveProgress(
   await db
     .updateTable('exports')
     .set({ rows_written: rowsWritten })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', exportId)
     .where('attempts', '=', attempt)
     .where('status', '=', 'processing')
@@ -298,8 +280,7 @@ export function completeExport(
       completed_at: sql`now()`,
       expires_at: sql`now() + ${FILE_RETENTION}::interval`,
     })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', exportId)
     .where('attempts', '=', attempt)
     .where('status', '=', 'processing')
@@ -311,8 +292,7 @@ export function failExport(db: DbOrTx, tenant: Tenant, exportId: string, error: 
   return db
     .updateTable('exports')
     .set({ status: 'failed', error: error.slice(0, 1000), completed_at: sql`now()` })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', exportId)
     .where('status', 'in', ['pending', 'processing'])
     .returningAll()
@@ -330,8 +310,7 @@ export function listChunks(db: DbOrTx, tenant: Tenant, exportId: string, attempt
   return db
     .selectFrom('export_chunks')
     .select(['seq', 'byte_offset', sql<number>`octet_length(data)`.as('length')])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('export_id', '=', exportId)
     .where('attempt', '=', attempt)
     .orderBy('seq')
@@ -351,8 +330,7 @@ export async function readChunkSlice(
   const row = await db
     .selectFrom('export_chunks')
     .select(sql<Buffer>`substring(data from ${from + 1} for ${length})`.as('part'))
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('export_id', '=', exportId)
     .where('attempt', '=', attempt)
     .where('seq', '=', seq)
@@ -379,7 +357,8 @@ export async function listDeletions(db: DbOrTx, tenant: Tenant, scope: Scope, li
 
 /** The scheduled clean-up: expired files, old export records, old deletion entries. */
 export async function deleteExpired(db: DbOrTx): Promise<{ files: number; exports: number; deletions: number }> {
-  const expired = await db
+  const job = acrossTenants(db, "the exports.cleanup job expires every tenant's files, records and deletions");
+  const expired = await job
     .updateTable('exports')
     .set({ file_deleted_at: sql`now()` })
     .where('expires_at', '<=', sql<Date>`now()`)
@@ -389,17 +368,16 @@ export async function deleteExpired(db: DbOrTx): Promise<{ files: number; export
   for (const e of expired) {
     await db
       .deleteFrom('export_chunks')
-      .where('organization_id', '=', e.organization_id)
-      .where('environment', '=', e.environment)
+      .where(tenantIs(tenantOfRow(e)))
       .where('export_id', '=', e.id)
       .execute();
   }
-  const exports = await db
+  const exports = await job
     .deleteFrom('exports')
     .where(sql<boolean>`coalesce(expires_at, completed_at, created_at) < now() - ${RECORD_RETENTION}::interval`)
     .where('status', 'in', ['completed', 'failed'])
     .executeTakeFirst();
-  const deletions = await db
+  const deletions = await job
     .deleteFrom('response_deletions')
     .where('deleted_at', '<', sql<Date>`now() - ${DELETIONS_RETENTION}::interval`)
     .executeTakeFirst();
@@ -414,5 +392,7 @@ export async function deleteExpired(db: DbOrTx): Promise<{ files: number; export
 export async function deleteChunksOfFailed(db: DbOrTx): Promise<void> {
   await sql`delete from export_chunks c using exports e
     where e.organization_id = c.organization_id and e.environment = c.environment and e.id = c.export_id
-      and (e.status = 'failed' or (e.status = 'completed' and c.attempt <> e.file_attempt))`.execute(db);
+      and (e.status = 'failed' or (e.status = 'completed' and c.attempt <> e.file_attempt))`.execute(
+    acrossTenants(db, "the exports.cleanup job's fallback sweeps every tenant's orphaned chunks"),
+  );
 }

@@ -1,10 +1,9 @@
 /**
  * The worker side of an export (queue `responses.export`).
  *
- * Ownership and crash recovery follow the respondent sync (see respondents/sync-runner.ts): the worker that runs
- * an export holds a session advisory lock on it, which PostgreSQL drops the moment that process dies, even on
- * SIGKILL; a delayed check job (the dead-man's switch) that finds the export unfinished and its lock free starts
- * a new attempt within seconds.
+ * Ownership and crash recovery are job ownership (jobs/owned.ts): the worker that runs an export holds a session
+ * advisory lock on it, which PostgreSQL drops the moment that process dies, even on SIGKILL; a delayed check job
+ * (the dead-man's switch) that finds the export unfinished and its lock free starts a new attempt within seconds.
  *
  * One complete file, never a half one: every attempt writes its own chunks (tagged with the attempt number),
  * starting from scratch; the transaction that marks the export completed names the attempt whose chunks form
@@ -12,11 +11,10 @@
  * are deleted when the next attempt starts. The window (its end, the watermark) is fixed by the first attempt, so
  * a retry writes the same responses.
  */
-import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
-import { bossDb, sendInTransaction } from '../../jobs/enqueue.js';
+import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import { findSurvey } from '../surveys/index.js';
 import { ChunkSink } from './chunk-sink.js';
@@ -32,29 +30,32 @@ import {
   openCursor,
   saveProgress,
   scopeOf,
+  type ExportRow,
   type PageRow,
 } from './repository.js';
-import { EXPORT_QUEUE, toExport, type ExportJobData } from './service.js';
+import { exportQueue, type ExportJobData } from './queue.js';
+import { toExport } from './service.js';
 
 type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log'>;
 
-/** Seconds between dead-man's-switch checks of a running export. */
-export const WATCHDOG_SECONDS = 5;
 /** An export whose worker died this many times fails instead of starting again. */
 const MAX_ATTEMPTS = 5;
 /** Rows per keyset page: the unit of memory of the worker. */
 export const PAGE_SIZE = 2000;
 const PROGRESS_EVERY_MS = 250;
 
-const lockKey = (exportId: string) => sql`hashtextextended(${`responses.export:${exportId}`}, 0)`;
+/** A check of the export (the dead-man's switch), behind new exports (priority 0). */
+const check =
+  (deps: RunDeps, data: ExportJobData): Watchdog =>
+  (seconds) =>
+    exportQueue.send(deps.boss, deps.db, data, { startAfter: seconds, priority: 0 });
 
-export function enqueueExport(
-  deps: Pick<Dependencies, 'boss'>,
-  db: Db,
-  data: ExportJobData,
-  checkAfterSeconds: number,
-) {
-  return sendInTransaction(deps.boss, db, EXPORT_QUEUE, data, { startAfter: checkAfterSeconds, priority: 0 });
+/** Fails the export and drops every chunk written for it. */
+async function fail(conn: Db, tenant: Tenant, found: ExportRow, reason: string): Promise<void> {
+  await conn.transaction().execute(async (tx) => {
+    await failExport(tx, tenant, found.id, reason);
+    await deleteChunksExcept(tx, tenant, found.id, null);
+  });
 }
 
 /**
@@ -79,48 +80,52 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
 }
 
 /**
- * Runs (or resumes) one export if no live worker owns it. `busy`: a live worker holds it; `finished`: nothing
- * (more) to do here.
+ * Runs (or resumes) one export if no live worker owns it (jobs/owned.ts). `busy`: a live worker holds it;
+ * `finished`: nothing (more) to do here.
  */
 export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'busy' | 'finished'> {
   const tenant: Tenant = { organizationId: data.organizationId, environment: data.environment };
-  return deps.db.connection().execute(async (conn) => {
-    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(data.exportId)}) as ok`.execute(
-      conn,
-    );
-    if (!locked.rows[0]?.ok) return 'busy';
-    try {
-      const found = await findExport(conn, tenant, data.exportId);
-      if (!found || (found.status !== 'pending' && found.status !== 'processing')) return 'finished';
-      const fail = async (reason: string) => {
-        await conn.transaction().execute(async (tx) => {
-          await failExport(tx, tenant, found.id, reason);
-          await deleteChunksExcept(tx, tenant, found.id, null);
-        });
-      };
-      if (found.attempts >= MAX_ATTEMPTS) {
-        await fail(`The export stopped after ${MAX_ATTEMPTS} interrupted attempts; start a new export.`);
-        return 'finished';
-      }
-      const survey = await findSurvey(conn, tenant, found.survey_id);
-      if (!survey) {
-        await fail(`Survey ${found.survey_id} was deleted before its export was written.`);
-        return 'finished';
-      }
-
-      let first: { watermark: Date; totalRows: number } | null = null;
-      if (!found.watermark) {
-        // Accepted with a snapshot (every export since snapshots; see the 2026-11-25T0600 migration).
-        if (!found.snapshot_at) {
-          await fail(`Export ${found.id} has no snapshot; start a new export.`);
-          return 'finished';
+  return runOwned(
+    deps,
+    {
+      lock: `responses.export:${data.exportId}`,
+      async load(conn) {
+        const found = await findExport(conn, tenant, data.exportId);
+        return found && (found.status === 'pending' || found.status === 'processing') ? found : undefined;
+      },
+      maxRuns: {
+        limit: MAX_ATTEMPTS,
+        count: (found) => found.attempts,
+        giveUp: (conn, found) =>
+          fail(
+            conn,
+            tenant,
+            found,
+            `The export stopped after ${MAX_ATTEMPTS} interrupted attempts; start a new export.`,
+          ),
+      },
+      async beginRun(conn, found) {
+        const survey = await findSurvey(conn, tenant, found.survey_id);
+        if (!survey) {
+          await fail(conn, tenant, found, `Survey ${found.survey_id} was deleted before its export was written.`);
+          return undefined;
         }
-        const watermark = watermarkOf(found.submitted_after, found.submitted_before, found.snapshot_at);
-        first = { watermark, totalRows: await countScope(conn, tenant, scopeOf(found)) };
-      }
-      const job = await beginAttempt(conn, tenant, found.id, first);
-      if (!job || !job.watermark) return 'finished';
-      const watchdogId = await enqueueExport(deps, deps.db, data, WATCHDOG_SECONDS);
+        let first: { watermark: Date; totalRows: number } | null = null;
+        if (!found.watermark) {
+          // Accepted with a snapshot (every export since snapshots; see the 2026-11-25T0600 migration).
+          if (!found.snapshot_at) {
+            await fail(conn, tenant, found, `Export ${found.id} has no snapshot; start a new export.`);
+            return undefined;
+          }
+          const watermark = watermarkOf(found.submitted_after, found.submitted_before, found.snapshot_at);
+          first = { watermark, totalRows: await countScope(conn, tenant, scopeOf(found)) };
+        }
+        const job = await beginAttempt(conn, tenant, found.id, first);
+        return job && job.watermark ? { job, survey } : undefined;
+      },
+      watchdog: check(deps, data),
+    },
+    async (conn, { job, survey }, watchdogId) => {
       await deleteChunksExcept(conn, tenant, job.id, null);
 
       const attempt = job.attempts;
@@ -169,15 +174,12 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
         const completed = await completeExport(tx, tenant, job.id, attempt, { rowCount: rows, size: sink.written });
         // A newer attempt took over (this one was presumed dead): its file wins, this one is dropped with it.
         if (!completed) return;
-        if (watchdogId) await deps.boss.cancel(EXPORT_QUEUE, watchdogId, { db: bossDb(tx) });
+        if (watchdogId) await exportQueue.cancel(deps.boss, tx, watchdogId);
         await recordEvent(tx, tenant, 'responses.export.completed', toExport(completed));
       });
       deps.log.info({ exportId: job.id, rows, size: sink.written, attempt }, 'export completed');
-      return 'finished';
-    } finally {
-      await sql`select pg_advisory_unlock(${lockKey(data.exportId)})`.execute(conn).catch(() => undefined);
-    }
-  });
+    },
+  );
 }
 
 /** The dead-man's switch: while the export's owner is alive, look again later. */
@@ -187,6 +189,5 @@ export async function checkLater(deps: RunDeps, data: ExportJobData): Promise<vo
     { organizationId: data.organizationId, environment: data.environment },
     data.exportId,
   );
-  if (row && (row.status === 'processing' || row.status === 'pending'))
-    await enqueueExport(deps, deps.db, data, WATCHDOG_SECONDS);
+  if (row && (row.status === 'processing' || row.status === 'pending')) await checkAgainLater(check(deps, data));
 }

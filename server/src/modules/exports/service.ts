@@ -4,24 +4,19 @@
  */
 import type PgBoss from 'pg-boss';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
+import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { findSurvey } from '../surveys/index.js';
-import { findExport, insertExport, type ExportRow, type NewExport } from './repository.js';
+import type { Readable } from 'node:stream';
+import { fileStream, parseRange } from './download.js';
+import { mediaTypes } from './formats.js';
+import { exportQueue, type ExportJobData } from './queue.js';
+import { findExport, insertExport, listDeletions, scopeOf, type ExportRow, type NewExport } from './repository.js';
 
 export type Export = components['schemas']['Export'];
 type ExportRequest = components['schemas']['ExportRequest'];
-
-export const EXPORT_QUEUE = 'responses.export';
-
-export interface ExportJobData {
-  exportId: string;
-  organizationId: string;
-  environment: Tenant['environment'];
-}
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
@@ -166,8 +161,94 @@ export async function startExport(
       organizationId: tenant.organizationId,
       environment: tenant.environment,
     };
-    await sendInTransaction(deps.boss, tx, EXPORT_QUEUE, data, { priority: 1 });
+    await exportQueue.send(deps.boss, tx, data, { priority: 1 });
     return inserted;
   });
   return toExport(row);
+}
+
+/** What a download sends: the whole file (200) or one byte range of it (206), with its headers. */
+export interface ExportFile {
+  status: 200 | 206;
+  contentType: string;
+  body: Readable;
+  headers: Record<string, string>;
+}
+
+/**
+ * The file of a completed export, whole or one range (`Range`, honoured only while `If-Range` still names this
+ * file's ETag). 409 before it is completed, 410 once it expired, 416 for a range outside it.
+ */
+export async function exportFile(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  request: { range: string | undefined; ifRange: string | undefined },
+): Promise<ExportFile> {
+  const row = await findExportOrThrow(db, tenant, id);
+  if (row.status !== 'completed' || row.file_attempt === null || row.size === null) {
+    throw invalidState(
+      row.status === 'failed'
+        ? `Export ${row.id} failed: it has no file.`
+        : `Export ${row.id} is ${row.status}; download it once it is completed.`,
+    );
+  }
+  if (row.file_deleted_at || (row.expires_at && row.expires_at.getTime() <= Date.now())) {
+    throw new ApiError(
+      410,
+      'export_expired',
+      `The file of export ${row.id} expired at ${row.expires_at?.toISOString()}; start a new export.`,
+    );
+  }
+  const size = row.size;
+  const etag = `"${row.id}-${row.file_attempt}"`;
+  const range =
+    request.ifRange === undefined || request.ifRange === etag
+      ? parseRange(request.range, size)
+      : ({ kind: 'full' } as const);
+  if (range.kind === 'unsatisfiable') {
+    throw new ApiError(
+      416,
+      'range_not_satisfiable',
+      `The range ${request.range} is outside the file (${size} bytes).`,
+      undefined,
+      { 'Content-Range': `bytes */${size}` },
+    );
+  }
+  const [start, end] = range.kind === 'partial' ? [range.start, range.end] : [0, size - 1];
+  // Ids and the format are plain ASCII, so the quoted form needs no RFC 5987 encoding.
+  const common = {
+    ETag: etag,
+    'Accept-Ranges': 'bytes',
+    'Content-Length': String(end - start + 1),
+    'Content-Disposition': `attachment; filename="survey-${row.survey_id}-${row.id}.${row.format}"`,
+  };
+  return {
+    status: range.kind === 'partial' ? 206 : 200,
+    contentType: mediaTypes[row.format],
+    body: fileStream(db, tenant, row.id, row.file_attempt, start, end),
+    headers: range.kind === 'partial' ? { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` } : common,
+  };
+}
+
+export type ExportDeletion = components['schemas']['ExportDeletion'];
+
+/** The responses deleted within an export's window since it was taken (its window is fixed once it starts). */
+export async function listExportDeletions(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  page: { limit: number; offset: number },
+): Promise<{ deletions: ExportDeletion[]; total: number }> {
+  const row = await findExportOrThrow(db, tenant, id);
+  if (!row.watermark) {
+    throw invalidState(`Export ${row.id} is ${row.status}; its window is fixed once it starts processing.`);
+  }
+  const { rows, total } = await listDeletions(db, tenant, scopeOf(row), page.limit, page.offset);
+  const deletions = rows.map((d) => ({
+    responseId: d.response_id,
+    surveyId: d.survey_id,
+    deletedAt: d.deleted_at.toISOString(),
+  }));
+  return { deletions, total };
 }

@@ -1,6 +1,7 @@
 /** All SQL on `organizations`. Organizations are managed by operators through the admin CLI, not the API. */
 import type { DbOrTx } from '../../db/database.js';
 import type { Plan } from '../../db/schema.js';
+import { acrossTenants } from '../../db/tenant.js';
 import { newId } from '../../lib/ids.js';
 
 export const plans: readonly Plan[] = ['FREE', 'STARTER', 'PRO', 'BUSINESS'];
@@ -18,11 +19,15 @@ export function findOrganization(db: DbOrTx, id: string) {
 }
 
 export function listOrganizations(db: DbOrTx) {
-  return db.selectFrom('organizations').selectAll().orderBy('created_at').execute();
+  return acrossTenants(db, "the admin CLI's list of every organization")
+    .selectFrom('organizations')
+    .selectAll()
+    .orderBy('created_at')
+    .execute();
 }
 
 export async function countOrganizations(db: DbOrTx): Promise<number> {
-  const row = await db
+  const row = await acrossTenants(db, 'the first start creates a demo organization only in an empty database')
     .selectFrom('organizations')
     .select((eb) => eb.fn.countAll<number>().as('count'))
     .executeTakeFirstOrThrow();

@@ -4,7 +4,6 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
+export { respondentsJobs } from './jobs.js';
 export { holdSyncRecords } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';
-export { checkLater, runSyncJob } from './sync-runner.js';
-export { SYNC_QUEUE, type SyncJobData } from './sync-service.js';

@@ -1,7 +1,7 @@
 /** All SQL on `respondents`. Every query is scoped by organization and environment. */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { RespondentRow } from './records.js';
 import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
 
@@ -47,10 +47,7 @@ export async function listRespondents(
   filters: RespondentFilters,
   page: { limit: number; offset: number },
 ): Promise<{ rows: RespondentRecord[]; total: number }> {
-  let query = db
-    .selectFrom('respondents')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
+  let query = db.selectFrom('respondents').where(tenantIs(tenant));
   if (filters.department !== undefined) query = query.where('department', '=', filters.department);
   if (filters.location !== undefined) query = query.where('location', '=', filters.location);
   if (filters.jobTitle !== undefined) query = query.where('job_title', '=', filters.jobTitle);
@@ -78,8 +75,7 @@ export async function findRespondent(
   return db
     .selectFrom('respondents')
     .select(columns)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('external_id', '=', externalId)
     .executeTakeFirst();
 }
@@ -87,8 +83,7 @@ export async function findRespondent(
 export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<boolean> {
   const result = await db
     .deleteFrom('respondents')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('external_id', '=', externalId)
     .executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
@@ -144,8 +139,7 @@ export async function existingHashes(
   const rows = await db
     .selectFrom('respondents')
     .select(['external_id', 'content_hash'])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('external_id', '=', sql<string>`any(${[...externalIds]}::text[])`)
     .execute();
   return new Map(rows.map((r) => [r.external_id, r.content_hash]));
@@ -156,7 +150,7 @@ export async function existingHashes(
  * in `sync_kept_ids`, the temporary table the same transaction filled with the job's valid externalIds.
  */
 export async function removeRespondentsNotKept(db: DbOrTx, tenant: Tenant, dryRun: boolean): Promise<number> {
-  const missing = sql`organization_id = ${tenant.organizationId} and environment = ${tenant.environment}
+  const missing = sql`${tenantIs(tenant)}
     and not exists (select 1 from sync_kept_ids k where k.external_id = respondents.external_id)`;
   const result = dryRun
     ? await sql<{ n: number }>`select count(*)::int as n from respondents where ${missing}`.execute(db)
@@ -196,7 +190,7 @@ export async function respondentNamePartsAmong(
     select distinct part
     from respondents r
     cross join lateral regexp_split_to_table(concat_ws(' ', r.first_name, r.last_name), '[[:space:]-]+') as part
-    where r.organization_id = ${tenant.organizationId} and r.environment = ${tenant.environment}
+    where ${tenantIs(tenant, 'r')}
       and part <> ''
       and (lower(replace(part, '’', '''')) = any(${[...words]}::text[]) or replace(part, '’', '''') = any(${[...words]}::text[]))`.execute(
     db,

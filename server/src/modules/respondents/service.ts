@@ -1,8 +1,24 @@
-/** Maps stored rows to the contract's Respondent and SyncJob objects. */
+/**
+ * Respondents one at a time (read, upsert, delete), sync jobs as the API shows them, and the mapping of stored
+ * rows to the contract's Respondent and SyncJob objects.
+ */
 import type { Selectable } from 'kysely';
+import type { DbOrTx } from '../../db/database.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
+import { ApiError, notFound, validationFailed } from '../../http/errors.js';
+import { isId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import type { RespondentRecord } from './repository.js';
+import { normalize, recordDetails } from './records.js';
+import {
+  deleteRespondent as removeRespondent,
+  findRespondent,
+  listRespondents as selectRespondents,
+  writeRespondents,
+  type RespondentFilters,
+  type RespondentRecord,
+} from './repository.js';
+import { findSyncJob } from './sync-repository.js';
 import type { SyncJobsTable } from './tables.js';
 
 export type Respondent = components['schemas']['Respondent'];
@@ -47,4 +63,53 @@ export function toSyncJob(row: Selectable<SyncJobsTable>): SyncJob {
     failureReason: row.failure_reason,
     createdAt: iso(row.created_at),
   };
+}
+
+export async function listRespondents(
+  db: DbOrTx,
+  tenant: Tenant,
+  filters: RespondentFilters,
+  page: { limit: number; offset: number },
+): Promise<{ respondents: Respondent[]; total: number }> {
+  const { rows, total } = await selectRespondents(db, tenant, filters, page);
+  return { respondents: rows.map(toRespondent), total };
+}
+
+export async function getRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<Respondent> {
+  const row = await findRespondent(db, tenant, externalId);
+  if (!row) throw notFound('respondent', externalId);
+  return toRespondent(row);
+}
+
+/** Creates or replaces one respondent; `created` tells which (201 or 200). */
+export async function upsertRespondent(
+  db: DbOrTx,
+  tenant: Tenant,
+  externalId: string,
+  body: components['schemas']['RespondentUpsert'],
+): Promise<{ respondent: Respondent; created: boolean }> {
+  if (externalId.length > 255) throw notFound('respondent', externalId);
+  if (body.externalId !== undefined && body.externalId !== externalId) {
+    throw new ApiError(400, 'validation_failed', 'The request is invalid: 1 problem found.', [
+      { path: '/body/externalId', message: 'must equal the externalId in the path', code: 'invalid_value' },
+    ]);
+  }
+  // The one record validator of PUT and sync (records.ts): a record stored here is stored the same by a sync.
+  const problems = recordDetails({ ...body, externalId });
+  if (problems.length > 0) throw validationFailed(problems);
+  const { created } = await writeRespondents(db, tenant, [normalize({ ...body, externalId })], 'upsert');
+  const row = await findRespondent(db, tenant, externalId);
+  if (!row) throw new Error('respondent vanished right after its upsert');
+  return { respondent: toRespondent(row), created: created === 1 };
+}
+
+export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<void> {
+  if (!(await removeRespondent(db, tenant, externalId))) throw notFound('respondent', externalId);
+}
+
+export async function getSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJob> {
+  if (!isId('job', jobId)) throw notFound('sync job', jobId);
+  const row = await findSyncJob(db, tenant, jobId);
+  if (!row) throw notFound('sync job', jobId);
+  return toSyncJob(row);
 }

@@ -1,10 +1,17 @@
-/** All SQL on `sync_jobs` and `sync_job_batches`. */
+/**
+ * All SQL on `sync_jobs` and `sync_job_batches`. A job's batches have no tenant columns: they are reached through
+ * their job's id, like the job itself once a worker runs it.
+ */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { SyncJobsTable, SyncMode, SyncRecordError, SyncStatus } from './tables.js';
 
 export type SyncJobRecord = Selectable<SyncJobsTable>;
+
+/** Why the worker's queries on its job are not tenant-scoped. */
+const byJobId =
+  'the sync worker addresses its job by the id (the primary key) the queue gave it; the row names its tenant';
 
 /**
  * Serializes, per organization and environment, the decisions "does this sync wait?" and "which sync is next?"
@@ -24,8 +31,7 @@ export async function unfinishedSyncs(db: DbOrTx, tenant: Tenant): Promise<{ job
       eb.fn.countAll<number>().as('jobs'),
       sql<number>`coalesce(sum(total_records - processed_records), 0)::int`.as('remaining'),
     ])
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('status', 'in', ['pending', 'processing'])
     .executeTakeFirstOrThrow();
   return { jobs: Number(row.jobs), remainingRecords: row.remaining };
@@ -37,7 +43,9 @@ export async function measuredRate(db: DbOrTx): Promise<number | undefined> {
     select sum(total_records)::float8 as records, sum(extract(epoch from completed_at - started_at))::float8 as seconds
     from (select total_records, started_at, completed_at from sync_jobs
           where status = 'completed' and started_at is not null and total_records >= 100
-          order by completed_at desc limit 10) recent`.execute(db);
+          order by completed_at desc limit 10) recent`.execute(
+    acrossTenants(db, 'the throughput estimate is measured over the latest syncs of all tenants'),
+  );
   const { records, seconds } = row.rows[0] ?? { records: null, seconds: null };
   return records && seconds && seconds > 0 ? records / seconds : undefined;
 }
@@ -50,8 +58,7 @@ export async function insertSyncJob(
     .insertInto('sync_jobs')
     .values({
       id: job.id,
-      organization_id: job.tenant.organizationId,
-      environment: job.tenant.environment,
+      ...tenantColumns(job.tenant),
       mode: job.mode,
       dry_run: job.dryRun,
       status: job.status,
@@ -136,7 +143,7 @@ export async function commitBatch(
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .execute();
-  await db
+  await acrossTenants(db, byJobId)
     .updateTable('sync_jobs')
     .set((eb) => ({
       processed_records: eb('processed_records', '+', result.records),
@@ -162,22 +169,16 @@ export async function deleteBatches(db: DbOrTx, jobId: string): Promise<void> {
 }
 
 export async function findSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJobRecord | undefined> {
-  return db
-    .selectFrom('sync_jobs')
-    .selectAll()
-    .where('id', '=', jobId)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .executeTakeFirst();
+  return db.selectFrom('sync_jobs').selectAll().where('id', '=', jobId).where(tenantIs(tenant)).executeTakeFirst();
 }
 
 export async function getSyncJobById(db: DbOrTx, jobId: string): Promise<SyncJobRecord | undefined> {
-  return db.selectFrom('sync_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+  return acrossTenants(db, byJobId).selectFrom('sync_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
 }
 
 /** A worker took the job up (again). */
 export async function markAttempt(db: DbOrTx, jobId: string): Promise<SyncJobRecord> {
-  return db
+  return acrossTenants(db, byJobId)
     .updateTable('sync_jobs')
     .set((eb) => ({ attempts: eb('attempts', '+', 1), started_at: sql`coalesce(started_at, now())` }))
     .where('id', '=', jobId)
@@ -199,7 +200,7 @@ export interface SyncCounts {
 
 /** Absolute values, never increments: writing the same state twice can never count twice. */
 export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts): Promise<void> {
-  await db
+  await acrossTenants(db, byJobId)
     .updateTable('sync_jobs')
     .set({
       processed_records: counts.processedRecords,
@@ -222,7 +223,7 @@ export async function finishSyncJob(
   jobId: string,
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
 ): Promise<void> {
-  await db
+  await acrossTenants(db, byJobId)
     .updateTable('sync_jobs')
     .set({ status: outcome.status, failure_reason: outcome.failureReason, completed_at: sql`now()`, progress: 100 })
     .where('id', '=', jobId)
@@ -240,8 +241,7 @@ export async function promoteNextSync(db: DbOrTx, tenant: Tenant): Promise<strin
       db
         .selectFrom('sync_jobs')
         .select('id')
-        .where('organization_id', '=', tenant.organizationId)
-        .where('environment', '=', tenant.environment)
+        .where(tenantIs(tenant))
         .where('status', '=', 'pending')
         .orderBy('created_at')
         .orderBy('id')

@@ -1,9 +1,9 @@
 /**
  * The worker side of a sync job.
  *
- * Ownership: the worker that runs a job holds a session advisory lock on it, on the connection that does the
- * job's writes. PostgreSQL drops the lock the moment that process dies (even on SIGKILL), so "lock free but job
- * unfinished" means "its worker is gone": whoever receives the job's queue entry then resumes it.
+ * Ownership (jobs/owned.ts): the worker that runs a job holds a session advisory lock on it, on the connection
+ * that does the job's writes. PostgreSQL drops the lock the moment that process dies (even on SIGKILL), so "lock
+ * free but job unfinished" means "its worker is gone": whoever receives the job's queue entry then resumes it.
  * Dead-man's switch: before working, the owner enqueues a check of the same job a few seconds ahead; a check that
  * finds the lock held re-enqueues itself, one that finds it free resumes the job, one that finds the job finished
  * stops. So a crashed job resumes within seconds of a worker being available, without waiting for pg-boss's
@@ -15,9 +15,9 @@
  */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
-import { bossDb } from '../../jobs/enqueue.js';
+import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { checkRecord, type RespondentRow } from './records.js';
 import {
   addKeptIds,
@@ -40,13 +40,12 @@ import {
   type SyncCounts,
   type SyncJobRecord,
 } from './sync-repository.js';
-import { enqueueSync, SYNC_BATCH_SIZE, SYNC_QUEUE } from './sync-service.js';
+import { syncQueue } from './sync-queue.js';
+import { enqueueSync, SYNC_BATCH_SIZE } from './sync-service.js';
 import { recordEvent } from '../events/index.js';
 import { toSyncJob } from './service.js';
 import type { SyncRecordError } from './tables.js';
 
-/** Seconds between dead-man's-switch checks of a running job. */
-export const WATCHDOG_SECONDS = 5;
 /** A job whose worker died this many times is failed instead of taken up again. */
 const MAX_ATTEMPTS = 5;
 const MAX_REPORTED_ERRORS = 100;
@@ -147,10 +146,6 @@ function tally(
   }
 }
 
-const tenantOfJob = (job: SyncJobRecord): Tenant => ({
-  organizationId: job.organization_id,
-  environment: job.environment,
-});
 const batchCountOf = (job: SyncJobRecord) => Math.ceil(job.total_records / SYNC_BATCH_SIZE);
 
 /** The end of every job, in the caller's transaction: final state, stored records dropped, next sync enqueued. */
@@ -162,10 +157,10 @@ async function finish(
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
   watchdogId?: string | null,
 ): Promise<void> {
-  const tenant = tenantOfJob(job);
+  const tenant = tenantOfRow(job);
   await lockTenantSyncs(tx, tenant);
   // The owner's pending check has nothing left to check.
-  if (watchdogId) await deps.boss.cancel(SYNC_QUEUE, watchdogId, { db: bossDb(tx) });
+  if (watchdogId) await syncQueue.cancel(deps.boss, tx, watchdogId);
   if (counts) await saveCounts(tx, job.id, counts);
   await finishSyncJob(tx, job.id, outcome);
   // The job's end and its event commit together (events/record.ts).
@@ -218,7 +213,7 @@ function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[
  * (PostgreSQL then uses more than one core); each commits its rows, its done flag and its counts together.
  */
 async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
-  const tenant = tenantOfJob(job);
+  const tenant = tenantOfRow(job);
   const batches = batchesOf(deps, job, await batchesToDo(conn, job.id));
   const writeAll = async (db: Db) => {
     for await (const { batchNo, size, outcome } of batches) {
@@ -260,7 +255,7 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
  * forever, and they for it (no database deadlock to detect, just a hang).
  */
 async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
-  const tenant = tenantOfJob(job);
+  const tenant = tenantOfRow(job);
   const counts = emptyCounts();
   await deps.db.connection().execute((side) =>
     conn.transaction().execute(async (tx) => {
@@ -299,44 +294,52 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
   );
 }
 
-const lockKey = (jobId: string) => sql`hashtextextended(${`respondents.sync.job:${jobId}`}, 0)`;
+/** A check of the job (the dead-man's switch), behind new and promoted jobs. */
+const check =
+  (deps: RunDeps, syncJobId: string): Watchdog =>
+  (seconds) =>
+    enqueueSync(deps.boss, deps.db, syncJobId, seconds);
 
 /**
- * Runs (or resumes) one sync job if no live worker owns it. `busy`: another live worker holds it; `finished`:
- * nothing (more) to do here.
+ * Runs (or resumes) one sync job if no live worker owns it (jobs/owned.ts). `busy`: another live worker holds it;
+ * `finished`: nothing (more) to do here.
  */
 export async function runSyncJob(deps: RunDeps, syncJobId: string): Promise<'busy' | 'finished'> {
-  return deps.db.connection().execute(async (conn) => {
-    const locked = await sql<{ ok: boolean }>`select pg_try_advisory_lock(${lockKey(syncJobId)}) as ok`.execute(conn);
-    if (!locked.rows[0]?.ok) return 'busy';
-    try {
-      const found = await getSyncJobById(conn, syncJobId);
-      // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
-      if (!found || found.status !== 'processing') return 'finished';
-      if (found.attempts >= MAX_ATTEMPTS) {
-        const counts =
-          found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
-        await conn.transaction().execute((tx) =>
-          finish(tx, deps, found, counts, {
-            status: 'failed',
-            failureReason: `The sync stopped after ${MAX_ATTEMPTS} interrupted attempts.${found.mode === 'replace' ? ' Nothing was applied.' : ' The counted records were applied.'}`,
-          }),
-        );
-        return 'finished';
-      }
-      const job = await markAttempt(conn, syncJobId);
-      const watchdogId = await enqueueSync(deps.boss, deps.db, syncJobId, WATCHDOG_SECONDS);
+  return runOwned(
+    deps,
+    {
+      lock: `respondents.sync.job:${syncJobId}`,
+      async load(conn) {
+        const found = await getSyncJobById(conn, syncJobId);
+        // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
+        return found?.status === 'processing' ? found : undefined;
+      },
+      maxRuns: {
+        limit: MAX_ATTEMPTS,
+        count: (found) => found.attempts,
+        async giveUp(conn, found) {
+          const counts =
+            found.mode === 'replace' ? { ...emptyCounts(), processedRecords: found.total_records } : undefined;
+          await conn.transaction().execute((tx) =>
+            finish(tx, deps, found, counts, {
+              status: 'failed',
+              failureReason: `The sync stopped after ${MAX_ATTEMPTS} interrupted attempts.${found.mode === 'replace' ? ' Nothing was applied.' : ' The counted records were applied.'}`,
+            }),
+          );
+        },
+      },
+      beginRun: (conn) => markAttempt(conn, syncJobId),
+      watchdog: check(deps, syncJobId),
+    },
+    async (conn, job, watchdogId) => {
       if (job.mode === 'replace') await runAtomic(conn, deps, job, watchdogId);
       else await runIncremental(conn, deps, job, watchdogId);
-      return 'finished';
-    } finally {
-      await sql`select pg_advisory_unlock(${lockKey(syncJobId)})`.execute(conn).catch(() => undefined);
-    }
-  });
+    },
+  );
 }
 
 /** The dead-man's switch: while the job's owner is alive, look again later. */
 export async function checkLater(deps: RunDeps, syncJobId: string): Promise<void> {
   const job = await getSyncJobById(deps.db, syncJobId);
-  if (job?.status === 'processing') await enqueueSync(deps.boss, deps.db, syncJobId, WATCHDOG_SECONDS);
+  if (job?.status === 'processing') await checkAgainLater(check(deps, syncJobId));
 }

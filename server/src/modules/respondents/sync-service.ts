@@ -6,22 +6,17 @@
  */
 import type PgBoss from 'pg-boss';
 import type { Db, DbOrTx } from '../../db/database.js';
-import { sendInTransaction } from '../../jobs/enqueue.js';
 import { newId } from '../../lib/ids.js';
 import { HeldRecord, holdSyncRecords, recordError, usableExternalId } from './records.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
+import { syncQueue, type SyncJobData } from './sync-queue.js';
 import { insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
 import type { SyncMode, SyncRecordError } from './tables.js';
 
-export const SYNC_QUEUE = 'respondents.sync';
 /** Records per stored batch, and per write transaction of the worker. */
 export const SYNC_BATCH_SIZE = 5000;
 /** Until a sync has completed on this database, estimates assume this rate (records per second). */
 const DEFAULT_RATE = 20_000;
-
-export interface SyncJobData {
-  syncJobId: string;
-}
 
 /** Positions, within each batch, of the records whose externalId occurs again later: the last occurrence wins. */
 export function supersededPositions(records: readonly unknown[], batchSize: number): number[][] {
@@ -54,10 +49,9 @@ export async function enqueueSync(
   checkAfterSeconds?: number,
 ): Promise<string | null> {
   const data: SyncJobData = { syncJobId };
-  return sendInTransaction(
+  return syncQueue.send(
     boss,
     db,
-    SYNC_QUEUE,
     data,
     checkAfterSeconds ? { startAfter: checkAfterSeconds, priority: 0 } : { priority: 1 },
   );

@@ -5,7 +5,8 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { validateAnswers } from './answers.js';
+export { surveysJobs } from './jobs.js';
 export { normaliseQuestions } from './questions.js';
-export { findSurvey, foldResponseCounts, type SurveyRow } from './repository.js';
+export { findSurvey, type SurveyRow } from './repository.js';
 export { storeResponse } from './responses-repository.js';
 export { createSurvey, findSurveyOrThrow } from './service.js';

@@ -4,7 +4,7 @@
  */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { Question, SurveySettings } from './questions.js';
 import type { SurveysTable, SurveyStatus } from './tables.js';
 
@@ -36,20 +36,13 @@ const surveyColumns = [
   responseCount,
 ] as const;
 
-function scoped(db: DbOrTx, tenant: Tenant) {
-  return db
-    .selectFrom('surveys')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
-}
-
 export function findSurvey(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<SurveyRow | undefined> {
-  const query = scoped(db, tenant).select(surveyColumns).where('id', '=', id);
+  const query = db.selectFrom('surveys').where(tenantIs(tenant)).select(surveyColumns).where('id', '=', id);
   return (options.forUpdate ? query.forUpdate() : query).executeTakeFirst();
 }
 
@@ -67,8 +60,7 @@ export function insertSurvey(db: DbOrTx, tenant: Tenant, survey: NewSurvey): Pro
     .insertInto('surveys')
     .values({
       id: survey.id,
-      organization_id: tenant.organizationId,
-      environment: tenant.environment,
+      ...tenantColumns(tenant),
       title: survey.title,
       description: survey.description,
       status: 'draft',
@@ -89,7 +81,7 @@ export async function listSurveys(
   tenant: Tenant,
   filter: { status?: SurveyStatus; search?: string; limit: number; offset: number },
 ) {
-  let query = scoped(db, tenant);
+  let query = db.selectFrom('surveys').where(tenantIs(tenant));
   if (filter.status) query = query.where('status', '=', filter.status);
   if (filter.search) query = query.where('title', 'ilike', `%${likeEscape(filter.search)}%`);
   // Page and total in one query (a window count); only a page past the end needs a second one for the total.
@@ -130,20 +122,13 @@ export function updateSurvey(
       updated_at: new Date(),
     })
     .where('id', '=', id)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .returning(surveyColumns)
     .executeTakeFirst();
 }
 
 export function deleteSurvey(db: DbOrTx, tenant: Tenant, id: string): Promise<{ id: string } | undefined> {
-  return db
-    .deleteFrom('surveys')
-    .where('id', '=', id)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .returning('id')
-    .executeTakeFirst();
+  return db.deleteFrom('surveys').where('id', '=', id).where(tenantIs(tenant)).returning('id').executeTakeFirst();
 }
 
 export type Transition = 'launch' | 'pause' | 'close';
@@ -181,8 +166,7 @@ export function transitionSurvey(
     .updateTable('surveys')
     .set({ ...set, updated_at: now })
     .where('id', '=', id)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('status', 'in', transitionSources[transition]);
   if (transition === 'launch') {
     query = query.where((eb) =>
@@ -196,7 +180,7 @@ export function transitionSurvey(
 export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string, delta: 1 | -1): Promise<void> {
   await db
     .insertInto('survey_response_counts')
-    .values({ organization_id: tenant.organizationId, environment: tenant.environment, survey_id: surveyId, n: delta })
+    .values({ ...tenantColumns(tenant), survey_id: surveyId, n: delta })
     .execute();
 }
 
@@ -205,9 +189,7 @@ export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string
  * of them (the `surveys.fold-counts` job), or one survey's.
  */
 export async function foldResponseCounts(db: DbOrTx, only?: { tenant: Tenant; surveyId: string }): Promise<number> {
-  const scope = only
-    ? sql`where organization_id = ${only.tenant.organizationId} and environment = ${only.tenant.environment} and survey_id = ${only.surveyId}`
-    : sql``;
+  const scope = only ? sql`where ${tenantIs(only.tenant)} and survey_id = ${only.surveyId}` : sql``;
   const { rows } = await sql<{ folded: string }>`
     with moved as (
       delete from survey_response_counts ${scope} returning organization_id, environment, survey_id, n
@@ -218,6 +200,8 @@ export async function foldResponseCounts(db: DbOrTx, only?: { tenant: Tenant; su
       from sums
       where s.organization_id = sums.organization_id and s.environment = sums.environment and s.id = sums.survey_id
     )
-    select coalesce(sum(deltas), 0) as folded from sums`.execute(db);
+    select coalesce(sum(deltas), 0) as folded from sums`.execute(
+    only ? db : acrossTenants(db, "the surveys.fold-counts job folds every tenant's deltas"),
+  );
   return Number(rows[0]?.folded ?? 0);
 }

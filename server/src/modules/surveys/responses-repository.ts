@@ -2,7 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { ResponsesTable } from './tables.js';
 import { eventSteps, type NewEvent } from '../events/index.js';
 
@@ -50,18 +50,19 @@ export async function storeResponse(
   event: NewEvent<'response.submitted'>,
   channel: ResponseChannel = { kind: 'api' },
 ): Promise<StoreOutcome> {
+  // The tenant's columns of the rows it inserts; every read and update is scoped by tenantIs.
   const org = tenant.organizationId;
   const env = tenant.environment;
   const recipient =
     channel.kind === 'personal'
       ? sql`select external_id, status from distribution_recipients
-          where organization_id = ${org} and environment = ${env} and distribution_id = ${channel.distributionId} and token_hash = ${channel.tokenHash}
+          where ${tenantIs(tenant)} and distribution_id = ${channel.distributionId} and token_hash = ${channel.tokenHash}
           for update`
       : sql`select null::text as external_id, null::text as status where false`;
   const distribution =
     channel.kind === 'api'
       ? sql`(select dr.distribution_id from distribution_recipients dr
-          where dr.organization_id = ${org} and dr.environment = ${env} and dr.survey_id = ${response.surveyId}
+          where ${tenantIs(tenant, 'dr')} and dr.survey_id = ${response.surveyId}
             and dr.external_id = ${response.respondentExternalId} and dr.status in ('sent', 'responded') and dr.sent_at <= ${response.submittedAt}
           order by dr.sent_at desc limit 1)`
       : sql`${channel.distributionId}::text`;
@@ -85,7 +86,7 @@ export async function storeResponse(
   }>`
     with active as (
       select id from surveys
-      where organization_id = ${org} and environment = ${env} and id = ${response.surveyId} and status = 'active'
+      where ${tenantIs(tenant)} and id = ${response.surveyId} and status = 'active'
       for share
     ), recipient as (${recipient}
     ), stored as (
@@ -100,7 +101,7 @@ export async function storeResponse(
       update distribution_recipients dr set status = 'responded',
         responded_at = ${identified ? response.submittedAt : null}::timestamptz, response_id = ${identified ? sql`s.id` : sql`null`}
       from stored s
-      where dr.organization_id = ${org} and dr.environment = ${env} and dr.distribution_id = s.distribution_id
+      where ${tenantIs(tenant, 'dr')} and dr.distribution_id = s.distribution_id
         and dr.external_id = ${answeredBy} and dr.status <> 'responded'
     ), counted as (
       insert into survey_response_counts (organization_id, environment, survey_id, n)
@@ -115,12 +116,9 @@ export async function storeResponse(
   return { outcome: Number(row.used) === 1 ? 'used' : 'duplicate' };
 }
 
-function scoped(db: DbOrTx, tenant: Tenant, surveyId: string) {
-  return db
-    .selectFrom('responses')
-    .where('survey_id', '=', surveyId)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
+/** The survey's responses, in the tenant. */
+function ofSurvey(db: DbOrTx, tenant: Tenant, surveyId: string) {
+  return db.selectFrom('responses').where('survey_id', '=', surveyId).where(tenantIs(tenant));
 }
 
 export interface ResponseFilter {
@@ -132,7 +130,7 @@ export interface ResponseFilter {
 }
 
 export async function listResponses(db: DbOrTx, tenant: Tenant, surveyId: string, filter: ResponseFilter) {
-  let query = scoped(db, tenant, surveyId);
+  let query = ofSurvey(db, tenant, surveyId);
   if (filter.submittedAfter) query = query.where('submitted_at', '>=', filter.submittedAfter);
   if (filter.submittedBefore) query = query.where('submitted_at', '<', filter.submittedBefore);
   if (filter.respondentExternalId !== undefined)
@@ -156,7 +154,7 @@ export function findResponse(
   surveyId: string,
   id: string,
 ): Promise<ResponseRow | undefined> {
-  return scoped(db, tenant, surveyId).selectAll().where('id', '=', id).executeTakeFirst();
+  return ofSurvey(db, tenant, surveyId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
 export function deleteResponse(
@@ -169,8 +167,7 @@ export function deleteResponse(
     .deleteFrom('responses')
     .where('id', '=', id)
     .where('survey_id', '=', surveyId)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .returning('id')
     .executeTakeFirst();
 }

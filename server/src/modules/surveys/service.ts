@@ -5,13 +5,13 @@
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import { newId } from '../../lib/ids.js';
+import { isId, newId } from '../../lib/ids.js';
 import { recordEvent } from '../events/index.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
-import { defaultSettings, mergeSettings, normaliseQuestions } from './questions.js';
+import { defaultSettings, mergeSettings, normaliseQuestions, type QuestionInput } from './questions.js';
 import * as surveys from './repository.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
 import type { SurveyRow, Transition } from './repository.js';
 import * as responses from './responses-repository.js';
 import type { ResponseRow } from './responses-repository.js';
@@ -223,11 +223,137 @@ export async function submitResponse(
   throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
 }
 
-export async function deleteResponse(db: Db, tenant: Tenant, surveyId: string, id: string): Promise<void> {
+export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: string, id: string): Promise<void> {
+  const surveyId = surveyIdOrThrow(surveyIdParam);
+  if (!isId('rsp', id)) throw notFound('response', id);
   const deleted = await db.transaction().execute(async (trx) => {
     const row = await responses.deleteResponse(trx, tenant, surveyId, id);
     if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
     return row;
   });
   if (!deleted) throw notFound('response', id);
+}
+
+/** Malformed ids are answered like unknown ones, without a query. */
+export function surveyIdOrThrow(id: string): string {
+  if (!isId('srv', id)) throw notFound('survey', id);
+  return id;
+}
+
+export async function listSurveys(
+  db: Db,
+  tenant: Tenant,
+  filter: Parameters<typeof surveys.listSurveys>[2],
+): Promise<{ surveys: Survey[]; total: number }> {
+  const { rows, total } = await surveys.listSurveys(db, tenant, filter);
+  return { surveys: rows.map(toSurvey), total };
+}
+
+export async function getSurvey(db: Db, tenant: Tenant, id: string): Promise<Survey> {
+  return toSurvey(await findSurveyOrThrow(db, tenant, surveyIdOrThrow(id)));
+}
+
+/** Deletes a survey; its responses go with it (ON DELETE CASCADE). */
+export async function deleteSurvey(db: Db, tenant: Tenant, id: string): Promise<string> {
+  const row = await surveys.deleteSurvey(db, tenant, surveyIdOrThrow(id));
+  if (!row) throw notFound('survey', id);
+  return row.id;
+}
+
+/** A survey's responses in a submission-time window (`submittedBefore` must be later than `submittedAfter`). */
+export async function listResponses(
+  db: Db,
+  tenant: Tenant,
+  surveyIdParam: string,
+  filter: {
+    submittedAfter?: string;
+    submittedBefore?: string;
+    respondentExternalId?: string;
+    limit: number;
+    offset: number;
+  },
+): Promise<{ responses: Response[]; total: number }> {
+  const surveyId = surveyIdOrThrow(surveyIdParam);
+  const submittedAfter = filter.submittedAfter === undefined ? undefined : new Date(filter.submittedAfter);
+  const submittedBefore = filter.submittedBefore === undefined ? undefined : new Date(filter.submittedBefore);
+  if (submittedAfter && submittedBefore && submittedBefore <= submittedAfter) {
+    throw validationFailed([
+      { path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' },
+    ]);
+  }
+  await findSurveyOrThrow(db, tenant, surveyId);
+  const { rows, total } = await responses.listResponses(db, tenant, surveyId, {
+    submittedAfter,
+    submittedBefore,
+    respondentExternalId: filter.respondentExternalId,
+    limit: filter.limit,
+    offset: filter.offset,
+  });
+  return { responses: rows.map(toResponse), total };
+}
+
+export async function getResponse(
+  db: Db,
+  tenant: Tenant,
+  surveyIdParam: string,
+  responseId: string,
+): Promise<Response> {
+  const surveyId = surveyIdOrThrow(surveyIdParam);
+  if (!isId('rsp', responseId)) throw notFound('response', responseId);
+  const row = await responses.findResponse(db, tenant, surveyId, responseId);
+  if (!row) throw notFound('response', responseId);
+  return toResponse(row);
+}
+
+/**
+ * The answer checks of a submission, for a request that also breaks the schema (so that one 400 lists every
+ * problem). Tolerant of a malformed body: only well-formed answers are checked.
+ */
+export async function submissionProblems(
+  db: Db,
+  tenant: Tenant,
+  surveyIdParam: unknown,
+  body: unknown,
+): Promise<ErrorDetail[]> {
+  const surveyId = typeof surveyIdParam === 'string' && isId('srv', surveyIdParam) ? surveyIdParam : undefined;
+  const answers = (body as { answers?: unknown } | undefined)?.answers;
+  if (!surveyId || !Array.isArray(answers)) return [];
+  const survey = await surveys.findSurvey(db, tenant, surveyId);
+  if (!survey) return [];
+  const wellFormed = answers.filter(
+    (answer): answer is { questionId: string; value: unknown } =>
+      typeof answer === 'object' && answer !== null && typeof answer.questionId === 'string',
+  );
+  return wellFormed.length === answers.length ? validateAnswers(survey.questions, wellFormed as never) : [];
+}
+
+/**
+ * The checks of a survey's questions that the schema cannot express (unique question and choice ids, selection
+ * bounds against the choices), for a create or update that also breaks the schema. Tolerant of a malformed body:
+ * anything that is not an object, a string id, an array of choices or an integer bound is read as absent.
+ */
+export function questionProblems(body: unknown): ErrorDetail[] {
+  const questions = (body as { questions?: unknown } | undefined)?.questions;
+  if (!Array.isArray(questions)) return [];
+  return normaliseQuestions(questions.map(asQuestionInput)).problems;
+}
+
+function asQuestionInput(value: unknown): QuestionInput {
+  const question = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
+  const idOf = (item: unknown) =>
+    typeof item === 'object' && item !== null && typeof (item as { id?: unknown }).id === 'string'
+      ? (item as { id: string }).id
+      : undefined;
+  const bound = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) ? n : undefined);
+  const choices = Array.isArray(question.choices)
+    ? question.choices.map((choice) => ({ id: idOf(choice), label: '' }))
+    : [];
+  return {
+    type: question.type,
+    text: '',
+    id: idOf(question),
+    choices,
+    minSelections: bound(question.minSelections),
+    maxSelections: bound(question.maxSelections),
+  } as QuestionInput;
 }

@@ -3,21 +3,17 @@ import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { isId } from '../../lib/ids.js';
-import * as repo from './repository.js';
 import * as service from './service.js';
 
-function webhookIdOrThrow(id: string): string {
-  if (!isId('whk', id)) throw notFound('webhook', id);
-  return id;
-}
+const { webhookIdOrThrow } = service;
 
 export const listWebhooks: Handler<'listWebhooks'> = async ({ query, auth, deps }) => {
   const page = pageRequest(query);
-  const { rows, total } = await repo.listWebhooks(deps.db, tenantOf(auth), {
+  const { webhooks, total } = await service.listWebhooks(deps.db, tenantOf(auth), {
     limit: page.pageSize,
     offset: page.offset,
   });
-  return { status: 200, data: rows.map(service.toWebhook), pagination: paginationOf(page, total) };
+  return { status: 200, data: webhooks, pagination: paginationOf(page, total) };
 };
 
 export const createWebhook: Handler<'createWebhook'> = async ({ body, auth, deps }) => {
@@ -30,10 +26,10 @@ export const createWebhook: Handler<'createWebhook'> = async ({ body, auth, deps
   return { status: 201, data: { ...webhook, secret } };
 };
 
-export const getWebhook: Handler<'getWebhook'> = async ({ params, auth, deps }) => {
-  const row = await service.findWebhookOrThrow(deps.db, tenantOf(auth), webhookIdOrThrow(params.id));
-  return { status: 200, data: service.toWebhook(row) };
-};
+export const getWebhook: Handler<'getWebhook'> = async ({ params, auth, deps }) => ({
+  status: 200,
+  data: await service.getWebhook(deps.db, tenantOf(auth), params.id),
+});
 
 export const updateWebhook: Handler<'updateWebhook'> = async ({ params, body, auth, deps }) => {
   const data = await service.updateWebhook(
@@ -47,9 +43,8 @@ export const updateWebhook: Handler<'updateWebhook'> = async ({ params, body, au
 };
 
 export const deleteWebhook: Handler<'deleteWebhook'> = async ({ params, auth, deps }) => {
-  const id = webhookIdOrThrow(params.id);
-  if (!(await repo.deleteWebhook(deps.db, tenantOf(auth), id))) throw notFound('webhook', id);
-  return { status: 200, data: { id, deleted: true } };
+  await service.deleteWebhook(deps.db, tenantOf(auth), params.id);
+  return { status: 200, data: { id: params.id, deleted: true } };
 };
 
 export const rotateWebhookSecret: Handler<'rotateWebhookSecret'> = async ({ params, auth, deps }) => {
@@ -61,11 +56,8 @@ export const sendTestWebhook: Handler<'sendTestWebhook'> = async ({ params, auth
 };
 
 export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ params, query, auth, deps }) => {
-  const tenant = tenantOf(auth);
-  const id = webhookIdOrThrow(params.id);
-  await service.findWebhookOrThrow(deps.db, tenant, id);
   const page = pageRequest(query);
-  const { rows, total } = await repo.listDeliveries(deps.db, tenant, id, {
+  const { deliveries, total } = await service.listDeliveries(deps.db, tenantOf(auth), params.id, {
     status: query.status,
     eventType: query.eventType,
     createdAfter: query.createdAfter ? new Date(query.createdAfter) : undefined,
@@ -73,16 +65,13 @@ export const listWebhookDeliveries: Handler<'listWebhookDeliveries'> = async ({ 
     limit: page.pageSize,
     offset: page.offset,
   });
-  return { status: 200, data: rows.map(service.toDelivery), pagination: paginationOf(page, total) };
+  return { status: 200, data: deliveries, pagination: paginationOf(page, total) };
 };
 
-export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params, auth, deps }) => {
-  const id = webhookIdOrThrow(params.id);
-  if (!isId('whd', params.deliveryId)) throw notFound('delivery', params.deliveryId);
-  const row = await repo.findDelivery(deps.db, tenantOf(auth), id, params.deliveryId);
-  if (!row) throw notFound('delivery', params.deliveryId);
-  return { status: 200, data: service.toDelivery(row) };
-};
+export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params, auth, deps }) => ({
+  status: 200,
+  data: await service.getDelivery(deps.db, tenantOf(auth), params.id, params.deliveryId),
+});
 
 export const redeliverWebhookDelivery: Handler<'redeliverWebhookDelivery'> = async ({ params, auth, deps }) => {
   const id = webhookIdOrThrow(params.id);

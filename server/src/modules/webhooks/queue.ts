@@ -7,7 +7,8 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import type { Environment, Tenant } from '../../db/schema.js';
+import type { Environment } from '../../db/schema.js';
+import { acrossTenants, tenantColumns, tenantIs, tenantOfRow } from '../../db/tenant.js';
 import type { EventType } from '../events/index.js';
 import { deliveryWakeChannel } from '../events/index.js';
 import { newId } from '../../lib/ids.js';
@@ -68,7 +69,7 @@ export async function claimDue(
         where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
           and (s.expires_at is null or s.expires_at > now())
         order by s.created_at desc
-      ) as secrets`.execute(db);
+      ) as secrets`.execute(acrossTenants(db, "the dispatchers' queue: due deliveries of every tenant"));
   return rows;
 }
 
@@ -76,7 +77,9 @@ export async function claimDue(
 export async function msUntilNextDue(db: Db): Promise<number | undefined> {
   const { rows } = await sql<{ ms: number | null }>`
     select extract(epoch from min(greatest(due_at, coalesce(lease_until, due_at))) - now()) * 1000 as ms
-    from webhook_deliveries where status = 'pending'`.execute(db);
+    from webhook_deliveries where status = 'pending'`.execute(
+    acrossTenants(db, "the dispatchers' queue: the next due delivery of any tenant"),
+  );
   const ms = rows[0]?.ms;
   return ms === null || ms === undefined ? undefined : Math.max(0, Number(ms));
 }
@@ -88,11 +91,6 @@ export interface Outcome {
   error: string | null;
   excerpt: string | null;
 }
-
-const tenantOf = (row: ClaimedDelivery): Tenant => ({
-  organizationId: row.organization_id,
-  environment: row.environment,
-});
 
 function finishAttempt(db: DbOrTx, row: ClaimedDelivery, outcome: Outcome) {
   return db
@@ -106,8 +104,7 @@ function finishAttempt(db: DbOrTx, row: ClaimedDelivery, outcome: Outcome) {
       delivered_at: sql`now()`,
       lease_until: null,
     })
-    .where('organization_id', '=', row.organization_id)
-    .where('environment', '=', row.environment)
+    .where(tenantIs(tenantOfRow(row)))
     .where('id', '=', row.id)
     .where('claim_token', '=', row.claim_token)
     .where('status', '=', 'pending');
@@ -139,14 +136,15 @@ export async function recordSuccesses(db: Db, successes: readonly Success[]): Pr
       ${column((s) => s.row.claim_token)}::text[], ${column((s) => s.outcome.responseStatus)}::int[], ${column((s) => s.outcome.latencyMs)}::int[],
       ${column((s) => s.outcome.excerpt)}::text[], ${column((s) => s.at.toISOString())}::timestamptz[]
     ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)
-    where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(db);
+    where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(
+    acrossTenants(db, 'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token'),
+  );
   for (const { row } of successes) {
     if (row.failing_since === null) continue;
     await db
       .updateTable('webhooks')
       .set({ failing_since: null })
-      .where('organization_id', '=', row.organization_id)
-      .where('environment', '=', row.environment)
+      .where(tenantIs(tenantOfRow(row)))
       .where('id', '=', row.webhook_id)
       .execute();
   }
@@ -185,12 +183,11 @@ export async function recordFailure(
     if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
     // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
     if (plan.cancelled) return { recorded: true, nextRetryAt: null, disabled: null };
-    const tenant = tenantOf(row);
+    const tenant = tenantOfRow(row);
     const webhook = await tx
       .updateTable('webhooks')
       .set({ failing_since: sql`coalesce(failing_since, now())` })
-      .where('organization_id', '=', row.organization_id)
-      .where('environment', '=', row.environment)
+      .where(tenantIs(tenant))
       .where('id', '=', row.webhook_id)
       .returning([
         'enabled',
@@ -217,15 +214,13 @@ export async function recordFailure(
     await tx
       .updateTable('webhook_deliveries')
       .set({ next_retry_at: nextRetryAt })
-      .where('organization_id', '=', row.organization_id)
-      .where('environment', '=', row.environment)
+      .where(tenantIs(tenant))
       .where('id', '=', row.id)
       .execute();
     await tx
       .insertInto('webhook_deliveries')
       .values({
-        organization_id: row.organization_id,
-        environment: row.environment,
+        ...tenantColumns(tenant),
         id: newId('whd'),
         webhook_id: row.webhook_id,
         event_id: row.event_id,

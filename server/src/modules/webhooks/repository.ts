@@ -1,14 +1,12 @@
 /** All SQL of webhook subscriptions, secrets and the delivery history (the queue's SQL is in queue.ts). */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import { tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { EventType } from '../events/index.js';
 import type { DeliveryStatus, DisabledReason, WebhookDeliveriesTable, WebhooksTable } from './tables.js';
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
-
-const scoped = (tenant: Tenant) => ({ organization_id: tenant.organizationId, environment: tenant.environment });
 
 export async function insertWebhook(
   db: DbOrTx,
@@ -18,7 +16,7 @@ export async function insertWebhook(
   const row = await db
     .insertInto('webhooks')
     .values({
-      ...scoped(tenant),
+      ...tenantColumns(tenant),
       id: values.id,
       url: values.url,
       events: values.events,
@@ -32,7 +30,7 @@ export async function insertWebhook(
     .executeTakeFirstOrThrow();
   await db
     .insertInto('webhook_secrets')
-    .values({ ...scoped(tenant), webhook_id: values.id, secret: values.secret })
+    .values({ ...tenantColumns(tenant), webhook_id: values.id, secret: values.secret })
     .execute();
   return row;
 }
@@ -43,21 +41,13 @@ export function findWebhook(
   id: string,
   options: { forUpdate?: boolean } = {},
 ): Promise<WebhookRow | undefined> {
-  let query = db
-    .selectFrom('webhooks')
-    .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('id', '=', id);
+  let query = db.selectFrom('webhooks').selectAll().where(tenantIs(tenant)).where('id', '=', id);
   if (options.forUpdate) query = query.forUpdate();
   return query.executeTakeFirst();
 }
 
 export async function listWebhooks(db: DbOrTx, tenant: Tenant, page: { limit: number; offset: number }) {
-  const base = db
-    .selectFrom('webhooks')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment);
+  const base = db.selectFrom('webhooks').where(tenantIs(tenant));
   const [rows, count] = await Promise.all([
     base
       .selectAll()
@@ -100,8 +90,7 @@ export function updateWebhook(
   return db
     .updateTable('webhooks')
     .set(set)
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();
@@ -112,8 +101,7 @@ export async function disableWebhook(db: DbOrTx, tenant: Tenant, id: string, rea
   const result = await db
     .updateTable('webhooks')
     .set({ enabled: false, disabled_reason: reason, disabled_at: sql`now()`, updated_at: sql`now()` })
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .where('enabled', '=', true)
     .executeTakeFirst();
@@ -125,12 +113,7 @@ export async function disableWebhook(db: DbOrTx, tenant: Tenant, id: string, rea
  * before them no longer announce a `nextRetryAt`. Test sends are kept (they go to disabled webhooks too).
  */
 export async function cancelPendingDeliveries(db: DbOrTx, tenant: Tenant, webhookId: string): Promise<void> {
-  const base = () =>
-    db
-      .updateTable('webhook_deliveries')
-      .where('organization_id', '=', tenant.organizationId)
-      .where('environment', '=', tenant.environment)
-      .where('webhook_id', '=', webhookId);
+  const base = () => db.updateTable('webhook_deliveries').where(tenantIs(tenant)).where('webhook_id', '=', webhookId);
   await base()
     .set({
       status: 'failed',
@@ -150,12 +133,7 @@ export async function cancelPendingDeliveries(db: DbOrTx, tenant: Tenant, webhoo
 }
 
 export async function deleteWebhook(db: DbOrTx, tenant: Tenant, id: string): Promise<boolean> {
-  const result = await db
-    .deleteFrom('webhooks')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('id', '=', id)
-    .executeTakeFirst();
+  const result = await db.deleteFrom('webhooks').where(tenantIs(tenant)).where('id', '=', id).executeTakeFirst();
   return Number(result.numDeletedRows) > 0;
 }
 
@@ -170,12 +148,7 @@ export async function rotateSecret(
   secret: string,
   previousExpiresAt: Date,
 ): Promise<void> {
-  const mine = () =>
-    db
-      .updateTable('webhook_secrets')
-      .where('organization_id', '=', tenant.organizationId)
-      .where('environment', '=', tenant.environment)
-      .where('webhook_id', '=', webhookId);
+  const mine = () => db.updateTable('webhook_secrets').where(tenantIs(tenant)).where('webhook_id', '=', webhookId);
   await mine()
     .set({ expires_at: sql`now()` })
     .where('expires_at', '>', sql<Date>`now()`)
@@ -183,7 +156,7 @@ export async function rotateSecret(
   await mine().set({ expires_at: previousExpiresAt }).where('expires_at', 'is', null).execute();
   await db
     .insertInto('webhook_secrets')
-    .values({ ...scoped(tenant), webhook_id: webhookId, secret })
+    .values({ ...tenantColumns(tenant), webhook_id: webhookId, secret })
     .execute();
 }
 
@@ -197,11 +170,7 @@ export interface DeliveryFilter {
 }
 
 export async function listDeliveries(db: DbOrTx, tenant: Tenant, webhookId: string, filter: DeliveryFilter) {
-  let base = db
-    .selectFrom('webhook_deliveries')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
-    .where('webhook_id', '=', webhookId);
+  let base = db.selectFrom('webhook_deliveries').where(tenantIs(tenant)).where('webhook_id', '=', webhookId);
   if (filter.status) base = base.where('status', '=', filter.status);
   if (filter.eventType) base = base.where('event_type', '=', filter.eventType);
   if (filter.createdAfter) base = base.where('created_at', '>=', filter.createdAfter);
@@ -228,8 +197,7 @@ export function findDelivery(
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('webhook_id', '=', webhookId)
     .where('id', '=', id)
     .executeTakeFirst();
@@ -239,8 +207,7 @@ export function findDeliveryById(db: DbOrTx, tenant: Tenant, id: string): Promis
   return db
     .selectFrom('webhook_deliveries')
     .selectAll()
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', id)
     .executeTakeFirst();
 }
@@ -255,8 +222,7 @@ export async function nextAttemptNumber(
   const row = await db
     .selectFrom('webhook_deliveries')
     .select((eb) => eb.fn.max('attempt').as('last'))
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('webhook_id', '=', webhookId)
     .where('event_id', '=', eventId)
     .executeTakeFirst();
@@ -267,8 +233,7 @@ export async function eventExists(db: DbOrTx, tenant: Tenant, eventId: string): 
   const row = await db
     .selectFrom('events')
     .select('id')
-    .where('organization_id', '=', tenant.organizationId)
-    .where('environment', '=', tenant.environment)
+    .where(tenantIs(tenant))
     .where('id', '=', eventId)
     .executeTakeFirst();
   return row !== undefined;

@@ -2,15 +2,16 @@
 import { randomBytes } from 'node:crypto';
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
-import type { Tenant } from '../../db/schema.js';
+import type { Tenant } from '../../db/tenant.js';
+import { tenantColumns } from '../../db/tenant.js';
 import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import { newId } from '../../lib/ids.js';
+import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { queueDeliveries } from '../events/index.js';
 import type { EventType } from '../events/index.js';
 import { checkWebhookUrl } from './address-guard.js';
 import * as repo from './repository.js';
-import type { DeliveryRow, WebhookRow } from './repository.js';
+import type { DeliveryFilter, DeliveryRow, WebhookRow } from './repository.js';
 
 type Webhook = components['schemas']['Webhook'];
 type WebhookDelivery = components['schemas']['WebhookDelivery'];
@@ -169,8 +170,7 @@ export async function sendTest(db: Db, tenant: Tenant, id: string): Promise<Webh
     await tx
       .insertInto('events')
       .values({
-        organization_id: tenant.organizationId,
-        environment: tenant.environment,
+        ...tenantColumns(tenant),
         id: eventId,
         type: 'webhook.test',
         data: JSON.stringify(data),
@@ -213,4 +213,53 @@ export async function redeliver(
     return queued!;
   });
   return toDelivery((await repo.findDeliveryById(db, tenant, id))!);
+}
+
+/** A webhook id in the path: one of another shape names no webhook (404, not a validation error). */
+export function webhookIdOrThrow(id: string): string {
+  if (!isId('whk', id)) throw notFound('webhook', id);
+  return id;
+}
+
+export async function listWebhooks(
+  db: Db,
+  tenant: Tenant,
+  page: { limit: number; offset: number },
+): Promise<{ webhooks: Webhook[]; total: number }> {
+  const { rows, total } = await repo.listWebhooks(db, tenant, page);
+  return { webhooks: rows.map(toWebhook), total };
+}
+
+export async function getWebhook(db: Db, tenant: Tenant, id: string): Promise<Webhook> {
+  return toWebhook(await findWebhookOrThrow(db, tenant, webhookIdOrThrow(id)));
+}
+
+export async function deleteWebhook(db: Db, tenant: Tenant, id: string): Promise<void> {
+  if (!(await repo.deleteWebhook(db, tenant, webhookIdOrThrow(id)))) throw notFound('webhook', id);
+}
+
+/** A webhook's deliveries, newest first (404 when the webhook does not exist, rather than an empty page). */
+export async function listDeliveries(
+  db: Db,
+  tenant: Tenant,
+  webhookId: string,
+  filter: DeliveryFilter,
+): Promise<{ deliveries: WebhookDelivery[]; total: number }> {
+  const id = webhookIdOrThrow(webhookId);
+  await findWebhookOrThrow(db, tenant, id);
+  const { rows, total } = await repo.listDeliveries(db, tenant, id, filter);
+  return { deliveries: rows.map(toDelivery), total };
+}
+
+export async function getDelivery(
+  db: Db,
+  tenant: Tenant,
+  webhookId: string,
+  deliveryId: string,
+): Promise<WebhookDelivery> {
+  const id = webhookIdOrThrow(webhookId);
+  if (!isId('whd', deliveryId)) throw notFound('delivery', deliveryId);
+  const row = await repo.findDelivery(db, tenant, id, deliveryId);
+  if (!row) throw notFound('delivery', deliveryId);
+  return toDelivery(row);
 }

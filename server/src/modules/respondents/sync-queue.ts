@@ -1,0 +1,20 @@
+/**
+ * The `respondents.sync` queue: what accepting and promoting a sync (sync-service.ts) and the runner's checks
+ * (sync-runner.ts) send. Its worker is in jobs.ts, apart, because the worker runs the runner, which uses the
+ * service.
+ */
+import { defineQueue } from '../../jobs/define.js';
+
+/** Only the sync job's id: the records are stored in `sync_job_batches`, never in the queue. */
+export interface SyncJobData {
+  syncJobId: string;
+}
+
+export const syncQueue = defineQueue<SyncJobData>('respondents.sync', {
+  // Crash recovery does not wait for expiration (the worker's dead-man's switch resumes a job within seconds);
+  // expiration and retries cover the rest, and are harmless duplicates thanks to the job's ownership lock.
+  retryLimit: 5,
+  retryDelay: 5,
+  retryBackoff: true,
+  expireInSeconds: 900,
+});
