@@ -3,6 +3,7 @@
  * other exception becomes an opaque 500 with the request id, logged but never shown.
  */
 import type { components } from '../generated/openapi.js';
+import { isId, type IdPrefix } from '../lib/ids.js';
 
 export type ErrorCode = components['schemas']['ErrorCode'];
 export type ErrorDetail = components['schemas']['ErrorDetail'];
@@ -25,6 +26,12 @@ export class ApiError extends Error {
 const shown = (id: string) => (id.length > 80 ? `${id.slice(0, 80)}…` : id);
 
 export const notFound = (what: string, id: string) => new ApiError(404, 'not_found', `No ${what} ${shown(id)} exists.`);
+
+/** An id from a path, checked for its kind's shape: a malformed id is answered like an unknown one, without a query. */
+export function idOrNotFound(prefix: IdPrefix, what: string, id: string): string {
+  if (!isId(prefix, id)) throw notFound(what, id);
+  return id;
+}
 
 export const invalidState = (message: string) => new ApiError(409, 'invalid_state', message);
 

@@ -1,14 +1,7 @@
 /** AI operations: thin adapters from the contract to the service. */
-import { notFound } from '../../http/errors.js';
+import { idOrNotFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
-import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
-
-/** Malformed ids are answered like unknown ones, without a query. */
-function idOrThrow(prefix: 'srv' | 'ana', what: string, id: string): string {
-  if (!isId(prefix, id)) throw notFound(what, id);
-  return id;
-}
 
 export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, deps }) => {
   const { survey, provider, model } = await service.generateSurvey(deps, tenantOf(auth), body);
@@ -17,18 +10,23 @@ export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, de
 
 export const generateAiAnalysis: Handler<'generateAiAnalysis'> = async ({ params, body, auth, deps }) => ({
   status: 202,
-  data: await service.startAnalysis(deps, tenantOf(auth), idOrThrow('srv', 'survey', params.id), body ?? {}),
+  data: await service.startAnalysis(deps, tenantOf(auth), idOrNotFound('srv', 'survey', params.id), body ?? {}),
 });
 
 export const getLatestAiAnalysis: Handler<'getLatestAiAnalysis'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.latestAnalysis(deps, tenantOf(auth), idOrThrow('srv', 'survey', params.id)),
+  data: await service.latestAnalysis(deps, tenantOf(auth), idOrNotFound('srv', 'survey', params.id)),
 });
 
 export const getAiAnalysis: Handler<'getAiAnalysis'> = async ({ params, auth, deps }) => {
-  const surveyId = idOrThrow('srv', 'survey', params.id);
+  const surveyId = idOrNotFound('srv', 'survey', params.id);
   return {
     status: 200,
-    data: await service.getAnalysis(deps, tenantOf(auth), surveyId, idOrThrow('ana', 'AI analysis', params.analysisId)),
+    data: await service.getAnalysis(
+      deps,
+      tenantOf(auth),
+      surveyId,
+      idOrNotFound('ana', 'AI analysis', params.analysisId),
+    ),
   };
 };

@@ -1,15 +1,11 @@
 /** Analytics operations: one handler per operationId, thin adapters from the contract to the service. */
-import { notFound } from '../../http/errors.js';
+import { idOrNotFound, notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
 import { getSmartAnalytics as smartAnalytics } from './smart.js';
 
-/** Malformed ids are answered like unknown ones, without a query. */
-function surveyIdOrThrow(id: string): string {
-  if (!isId('srv', id)) throw notFound('survey', id);
-  return id;
-}
+const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
 
 /** Malformed distribution ids are unknown ones (the service checks that a well-formed one is the survey's). */
 function distributionIdOrThrow(id: string | undefined): string | undefined {

@@ -5,9 +5,8 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { ApiError, insufficientScope, notFound } from '../../http/errors.js';
+import { idOrNotFound, ApiError, insufficientScope, notFound } from '../../http/errors.js';
 import type { Db } from '../../db/database.js';
-import { isId } from '../../lib/ids.js';
 import { uncovered } from '../../lib/scopes.js';
 import { iso } from '../../lib/time.js';
 import type { KeyCache } from './key-cache.js';
@@ -84,7 +83,7 @@ export async function createApiKey(
 
 /** Revoked once every API process has dropped the key (the reply promises that no process accepts it any more). */
 export async function revokeApiKey(db: Db, keys: KeyCache, tenant: Tenant, id: string): Promise<ApiKey> {
-  if (!isId('key', id)) throw notFound('API key', id);
+  idOrNotFound('key', 'API key', id);
   const existing = await findKey(db, tenant, id);
   if (!existing) throw notFound('API key', id);
   if (existing.revoked_at) return toApiKey(existing);

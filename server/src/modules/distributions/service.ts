@@ -8,9 +8,9 @@ import type { Config } from '../../config.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantIs, tenantOfRow } from '../../db/tenant.js';
-import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import type { Dependencies } from '../../http/handler.js';
-import { isId, newId } from '../../lib/ids.js';
+import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
@@ -253,16 +253,8 @@ export async function findDistributionOrThrow(
 
 type RecipientFilter = Parameters<typeof repo.listRecipients>[3];
 
-/** Malformed ids are answered like unknown ones, without a query. */
-export function surveyIdOrThrow(id: string): string {
-  if (!isId('srv', id)) throw notFound('survey', id);
-  return id;
-}
-
-export function distributionIdOrThrow(id: string): string {
-  if (!isId('dst', id)) throw notFound('distribution', id);
-  return id;
-}
+export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
+export const distributionIdOrThrow = (id: string) => idOrNotFound('dst', 'distribution', id);
 
 export async function listDistributions(
   db: DbOrTx,

@@ -6,8 +6,7 @@ import type { Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { ApiError, notFound, validationFailed } from '../../http/errors.js';
-import { isId } from '../../lib/ids.js';
+import { idOrNotFound, ApiError, notFound, validationFailed } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import { normalize, recordDetails } from './records.js';
 import {
@@ -108,7 +107,7 @@ export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: s
 }
 
 export async function getSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJob> {
-  if (!isId('job', jobId)) throw notFound('sync job', jobId);
+  idOrNotFound('job', 'sync job', jobId);
   const row = await findSyncJob(db, tenant, jobId);
   if (!row) throw notFound('sync job', jobId);
   return toSyncJob(row);

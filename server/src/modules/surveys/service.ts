@@ -4,7 +4,14 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
-import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import {
+  idOrNotFound,
+  ApiError,
+  invalidState,
+  notFound,
+  validationFailed,
+  type ErrorDetail,
+} from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
 import { recordEvent } from '../events/index.js';
 import { iso } from '../../lib/time.js';
@@ -225,7 +232,7 @@ export async function submitResponse(
 
 export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: string, id: string): Promise<void> {
   const surveyId = surveyIdOrThrow(surveyIdParam);
-  if (!isId('rsp', id)) throw notFound('response', id);
+  idOrNotFound('rsp', 'response', id);
   const deleted = await db.transaction().execute(async (trx) => {
     const row = await responses.deleteResponse(trx, tenant, surveyId, id);
     if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
@@ -234,11 +241,7 @@ export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: stri
   if (!deleted) throw notFound('response', id);
 }
 
-/** Malformed ids are answered like unknown ones, without a query. */
-export function surveyIdOrThrow(id: string): string {
-  if (!isId('srv', id)) throw notFound('survey', id);
-  return id;
-}
+export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
 
 export async function listSurveys(
   db: Db,
@@ -299,7 +302,7 @@ export async function getResponse(
   responseId: string,
 ): Promise<Response> {
   const surveyId = surveyIdOrThrow(surveyIdParam);
-  if (!isId('rsp', responseId)) throw notFound('response', responseId);
+  idOrNotFound('rsp', 'response', responseId);
   const row = await responses.findResponse(db, tenant, surveyId, responseId);
   if (!row) throw notFound('response', responseId);
   return toResponse(row);

@@ -1,8 +1,7 @@
 /** Webhook operations: one handler per operationId. */
-import { notFound } from '../../http/errors.js';
+import { idOrNotFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
-import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
 
 const { webhookIdOrThrow } = service;
@@ -75,6 +74,6 @@ export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params
 
 export const redeliverWebhookDelivery: Handler<'redeliverWebhookDelivery'> = async ({ params, auth, deps }) => {
   const id = webhookIdOrThrow(params.id);
-  if (!isId('whd', params.deliveryId)) throw notFound('delivery', params.deliveryId);
+  idOrNotFound('whd', 'delivery', params.deliveryId);
   return { status: 202, data: await service.redeliver(deps.db, tenantOf(auth), id, params.deliveryId) };
 };

@@ -4,8 +4,8 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantColumns } from '../../db/tenant.js';
-import { invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import { isId, newId } from '../../lib/ids.js';
+import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { queueDeliveries } from '../events/index.js';
 import type { EventType } from '../events/index.js';
@@ -215,11 +215,7 @@ export async function redeliver(
   return toDelivery((await repo.findDeliveryById(db, tenant, id))!);
 }
 
-/** A webhook id in the path: one of another shape names no webhook (404, not a validation error). */
-export function webhookIdOrThrow(id: string): string {
-  if (!isId('whk', id)) throw notFound('webhook', id);
-  return id;
-}
+export const webhookIdOrThrow = (id: string) => idOrNotFound('whk', 'webhook', id);
 
 export async function listWebhooks(
   db: Db,
@@ -258,7 +254,7 @@ export async function getDelivery(
   deliveryId: string,
 ): Promise<WebhookDelivery> {
   const id = webhookIdOrThrow(webhookId);
-  if (!isId('whd', deliveryId)) throw notFound('delivery', deliveryId);
+  idOrNotFound('whd', 'delivery', deliveryId);
   const row = await repo.findDelivery(db, tenant, id, deliveryId);
   if (!row) throw notFound('delivery', deliveryId);
   return toDelivery(row);
