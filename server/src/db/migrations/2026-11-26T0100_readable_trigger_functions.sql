@@ -19,7 +19,7 @@ language plpgsql
 as $$
 -- Trigger api_keys_changed: after update or delete on api_keys, for each row.
 --
--- Every process caches API keys (server/src/http/key-cache.ts). Any change that matters to authentication (a
+-- Every process caches API keys (modules/api-keys/key-cache.ts). Any change that matters to authentication (a
 -- revocation, new scopes, a new expiry), whoever makes it (API, CLI, plain SQL), is announced on the
 -- `survey_service_keys` channel as `key:<key_hash>`, and each process drops that entry. A write that changes only
 -- the bookkeeping column `last_used_at` is not announced: it happens on most requests and changes no answer.
