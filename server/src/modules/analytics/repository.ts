@@ -288,39 +288,6 @@ export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: str
   return row !== undefined;
 }
 
-/** The distribution if it belongs to the survey, with the one created just before it (for comparisons). */
-export async function findDistribution(
-  db: DbOrTx,
-  tenant: Tenant,
-  surveyId: string,
-  id: string,
-): Promise<{ id: string; previousId: string | null } | undefined> {
-  const row = await db
-    .selectFrom('distributions')
-    .select(['id', 'created_at'])
-    .where(tenantIs(tenant))
-    .where('survey_id', '=', surveyId)
-    .where('id', '=', id)
-    .executeTakeFirst();
-  if (!row) return undefined;
-  const previous = await db
-    .selectFrom('distributions')
-    .select('id')
-    .where(tenantIs(tenant))
-    .where('survey_id', '=', surveyId)
-    .where((eb) =>
-      eb.or([
-        eb('created_at', '<', row.created_at),
-        eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)]),
-      ]),
-    )
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return { id: row.id, previousId: previous?.id ?? null };
-}
-
 /** Per other position: responses that answered both it and the outcome, and their Pearson correlation. */
 export async function outcomeCorrelations(
   db: DbOrTx,

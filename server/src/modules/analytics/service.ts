@@ -8,6 +8,7 @@ import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { notFound, validationFailed } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
+import { findDistributionWithPrevious } from '../distributions/index.js';
 import { findSurveyOrThrow } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
@@ -135,7 +136,7 @@ export async function contextOf(
   ]);
   let previousDistributionId: string | null = null;
   if (request.distributionId !== undefined) {
-    const distribution = await repository.findDistribution(db, tenant, surveyId, request.distributionId);
+    const distribution = await findDistributionWithPrevious(db, tenant, surveyId, request.distributionId);
     if (!distribution) throw notFound('distribution', request.distributionId);
     previousDistributionId = distribution.previousId;
   }

@@ -6,3 +6,4 @@
  */
 export { answerPages } from './answer-page.js';
 export { distributionsJobs } from './jobs.js';
+export { findDistributionWithPrevious } from './repository.js';

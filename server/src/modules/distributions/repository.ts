@@ -351,3 +351,36 @@ export async function unsubscribe(db: DbOrTx, tenant: Tenant, email: string, dis
     .onConflict((oc) => oc.columns(['organization_id', 'environment', 'email_lower']).doNothing())
     .execute();
 }
+
+/** The distribution if it belongs to the survey, with the one created just before it (for comparisons). */
+export async function findDistributionWithPrevious(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  id: string,
+): Promise<{ id: string; previousId: string | null } | undefined> {
+  const row = await db
+    .selectFrom('distributions')
+    .select(['id', 'created_at'])
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const previous = await db
+    .selectFrom('distributions')
+    .select('id')
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where((eb) =>
+      eb.or([
+        eb('created_at', '<', row.created_at),
+        eb.and([eb('created_at', '=', row.created_at), eb('id', '<', row.id)]),
+      ]),
+    )
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return { id: row.id, previousId: previous?.id ?? null };
+}
