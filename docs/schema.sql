@@ -488,45 +488,6 @@ AS $function$
     end $function$;
 
 --
--- Name: survey_service_key_changed(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.survey_service_key_changed()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
--- Trigger api_keys_changed: after update or delete on api_keys, for each row.
---
--- Every process caches API keys (modules/api-keys/key-cache.ts). Any change that matters to authentication (a
--- revocation, new scopes, a new expiry), whoever makes it (API, CLI, plain SQL), is announced on the
--- `survey_service_keys` channel as `key:<key_hash>`, and each process drops that entry. A write that changes only
--- the bookkeeping column `last_used_at` is not announced: it happens on most requests and changes no answer.
-begin
-  if tg_op = 'DELETE'
-     or (to_jsonb(old) - 'last_used_at') is distinct from (to_jsonb(new) - 'last_used_at') then
-    perform pg_notify('survey_service_keys', 'key:' || old.key_hash);
-  end if;
-  return null;
-end $function$;
-
---
--- Name: survey_service_organization_changed(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.survey_service_organization_changed()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
--- Trigger organizations_changed: after update or delete on organizations, for each row.
---
--- An organization's plan and limits are cached with each of its keys, so any change to the organization is
--- announced on `survey_service_keys` as `org:<id>`, and each process drops every cached key of that organization.
-begin
-  perform pg_notify('survey_service_keys', 'org:' || old.id);
-  return null;
-end $function$;
-
---
 -- Name: analytics_daily_cells; Type: TABLE; Schema: public
 --
 
@@ -639,8 +600,6 @@ CREATE TABLE public.organizations (
     CONSTRAINT organizations_plan_check CHECK ((plan = ANY (ARRAY['FREE'::text, 'STARTER'::text, 'PRO'::text, 'BUSINESS'::text])))
 );
 
-CREATE TRIGGER organizations_changed AFTER DELETE OR UPDATE ON public.organizations FOR EACH ROW EXECUTE FUNCTION public.survey_service_organization_changed();
-
 --
 -- Name: analytics_settings; Type: TABLE; Schema: public
 --
@@ -679,8 +638,6 @@ CREATE TABLE public.api_keys (
 );
 
 CREATE INDEX api_keys_by_tenant ON public.api_keys USING btree (organization_id, environment, created_at);
-
-CREATE TRIGGER api_keys_changed AFTER DELETE OR UPDATE ON public.api_keys FOR EACH ROW EXECUTE FUNCTION public.survey_service_key_changed();
 
 --
 -- Name: events; Type: TABLE; Schema: public
@@ -893,7 +850,7 @@ CREATE TABLE public.surveys (
     paused_at timestamp with time zone,
     closed_at timestamp with time zone,
     first_launched_at timestamp with time zone,
-    CONSTRAINT surveys_pkey PRIMARY KEY (id),
+    CONSTRAINT surveys_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT surveys_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT surveys_response_count_check CHECK ((response_count >= 0)),
     CONSTRAINT surveys_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'active'::text, 'paused'::text, 'closed'::text]))),
@@ -927,7 +884,7 @@ CREATE TABLE public.ai_analyses (
     CONSTRAINT ai_analyses_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT ai_analyses_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'completed'::text, 'failed'::text]))),
     CONSTRAINT ai_analyses_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
-    CONSTRAINT ai_analyses_survey_id_fkey FOREIGN KEY (survey_id) REFERENCES public.surveys(id) ON DELETE CASCADE
+    CONSTRAINT ai_analyses_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
 
 CREATE INDEX ai_analyses_by_survey ON public.ai_analyses USING btree (organization_id, environment, survey_id, created_at DESC, id DESC);
@@ -970,7 +927,7 @@ CREATE TABLE public.distributions (
     CONSTRAINT distributions_reminder_status_check CHECK ((reminder_status = ANY (ARRAY['none'::text, 'scheduled'::text, 'sending'::text, 'sent'::text, 'cancelled'::text]))),
     CONSTRAINT distributions_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'sending'::text, 'sent'::text, 'held'::text, 'cancelled'::text, 'failed'::text]))),
     CONSTRAINT distributions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
-    CONSTRAINT distributions_survey_id_fkey FOREIGN KEY (survey_id) REFERENCES public.surveys(id) ON DELETE CASCADE
+    CONSTRAINT distributions_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
 
 CREATE UNIQUE INDEX distributions_by_embed_token ON public.distributions USING btree (organization_id, environment, embed_token_hash) WHERE (embed_token_hash IS NOT NULL);
@@ -1033,19 +990,19 @@ CREATE TABLE public.responses (
     submitted_at timestamp with time zone DEFAULT now() NOT NULL,
     distribution_id text,
     xact_id xid8 DEFAULT pg_current_xact_id(),
-    CONSTRAINT responses_pkey PRIMARY KEY (id),
-    CONSTRAINT responses_survey_id_fkey FOREIGN KEY (survey_id) REFERENCES public.surveys(id) ON DELETE CASCADE
+    CONSTRAINT responses_pk PRIMARY KEY (organization_id, environment, id),
+    CONSTRAINT responses_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
 
 CREATE INDEX responses_by_distribution ON public.responses USING btree (organization_id, environment, distribution_id) WHERE (distribution_id IS NOT NULL);
 
-CREATE INDEX responses_by_respondent ON public.responses USING btree (survey_id, respondent_external_id) WHERE (respondent_external_id IS NOT NULL);
+CREATE INDEX responses_by_respondent ON public.responses USING btree (organization_id, environment, survey_id, respondent_external_id) WHERE (respondent_external_id IS NOT NULL);
 
-CREATE INDEX responses_by_survey ON public.responses USING btree (survey_id, submitted_at DESC, id DESC);
+CREATE INDEX responses_by_survey ON public.responses USING btree (organization_id, environment, survey_id, submitted_at DESC, id DESC);
 
 CREATE INDEX responses_by_xact ON public.responses USING btree (organization_id, environment, survey_id, xact_id);
 
-CREATE UNIQUE INDEX responses_one_per_respondent ON public.responses USING btree (survey_id, dedupe_key) WHERE (dedupe_key IS NOT NULL);
+CREATE UNIQUE INDEX responses_one_per_respondent ON public.responses USING btree (organization_id, environment, survey_id, dedupe_key) WHERE (dedupe_key IS NOT NULL);
 
 CREATE TRIGGER analytics_responses_delete AFTER DELETE ON public.responses REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION public.analytics_responses_removed();
 
@@ -1081,7 +1038,7 @@ CREATE TABLE public.sync_jobs (
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     started_at timestamp with time zone,
     completed_at timestamp with time zone,
-    CONSTRAINT sync_jobs_pkey PRIMARY KEY (id),
+    CONSTRAINT sync_jobs_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT sync_jobs_mode_check CHECK ((mode = ANY (ARRAY['upsert'::text, 'replace'::text, 'append'::text]))),
     CONSTRAINT sync_jobs_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'completed'::text, 'failed'::text]))),
     CONSTRAINT sync_jobs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
@@ -1102,8 +1059,10 @@ CREATE TABLE public.sync_job_batches (
     superseded integer[] NOT NULL,
     done boolean DEFAULT false NOT NULL,
     held jsonb DEFAULT '[]'::jsonb NOT NULL,
-    CONSTRAINT sync_job_batches_pk PRIMARY KEY (job_id, batch_no),
-    CONSTRAINT sync_job_batches_job_id_fkey FOREIGN KEY (job_id) REFERENCES public.sync_jobs(id) ON DELETE CASCADE
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    CONSTRAINT sync_job_batches_pk PRIMARY KEY (organization_id, environment, job_id, batch_no),
+    CONSTRAINT sync_job_batches_job FOREIGN KEY (organization_id, environment, job_id) REFERENCES public.sync_jobs(organization_id, environment, id) ON DELETE CASCADE
 );
 
 ALTER TABLE ONLY public.sync_job_batches ALTER COLUMN records SET STORAGE EXTERNAL;

@@ -276,7 +276,14 @@ describe('jobs', () => {
       .execute();
     await t.db
       .insertInto('sync_job_batches')
-      .values({ job_id: jobId, batch_no: 0, records: JSON.stringify(people(1)), superseded: [] })
+      .values({
+        organization_id: organizationId,
+        environment: 'LIVE',
+        job_id: jobId,
+        batch_no: 0,
+        records: JSON.stringify(people(1)),
+        superseded: [],
+      })
       .execute();
     const queued = await client.unwrap(
       client.POST('/api/v1/respondents/sync', { body: { mode: 'upsert', respondents: people(2) as never } }),

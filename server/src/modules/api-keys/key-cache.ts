@@ -1,10 +1,11 @@
 /**
  * API keys (with their organization's plan and limits) cached in each process, so that an authenticated
- * request does not start with a database round trip. Correctness comes from invalidation, not from expiry: a
- * trigger announces every relevant change to `api_keys` and `organizations` on `survey_service_keys`
- * (migration 2026-11-24T0200), and every process LISTENs and drops the entry, so a revocation made by any
- * process, the CLI or plain SQL is seen within the notification's delivery (milliseconds). While the listener is
- * not connected, nothing is cached.
+ * request does not start with a database round trip. Correctness comes from invalidation, not from expiry: the
+ * writer of every relevant change to `api_keys` and `organizations` (a revocation through the API or the CLI, a
+ * plan change) announces it on `survey_service_keys` in its transaction (announce.ts), and every process
+ * LISTENs and drops the entry, so the change is seen within the notification's delivery (milliseconds). A change
+ * made by plain SQL is not announced: the bound below covers it. While the listener is not connected, nothing is
+ * cached.
  *
  * Two rules keep a cached key from outliving a revocation:
  * - a lookup that was in flight when any invalidation arrived is not cached (it may have read the row before the
@@ -22,9 +23,9 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from '../../db/database.js';
 import type { Logger } from '../../logger.js';
+import { keyChannel } from './announce.js';
 import { findKeyByHash, type KeyWithOrganization } from './repository.js';
 
-export const keyChannel = 'survey_service_keys';
 /** The documented bound: no process trusts a key row read more than this long ago. */
 export const maxAgeMs = 1_000;
 const maxEntries = 10_000;

@@ -1,9 +1,10 @@
 /** All SQL on `api_keys`. Every query that serves a caller is scoped by organization and environment. */
 import { sql } from 'kysely';
-import type { DbOrTx } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
 import type { Environment, Plan } from '../../db/schema.js';
 import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { newId } from '../../lib/ids.js';
+import { announceKeyChange } from './announce.js';
 import { environmentOfKey, generateKey, hashKey } from './key-material.js';
 
 export interface KeyWithOrganization {
@@ -109,24 +110,33 @@ export function findKey(db: DbOrTx, tenant: Tenant, id: string) {
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).where(tenantIs(tenant)).executeTakeFirst();
 }
 
-/** Revokes once: an already revoked key keeps its first `revoked_at`. */
-export async function revokeKey(db: DbOrTx, tenant: Tenant, id: string) {
-  await db
-    .updateTable('api_keys')
-    .set({ revoked_at: sql`now()` })
-    .where('id', '=', id)
-    .where(tenantIs(tenant))
-    .where('revoked_at', 'is', null)
-    .execute();
-  return findKey(db, tenant, id);
+/** Revokes once (an already revoked key keeps its first `revoked_at`), announced to every key cache. */
+export async function revokeKey(db: Db, tenant: Tenant, id: string) {
+  return db.transaction().execute(async (tx) => {
+    const revoked = await tx
+      .updateTable('api_keys')
+      .set({ revoked_at: sql`now()` })
+      .where('id', '=', id)
+      .where(tenantIs(tenant))
+      .where('revoked_at', 'is', null)
+      .returning('key_hash')
+      .executeTakeFirst();
+    if (revoked) await announceKeyChange(tx, revoked.key_hash);
+    return findKey(tx, tenant, id);
+  });
 }
 
-export async function revokeKeyById(db: DbOrTx, id: string): Promise<boolean> {
-  const result = await acrossTenants(db, "the admin CLI: an operator revokes any organization's key by its id")
-    .updateTable('api_keys')
-    .set({ revoked_at: sql`now()` })
-    .where('id', '=', id)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+/** The admin CLI's revocation, announced to every key cache like the API's. */
+export async function revokeKeyById(db: Db, id: string): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    const revoked = await acrossTenants(tx, "the admin CLI: an operator revokes any organization's key by its id")
+      .updateTable('api_keys')
+      .set({ revoked_at: sql`now()` })
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .returning('key_hash')
+      .executeTakeFirst();
+    if (revoked) await announceKeyChange(tx, revoked.key_hash);
+    return revoked !== undefined;
+  });
 }

@@ -1,8 +1,9 @@
 /** All SQL on `organizations`. Organizations are managed by operators through the admin CLI, not the API. */
-import type { DbOrTx } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
 import type { Plan } from '../../db/schema.js';
 import { acrossTenants } from '../../db/tenant.js';
 import { newId } from '../../lib/ids.js';
+import { announceOrganizationChange } from '../api-keys/index.js';
 
 export const plans: readonly Plan[] = ['FREE', 'STARTER', 'PRO', 'BUSINESS'];
 
@@ -34,10 +35,20 @@ export async function countOrganizations(db: DbOrTx): Promise<number> {
   return row.count;
 }
 
+/** Changes a plan or limits, announced to every key cache (each cached key carries its organization's). */
 export function updateOrganization(
-  db: DbOrTx,
+  db: Db,
   id: string,
   changes: { plan?: Plan; rate_limit_per_minute?: number | null; rate_limit_per_day?: number | null },
 ) {
-  return db.updateTable('organizations').set(changes).where('id', '=', id).returningAll().executeTakeFirst();
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .updateTable('organizations')
+      .set(changes)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    if (row) await announceOrganizationChange(tx, row.id);
+    return row;
+  });
 }

@@ -1,6 +1,6 @@
 /**
- * All SQL on `sync_jobs` and `sync_job_batches`. A job's batches have no tenant columns: they are reached through
- * their job's id, like the job itself once a worker runs it.
+ * All SQL on `sync_jobs` and `sync_job_batches`. A job's batches carry its tenant and are read and written under
+ * it; the job itself, once a worker runs it, is addressed by the id its queue entry carries.
  */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
@@ -72,6 +72,7 @@ export async function insertSyncJob(
 /** `held`: the errors of the batch's records that could not be stored as JSON (their places hold `null`). */
 export async function insertBatch(
   db: DbOrTx,
+  tenant: Tenant,
   jobId: string,
   batchNo: number,
   recordsJson: string,
@@ -81,6 +82,7 @@ export async function insertBatch(
   await db
     .insertInto('sync_job_batches')
     .values({
+      ...tenantColumns(tenant),
       job_id: jobId,
       batch_no: batchNo,
       records: recordsJson,
@@ -92,12 +94,14 @@ export async function insertBatch(
 
 export async function readBatch(
   db: DbOrTx,
+  tenant: Tenant,
   jobId: string,
   batchNo: number,
 ): Promise<{ records: unknown[]; superseded: number[]; held: SyncRecordError[] }> {
   const row = await db
     .selectFrom('sync_job_batches')
     .select(['records', 'superseded', 'held'])
+    .where(tenantIs(tenant))
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .executeTakeFirstOrThrow();
@@ -105,10 +109,11 @@ export async function readBatch(
 }
 
 /** Batches not written yet (all of them for a job that has not started). */
-export async function batchesToDo(db: DbOrTx, jobId: string): Promise<number[]> {
+export async function batchesToDo(db: DbOrTx, tenant: Tenant, jobId: string): Promise<number[]> {
   const rows = await db
     .selectFrom('sync_job_batches')
     .select('batch_no')
+    .where(tenantIs(tenant))
     .where('job_id', '=', jobId)
     .where('done', '=', false)
     .orderBy('batch_no')
@@ -132,6 +137,7 @@ export interface BatchResult {
  */
 export async function commitBatch(
   db: DbOrTx,
+  tenant: Tenant,
   jobId: string,
   batchNo: number,
   result: BatchResult,
@@ -140,6 +146,7 @@ export async function commitBatch(
   await db
     .updateTable('sync_job_batches')
     .set({ done: true })
+    .where(tenantIs(tenant))
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .execute();
@@ -164,8 +171,8 @@ export async function commitBatch(
     .execute();
 }
 
-export async function deleteBatches(db: DbOrTx, jobId: string): Promise<void> {
-  await db.deleteFrom('sync_job_batches').where('job_id', '=', jobId).execute();
+export async function deleteBatches(db: DbOrTx, tenant: Tenant, jobId: string): Promise<void> {
+  await db.deleteFrom('sync_job_batches').where(tenantIs(tenant)).where('job_id', '=', jobId).execute();
 }
 
 export async function findSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJobRecord | undefined> {

@@ -172,7 +172,7 @@ async function finish(
       outcome.status === 'completed' ? 'respondents.sync.completed' : 'respondents.sync.failed',
       toSyncJob(finished),
     );
-  await deleteBatches(tx, job.id);
+  await deleteBatches(tx, tenantOfRow(job), job.id);
   const next = await promoteNextSync(tx, tenant);
   if (next) await enqueueSync(deps.boss, tx, next);
 }
@@ -189,7 +189,7 @@ interface PreparedBatch {
  */
 function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[]): AsyncGenerator<PreparedBatch> {
   const prepare = async (batchNo: number): Promise<PreparedBatch> => {
-    const batch = await readBatch(deps.db, job.id, batchNo);
+    const batch = await readBatch(deps.db, tenantOfRow(job), job.id, batchNo);
     return {
       batchNo,
       size: batch.records.length,
@@ -214,7 +214,7 @@ function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[
  */
 async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfRow(job);
-  const batches = batchesOf(deps, job, await batchesToDo(conn, job.id));
+  const batches = batchesOf(deps, job, await batchesToDo(conn, tenantOfRow(job), job.id));
   const writeAll = async (db: Db) => {
     for await (const { batchNo, size, outcome } of batches) {
       await db.transaction().execute(async (tx) => {
@@ -223,6 +223,7 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
         const written = await apply(tx, tenant, job, outcome.rows);
         await commitBatch(
           tx,
+          tenant,
           job.id,
           batchNo,
           {

@@ -98,7 +98,7 @@ export async function startSync(
     for (let batchNo = 0; batchNo < superseded.length; batchNo++) {
       const start = batchNo * SYNC_BATCH_SIZE;
       const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
-      await insertBatch(tx, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
+      await insertBatch(tx, tenant, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
     }
     if (status === 'processing') await enqueueSync(deps.boss, tx, jobId);
     return { status, remainingAhead: ahead.remainingRecords };

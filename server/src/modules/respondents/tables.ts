@@ -60,6 +60,8 @@ export interface SyncJobsTable {
 }
 
 export interface SyncJobBatchesTable {
+  organization_id: string;
+  environment: Environment;
   job_id: string;
   batch_no: number;
   /** JSON text of an array of records. */

@@ -95,7 +95,7 @@ export async function storeResponse(
         ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}
       from active
       where ${linkOpen}
-      on conflict (survey_id, dedupe_key) where dedupe_key is not null do nothing
+      on conflict (organization_id, environment, survey_id, dedupe_key) where dedupe_key is not null do nothing
       returning id, distribution_id
     ), answered as (
       update distribution_recipients dr set status = 'responded',
