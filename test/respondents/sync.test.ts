@@ -290,7 +290,7 @@ describe('jobs', () => {
     );
     expect(queued.status).toBe('pending');
 
-    expect(await runSyncJob(t.service.deps, jobId)).toBe('finished');
+    expect(await runSyncJob(t.service.deps, { syncJobId: jobId })).toBe('finished');
     const failed = await client.unwrap(client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId } } }));
     expect(failed).toMatchObject({
       status: 'failed',

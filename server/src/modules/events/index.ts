@@ -5,5 +5,12 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { eventsJobs } from './jobs.js';
-export { deliveryWakeChannel, eventSteps, queueDeliveries, recordEvent, type NewEvent } from './record.js';
+export {
+  deliveryWakeChannel,
+  eventSteps,
+  queueDeliveries,
+  recordEvent,
+  wakeDispatchers,
+  type NewEvent,
+} from './record.js';
 export type { EventType } from './tables.js';

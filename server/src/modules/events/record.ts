@@ -45,10 +45,12 @@ export interface NewEvent<T extends EventType = EventType> {
 }
 
 /**
- * The steps of a statement that store an event and queue its deliveries — CTEs named `event_row`,
- * `event_deliveries` and `event_wake` — so that another statement can record its event in the same round trip
- * (see surveys' `submitResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The
- * statement must read `event_wake` (e.g. `(select count(*) from event_wake)`) for the wake-up to be sent.
+ * The steps of a statement that store an event and queue its deliveries — CTEs named `event_row` and
+ * `event_deliveries` — so that another statement can record its event in the same round trip (see surveys'
+ * `storeResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The statement returns
+ * how many deliveries it queued (`(select count(*) from event_deliveries)`), and the caller wakes the dispatchers
+ * when there are any (`wakeDispatchers`): a NOTIFY inside the statement would be sent by whichever node runs it,
+ * which on Citus is the tenant's worker, not the coordinator the dispatchers listen on.
  * `data`: the event's data as SQL, when the statement itself decides part of it (else `event.data`).
  *
  * Deliveries go only to webhooks that exist when the transaction commits: the fan-out locks the webhook rows it
@@ -80,9 +82,12 @@ export function eventSteps<T extends EventType>(
       where w.enabled and e.type <> 'webhook.test' and (w.events @> array[e.type]::text[] or w.events @> array['*']::text[])
       for key share of w
       returning id
-    ), event_wake as (
-      select pg_notify(${deliveryWakeChannel}, '') from (select 1 from event_deliveries limit 1) queued
     )`;
+}
+
+/** Wakes the webhook dispatchers when `tx` commits (they LISTEN), for deliveries it queued. */
+export async function wakeDispatchers(tx: DbOrTx): Promise<void> {
+  await sql`select pg_notify(${deliveryWakeChannel}, '')`.execute(tx);
 }
 
 /**
@@ -96,9 +101,10 @@ export async function recordEvent<T extends EventType>(
   data: EventData[T],
 ): Promise<RecordedEvent<T>> {
   const id = newId('evt');
-  const { rows } = await sql<{ created_at: Date; woken: string }>`
+  const { rows } = await sql<{ created_at: Date; queued: string }>`
     with ${eventSteps(tenant, { id, type, data })}
-    select event_row.created_at, (select count(*) from event_wake) as woken from event_row`.execute(tx);
+    select event_row.created_at, (select count(*) from event_deliveries) as queued from event_row`.execute(tx);
+  if (Number(rows[0]!.queued) > 0) await wakeDispatchers(tx);
   return { id, type, createdAt: rows[0]!.created_at.toISOString(), data };
 }
 
@@ -129,6 +135,6 @@ export async function queueDeliveries(
       })),
     )
     .execute();
-  await sql`select pg_notify(${deliveryWakeChannel}, '')`.execute(tx);
+  await wakeDispatchers(tx);
   return ids;
 }

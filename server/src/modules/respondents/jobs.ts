@@ -8,8 +8,8 @@ import { checkLater, runSyncJob } from './sync-runner.js';
 export const respondentsJobs: readonly Job[] = [
   defineJob(syncQueue, {
     async work(job, deps) {
-      const outcome = await runSyncJob(deps, job.data.syncJobId);
-      if (outcome === 'busy') await checkLater(deps, job.data.syncJobId);
+      const outcome = await runSyncJob(deps, job.data);
+      if (outcome === 'busy') await checkLater(deps, job.data);
       return { outcome };
     },
   }),

@@ -1,6 +1,6 @@
 /**
  * All SQL on `sync_jobs` and `sync_job_batches`. A job's batches carry its tenant and are read and written under
- * it; the job itself, once a worker runs it, is addressed by the id its queue entry carries.
+ * it, and so is the job itself: its queue entry carries the tenant with the id.
  */
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
@@ -8,10 +8,6 @@ import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/te
 import type { SyncJobsTable, SyncMode, SyncRecordError, SyncStatus } from './tables.js';
 
 export type SyncJobRecord = Selectable<SyncJobsTable>;
-
-/** Why the worker's queries on its job are not tenant-scoped. */
-const byJobId =
-  'the sync worker addresses its job by the id (the primary key) the queue gave it; the row names its tenant';
 
 /**
  * Serializes, per organization and environment, the decisions "does this sync wait?" and "which sync is next?"
@@ -150,7 +146,7 @@ export async function commitBatch(
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .execute();
-  await acrossTenants(db, byJobId)
+  await db
     .updateTable('sync_jobs')
     .set((eb) => ({
       processed_records: eb('processed_records', '+', result.records),
@@ -167,6 +163,7 @@ export async function commitBatch(
               select e from jsonb_array_elements(errors || ${JSON.stringify(result.errors.slice(0, maxErrors))}::jsonb) e
               order by (e->>'index')::int limit ${maxErrors}) kept)`,
     }))
+    .where(tenantIs(tenant))
     .where('id', '=', jobId)
     .execute();
 }
@@ -179,15 +176,31 @@ export async function findSyncJob(db: DbOrTx, tenant: Tenant, jobId: string): Pr
   return db.selectFrom('sync_jobs').selectAll().where('id', '=', jobId).where(tenantIs(tenant)).executeTakeFirst();
 }
 
+/** A job by its id alone, for a queue entry that does not carry its tenant (queued before entries did). */
 export async function getSyncJobById(db: DbOrTx, jobId: string): Promise<SyncJobRecord | undefined> {
-  return acrossTenants(db, byJobId).selectFrom('sync_jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
+  return acrossTenants(db, 'a queue entry from before entries carried the tenant names its job by id only')
+    .selectFrom('sync_jobs')
+    .selectAll()
+    .where('id', '=', jobId)
+    .executeTakeFirst();
 }
 
-/** A worker took the job up (again). */
-export async function markAttempt(db: DbOrTx, jobId: string): Promise<SyncJobRecord> {
-  return acrossTenants(db, byJobId)
+/**
+ * A worker took the job up (again). The first start time is set by a statement of its own: Citus refuses a
+ * clock function inside COALESCE in a distributed update.
+ */
+export async function markAttempt(db: DbOrTx, tenant: Tenant, jobId: string): Promise<SyncJobRecord> {
+  await db
     .updateTable('sync_jobs')
-    .set((eb) => ({ attempts: eb('attempts', '+', 1), started_at: sql`coalesce(started_at, now())` }))
+    .set({ started_at: sql`now()` })
+    .where(tenantIs(tenant))
+    .where('id', '=', jobId)
+    .where('started_at', 'is', null)
+    .execute();
+  return db
+    .updateTable('sync_jobs')
+    .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+    .where(tenantIs(tenant))
     .where('id', '=', jobId)
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -206,8 +219,8 @@ export interface SyncCounts {
 }
 
 /** Absolute values, never increments: writing the same state twice can never count twice. */
-export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts): Promise<void> {
-  await acrossTenants(db, byJobId)
+export async function saveCounts(db: DbOrTx, tenant: Tenant, jobId: string, counts: SyncCounts): Promise<void> {
+  await db
     .updateTable('sync_jobs')
     .set({
       processed_records: counts.processedRecords,
@@ -220,6 +233,7 @@ export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts):
       deleted_count: counts.deleted,
       errors: JSON.stringify(counts.errors),
     })
+    .where(tenantIs(tenant))
     .where('id', '=', jobId)
     .execute();
 }
@@ -227,12 +241,14 @@ export async function saveCounts(db: DbOrTx, jobId: string, counts: SyncCounts):
 /** `counts` when the caller tallied them (replace); otherwise the job's committed counts stand. */
 export async function finishSyncJob(
   db: DbOrTx,
+  tenant: Tenant,
   jobId: string,
   outcome: { status: 'completed' | 'failed'; failureReason: string | null },
 ): Promise<void> {
-  await acrossTenants(db, byJobId)
+  await db
     .updateTable('sync_jobs')
     .set({ status: outcome.status, failure_reason: outcome.failureReason, completed_at: sql`now()`, progress: 100 })
+    .where(tenantIs(tenant))
     .where('id', '=', jobId)
     .execute();
 }
@@ -242,6 +258,7 @@ export async function promoteNextSync(db: DbOrTx, tenant: Tenant): Promise<strin
   const next = await db
     .updateTable('sync_jobs')
     .set({ status: 'processing' })
+    .where(tenantIs(tenant))
     .where(
       'id',
       '=',

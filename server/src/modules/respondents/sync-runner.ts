@@ -15,7 +15,7 @@
  */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import { tenantOfRow, type Tenant } from '../../db/tenant.js';
+import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { checkRecord, type RespondentRow } from './records.js';
@@ -28,6 +28,7 @@ import {
 } from './repository.js';
 import {
   deleteBatches,
+  findSyncJob,
   finishSyncJob,
   getSyncJobById,
   lockTenantSyncs,
@@ -40,7 +41,7 @@ import {
   type SyncCounts,
   type SyncJobRecord,
 } from './sync-repository.js';
-import { syncQueue } from './sync-queue.js';
+import { syncQueue, type SyncJobData } from './sync-queue.js';
 import { enqueueSync, SYNC_BATCH_SIZE } from './sync-service.js';
 import { recordEvent } from '../events/index.js';
 import { toSyncJob } from './service.js';
@@ -161,10 +162,10 @@ async function finish(
   await lockTenantSyncs(tx, tenant);
   // The owner's pending check has nothing left to check.
   if (watchdogId) await syncQueue.cancel(deps.boss, tx, watchdogId);
-  if (counts) await saveCounts(tx, job.id, counts);
-  await finishSyncJob(tx, job.id, outcome);
+  if (counts) await saveCounts(tx, tenant, job.id, counts);
+  await finishSyncJob(tx, tenant, job.id, outcome);
   // The job's end and its event commit together (events/record.ts).
-  const finished = await getSyncJobById(tx, job.id);
+  const finished = await findSyncJob(tx, tenant, job.id);
   if (finished)
     await recordEvent(
       tx,
@@ -172,9 +173,9 @@ async function finish(
       outcome.status === 'completed' ? 'respondents.sync.completed' : 'respondents.sync.failed',
       toSyncJob(finished),
     );
-  await deleteBatches(tx, tenantOfRow(job), job.id);
+  await deleteBatches(tx, tenant, job.id);
   const next = await promoteNextSync(tx, tenant);
-  if (next) await enqueueSync(deps.boss, tx, next);
+  if (next) await enqueueSync(deps.boss, tx, tenant, next);
 }
 
 interface PreparedBatch {
@@ -272,7 +273,7 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
         valid += outcome.rows.length;
         tally(counts, job, size, outcome, written);
         // Progress (on the side connection) moves while the writes stay invisible until the one commit.
-        await saveCounts(side, job.id, { ...counts, processedBatches: 0 });
+        await saveCounts(side, tenant, job.id, { ...counts, processedBatches: 0 });
       }
       if (valid === 0) {
         // Nothing was written (no valid record): failing here deletes nothing.
@@ -297,21 +298,34 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
 
 /** A check of the job (the dead-man's switch), behind new and promoted jobs. */
 const check =
-  (deps: RunDeps, syncJobId: string): Watchdog =>
+  (deps: RunDeps, tenant: Tenant, syncJobId: string): Watchdog =>
   (seconds) =>
-    enqueueSync(deps.boss, deps.db, syncJobId, seconds);
+    enqueueSync(deps.boss, deps.db, tenant, syncJobId, seconds);
+
+/**
+ * The job's tenant: the queue entry's, or, for an entry queued before entries carried it, the job's own (found
+ * by its id across tenants, once). Undefined when the job is gone.
+ */
+async function tenantOfJob(db: Db, data: SyncJobData): Promise<Tenant | undefined> {
+  if (data.organizationId && data.environment) return tenantOf(data as Tenant);
+  const job = await getSyncJobById(db, data.syncJobId);
+  return job ? tenantOfRow(job) : undefined;
+}
 
 /**
  * Runs (or resumes) one sync job if no live worker owns it (jobs/owned.ts). `busy`: another live worker holds it;
  * `finished`: nothing (more) to do here.
  */
-export async function runSyncJob(deps: RunDeps, syncJobId: string): Promise<'busy' | 'finished'> {
+export async function runSyncJob(deps: RunDeps, data: SyncJobData): Promise<'busy' | 'finished'> {
+  const { syncJobId } = data;
+  const tenant = await tenantOfJob(deps.db, data);
+  if (!tenant) return 'finished';
   return runOwned(
     deps,
     {
       lock: `respondents.sync.job:${syncJobId}`,
       async load(conn) {
-        const found = await getSyncJobById(conn, syncJobId);
+        const found = await findSyncJob(conn, tenant, syncJobId);
         // pending: not its turn (it is enqueued when promoted); completed/failed: a late duplicate delivery.
         return found?.status === 'processing' ? found : undefined;
       },
@@ -329,8 +343,8 @@ export async function runSyncJob(deps: RunDeps, syncJobId: string): Promise<'bus
           );
         },
       },
-      beginRun: (conn) => markAttempt(conn, syncJobId),
-      watchdog: check(deps, syncJobId),
+      beginRun: (conn) => markAttempt(conn, tenant, syncJobId),
+      watchdog: check(deps, tenant, syncJobId),
     },
     async (conn, job, watchdogId) => {
       if (job.mode === 'replace') await runAtomic(conn, deps, job, watchdogId);
@@ -340,7 +354,8 @@ export async function runSyncJob(deps: RunDeps, syncJobId: string): Promise<'bus
 }
 
 /** The dead-man's switch: while the job's owner is alive, look again later. */
-export async function checkLater(deps: RunDeps, syncJobId: string): Promise<void> {
-  const job = await getSyncJobById(deps.db, syncJobId);
-  if (job?.status === 'processing') await checkAgainLater(check(deps, syncJobId));
+export async function checkLater(deps: RunDeps, data: SyncJobData): Promise<void> {
+  const tenant = await tenantOfJob(deps.db, data);
+  const job = tenant && (await findSyncJob(deps.db, tenant, data.syncJobId));
+  if (tenant && job?.status === 'processing') await checkAgainLater(check(deps, tenant, data.syncJobId));
 }

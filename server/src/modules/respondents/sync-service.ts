@@ -45,10 +45,11 @@ export function supersededPositions(records: readonly unknown[], batchSize: numb
 export async function enqueueSync(
   boss: PgBoss,
   db: DbOrTx,
+  tenant: Tenant,
   syncJobId: string,
   checkAfterSeconds?: number,
 ): Promise<string | null> {
-  const data: SyncJobData = { syncJobId };
+  const data: SyncJobData = { syncJobId, ...tenant };
   return syncQueue.send(
     boss,
     db,
@@ -100,7 +101,7 @@ export async function startSync(
       const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
       await insertBatch(tx, tenant, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
     }
-    if (status === 'processing') await enqueueSync(deps.boss, tx, jobId);
+    if (status === 'processing') await enqueueSync(deps.boss, tx, tenant, jobId);
     return { status, remainingAhead: ahead.remainingRecords };
   });
   const seconds = (accepted.remainingAhead + records.length) / rate;

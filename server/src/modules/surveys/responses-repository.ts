@@ -4,7 +4,7 @@ import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { ResponsesTable } from './tables.js';
-import { eventSteps, type NewEvent } from '../events/index.js';
+import { eventSteps, wakeDispatchers, type NewEvent } from '../events/index.js';
 
 export type ResponseRow = Selectable<ResponsesTable>;
 
@@ -82,7 +82,7 @@ export async function storeResponse(
     stored: string;
     used: string;
     distribution_id: string | null;
-    woken: string;
+    queued: string;
   }>`
     with active as (
       select id from surveys
@@ -109,8 +109,11 @@ export async function storeResponse(
     ), ${eventSteps(tenant, event, 'stored', eventData)}
     select (select count(*) from active) as active, (select count(*) from stored) as stored,
       (select count(*) from recipient where status = 'responded') as used,
-      (select distribution_id from stored) as distribution_id, (select count(*) from event_wake) as woken`.execute(db);
+      (select distribution_id from stored) as distribution_id, (select count(*) from event_deliveries) as queued`.execute(
+    db,
+  );
   const row = rows[0]!;
+  if (Number(row.queued) > 0) await wakeDispatchers(db);
   if (Number(row.stored) === 1) return { outcome: 'stored', distributionId: row.distribution_id };
   if (Number(row.active) === 0) return { outcome: 'inactive' };
   return { outcome: Number(row.used) === 1 ? 'used' : 'duplicate' };
