@@ -1,7 +1,13 @@
-/** A fresh, migrated database for one test file, cloned from the run's template. */
+/**
+ * A fresh, migrated database for one test file, cloned from the run's template.
+ *
+ * With `CITUS=1` (test/citus/cluster.ts) there is no template: the database is made on the local Citus cluster
+ * (`cluster.sh createdb`), migrated and given pg-boss's schema here, and dropped with `cluster.sh dropdb`.
+ */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { inject } from 'vitest';
+import { citusMode, createCitusDatabase, dropCitusDatabase } from '../citus/cluster.js';
 
 export interface TestDatabase {
   url: string;
@@ -21,6 +27,9 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   const template = inject('templateDatabase');
   const pid = template.split('_').pop();
   const name = `survey_test_${pid}_${randomBytes(5).toString('hex')}`;
+  if (citusMode) {
+    return { name, url: await createCitusDatabase(name), drop: () => dropCitusDatabase(name) };
+  }
   const client = admin();
   await client.connect();
   try {

@@ -2,6 +2,7 @@
  * Once per test run: a PostgreSQL server (DATABASE_URL's, or an embedded one in a temporary folder) and a
  * template database with every migration and the pg-boss schema applied. Each test file then gets its own
  * database cloned from the template (test/helpers/database.ts), so files run in parallel without sharing rows.
+ * With `CITUS=1` the server is the local Citus cluster instead, and there is no template (see setupCitus below).
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -13,6 +14,7 @@ import type { TestProject } from 'vitest/node';
 import { openDatabase } from '../../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrateToLatest } from '../../server/src/db/migrate.js';
+import { citusMode, clusterServerUrl, clusterUp, dropCitusDatabase } from '../citus/cluster.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -38,6 +40,7 @@ export function withDatabase(serverUrl: string, database: string): string {
 }
 
 export default async function setup(project: TestProject) {
+  if (citusMode) return setupCitus(project);
   let embedded: EmbeddedPostgres | undefined;
   let folder: string | undefined;
   let serverUrl: string;
@@ -99,5 +102,31 @@ export default async function setup(project: TestProject) {
     await admin.end();
     await embedded?.stop();
     if (folder) rmSync(folder, { recursive: true, force: true });
+  };
+}
+
+/**
+ * `CITUS=1`: the local Citus cluster (test/citus/cluster.ts), started if it is not running. No template is made
+ * (one cannot be cloned on Citus); `templateDatabase` is only the name that carries this run's process id, which
+ * test/helpers/database.ts puts into each file's database name. Teardown drops this run's leftover databases.
+ */
+async function setupCitus(project: TestProject) {
+  await clusterUp();
+  const serverUrl = await clusterServerUrl();
+  project.provide('databaseServer', serverUrl);
+  project.provide('templateDatabase', `survey_test_template_${process.pid}`);
+  return async () => {
+    const admin = new pg.Client({ connectionString: withDatabase(serverUrl, 'postgres') });
+    await admin.connect();
+    try {
+      const leftovers = await admin.query<{ datname: string }>(
+        `select datname from pg_database where datname like 'survey_test_%'`,
+      );
+      for (const row of leftovers.rows) {
+        if (row.datname.startsWith(`survey_test_${process.pid}_`)) await dropCitusDatabase(row.datname);
+      }
+    } finally {
+      await admin.end();
+    }
   };
 }

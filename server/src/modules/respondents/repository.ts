@@ -108,13 +108,14 @@ export async function writeRespondents(
           email = excluded.email, first_name = excluded.first_name, last_name = excluded.last_name,
           department = excluded.department, location = excluded.location, job_title = excluded.job_title,
           manager_id = excluded.manager_id, hire_date = excluded.hire_date, employment_type = excluded.employment_type,
-          attributes = excluded.attributes, content_hash = excluded.content_hash, updated_at = now()
+          attributes = excluded.attributes, content_hash = excluded.content_hash, updated_at = excluded.updated_at
         where respondents.content_hash is distinct from excluded.content_hash`;
   const result = await sql<{ created: number; updated: number }>`
     with written as (
       insert into respondents (organization_id, environment, external_id, email, first_name, last_name, department,
-        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash)
-      select ${tenant.organizationId}, ${tenant.environment}, r.*
+        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash, updated_at)
+      -- updated_at travels in the row (excluded.updated_at below): Citus allows no clock function in DO UPDATE.
+      select ${tenant.organizationId}, ${tenant.environment}, r.*, now()
       from unnest(${rows.map((r) => r.externalId)}::text[], ${rows.map((r) => r.email)}::text[],
         ${rows.map((r) => r.firstName)}::text[], ${rows.map((r) => r.lastName)}::text[],
         ${rows.map((r) => r.department)}::text[], ${rows.map((r) => r.location)}::text[],
