@@ -7,7 +7,7 @@
  */
 import { sql, type RawBuilder } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import { tenantColumns, type Tenant } from '../../db/tenant.js';
+import { tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from './tables.js';
@@ -78,7 +78,7 @@ export function eventSteps<T extends EventType>(
       insert into webhook_deliveries (organization_id, environment, id, webhook_id, event_id, event_type, attempt, manual)
       select e.organization_id, e.environment, survey_service_id('whd'), w.id, e.id, e.type, 1, false
       from event_row e
-      join webhooks w on w.organization_id = e.organization_id and w.environment = e.environment
+      join webhooks w on ${tenantIs(tenant, 'w')}
       where w.enabled and e.type <> 'webhook.test' and (w.events @> array[e.type]::text[] or w.events @> array['*']::text[])
       for key share of w
       returning id

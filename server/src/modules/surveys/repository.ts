@@ -14,27 +14,31 @@ export type SurveyRow = Selectable<SurveysTable>;
  * A survey's columns, with `response_count` being the exact count: the folded column plus the deltas that
  * submissions and deletions append (no submission waits on the survey's row to count itself).
  */
-const responseCount = sql<number>`(surveys.response_count + coalesce((
+const responseCount = (tenant: Tenant) =>
+  sql<number>`(surveys.response_count + coalesce((
   select sum(c.n) from survey_response_counts c
-  where c.organization_id = surveys.organization_id and c.environment = surveys.environment and c.survey_id = surveys.id
+  where ${tenantIs(tenant, 'c')} and c.survey_id = surveys.id
 ), 0))::int`.as('response_count');
-const surveyColumns = [
-  'surveys.id',
-  'surveys.organization_id',
-  'surveys.environment',
-  'surveys.title',
-  'surveys.description',
-  'surveys.status',
-  'surveys.questions',
-  'surveys.settings',
-  'surveys.created_at',
-  'surveys.updated_at',
-  'surveys.launched_at',
-  'surveys.paused_at',
-  'surveys.closed_at',
-  'surveys.first_launched_at',
-  responseCount,
-] as const;
+// The deltas are matched to the tenant's value, not to the survey row's columns: a correlated tenant match is a
+// join Citus cannot route to one shard, a constant one it can.
+const surveyColumns = (tenant: Tenant) =>
+  [
+    'surveys.id',
+    'surveys.organization_id',
+    'surveys.environment',
+    'surveys.title',
+    'surveys.description',
+    'surveys.status',
+    'surveys.questions',
+    'surveys.settings',
+    'surveys.created_at',
+    'surveys.updated_at',
+    'surveys.launched_at',
+    'surveys.paused_at',
+    'surveys.closed_at',
+    'surveys.first_launched_at',
+    responseCount(tenant),
+  ] as const;
 
 export async function findSurvey(
   db: DbOrTx,
@@ -54,7 +58,12 @@ export async function findSurvey(
       .executeTakeFirst();
     if (!locked) return undefined;
   }
-  return db.selectFrom('surveys').where(tenantIs(tenant)).select(surveyColumns).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('surveys')
+    .where(tenantIs(tenant))
+    .select(surveyColumns(tenant))
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export interface NewSurvey {
@@ -97,7 +106,7 @@ export async function listSurveys(
   if (filter.search) query = query.where('title', 'ilike', `%${likeEscape(filter.search)}%`);
   // Page and total in one query (a window count); only a page past the end needs a second one for the total.
   const page = await query
-    .select(surveyColumns)
+    .select(surveyColumns(tenant))
     .select(sql<number>`count(*) over ()`.as('total_count'))
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -134,7 +143,7 @@ export function updateSurvey(
     })
     .where('id', '=', id)
     .where(tenantIs(tenant))
-    .returning(surveyColumns)
+    .returning(surveyColumns(tenant))
     .executeTakeFirst();
 }
 
@@ -184,7 +193,7 @@ export function transitionSurvey(
       eb.or([eb('status', '=', 'paused'), eb(sql<number>`jsonb_array_length(questions)`, '>', 0)]),
     );
   }
-  return query.returning(surveyColumns).executeTakeFirst();
+  return query.returning(surveyColumns(tenant)).executeTakeFirst();
 }
 
 /** Counts a response stored (+1) or deleted (−1), in the transaction that stores or deletes it. */
