@@ -1145,8 +1145,6 @@ CREATE INDEX webhook_deliveries_by_webhook ON public.webhook_deliveries USING bt
 
 CREATE INDEX webhook_deliveries_due ON public.webhook_deliveries USING btree (due_at) WHERE (status = 'pending'::text);
 
-CREATE INDEX webhook_deliveries_due_by_tenant ON public.webhook_deliveries USING btree (organization_id, environment, due_at) WHERE (status = 'pending'::text);
-
 --
 -- Name: webhook_secrets; Type: TABLE; Schema: public
 --

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Environment } from '../../db/schema.js';
-import { acrossTenants, tenantColumns, tenantIs, tenantOfRow, type Tenant } from '../../db/tenant.js';
+import { acrossTenants, tenantColumns, tenantIs, tenantOfRow } from '../../db/tenant.js';
 import type { EventType } from '../events/index.js';
 import { deliveryWakeChannel } from '../events/index.js';
 import { newId } from '../../lib/ids.js';
@@ -37,41 +37,11 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due rows, tenant by tenant, the tenants with the oldest due rows first. Each claim is one
- * statement on one tenant's rows (on Citus, one shard: a FOR UPDATE that spans shards is refused), after one
- * read of which tenants have due rows. The claimed rows are joined back by `ctid` (locked by this statement, so
- * stable within it): a join by key let the planner pick a per-tenant index scan per row, quadratic in a tenant's
- * backlog.
+ * Claims up to `limit` due rows. The claimed rows are joined back by `ctid` (locked by this statement, so stable
+ * within it): a join by key let the planner pick a per-tenant index scan per row, quadratic in a tenant's backlog.
  */
 export async function claimDue(
   db: Db,
-  limit: number,
-  leaseMs: number,
-  excludeWebhooks: string[],
-): Promise<ClaimedDelivery[]> {
-  const claimed: ClaimedDelivery[] = [];
-  for (const tenant of await tenantsWithDueRows(db, limit, excludeWebhooks)) {
-    if (claimed.length >= limit) break;
-    claimed.push(...(await claimDueOf(db, tenantOfRow(tenant), limit - claimed.length, leaseMs, excludeWebhooks)));
-  }
-  return claimed;
-}
-
-/** The tenants that have claimable rows, oldest due first (at most `limit`: each has one row or more). */
-async function tenantsWithDueRows(db: Db, limit: number, excludeWebhooks: string[]) {
-  const { rows } = await sql<{ organization_id: string; environment: Environment }>`
-    select organization_id, environment from webhook_deliveries
-    where status = 'pending' and due_at <= now() and (lease_until is null or lease_until < now())
-      and not (webhook_id = any(${excludeWebhooks}::text[]))
-    group by organization_id, environment
-    order by min(due_at)
-    limit ${limit}`.execute(acrossTenants(db, "the dispatchers' queue: which tenants have due deliveries"));
-  return rows;
-}
-
-async function claimDueOf(
-  db: Db,
-  tenant: Tenant,
   limit: number,
   leaseMs: number,
   excludeWebhooks: string[],
@@ -80,8 +50,7 @@ async function claimDueOf(
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
       select ctid from webhook_deliveries
-      where ${tenantIs(tenant)} and status = 'pending' and due_at <= now()
-        and (lease_until is null or lease_until < now())
+      where status = 'pending' and due_at <= now() and (lease_until is null or lease_until < now())
         and not (webhook_id = any(${excludeWebhooks}::text[]))
       order by due_at
       limit ${limit}
@@ -90,18 +59,17 @@ async function claimDueOf(
     update webhook_deliveries d
     set lease_until = now() + make_interval(secs => ${leaseMs / 1000}), claim_token = ${token}
     from due, events e, webhooks w
-    where ${tenantIs(tenant, 'd')} and d.ctid = due.ctid
-      and ${tenantIs(tenant, 'e')} and e.id = d.event_id
-      and ${tenantIs(tenant, 'w')} and w.id = d.webhook_id
+    where d.ctid = due.ctid
+      and e.organization_id = d.organization_id and e.environment = d.environment and e.id = d.event_id
+      and w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id
     returning d.organization_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempt, d.manual,
-      d.claim_token, d.ctid::text as row_ctid, e.created_at as event_created_at, e.data::text as event_data, w.url,
-      w.enabled, w.failing_since,
+      d.claim_token, d.ctid::text as row_ctid, e.created_at as event_created_at, e.data::text as event_data, w.url, w.enabled, w.failing_since,
       array(
         select s.secret from webhook_secrets s
-        where ${tenantIs(tenant, 's')} and s.webhook_id = d.webhook_id
+        where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
           and (s.expires_at is null or s.expires_at > now())
         order by s.created_at desc
-      ) as secrets`.execute(db);
+      ) as secrets`.execute(acrossTenants(db, "the dispatchers' queue: due deliveries of every tenant"));
   return rows;
 }
 
@@ -157,25 +125,7 @@ export interface Success {
  * while the table's statistics lagged a burst. Webhooks that were failing have their failure clock stopped.
  */
 export async function recordSuccesses(db: Db, successes: readonly Success[]): Promise<void> {
-  // One statement per tenant among the batch (on Citus, each on one shard).
-  const byTenant = new Map<string, Success[]>();
-  for (const success of successes) {
-    const key = `${success.row.organization_id}/${success.row.environment}`;
-    byTenant.set(key, [...(byTenant.get(key) ?? []), success]);
-  }
-  for (const batch of byTenant.values()) await recordSuccessesOf(db, tenantOfRow(batch[0]!.row), batch);
-  for (const { row } of successes) {
-    if (row.failing_since === null) continue;
-    await db
-      .updateTable('webhooks')
-      .set({ failing_since: null })
-      .where(tenantIs(tenantOfRow(row)))
-      .where('id', '=', row.webhook_id)
-      .execute();
-  }
-}
-
-async function recordSuccessesOf(db: Db, tenant: Tenant, successes: readonly Success[]): Promise<void> {
+  if (successes.length === 0) return;
   const column = <T>(pick: (s: Success) => T) => successes.map(pick);
   await sql`
     update webhook_deliveries d
@@ -186,8 +136,18 @@ async function recordSuccessesOf(db: Db, tenant: Tenant, successes: readonly Suc
       ${column((s) => s.row.claim_token)}::text[], ${column((s) => s.outcome.responseStatus)}::int[], ${column((s) => s.outcome.latencyMs)}::int[],
       ${column((s) => s.outcome.excerpt)}::text[], ${column((s) => s.at.toISOString())}::timestamptz[]
     ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)
-    where ${tenantIs(tenant, 'd')} and d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token
-      and d.status = 'pending'`.execute(db);
+    where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(
+    acrossTenants(db, 'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token'),
+  );
+  for (const { row } of successes) {
+    if (row.failing_since === null) continue;
+    await db
+      .updateTable('webhooks')
+      .set({ failing_since: null })
+      .where(tenantIs(tenantOfRow(row)))
+      .where('id', '=', row.webhook_id)
+      .execute();
+  }
 }
 
 export interface FailurePlan {
