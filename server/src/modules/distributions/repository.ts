@@ -1,5 +1,5 @@
 /** All SQL on distributions, their recipients and the unsubscribed addresses. Every query is tenant-scoped. */
-import { sql, type Selectable, type Updateable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
@@ -275,16 +275,32 @@ export interface Outcome {
   attempts?: number;
 }
 
-/** Records the outcomes of several messages in one statement (only recipients still `pending` change). */
+/**
+ * Records the outcomes of several messages: one statement for the sent, one for the rest (only recipients still
+ * `pending` change).
+ */
 export async function recordOutcomes(
   db: DbOrTx,
   tenant: Tenant,
   distributionId: string,
   outcomes: readonly Outcome[],
 ): Promise<void> {
-  if (outcomes.length === 0) return;
-  await sql`update distribution_recipients r set status = v.status,
-      sent_at = case when v.status = 'sent' then now() else r.sent_at end,
+  // The sent ones take the clock, the others keep their time: two statements, since Citus refuses a clock
+  // function inside CASE in a distributed update.
+  const sent = outcomes.filter((o) => o.status === 'sent');
+  const others = outcomes.filter((o) => o.status !== 'sent');
+  if (sent.length > 0) await writeOutcomes(db, tenant, distributionId, sent, sql`now()`);
+  if (others.length > 0) await writeOutcomes(db, tenant, distributionId, others, sql`r.sent_at`);
+}
+
+async function writeOutcomes(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  outcomes: readonly Outcome[],
+  sentAt: RawBuilder<unknown>,
+): Promise<void> {
+  await sql`update distribution_recipients r set status = v.status, sent_at = ${sentAt},
       error = v.error, attempts = coalesce(v.attempts, r.attempts)
     from unnest(${outcomes.map((o) => o.externalId)}::text[], ${outcomes.map((o) => o.status)}::text[],
       ${outcomes.map((o) => o.error ?? null)}::text[], ${outcomes.map((o) => o.attempts ?? null)}::int[]) as v(external_id, status, error, attempts)

@@ -180,19 +180,29 @@ export async function fetchPage(tx: DbOrTx, limit: number): Promise<PageRow[]> {
   return rows;
 }
 
-/** Claims a new attempt; the watermark and row total are fixed by the first one. */
-export function beginAttempt(
+/**
+ * Claims a new attempt; the watermark and row total are fixed by the first one. The first start time is set by a
+ * statement of its own: Citus refuses a clock function inside COALESCE in a distributed update.
+ */
+export async function beginAttempt(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
   first: { watermark: Date; totalRows: number } | null,
 ) {
+  await db
+    .updateTable('exports')
+    .set({ started_at: sql`now()` })
+    .where(tenantIs(tenant))
+    .where('id', '=', id)
+    .where('status', 'in', ['pending', 'processing'])
+    .where('started_at', 'is', null)
+    .execute();
   return db
     .updateTable('exports')
     .set((eb) => ({
       status: 'processing',
       attempts: eb('attempts', '+', 1),
-      started_at: sql`coalesce(started_at, now())`,
       rows_written: 0,
       ...(first ? { watermark: first.watermark, total_rows: first.totalRows } : {}),
     }))

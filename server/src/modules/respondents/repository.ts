@@ -148,11 +148,16 @@ export async function existingHashes(
 
 /**
  * The end of a `replace`: deletes (or, for a dry run, counts) the tenant's respondents whose externalId is not
- * in `sync_kept_ids`, the temporary table the same transaction filled with the job's valid externalIds.
+ * among `kept`, the job's valid externalIds. They travel as one array parameter (PostgreSQL hashes a long
+ * `= any(…)` list) rather than through a temporary table, which Citus cannot join with a distributed table.
  */
-export async function removeRespondentsNotKept(db: DbOrTx, tenant: Tenant, dryRun: boolean): Promise<number> {
-  const missing = sql`${tenantIs(tenant)}
-    and not exists (select 1 from sync_kept_ids k where k.external_id = respondents.external_id)`;
+export async function removeRespondentsNotKept(
+  db: DbOrTx,
+  tenant: Tenant,
+  kept: readonly string[],
+  dryRun: boolean,
+): Promise<number> {
+  const missing = sql`${tenantIs(tenant)} and not (external_id = any(${[...kept]}::text[]))`;
   const result = dryRun
     ? await sql<{ n: number }>`select count(*)::int as n from respondents where ${missing}`.execute(db)
     : await sql<{
@@ -161,17 +166,6 @@ export async function removeRespondentsNotKept(db: DbOrTx, tenant: Tenant, dryRu
         db,
       );
   return result.rows[0]?.n ?? 0;
-}
-
-export async function createKeptIdsTable(db: DbOrTx): Promise<void> {
-  await sql`create temporary table if not exists sync_kept_ids (external_id text primary key) on commit drop`.execute(
-    db,
-  );
-}
-
-export async function addKeptIds(db: DbOrTx, externalIds: readonly string[]): Promise<void> {
-  if (externalIds.length === 0) return;
-  await sql`insert into sync_kept_ids select unnest(${[...externalIds]}::text[]) on conflict do nothing`.execute(db);
 }
 
 /**

@@ -19,13 +19,7 @@ import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { checkRecord, type RespondentRow } from './records.js';
-import {
-  addKeptIds,
-  createKeptIdsTable,
-  existingHashes,
-  removeRespondentsNotKept,
-  writeRespondents,
-} from './repository.js';
+import { existingHashes, removeRespondentsNotKept, writeRespondents } from './repository.js';
 import {
   deleteBatches,
   findSyncJob,
@@ -261,15 +255,12 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
   const counts = emptyCounts();
   await deps.db.connection().execute((side) =>
     conn.transaction().execute(async (tx) => {
-      await createKeptIdsTable(tx);
+      const kept: string[] = [];
       let valid = 0;
       const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
       for await (const { size, outcome } of batchesOf({ ...deps, db: side }, job, all)) {
         const written = await apply(tx, tenant, job, outcome.rows);
-        await addKeptIds(
-          tx,
-          outcome.rows.map((r) => r.externalId),
-        );
+        for (const row of outcome.rows) kept.push(row.externalId);
         valid += outcome.rows.length;
         tally(counts, job, size, outcome, written);
         // Progress (on the side connection) moves while the writes stay invisible until the one commit.
@@ -289,7 +280,7 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
           watchdogId,
         );
       }
-      counts.deleted = await removeRespondentsNotKept(tx, tenant, job.dry_run);
+      counts.deleted = await removeRespondentsNotKept(tx, tenant, kept, job.dry_run);
       counts.processedBatches = batchCountOf(job);
       return finish(tx, deps, job, counts, { status: 'completed', failureReason: null }, watchdogId);
     }),

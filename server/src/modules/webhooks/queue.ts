@@ -184,18 +184,27 @@ export async function recordFailure(
     // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
     if (plan.cancelled) return { recorded: true, nextRetryAt: null, disabled: null };
     const tenant = tenantOfRow(row);
-    const webhook = await tx
+    // The failure clock starts with the first failure, then the webhook is read under its lock: two statements,
+    // since Citus refuses a clock function inside COALESCE in a distributed update, and one in RETURNING.
+    await tx
       .updateTable('webhooks')
-      .set({ failing_since: sql`coalesce(failing_since, now())` })
+      .set({ failing_since: sql`now()` })
       .where(tenantIs(tenant))
       .where('id', '=', row.webhook_id)
-      .returning([
+      .where('failing_since', 'is', null)
+      .execute();
+    const webhook = await tx
+      .selectFrom('webhooks')
+      .select([
         'enabled',
         'failing_since',
         sql<boolean>`failing_since <= now() - make_interval(secs => ${plan.disableAfterMs / 1000})`.as(
           'failed_too_long',
         ),
       ])
+      .where(tenantIs(tenant))
+      .where('id', '=', row.webhook_id)
+      .forUpdate()
       .executeTakeFirst();
     if (!webhook) return { recorded: true, nextRetryAt: null, disabled: null };
     const disable = plan.gone

@@ -68,7 +68,7 @@ export interface WebhookChanges {
   enabled?: boolean;
 }
 
-export function updateWebhook(
+export async function updateWebhook(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
@@ -81,11 +81,16 @@ export function updateWebhook(
   if (changes.enabled === true)
     Object.assign(set, { enabled: true, disabled_reason: null, disabled_at: null, failing_since: null });
   if (changes.enabled === false) {
-    Object.assign(set, {
-      enabled: false,
-      disabled_reason: sql`case when enabled then 'manual' else disabled_reason end`,
-      disabled_at: sql`case when enabled then now() else disabled_at end`,
-    });
+    // A manual disable of an enabled webhook records when and why, by a statement of its own (Citus refuses a
+    // clock function inside CASE in a distributed update); one already disabled keeps its reason and time.
+    await db
+      .updateTable('webhooks')
+      .set({ disabled_reason: 'manual', disabled_at: sql`now()` })
+      .where(tenantIs(tenant))
+      .where('id', '=', id)
+      .where('enabled', '=', true)
+      .execute();
+    set.enabled = false;
   }
   return db
     .updateTable('webhooks')
