@@ -1,11 +1,11 @@
 /** Analytics operations: one handler per operationId, thin adapters from the contract to the service. */
-import { idOrNotFound, notFound } from '../../http/errors.js';
+import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
 import { getSmartAnalytics as smartAnalytics } from './smart.js';
 
-const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
+const { surveyIdOrThrow } = service;
 
 /** Malformed distribution ids are unknown ones (the service checks that a well-formed one is the survey's). */
 function distributionIdOrThrow(id: string | undefined): string | undefined {

@@ -253,7 +253,8 @@ export async function findDistributionOrThrow(
 
 type RecipientFilter = Parameters<typeof repo.listRecipients>[3];
 
-export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
+/** The surveys module's id check, for the handlers of this module. */
+export const surveyIdOrThrow = surveys.surveyIdOrThrow;
 export const distributionIdOrThrow = (id: string) => idOrNotFound('dst', 'distribution', id);
 
 export async function listDistributions(

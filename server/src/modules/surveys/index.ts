@@ -9,4 +9,4 @@ export { surveysJobs } from './jobs.js';
 export { normaliseQuestions } from './questions.js';
 export { findSurvey, type SurveyRow } from './repository.js';
 export { storeResponse } from './responses-repository.js';
-export { createSurvey, findSurveyOrThrow } from './service.js';
+export { createSurvey, findSurveyOrThrow, surveyIdOrThrow } from './service.js';

@@ -1,5 +1,4 @@
 /** Webhook operations: one handler per operationId. */
-import { idOrNotFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import * as service from './service.js';
@@ -73,7 +72,5 @@ export const getWebhookDelivery: Handler<'getWebhookDelivery'> = async ({ params
 });
 
 export const redeliverWebhookDelivery: Handler<'redeliverWebhookDelivery'> = async ({ params, auth, deps }) => {
-  const id = webhookIdOrThrow(params.id);
-  idOrNotFound('whd', 'delivery', params.deliveryId);
-  return { status: 202, data: await service.redeliver(deps.db, tenantOf(auth), id, params.deliveryId) };
+  return { status: 202, data: await service.redeliver(deps.db, tenantOf(auth), params.id, params.deliveryId) };
 };

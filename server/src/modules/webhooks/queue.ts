@@ -10,7 +10,7 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import type { Environment } from '../../db/schema.js';
 import { acrossTenants, tenantColumns, tenantIs, tenantOfRow } from '../../db/tenant.js';
 import type { EventType } from '../events/index.js';
-import { deliveryWakeChannel } from '../events/index.js';
+import { wakeDispatchers } from '../events/index.js';
 import { newId } from '../../lib/ids.js';
 import { cancelPendingDeliveries, disableWebhook } from './repository.js';
 
@@ -239,7 +239,7 @@ export async function recordFailure(
       })
       .onConflict((oc) => oc.doNothing())
       .execute();
-    if (plan.retryDelayMs === 0) await sql`select pg_notify(${deliveryWakeChannel}, '')`.execute(tx);
+    if (plan.retryDelayMs === 0) await wakeDispatchers(tx);
     return { recorded: true, nextRetryAt, disabled: null };
   });
 }

@@ -186,9 +186,11 @@ export async function sendTest(db: Db, tenant: Tenant, id: string): Promise<Webh
 export async function redeliver(
   db: Db,
   tenant: Tenant,
-  webhookId: string,
+  webhookIdParam: string,
   deliveryId: string,
 ): Promise<WebhookDelivery> {
+  const webhookId = webhookIdOrThrow(webhookIdParam);
+  idOrNotFound('whd', 'delivery', deliveryId);
   const id = await db.transaction().execute(async (tx) => {
     // The webhook's row lock orders concurrent redeliveries, so attempt numbers never collide.
     const webhook = await repo.findWebhook(tx, tenant, webhookId, { forUpdate: true });
