@@ -97,7 +97,7 @@ function adapt(
           if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
           return toStoredReply(reply);
         } catch (error) {
-          // A refusal is an reply too, and is replayed like one; unexpected errors are not kept.
+          // A refusal is a reply too, and is replayed like one; unexpected errors are not kept.
           if (error instanceof ApiError && error.status < 500) return errorReply(error);
           throw error;
         }

@@ -3,7 +3,7 @@
  * any middleware runs, and past its `maxHeaderSize` its parser gives up and Node replies a bare 431 that the
  * contract does not describe and no client can branch on. So:
  *   - the server reads up to `requestSizeLimits.headers` bytes of request line and headers (above Node's 16 KiB
- *     default, so that a long URL reaches the application and gets an reply that says what is wrong);
+ *     default, so that a long URL reaches the application and gets a reply that says what is wrong);
  *   - a URL (path and query string, as sent) longer than `requestSizeLimits.url` is refused with 414
  *     `uri_too_long` before anything else looks at the request — no key lookup, no body;
  *   - a request whose line and headers pass what the server reads is replied by `replyToClientError`: 431

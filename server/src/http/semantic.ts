@@ -1,12 +1,12 @@
 /**
  * One validation pass reports every problem: when a request is refused before its handler — by the validator,
  * or by the earlier checks of characters (NUL, lone surrogates) — the operation's semantic checks (those the
- * schema cannot express: replies against the survey's questions, unique question ids) still run on what was
+ * schema cannot express: answers against the survey's questions, unique question ids) still run on what was
  * sent, and their problems join the others in the same 400. A valid request gets the same checks from its
  * handler. A semantic problem is left out only where a problem already reported covers it: at the same place
- * (an NPS reply of 11 is reported once) or at an enclosing one (an reply the schema found malformed as a
- * whole). A problem found inside a place says nothing about the place itself, so a missing required reply
- * (`/body/replies`) is reported next to wrong values at `/body/replies/0/value`.
+ * (an NPS answer of 11 is reported once) or at an enclosing one (an answer the schema found malformed as a
+ * whole). A problem found inside a place says nothing about the place itself, so a missing required answer
+ * (`/body/answers`) is reported next to wrong values at `/body/answers/0/value`.
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { AuthContext } from './authenticate.js';

@@ -3,7 +3,7 @@
  * rows to the contract's Respondent and SyncJob objects.
  */
 import type { Selectable } from 'kysely';
-import type { DbOrTx } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
 import { idOrNotFound, ApiError, notFound, validationFailed } from '../../http/errors.js';
@@ -82,7 +82,7 @@ export async function getRespondent(db: DbOrTx, tenant: Tenant, externalId: stri
 
 /** Creates or replaces one respondent; `created` tells which (201 or 200). */
 export async function upsertRespondent(
-  db: DbOrTx,
+  db: Db,
   tenant: Tenant,
   externalId: string,
   body: components['schemas']['RespondentUpsert'],
@@ -96,10 +96,19 @@ export async function upsertRespondent(
   // The one record validator of PUT and sync (records.ts): a record stored here is stored the same by a sync.
   const problems = recordDetails({ ...body, externalId });
   if (problems.length > 0) throw validationFailed(problems);
-  const { created } = await writeRespondents(db, tenant, [normalize({ ...body, externalId })], 'upsert');
-  const row = await findRespondent(db, tenant, externalId);
-  if (!row) throw new Error('respondent vanished right after its upsert');
-  return { respondent: toRespondent(row), created: created === 1 };
+  const record = normalize({ ...body, externalId });
+  // The write and the read in one transaction: the row the upsert wrote stays locked until it is read, so a
+  // concurrent DELETE or replace sync cannot remove it in between. An unchanged record is not written (and not
+  // locked): if a concurrent deletion removed it meanwhile, the upsert runs again and creates it.
+  for (let attempt = 1; ; attempt++) {
+    const written = await db.transaction().execute(async (tx) => {
+      const { created } = await writeRespondents(tx, tenant, [record], 'upsert');
+      const row = await findRespondent(tx, tenant, externalId);
+      return row && { respondent: toRespondent(row), created: created === 1 };
+    });
+    if (written) return written;
+    if (attempt === 3) throw new Error('respondent vanished right after its upsert, three times');
+  }
 }
 
 export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<void> {
