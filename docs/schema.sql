@@ -13,6 +13,118 @@ SET client_min_messages = warning;
 SELECT pg_catalog.set_config('search_path', '', false);
 
 --
+-- Name: analytics_copy_response(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.analytics_copy_response()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+-- Trigger analytics_responses_insert: after insert on responses, for each row.
+declare
+  questions jsonb;
+  encoded record;
+  subject record;
+  copy record;
+begin
+  select s.questions into questions
+  from surveys s
+  where s.organization_id = new.organization_id and s.environment = new.environment and s.id = new.survey_id;
+  if not found then
+    return null;
+  end if;
+  encoded := analytics_encode(new.answers, questions);
+  -- The subject: the distribution's snapshot of the respondent, else their record, else none.
+  select null::text as external_id, null::text as email, null::text as first_name, null::text as last_name,
+         null::text as department, null::text as location, null::text as job_title, null::text as manager_id,
+         null::date as hire_date, null::text as employment_type, null::jsonb as attributes
+  into subject;
+  if new.respondent_external_id is not null and new.distribution_id is not null then
+    select dr.external_id, dr.email, dr.first_name, dr.last_name, dr.department, dr.location, dr.job_title,
+           dr.manager_id, dr.hire_date, dr.employment_type, dr.attributes
+    into subject
+    from distribution_recipients dr
+    where dr.organization_id = new.organization_id and dr.environment = new.environment
+      and dr.distribution_id = new.distribution_id and dr.external_id = new.respondent_external_id;
+  end if;
+  if new.respondent_external_id is not null and subject.external_id is null then
+    select p.external_id, p.email, p.first_name, p.last_name, p.department, p.location, p.job_title,
+           p.manager_id, p.hire_date, p.employment_type, p.attributes
+    into subject
+    from respondents p
+    where p.organization_id = new.organization_id and p.environment = new.environment
+      and p.external_id = new.respondent_external_id;
+  end if;
+  insert into analytics_responses
+    (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at,
+     nums, cells,
+     external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
+     employment_type, attributes)
+  values (new.organization_id, new.environment, new.survey_id, new.id, new.respondent_external_id,
+          new.distribution_id, new.submitted_at, encoded.nums, encoded.cells,
+          subject.external_id, subject.email, subject.first_name, subject.last_name, subject.department,
+          subject.location, subject.job_title, subject.manager_id, subject.hire_date, subject.employment_type,
+          subject.attributes)
+  returning submitted_at, cells, external_id, department, location, job_title, hire_date, employment_type
+  into copy;
+  perform analytics_count_response(new.organization_id, new.environment, new.survey_id, copy, 1);
+  return null;
+end $function$;
+
+--
+-- Name: analytics_count_response(organization text, environment text, survey text, copy record, sign integer); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.analytics_count_response(organization text, environment text, survey text, copy record, sign integer)
+ RETURNS void
+ LANGUAGE plpgsql
+AS $function$
+    -- Appends the deltas of one typed copy (its submission time, cells and subject), sign +1 when it is stored and
+    -- -1 when it goes, as rows of analytics_segment_cells: one under field '#' (the whole survey's day), then one
+    -- per field of the subject, or one under '*' without a subject. Each holds every cell code and code -1 (the
+    -- response itself).
+    begin
+      insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
+      select organization, environment, survey, f.field, f.value, (copy.submitted_at at time zone 'UTC')::date,
+             array_append(copy.cells, -1), array_fill(sign::bigint, array[cardinality(copy.cells) + 1])
+      from (
+        select '#' as field, null as value
+        union all
+        select v.field, v.value
+        from analytics_segment_values(copy.department, copy.location, copy.job_title, copy.employment_type,
+                                      copy.hire_date, copy.submitted_at) v
+        where copy.external_id is not null
+        union all
+        select '*', null
+        where copy.external_id is null
+      ) f;
+    end $function$;
+
+--
+-- Name: analytics_drop_response(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.analytics_drop_response()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+-- Trigger analytics_responses_delete: after delete on responses, for each row.
+declare
+  copy record;
+begin
+  delete from analytics_responses a
+  where a.organization_id = old.organization_id and a.environment = old.environment
+    and a.survey_id = old.survey_id and a.response_id = old.id
+  returning a.submitted_at, a.cells, a.external_id, a.department, a.location, a.job_title, a.hire_date,
+            a.employment_type
+  into copy;
+  if found then
+    perform analytics_count_response(old.organization_id, old.environment, old.survey_id, copy, -1);
+  end if;
+  return null;
+end $function$;
+
+--
 -- Name: analytics_encode(answers jsonb, questions jsonb, OUT nums smallint[], OUT cells integer[]); Type: FUNCTION; Schema: public
 --
 
@@ -68,345 +180,43 @@ AS $function$
     end $function$;
 
 --
--- Name: analytics_responses_added(); Type: FUNCTION; Schema: public
+-- Name: analytics_recode_response(); Type: FUNCTION; Schema: public
 --
 
-CREATE OR REPLACE FUNCTION public.analytics_responses_added()
+CREATE OR REPLACE FUNCTION public.analytics_recode_response()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
--- Trigger analytics_responses_insert: after insert on responses, for each statement (transition table `added`).
---
--- Stores the typed copy of each added response in `analytics_responses`: its answers encoded
--- (analytics_encode: `nums`, the nps/rating values; `cells`, one code per answered cell) and its SUBJECT, the
--- respondent's fields as they are now, which nothing moves afterwards: the snapshot of the respondent in the
--- distribution the response answers (`dr`) when that snapshot holds them, else the respondent's record (`p`),
--- else none (an unknown or absent respondent). Then appends +1 deltas of its cells to `analytics_daily_cells`
--- and, per field of the subject, to `analytics_segment_cells` (under field `*` without a subject).
---
--- One row takes the plain statement, whose plan PL/pgSQL caches per connection; a batch goes through EXECUTE so
--- that it is planned for its own size (a plan cached for one row would join big batches by nested loops, and one
--- cached for a big batch would scan whole tables for later single rows).
+-- Trigger analytics_responses_update: after update on responses, for each row.
+declare
+  before record;
+  after record;
 begin
-  if not exists (select 1 from added offset 1) then
-    -- One response: a plain statement, with PL/pgSQL's cached plan; segment deltas ungrouped.
-    with copied as (
-      -- The typed copy, with the subject: the distribution's snapshot (dr) when it holds the respondent, else the
-      -- respondent's record (p).
-      insert into analytics_responses
-        (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at,
-         nums, cells,
-         external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-         employment_type, attributes)
-      select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id,
-             -- responses.distribution_id, read by name so that a rename or removal of that column breaks nothing
-             to_jsonb(r)->>'distribution_id',
-             r.submitted_at, e.nums, e.cells,
-             case when dr.external_id is not null then dr.external_id else p.external_id end,
-             case when dr.external_id is not null then dr.email else p.email end,
-             case when dr.external_id is not null then dr.first_name else p.first_name end,
-             case when dr.external_id is not null then dr.last_name else p.last_name end,
-             case when dr.external_id is not null then dr.department else p.department end,
-             case when dr.external_id is not null then dr.location else p.location end,
-             case when dr.external_id is not null then dr.job_title else p.job_title end,
-             case when dr.external_id is not null then dr.manager_id else p.manager_id end,
-             case when dr.external_id is not null then dr.hire_date else p.hire_date end,
-             case when dr.external_id is not null then dr.employment_type else p.employment_type end,
-             case when dr.external_id is not null then dr.attributes else p.attributes end
-      from added r
-        join surveys s
-          on s.organization_id = r.organization_id and s.environment = r.environment and s.id = r.survey_id
-        cross join analytics_encode(r.answers, s.questions) e
-        left join distribution_recipients dr
-          on dr.organization_id = r.organization_id and dr.environment = r.environment
-          and dr.distribution_id = to_jsonb(r)->>'distribution_id' and dr.external_id = r.respondent_external_id
-        left join respondents p
-          on p.organization_id = r.organization_id and p.environment = r.environment
-          and p.external_id = r.respondent_external_id
-      returning organization_id, environment, survey_id, submitted_at, cells,
-                external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-                employment_type, attributes
-    ), daily as (
-      -- Daily counts: +1 for each cell code, and for code -1 (the response itself).
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
-      from copied, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5)
-    -- Segment counts: one row per field of the subject (or one under `*` without a subject), holding all the
-    -- response's codes at +1.
-    insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
-    select s.organization_id, s.environment, s.survey_id, f.field, f.value, (s.submitted_at at time zone 'UTC')::date,
-           array_append(s.cells, -1), array_fill(s.sign::bigint, array[cardinality(s.cells) + 1])
-    from (
-        select organization_id, environment, survey_id, submitted_at, cells,
-               external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-               employment_type, attributes,
-               1 as sign
-        from copied
-      ) s
-      cross join lateral (
-        select v.field, v.value
-        from analytics_segment_values(s.department, s.location, s.job_title, s.employment_type, s.hire_date,
-                                      s.submitted_at) v
-        where s.external_id is not null
-        union all
-        select '*', null
-        where s.external_id is null
-      ) f;
-  else
-    -- A batch: the same copy and daily counts through EXECUTE (planned for this batch's size); segment deltas
-    -- grouped per key.
-    execute $q$
-    with copied as (
-      insert into analytics_responses
-        (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at,
-         nums, cells,
-         external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-         employment_type, attributes)
-      select r.organization_id, r.environment, r.survey_id, r.id, r.respondent_external_id,
-             to_jsonb(r)->>'distribution_id',
-             r.submitted_at, e.nums, e.cells,
-             case when dr.external_id is not null then dr.external_id else p.external_id end,
-             case when dr.external_id is not null then dr.email else p.email end,
-             case when dr.external_id is not null then dr.first_name else p.first_name end,
-             case when dr.external_id is not null then dr.last_name else p.last_name end,
-             case when dr.external_id is not null then dr.department else p.department end,
-             case when dr.external_id is not null then dr.location else p.location end,
-             case when dr.external_id is not null then dr.job_title else p.job_title end,
-             case when dr.external_id is not null then dr.manager_id else p.manager_id end,
-             case when dr.external_id is not null then dr.hire_date else p.hire_date end,
-             case when dr.external_id is not null then dr.employment_type else p.employment_type end,
-             case when dr.external_id is not null then dr.attributes else p.attributes end
-      from added r
-        join surveys s
-          on s.organization_id = r.organization_id and s.environment = r.environment and s.id = r.survey_id
-        cross join analytics_encode(r.answers, s.questions) e
-        left join distribution_recipients dr
-          on dr.organization_id = r.organization_id and dr.environment = r.environment
-          and dr.distribution_id = to_jsonb(r)->>'distribution_id' and dr.external_id = r.respondent_external_id
-        left join respondents p
-          on p.organization_id = r.organization_id and p.environment = r.environment
-          and p.external_id = r.respondent_external_id
-      returning organization_id, environment, survey_id, submitted_at, cells,
-                external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-                employment_type, attributes
-    ), daily as (
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
-      from copied, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5)
-    -- Segment counts: one row per key (survey, field, value, day), its codes sorted with their summed counts.
-    insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
-    select organization_id, environment, survey_id, field, value, day,
-           array_agg(code order by code), array_agg(n order by code)
-    from (
-      select s.organization_id, s.environment, s.survey_id, f.field, f.value,
-             (s.submitted_at at time zone 'UTC')::date as day, code, sum(s.sign)::bigint as n
-      from (
-          select organization_id, environment, survey_id, submitted_at, cells,
-                 external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-                 employment_type, attributes,
-                 1 as sign
-          from copied
-        ) s
-        cross join lateral (
-          select v.field, v.value
-          from analytics_segment_values(s.department, s.location, s.job_title, s.employment_type, s.hire_date,
-                                        s.submitted_at) v
-          where s.external_id is not null
-          union all
-          select '*', null
-          where s.external_id is null
-        ) f
-        cross join lateral unnest(array_append(s.cells, -1)) as code
-      group by 1, 2, 3, 4, 5, 6, 7
-      having sum(s.sign) <> 0
-    ) g
-    group by 1, 2, 3, 4, 5, 6$q$;
+  select a.submitted_at, a.cells, a.external_id, a.department, a.location, a.job_title, a.hire_date,
+         a.employment_type
+  into before
+  from analytics_responses a
+  where a.organization_id = old.organization_id and a.environment = old.environment
+    and a.survey_id = old.survey_id and a.response_id = old.id;
+  if not found then
+    return null;
   end if;
-  return null;
-end $function$;
-
---
--- Name: analytics_responses_removed(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.analytics_responses_removed()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
--- Trigger analytics_responses_delete: after delete on responses, for each statement (transition table `removed`).
---
--- Deletes the typed copy of each removed response from `analytics_responses` and appends -1 deltas of its cells
--- to the daily and segment counts, under the subject it was stored with (read from the copy, never resolved
--- again). One row or a batch: as in analytics_responses_added.
-begin
-  if not exists (select 1 from removed offset 1) then
-    -- One response: a plain statement, with PL/pgSQL's cached plan; segment deltas ungrouped.
-    with dropped as (
-      delete from analytics_responses a
-      using removed r
-      where a.organization_id = r.organization_id and a.environment = r.environment
-        and a.survey_id = r.survey_id and a.response_id = r.id
-      returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells,
-                a.external_id, a.email, a.first_name, a.last_name, a.department, a.location, a.job_title,
-                a.manager_id, a.hire_date, a.employment_type, a.attributes
-    ), daily as (
-      -- Daily counts: -1 for each cell code, and for code -1 (the response itself).
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
-      from dropped, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5)
-    -- Segment counts: one row per field of the stored subject (or one under `*`), all the codes at -1.
-    insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
-    select s.organization_id, s.environment, s.survey_id, f.field, f.value, (s.submitted_at at time zone 'UTC')::date,
-           array_append(s.cells, -1), array_fill(s.sign::bigint, array[cardinality(s.cells) + 1])
-    from (
-        select organization_id, environment, survey_id, submitted_at, cells,
-               external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-               employment_type, attributes,
-               -1 as sign
-        from dropped
-      ) s
-      cross join lateral (
-        select v.field, v.value
-        from analytics_segment_values(s.department, s.location, s.job_title, s.employment_type, s.hire_date,
-                                      s.submitted_at) v
-        where s.external_id is not null
-        union all
-        select '*', null
-        where s.external_id is null
-      ) f;
-  else
-    -- A batch: through EXECUTE (planned for this batch's size); segment deltas grouped per key.
-    execute $q$
-    with dropped as (
-      delete from analytics_responses a
-      using removed r
-      where a.organization_id = r.organization_id and a.environment = r.environment
-        and a.survey_id = r.survey_id and a.response_id = r.id
-      returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells,
-                a.external_id, a.email, a.first_name, a.last_name, a.department, a.location, a.job_title,
-                a.manager_id, a.hire_date, a.employment_type, a.attributes
-    ), daily as (
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
-      from dropped, unnest(array_append(cells, -1)) as code
-      group by 1, 2, 3, 4, 5)
-    insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
-    select organization_id, environment, survey_id, field, value, day,
-           array_agg(code order by code), array_agg(n order by code)
-    from (
-      select s.organization_id, s.environment, s.survey_id, f.field, f.value,
-             (s.submitted_at at time zone 'UTC')::date as day, code, sum(s.sign)::bigint as n
-      from (
-          select organization_id, environment, survey_id, submitted_at, cells,
-                 external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-                 employment_type, attributes,
-                 -1 as sign
-          from dropped
-        ) s
-        cross join lateral (
-          select v.field, v.value
-          from analytics_segment_values(s.department, s.location, s.job_title, s.employment_type, s.hire_date,
-                                        s.submitted_at) v
-          where s.external_id is not null
-          union all
-          select '*', null
-          where s.external_id is null
-        ) f
-        cross join lateral unnest(array_append(s.cells, -1)) as code
-      group by 1, 2, 3, 4, 5, 6, 7
-      having sum(s.sign) <> 0
-    ) g
-    group by 1, 2, 3, 4, 5, 6$q$;
+  -- The copy re-encoded from the new row, in place; the subject columns are not touched.
+  update analytics_responses a
+  set nums = e.nums, cells = e.cells, submitted_at = new.submitted_at,
+      respondent_external_id = new.respondent_external_id, distribution_id = new.distribution_id
+  from surveys s
+    cross join analytics_encode(new.answers, s.questions) e
+  where s.organization_id = new.organization_id and s.environment = new.environment and s.id = new.survey_id
+    and a.organization_id = s.organization_id and a.environment = s.environment
+    and a.survey_id = old.survey_id and a.response_id = old.id
+  returning a.submitted_at, a.cells, a.external_id, a.department, a.location, a.job_title, a.hire_date,
+            a.employment_type
+  into after;
+  if found and (before.submitted_at, before.cells) is distinct from (after.submitted_at, after.cells) then
+    perform analytics_count_response(old.organization_id, old.environment, old.survey_id, before, -1);
+    perform analytics_count_response(old.organization_id, old.environment, old.survey_id, after, 1);
   end if;
-  return null;
-end $function$;
-
---
--- Name: analytics_responses_replaced(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.analytics_responses_replaced()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
--- Trigger analytics_responses_update: after update on responses, for each statement
--- (transition tables `removed`: the rows before, `added`: the rows after).
---
--- An edited response (no API operation does this; SQL or a later feature may): its answers are encoded again
--- and its submission time, respondent and distribution follow the new row, but its subject stays as stored. The
--- counts move by the old cells out (-1) and the new cells in (+1), under that same subject; always grouped, so
--- an edit that changes nothing appends nothing.
-begin
-  with old_copy as (
-    -- The typed copies as they were before this statement.
-    select a.*
-    from analytics_responses a
-      join removed r
-        on a.organization_id = r.organization_id and a.environment = r.environment and a.survey_id = r.survey_id
-        and a.response_id = r.id
-  ), recoded as (
-    -- The copies re-encoded from the new rows, in place; the subject columns are not touched.
-    update analytics_responses a
-    set nums = e.nums, cells = e.cells, submitted_at = n.submitted_at,
-        respondent_external_id = n.respondent_external_id, distribution_id = to_jsonb(n)->>'distribution_id'
-    from added n
-      join surveys s
-        on s.organization_id = n.organization_id and s.environment = n.environment and s.id = n.survey_id
-      cross join analytics_encode(n.answers, s.questions) e
-    where a.organization_id = n.organization_id and a.environment = n.environment and a.survey_id = n.survey_id
-      and a.response_id = n.id
-    returning a.organization_id, a.environment, a.survey_id, a.submitted_at, a.cells,
-              a.external_id, a.email, a.first_name, a.last_name, a.department, a.location, a.job_title,
-              a.manager_id, a.hire_date, a.employment_type, a.attributes
-  ), daily_out as (
-    -- Daily counts: the old cells out...
-    insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-    select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, -count(*)
-    from old_copy, unnest(array_append(cells, -1)) as code
-    group by 1, 2, 3, 4, 5
-  ), daily_in as (
-    -- ...and the new cells in.
-    insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-    select organization_id, environment, survey_id, (submitted_at at time zone 'UTC')::date, code, count(*)
-    from recoded, unnest(array_append(cells, -1)) as code
-    group by 1, 2, 3, 4, 5)
-  -- Segment counts: old (-1) and new (+1) together, grouped per key; what cancels out is not written.
-  insert into analytics_segment_cells (organization_id, environment, survey_id, field, value, day, codes, counts)
-  select organization_id, environment, survey_id, field, value, day,
-         array_agg(code order by code), array_agg(n order by code)
-  from (
-    select s.organization_id, s.environment, s.survey_id, f.field, f.value,
-           (s.submitted_at at time zone 'UTC')::date as day, code, sum(s.sign)::bigint as n
-    from (
-        select organization_id, environment, survey_id, submitted_at, cells,
-               external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-               employment_type, attributes,
-               -1 as sign
-        from old_copy
-        union all
-        select organization_id, environment, survey_id, submitted_at, cells,
-               external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-               employment_type, attributes,
-               1 as sign
-        from recoded
-      ) s
-      cross join lateral (
-        select v.field, v.value
-        from analytics_segment_values(s.department, s.location, s.job_title, s.employment_type, s.hire_date,
-                                      s.submitted_at) v
-        where s.external_id is not null
-        union all
-        select '*', null
-        where s.external_id is null
-      ) f
-      cross join lateral unnest(array_append(s.cells, -1)) as code
-    group by 1, 2, 3, 4, 5, 6, 7
-    having sum(s.sign) <> 0
-  ) g
-  group by 1, 2, 3, 4, 5, 6;
   return null;
 end $function$;
 
@@ -442,27 +252,34 @@ AS $function$
     $function$;
 
 --
--- Name: record_response_deletions(); Type: FUNCTION; Schema: public
+-- Name: record_response_deletion(); Type: FUNCTION; Schema: public
 --
 
-CREATE OR REPLACE FUNCTION public.record_response_deletions()
+CREATE OR REPLACE FUNCTION public.record_response_deletion()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
--- Trigger responses_record_deletions: after delete on responses, for each statement
--- (transition table `deleted_responses`).
---
--- Logs every way a response disappears (one delete, a survey's cascade) in `response_deletions`, in the deleting
--- transaction, so that an incremental export can report it. `deleted_at` is now(), the deleting transaction's
--- start: the same clock rule as an export's watermark. The same response deleted again in the same transaction
--- (re-inserted in between) is one entry.
+-- Trigger responses_record_deletions: after delete on responses, for each row.
 begin
   insert into response_deletions (organization_id, environment, survey_id, deleted_at, response_id)
-  select organization_id, environment, survey_id, now(), id
-  from deleted_responses
+  values (old.organization_id, old.environment, old.survey_id, now(), old.id)
   on conflict do nothing;
   return null;
 end $function$;
+
+--
+-- Name: stamp_writing_transaction(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.stamp_writing_transaction()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    -- Triggers responses_stamp_xact and response_deletions_stamp_xact: before insert, for each row.
+    begin
+      new.xact_id := pg_current_xact_id();
+      return new;
+    end $function$;
 
 --
 -- Name: survey_service_id(prefix text); Type: FUNCTION; Schema: public
@@ -486,21 +303,6 @@ AS $function$
       end loop;
       return prefix || '_' || encoded;
     end $function$;
-
---
--- Name: analytics_daily_cells; Type: TABLE; Schema: public
---
-
-CREATE TABLE public.analytics_daily_cells (
-    organization_id text NOT NULL,
-    environment text NOT NULL,
-    survey_id text NOT NULL,
-    day date NOT NULL,
-    code integer NOT NULL,
-    n bigint NOT NULL
-);
-
-CREATE INDEX analytics_daily_cells_by_key ON public.analytics_daily_cells USING btree (organization_id, environment, survey_id, day, code);
 
 --
 -- Name: analytics_responses; Type: TABLE; Schema: public
@@ -550,6 +352,8 @@ CREATE TABLE public.analytics_segment_cells (
     codes integer[] NOT NULL,
     counts bigint[] NOT NULL
 );
+
+ALTER TABLE ONLY public.analytics_segment_cells REPLICA IDENTITY FULL;
 
 CREATE INDEX analytics_segment_cells_by_key ON public.analytics_segment_cells USING btree (organization_id, environment, survey_id, field, day, value);
 
@@ -809,13 +613,15 @@ CREATE TABLE public.response_deletions (
     survey_id text NOT NULL,
     deleted_at timestamp with time zone NOT NULL,
     response_id text NOT NULL,
-    xact_id xid8 DEFAULT pg_current_xact_id(),
+    xact_id xid8,
     CONSTRAINT response_deletions_pk PRIMARY KEY (organization_id, environment, survey_id, deleted_at, response_id)
 );
 
 CREATE INDEX response_deletions_by_age ON public.response_deletions USING btree (deleted_at);
 
 CREATE INDEX response_deletions_by_xact ON public.response_deletions USING btree (organization_id, environment, survey_id, xact_id);
+
+CREATE TRIGGER response_deletions_stamp_xact BEFORE INSERT ON public.response_deletions FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
 
 --
 -- Name: survey_response_counts; Type: TABLE; Schema: public
@@ -827,6 +633,10 @@ CREATE TABLE public.survey_response_counts (
     survey_id text NOT NULL,
     n integer NOT NULL
 );
+
+ALTER TABLE ONLY public.survey_response_counts ALTER COLUMN survey_id SET (n_distinct=-1);
+
+ALTER TABLE ONLY public.survey_response_counts REPLICA IDENTITY FULL;
 
 CREATE INDEX survey_response_counts_by_survey ON public.survey_response_counts USING btree (organization_id, environment, survey_id);
 
@@ -989,7 +799,7 @@ CREATE TABLE public.responses (
     answers jsonb NOT NULL,
     submitted_at timestamp with time zone DEFAULT now() NOT NULL,
     distribution_id text,
-    xact_id xid8 DEFAULT pg_current_xact_id(),
+    xact_id xid8,
     CONSTRAINT responses_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT responses_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
@@ -1004,13 +814,15 @@ CREATE INDEX responses_by_xact ON public.responses USING btree (organization_id,
 
 CREATE UNIQUE INDEX responses_one_per_respondent ON public.responses USING btree (organization_id, environment, survey_id, dedupe_key) WHERE (dedupe_key IS NOT NULL);
 
-CREATE TRIGGER analytics_responses_delete AFTER DELETE ON public.responses REFERENCING OLD TABLE AS removed FOR EACH STATEMENT EXECUTE FUNCTION public.analytics_responses_removed();
+CREATE TRIGGER analytics_responses_delete AFTER DELETE ON public.responses FOR EACH ROW EXECUTE FUNCTION public.analytics_drop_response();
 
-CREATE TRIGGER analytics_responses_insert AFTER INSERT ON public.responses REFERENCING NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.analytics_responses_added();
+CREATE TRIGGER analytics_responses_insert AFTER INSERT ON public.responses FOR EACH ROW EXECUTE FUNCTION public.analytics_copy_response();
 
-CREATE TRIGGER analytics_responses_update AFTER UPDATE ON public.responses REFERENCING OLD TABLE AS removed NEW TABLE AS added FOR EACH STATEMENT EXECUTE FUNCTION public.analytics_responses_replaced();
+CREATE TRIGGER analytics_responses_update AFTER UPDATE ON public.responses FOR EACH ROW EXECUTE FUNCTION public.analytics_recode_response();
 
-CREATE TRIGGER responses_record_deletions AFTER DELETE ON public.responses REFERENCING OLD TABLE AS deleted_responses FOR EACH STATEMENT EXECUTE FUNCTION public.record_response_deletions();
+CREATE TRIGGER responses_record_deletions AFTER DELETE ON public.responses FOR EACH ROW EXECUTE FUNCTION public.record_response_deletion();
+
+CREATE TRIGGER responses_stamp_xact BEFORE INSERT ON public.responses FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
 
 --
 -- Name: sync_jobs; Type: TABLE; Schema: public
@@ -1044,9 +856,9 @@ CREATE TABLE public.sync_jobs (
     CONSTRAINT sync_jobs_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
 );
 
-CREATE INDEX sync_jobs_by_completion ON public.sync_jobs USING btree (completed_at);
-
 CREATE INDEX sync_jobs_by_tenant ON public.sync_jobs USING btree (organization_id, environment, status, created_at);
+
+CREATE INDEX sync_jobs_by_tenant_completion ON public.sync_jobs USING btree (organization_id, environment, completed_at) WHERE (status = 'completed'::text);
 
 --
 -- Name: sync_job_batches; Type: TABLE; Schema: public

@@ -1,9 +1,20 @@
 /**
- * Admin CLI — the organization settings of this service, for operators (`npm run cli -- <command>`).
+ * Admin CLI — the organization settings of this service and, on Citus, where tenants live, for operators
+ * (`npm run cli -- <command>`).
  * Uses DATABASE_URL, or the embedded PostgreSQL under DATA_DIR (shared with a running `npm start`).
  */
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../server/src/config.js';
+import {
+  isolateTenant,
+  NotOnCitusError,
+  onCitus,
+  TenantCommandRefused,
+  TenantIsolationFailed,
+  tenantPlacement,
+  tenantSpread,
+  type TenantPlacement,
+} from '../server/src/db/citus.js';
 import { openDatabase, type Db } from '../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../server/src/db/embedded.js';
 import { migrateToLatest } from '../server/src/db/migrate.js';
@@ -28,8 +39,15 @@ Commands:
   keys create --org ORG_ID --env LIVE|TEST --scopes 'SCOPE[,SCOPE…]' --name NAME [--expires-at ISO_DATE]
   keys list --org ORG_ID --env LIVE|TEST
   keys revoke --id KEY_ID
+  tenants where --org ORG_ID      (Citus) the node and shard group that hold the organization's rows
+  tenants spread                  (Citus) shard groups, organizations, rows and bytes per node
+  tenants isolate --org ORG_ID [--to-node HOST:PORT | --same-node]
+                                  (Citus) move the organization to a shard group of its own, online
 
---json prints machine-readable output (including the one-time key value of keys create).`;
+--json prints machine-readable output (including the one-time key value of keys create).
+tenants isolate splits the organization's shard group onto another worker (the one with the fewest groups, or
+--to-node), without blocking its reads or writes; it needs wal_level = logical on every node. --same-node keeps it
+on its node (Citus's isolate_tenant_to_new_shard), which can stall under concurrent updates: use a quiet moment.`;
 
 class UsageError extends Error {}
 
@@ -58,11 +76,40 @@ function limitOf(value: unknown, name: string): number | null {
   return n;
 }
 
+function bytes(n: number): string {
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(0)} kB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MB`;
+}
+
+function placementText(p: TenantPlacement): string {
+  const [min, max] = p.hashRange;
+  const range = min === max ? `hash ${min}` : `hash ${min}..${max}`;
+  const company = p.isolated
+    ? 'alone'
+    : `with ${p.otherOrganizations} other organization${p.otherOrganizations === 1 ? '' : 's'}`;
+  return `shard group ${p.shardId} (${range}) on ${p.node}, ${company}`;
+}
+
+function shardsText(p: TenantPlacement): string {
+  return Object.entries(p.shards)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([table, shard]) => `  ${table}\t${shard}`)
+    .join('\n');
+}
+
+async function existingOrganization(db: Db, values: Record<string, unknown>): Promise<string> {
+  const organizationId = required(values, 'org');
+  if (!(await findOrganization(db, organizationId))) throw new UsageError(`No organization ${organizationId}`);
+  return organizationId;
+}
+
 async function run(
   db: Db,
   command: string,
   values: Record<string, string | boolean | undefined>,
 ): Promise<{ json: unknown; text: string }> {
+  // Before anything else: off Citus, the answer to every tenants command is the same.
+  if (command.startsWith('tenants ') && !(await onCitus(db))) throw new NotOnCitusError();
   switch (command) {
     case 'orgs create': {
       const org = await insertOrganization(db, {
@@ -138,6 +185,40 @@ async function run(
         text: revoked ? `Revoked ${id}.` : `${id} does not exist or was already revoked.`,
       };
     }
+    case 'tenants where': {
+      const placement = await tenantPlacement(db, await existingOrganization(db, values));
+      return {
+        json: placement,
+        text: `Organization ${placement.organizationId}: ${placementText(placement)}. Shards:\n${shardsText(placement)}`,
+      };
+    }
+    case 'tenants spread': {
+      const nodes = await tenantSpread(db);
+      return {
+        json: nodes,
+        text: [
+          'node\tshard groups\torganizations\trows\tsize',
+          ...nodes.map((n) => `${n.node}\t${n.shardGroups}\t${n.organizations}\t${n.rows}\t${bytes(n.bytes)}`),
+        ].join('\n'),
+      };
+    }
+    case 'tenants isolate': {
+      const toNode = values['to-node'];
+      const sameNode = values['same-node'] === true;
+      if (typeof toNode === 'string' && sameNode) throw new UsageError('--to-node and --same-node exclude each other');
+      const result = await isolateTenant(db, await existingOrganization(db, values), {
+        ...(typeof toNode === 'string' ? { toNode } : {}),
+        sameNode,
+      });
+      const { before, after } = result;
+      return {
+        json: result,
+        text: result.isolated
+          ? `Isolated organization ${after.organizationId} in ${(result.durationMs / 1000).toFixed(1)} s: now ` +
+            `${placementText(after)} (was ${placementText(before)}). Shards:\n${shardsText(after)}`
+          : `Organization ${after.organizationId} already has a shard group of its own: ${placementText(after)}.`,
+      };
+    }
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
@@ -159,6 +240,8 @@ async function main(): Promise<number> {
         'expires-at': { type: 'string' },
         'per-minute': { type: 'string' },
         'per-day': { type: 'string' },
+        'to-node': { type: 'string' },
+        'same-node': { type: 'boolean' },
         json: { type: 'boolean' },
         help: { type: 'boolean' },
       },
@@ -193,6 +276,18 @@ async function main(): Promise<number> {
     if (error instanceof UsageError) {
       console.error(`${error.message}\n\n${usage}`);
       return 2;
+    }
+    if (error instanceof NotOnCitusError) {
+      console.error(`${error.message} The tenants commands need Citus (README, "Scaling out").`);
+      return 2;
+    }
+    if (error instanceof TenantCommandRefused) {
+      console.error(error.message);
+      return 2;
+    }
+    if (error instanceof TenantIsolationFailed) {
+      console.error(error.message);
+      return 1;
     }
     throw error;
   } finally {

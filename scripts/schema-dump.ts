@@ -17,10 +17,10 @@
  * never on the machine; every object is listed in name order, so each run gives the same bytes. The file can be
  * run on an empty database to recreate the schema (tables in foreign-key order).
  *
- * The description covers what the schema uses (tables and their columns, defaults, storage, constraints, indexes
- * and triggers; functions; enum types; comments). Anything else (a view, a sequence, a domain, a policy, an
- * extension, another schema…) makes generation fail with a message saying so, rather than be left out silently:
- * extend this file when a migration brings one.
+ * The description covers what the schema uses (tables and their columns, defaults, storage, column options,
+ * constraints, indexes and triggers; functions; enum types; comments). Anything else (a view, a sequence, a domain,
+ * a policy, an extension, another schema…) makes generation fail with a message saying so, rather than be left out
+ * silently: extend this file when a migration brings one.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -102,7 +102,7 @@ async function refuseUnsupported(client: pg.Client): Promise<void> {
           then 'inheritance or partitioning' end),
         (case when c.relrowsecurity or exists (select 1 from pg_policy p where p.polrelid = c.oid)
           then 'row security' end),
-        (case when c.relreplident <> 'd' then 'replica identity' end),
+        (case when c.relreplident = 'i' then 'replica identity using an index' end),
         (case when (select amname from pg_am where oid = c.relam) <> 'heap' then 'table access method' end),
         (case when (select reloptions from pg_class t where t.oid = c.reltoastrelid) is not null
           then 'toast storage parameters' end),
@@ -117,7 +117,7 @@ async function refuseUnsupported(client: pg.Client): Promise<void> {
       join pg_class c on c.oid = a.attrelid
       cross join lateral (values
         (case when coalesce(a.attstattarget::int, -1) <> -1 then 'statistics target' end),
-        (case when a.attoptions is not null or a.attfdwoptions is not null then 'options' end),
+        (case when a.attfdwoptions is not null then 'foreign-data options' end),
         (case when a.attcompression::text <> '' then 'compression' end)
       ) as problems (what)
     where c.relnamespace = $2::regnamespace and c.relkind = 'r' and a.attnum > 0 and not a.attisdropped
@@ -198,6 +198,8 @@ interface Table {
   relname: string;
   unlogged: boolean;
   options: string[] | null;
+  /** `FULL` or `NOTHING` when not the default (the primary key); an index as identity is refused above. */
+  replicaIdentity: string | null;
 }
 
 interface Column {
@@ -210,6 +212,8 @@ interface Column {
   default: string | null;
   collation: string | null;
   storage: string | null;
+  /** Per-column options (`n_distinct`…), as `name=value`. */
+  options: string[] | null;
 }
 
 interface Constraint {
@@ -229,7 +233,8 @@ async function tables(client: pg.Client): Promise<string[]> {
   const found = await rows<Table>(
     client,
     `select c.oid, quote_ident(n.nspname) || '.' || quote_ident(c.relname) as name, c.relname,
-            c.relpersistence = 'u' as unlogged, c.reloptions as options
+            c.relpersistence = 'u' as unlogged, c.reloptions as options,
+            case c.relreplident when 'f' then 'FULL' when 'n' then 'NOTHING' end as "replicaIdentity"
      from pg_class c
        join pg_namespace n on n.oid = c.relnamespace
      where n.nspname = $1 and c.relkind = 'r'
@@ -246,7 +251,8 @@ async function tables(client: pg.Client): Promise<string[]> {
               then quote_ident(cn.nspname) || '.' || quote_ident(co.collname) end as collation,
             case when a.attstorage <> t.typstorage then case a.attstorage
               when 'p' then 'PLAIN' when 'e' then 'EXTERNAL' when 'm' then 'MAIN' when 'x' then 'EXTENDED' end
-            end as storage
+            end as storage,
+            a.attoptions as options
      from pg_attribute a
        join pg_type t on t.oid = a.atttypid
        left join pg_attrdef d on d.adrelid = a.attrelid and d.adnum = a.attnum
@@ -317,6 +323,12 @@ async function tables(client: pg.Client): Promise<string[]> {
       ...of(columns, table)
         .filter((column) => column.storage)
         .map((column) => `ALTER TABLE ONLY ${table.name} ALTER COLUMN ${column.name} SET STORAGE ${column.storage};`),
+      ...of(columns, table)
+        .filter((column) => column.options)
+        .map(
+          (column) => `ALTER TABLE ONLY ${table.name} ALTER COLUMN ${column.name} SET (${column.options!.join(', ')});`,
+        ),
+      ...(table.replicaIdentity ? [`ALTER TABLE ONLY ${table.name} REPLICA IDENTITY ${table.replicaIdentity};`] : []),
       ...of(indexes, table).map((index) => `${index.definition};`),
       ...of(triggers, table).map((trigger) => `${trigger.definition};`),
     ];

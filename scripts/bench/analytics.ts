@@ -173,9 +173,10 @@ export async function run(): Promise<void> {
     const base = `${service.url}/api/v1/surveys/${big}/analytics/static`;
     const scope = [organizationId, 'LIVE', big];
     const dayCode = `-1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01')`;
-    // The best SQL for the whole survey's figures: the exact daily counts the triggers keep.
-    const dailyCounts = `select case when code < 0 then -1 - (day - date '1970-01-01') else code end, sum(n)
-      from analytics_daily_cells where organization_id = $1 and environment = $2 and survey_id = $3 group by 1`;
+    // The best SQL for the whole survey's figures: the exact daily counts the triggers keep (the `#` rows).
+    const dailyCounts = `select case when u.code < 0 then -1 - (day - date '1970-01-01') else u.code end, sum(u.n)
+      from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+      where organization_id = $1 and environment = $2 and survey_id = $3 and field = '#' group by 1`;
     // The same figures by scanning every response's copy (histograms and the daily series in one pass).
     const fullScan = `select code, count(*)::int from analytics_responses ar, unnest(array_append(ar.cells, ${dayCode})) code
       where ar.organization_id = $1 and ar.environment = $2 and ar.survey_id = $3 group by code`;
@@ -215,8 +216,15 @@ export async function run(): Promise<void> {
       select grp, q, total, mean, sd, median, 100 * (p - d) as nps, 196 * sqrt(greatest(0, p + d - (p - d) ^ 2) / total) as margin,
         answer_values, answer_counts from f`;
     const tenantWhere = 'organization_id = $1 and environment = $2 and survey_id = $3';
-    const wholeFigures = figures('analytics_daily_cells', 'null::text', 'code', 'n', tenantWhere);
-    const daySeries = `select day, sum(n) from analytics_daily_cells where ${tenantWhere} and code = -1 group by day`;
+    const wholeFigures = figures(
+      'analytics_segment_cells, unnest(codes, counts) as u(code, n)',
+      'null::text',
+      'u.code',
+      'u.n',
+      `${tenantWhere} and field = '#'`,
+    );
+    const daySeries = `select day, sum(u.n) from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+      where ${tenantWhere} and field = '#' and u.code = -1 group by day`;
     const departmentFigures = figures(
       'analytics_segment_cells, unnest(codes, counts) as u(code, n)',
       'value',
@@ -325,7 +333,7 @@ export async function run(): Promise<void> {
       ...table,
       '',
       'Baselines, run one query after the other over one connection: **SQL reading the same counts** fetches the rows the service reads — the exact ' +
-        'daily counts (`analytics_daily_cells`), the exact per-segment counts (`analytics_segment_cells`, one `unnest(codes, counts)` GROUP BY) and, ' +
+        'daily counts (the `#` rows of `analytics_segment_cells`), the exact per-segment counts (`analytics_segment_cells`, one `unnest(codes, counts)` GROUP BY) and, ' +
         'for smart analytics, the correlation matrix of the outcome and the six ratings over the complete responses — that is histograms, with every ' +
         'figure left to compute. **SQL computing the same figures** computes from the same counts what the API returns: per group and question ' +
         'the count, mean, sample standard deviation, median, NPS with its margin of error and the distribution, plus the group sizes, the ' +

@@ -13,6 +13,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   ai: () => import('./ai.js'),
+  citus: () => import('./citus.js'),
 };
 
 const name = process.argv[2];

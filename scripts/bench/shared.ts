@@ -22,14 +22,20 @@ export function median(values: number[]): number {
 }
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** A database of its own: on DATABASE_URL's server (created, then dropped), else on an embedded server. */
-export async function benchDatabase(label: string): Promise<{ url: string; release(): Promise<void> }> {
+/**
+ * A database of its own: on `server`'s PostgreSQL (DATABASE_URL's unless given; created, then dropped), else on an
+ * embedded server.
+ */
+export async function benchDatabase(
+  label: string,
+  server = process.env.DATABASE_URL,
+): Promise<{ url: string; release(): Promise<void> }> {
   const name = `survey_bench_${label}_${process.pid}`;
-  if (process.env.DATABASE_URL) {
-    const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  if (server) {
+    const admin = new pg.Client({ connectionString: server });
     await admin.connect();
     await admin.query(`create database ${name}`);
-    const url = new URL(process.env.DATABASE_URL);
+    const url = new URL(server);
     url.pathname = `/${name}`;
     return {
       url: url.toString(),
@@ -91,6 +97,65 @@ export function writeBenchmarkSection(heading: string, markdown: string): void {
   writeFileSync(file, `${next.trimEnd()}\n`);
 }
 
+export interface BenchProcess {
+  child: ChildProcess;
+  /** What `ready` matched in the output: its first group (a URL, say), else the whole match. */
+  ready: string;
+  /** Everything the process wrote to stdout (and to stderr, unless inherited) so far. */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/**
+ * `script` (a TypeScript entry point, run through tsx from the repository root) in its own process, resolved once
+ * its output matches `ready`. `env` is added to this process's environment; `nodeOptions` go before the entry point
+ * (a heap cap, a CPU profile), `args` after it; `inheritStderr` shows its stderr here instead of keeping it.
+ */
+export async function startBenchProcess(
+  script: string,
+  options: {
+    env: Record<string, string>;
+    ready: RegExp;
+    args?: string[];
+    nodeOptions?: string[];
+    inheritStderr?: boolean;
+  },
+): Promise<BenchProcess> {
+  const child = spawn(
+    process.execPath,
+    [...(options.nodeOptions ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
+    {
+      cwd: root,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
+    },
+  );
+  let output = '';
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = await new Promise<string>((resolve, reject) => {
+    const append = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = options.ready.exec(output);
+      if (match) resolve(match[1] ?? match[0]);
+    };
+    child.stdout!.on('data', append);
+    child.stderr?.on('data', append);
+    void exited.then(() => reject(new Error(`${script} exited (${child.exitCode}) during start-up:\n${output}`)));
+  });
+  return {
+    child,
+    ready,
+    output: () => output,
+    async stop(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+      await exited;
+    },
+  };
+}
+
+/** The settings every service process of a benchmark runs with: production-like, logging warnings only. */
+const productionEnv = { NODE_ENV: 'production', LOG_LEVEL: 'warn' };
+
 export interface WorkerProcess {
   child: ChildProcess;
   /** Peak resident memory of the worker so far (VmHWM), in MB. */
@@ -106,34 +171,44 @@ export async function startWorkerProcess(
   databaseUrl: string,
   options: { env?: Record<string, string>; nodeOptions?: string[] } = {},
 ): Promise<WorkerProcess> {
-  const child = spawn(
-    process.execPath,
-    [...(options.nodeOptions ?? []), '--import', 'tsx', 'server/src/main.ts', '--role', 'worker'],
-    {
-      cwd: root,
-      env: { ...process.env, NODE_ENV: 'production', LOG_LEVEL: 'warn', DATABASE_URL: databaseUrl, ...options.env },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    },
-  );
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  await new Promise<void>((resolve, reject) => {
-    let output = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('Worker: ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`worker exited during start-up: ${output}`)));
+  const worker = await startBenchProcess('server/src/main.ts', {
+    env: { ...productionEnv, DATABASE_URL: databaseUrl, ...options.env },
+    ready: /Worker: /,
+    args: ['--role', 'worker'],
+    nodeOptions: options.nodeOptions,
+    inheritStderr: true,
   });
   return {
-    child,
+    child: worker.child,
     peakRssMb: () =>
-      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
-    async stop(signal = 'SIGTERM') {
-      child.kill(signal);
-      await exited;
-    },
+      Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${worker.child.pid}/status`, 'utf8'))?.[1] ?? 0) / 1024,
+    stop: worker.stop,
   };
 }
+
+export interface ApiProcess {
+  child: ChildProcess;
+  /** Base URL of the API (without /api/v1). */
+  url: string;
+  /** Everything the process wrote to stdout and stderr so far (its log, at LOG_LEVEL). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The API (`server/src/main.ts`, ROLE=api, on a free port) in its own process, as `npm start` runs it, production-like
+ * (NODE_ENV=production, log level warn); resolved with its URL once it listens. `env` adds settings (API_PROCESSES…).
+ */
+export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+  const api = await startBenchProcess('server/src/main.ts', {
+    env: { ...productionEnv, ROLE: 'api', PORT: '0', PUBLIC_BASE_URL: '', DATABASE_URL: databaseUrl, ...env },
+    ready: apiReady,
+  });
+  return { child: api.child, url: api.ready, output: api.output, stop: () => api.stop() };
+}
+
+/** The line with which the API says it listens; its group is the base URL. */
+export const apiReady = /^API: (http:\/\/\S+)\/api\/v1$/m;
 
 /** Times `rounds` sequential HTTP GETs from a child process; returns the latencies in ms. */
 export function httpLatencies(url: string, key: string, count: number, warmup: number): Promise<number[]> {

@@ -4,10 +4,11 @@
  * the exactness of the trigger-maintained copy when responses arrive and are deleted.
  */
 import * as ss from 'simple-statistics';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { newId } from '../../server/src/lib/ids.js';
-import { compactDailyCounts } from '../../server/src/modules/analytics/repository.js';
+import { compactSegmentCounts } from '../../server/src/modules/analytics/repository.js';
 import { generate, numbers, round, valuesOf, type Generated } from './fixtures.js';
 
 let t: TestService;
@@ -389,13 +390,11 @@ describe('getStaticAnalytics', () => {
 
   it('answers whole days of a one-response-per-person survey from the exact daily counts, which follow every change', async () => {
     const once = await generate(t, client, organizationId, 13, 6, false);
-    const counts = await t.db
-      .selectFrom('analytics_daily_cells')
-      .select((eb) => eb.fn.sum<number>('n').as('n'))
-      .where('survey_id', '=', once.surveyId)
-      .where('code', '=', -1)
-      .executeTakeFirstOrThrow();
-    expect(Number(counts.n)).toBe(once.responses.length);
+    // The daily counts: the `#` rows, code −1 is the responses.
+    const { rows: counts } = await sql<{ n: string }>`
+      select sum(u.n) as n from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+      where survey_id = ${once.surveyId} and field = '#' and u.code = -1`.execute(t.db);
+    expect(Number(counts[0]!.n)).toBe(once.responses.length);
     const check = async (responses: typeof once.responses) => {
       const whole = await staticOf({}, once.surveyId);
       expect(whole.responseCount).toBe(responses.length);
@@ -451,14 +450,15 @@ describe('getStaticAnalytics', () => {
     // The deltas fold into one row per key; every figure stays the same.
     const keys = () =>
       t.db
-        .selectFrom('analytics_daily_cells')
-        .select(['day', 'code'])
+        .selectFrom('analytics_segment_cells')
+        .select(['day'])
         .select((eb) => eb.fn.countAll<number>().as('rows'))
         .where('survey_id', '=', once.surveyId)
-        .groupBy(['day', 'code'])
+        .where('field', '=', '#')
+        .groupBy(['day'])
         .execute();
     expect((await keys()).some((k) => Number(k.rows) > 1)).toBe(true);
-    expect(await compactDailyCounts(t.db)).toBeGreaterThan(0);
+    expect(await compactSegmentCounts(t.db)).toBeGreaterThan(0);
     expect((await keys()).every((k) => Number(k.rows) === 1)).toBe(true);
     await check(final);
   });

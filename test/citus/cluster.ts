@@ -7,7 +7,8 @@
  * The cluster is `../shared/citus/cluster.sh` (relative to the repository root; `CITUS_CLUSTER_SCRIPT` overrides
  * it): `up` starts it (idempotent), `createdb NAME` makes a database on every node with the extension and the
  * workers registered, `dropdb NAME` drops it everywhere, `url NAME` prints the coordinator's connection string.
- * After the migrations, the tenant tables are distributed (server/src/db/citus.ts; not a migration yet).
+ * The migrations distribute the tenant tables, as they do on any database with the extension
+ * (2026-11-26T0500_distribute_on_citus).
  *
  * `CITUS_LOG_MULTI_SHARD=1` makes every node log each multi-shard plan with its statement (a database setting,
  * made before anything connects): `LOG:  multi-task query about to be executed`, then `STATEMENT:` in
@@ -20,7 +21,6 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { openDatabase } from '../../server/src/db/database.js';
-import { distributeTenantTables } from '../../server/src/db/citus.js';
 import { migrateToLatest } from '../../server/src/db/migrate.js';
 
 const run = promisify(execFile);
@@ -67,7 +67,7 @@ export async function dropCitusDatabase(name: string): Promise<void> {
 }
 
 /**
- * A database on every node, migrated (the tenant tables distributed) and with pg-boss's schema, as global-setup
+ * A database on every node, migrated (which distributes the tenant tables) and with pg-boss's schema, as global-setup
  * prepares the template on plain PostgreSQL. Returns the coordinator's URL for it.
  */
 export async function createCitusDatabase(name: string): Promise<string> {
@@ -77,7 +77,6 @@ export async function createCitusDatabase(name: string): Promise<string> {
     const database = openDatabase(url, 2);
     try {
       await migrateToLatest(database.db);
-      await distributeTenantTables(database.db);
     } finally {
       await database.close();
     }

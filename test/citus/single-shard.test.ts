@@ -1,21 +1,45 @@
 /**
- * On Citus, one tenant's requests stay on that tenant's shard: a broad sample of API operations for one
- * organization, through the SDK, runs no multi-shard query on any node. Skipped unless `CITUS=1`
- * (test/citus/cluster.ts).
+ * On Citus, one tenant's requests stay on that tenant's shard: every operation of the contract, called through the
+ * SDK with one organization's key, plus the respondent's pages (the answer page of a personal link and of an embed,
+ * GET and POST, and the unsubscribe link, GET and the one-click POST), runs no multi-shard query on any node. That
+ * covers authentication (a key resolved to its tenant, a fresh one and an unknown one), idempotency (a first
+ * request with an `Idempotency-Key` and its replay; the SDK gives every POST a key) and the rate limits that every
+ * authenticated request spends. Skipped unless `CITUS=1` (test/citus/cluster.ts).
  *
  * Citus counts, per node and per database, the distributed queries it executes (`citus_stat_counters`, on while
  * `citus.enable_stat_counters` is): `query_execution_single_shard` for a plan of one task, which runs on one
  * shard (or on the one placement set of a reference table), `query_execution_multi_shard` for a plan of several.
  * A statement that a trigger runs on a worker's shard is planned, and counted, on that worker: the counters are
- * summed over every node. Only the API runs here (`role: 'api'`): no job worker and no webhook dispatcher, whose
- * queries are not a request's. The database logs each multi-shard plan with its statement
- * (`CITUS_LOG_MULTI_SHARD`), so a failure names the statements in /var/tmp/citus-cluster/node*.log.
+ * summed over every node. Only the API runs while they count (`role: 'api'`): no job worker and no webhook
+ * dispatcher, whose queries are not a request's. What needs a job's result (a sent distribution's links, a
+ * completed export) is made first, by a worker that is stopped before the counters are reset; jobs enqueued in the
+ * measured window stay queued, and their operations are measured by the 2xx of the request itself.
+ *
+ * The database logs each multi-shard plan with its statement (`CITUS_LOG_MULTI_SHARD`): a failure lists those of
+ * this database's sessions from /var/tmp/citus-cluster/node*.log, each under the request that preceded it
+ * (multi-shard-log.ts).
  */
+import { createClient, type SurveyServiceClient } from '@survey-service/sdk';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadConfig } from '../../server/src/config.js';
+import { createLogger } from '../../server/src/logger.js';
+import { startProcess, type RunningProcess } from '../../server/src/start.js';
+import { loadDocument, operations } from '../contract/document.js';
+import { activeSurvey, allRecipients, insertPeople, people, waitForStatus } from '../distributions/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
+import { surveyBody, tenantWithRaisedLimits, validAnswers, validForm } from '../helpers/surveys.js';
 import { citusMode } from './cluster.js';
+import {
+  logDir,
+  markLogs,
+  multiShardPlans,
+  oneLine,
+  readLogs,
+  watchSessions,
+  type LogMark,
+  type Sessions,
+} from './multi-shard-log.js';
 
 interface Counters {
   singleShard: number;
@@ -47,105 +71,398 @@ async function resetCounters(admin: pg.Client): Promise<void> {
   for (const row of rows) if (!row.success) throw new Error(`reset on node ${row.nodeid}: ${row.result}`);
 }
 
+/** The contract's operations, with a pattern for the paths each one serves (literal paths tried first). */
+const documented = operations(loadDocument())
+  .map((op) => ({
+    operationId: String(op.operation.operationId),
+    method: op.method.toUpperCase(),
+    pattern: new RegExp(`^${op.path.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+    templates: (op.path.match(/\{/g) ?? []).length,
+  }))
+  .sort((a, b) => a.templates - b.templates);
+
+function operationOf(method: string, pathname: string): string | undefined {
+  return documented.find((op) => op.method === method && op.pattern.test(pathname))?.operationId;
+}
+
+/** One request of the measured window, named by its operationId (or the respondent page it is). */
+interface Call {
+  name: string;
+  method: string;
+  path: string;
+  status: number;
+  /** What it must answer when that is not a success (an unknown key's 401). */
+  expected?: number;
+  replayed: boolean;
+  /** The logs' sizes when it was sent. */
+  mark: LogMark;
+}
+
+const formPost = (fields: Array<[string, string]>, headers: Record<string, string> = {}): RequestInit => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+  body: new URLSearchParams(fields).toString(),
+  redirect: 'manual',
+});
+
+/** The `data` of an SDK call, or an error naming the request and its answer. */
+async function dataOf<T>(request: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await request;
+  if (data === undefined) {
+    throw new Error(`${new URL(response.url).pathname} answered ${response.status}: ${JSON.stringify(error)}`);
+  }
+  return data;
+}
+
 describe.skipIf(!citusMode)('one tenant on Citus', () => {
   let t: TestService;
   let admin: pg.Client;
+  let worker: RunningProcess | undefined;
+  let watch: Awaited<ReturnType<typeof watchSessions>> | undefined;
   beforeAll(async () => {
     vi.stubEnv('CITUS_LOG_MULTI_SHARD', '1');
     t = await startTestService({ role: 'api' });
+    // Links point at this server (its port is known only once it listens).
+    t.service.deps.config.publicBaseUrl = t.url;
     admin = new pg.Client({ connectionString: t.database.url });
     await admin.connect();
   });
   afterAll(async () => {
     vi.unstubAllEnvs();
+    await worker?.close();
+    await watch?.stop();
     await admin?.end();
     await t?.close();
   });
 
-  it('runs every request of a broad sample on one shard', async () => {
-    const { live } = await tenantWithRaisedLimits(t);
+  it('runs every operation of the contract, and the respondent pages, on one shard', async () => {
+    const tenant = await tenantWithRaisedLimits(t);
+    const { organizationId, liveKey } = tenant;
     // A second tenant with rows of its own: a fan-out would have other shards to visit.
     const other = await tenantWithRaisedLimits(t);
     await other.live.unwrap(other.live.POST('/api/v1/surveys', { body: surveyBody() }));
+    await insertPeople(t, other.organizationId, people(3, 'O'));
 
+    // What needs a job's result, made by a worker that is gone before the counters start.
+    worker = await startProcess(
+      {
+        ...loadConfig([]),
+        role: 'worker',
+        port: 0,
+        host: '127.0.0.1',
+        validateResponses: true,
+        shutdownGraceMs: 5_000,
+        allowLoopbackWebhooks: true,
+        databasePoolSize: 3,
+      },
+      t.database.url,
+      createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    );
+    const setup = tenant.live;
+    await insertPeople(t, organizationId, people(3, 'P'));
+    const sentSurveyId = await activeSurvey(setup);
+    const distribute = (method: 'link' | 'embed') =>
+      dataOf(
+        setup.POST('/api/v1/surveys/{surveyId}/distribute', {
+          params: { path: { surveyId: sentSurveyId } },
+          body: { targeting: { filters: [] }, distribution: { method } },
+        }),
+      ).then((d) => d.data);
+    const linked = await distribute('link');
+    const embedded = await distribute('embed');
+    await waitForStatus(setup, sentSurveyId, linked.id, ['sent']);
+    const embed = await waitForStatus(setup, sentSurveyId, embedded.id, ['sent']);
+    const embedUrl = /src="([^"]+)"/.exec(embed.embedCode ?? '')?.[1];
+    expect(embedUrl, 'the embed distribution has its code').toBeDefined();
+    const links = (await allRecipients(setup, sentSurveyId, linked.id)).map((r) => r.link);
+    expect(links).toHaveLength(3);
+    const tokenOf = (link: string) => new URL(link).pathname.replace(/^\/s\//, '');
+    await dataOf(
+      setup.POST('/api/v1/surveys/{id}/responses', {
+        params: { path: { id: sentSurveyId } },
+        body: { answers: validAnswers, respondentExternalId: 'P-0002' },
+      }),
+    );
+    const finished = await dataOf(
+      setup.POST('/api/v1/surveys/{id}/responses/export', {
+        params: { path: { id: sentSurveyId } },
+        body: { format: 'csv' },
+      }),
+    );
+    const completedExport = await setup.exports.wait(finished.data.id, {
+      initialDelayMs: 100,
+      maxDelayMs: 500,
+      timeoutMs: 60_000,
+    });
+    expect(completedExport.status).toBe('completed');
+    await worker.close();
+    worker = undefined;
+
+    // The measured window: the API alone, this tenant's requests one after the other.
+    const calls: Call[] = [];
+    const record = (call: Omit<Call, 'mark' | 'replayed'> & { replayed?: boolean }, mark: LogMark) =>
+      calls.push({ replayed: false, ...call, mark });
+    const recordingClient = (apiKey: string, expected?: number): SurveyServiceClient =>
+      createClient({
+        apiKey,
+        baseUrl: t.url,
+        retry: { maxRetries: 0 },
+        fetch: async (request) => {
+          const mark = markLogs();
+          const response = await fetch(request);
+          const { pathname } = new URL(request.url);
+          const name = operationOf(request.method, pathname) ?? `undocumented ${request.method} ${pathname}`;
+          const replayed = response.headers.get('idempotent-replayed') === 'true';
+          record({ name, method: request.method, path: pathname, status: response.status, replayed, expected }, mark);
+          return response;
+        },
+      });
+    /** A respondent's page: no key, outside the contract. */
+    const page = async (name: string, url: string, init?: RequestInit) => {
+      const mark = markLogs();
+      const response = await fetch(url, init);
+      await response.arrayBuffer();
+      record({ name, method: init?.method ?? 'GET', path: new URL(url).pathname, status: response.status }, mark);
+      return response;
+    };
+    const live = recordingClient(liveKey);
+
+    watch = await watchSessions(t.database.url);
     await resetCounters(admin);
     const before = await counters(admin);
     expect(before.multiShard).toBe(0);
+    const windowStart = markLogs();
 
-    const statuses: Record<string, number> = {};
-    const call = async <T extends { response: Response }>(name: string, request: Promise<T>): Promise<T> => {
-      const result = await request;
-      statuses[name] = result.response.status;
-      return result;
-    };
-    const id = (surveyId: string) => ({ params: { path: { id: surveyId } } });
+    // Meta and the caller.
+    await live.GET('/health/live');
+    await live.GET('/health/ready');
+    await live.GET('/api/v1/openapi.json');
+    await live.GET('/api/v1/me');
 
-    const created = await call('create survey', live.POST('/api/v1/surveys', { body: surveyBody() }));
-    const surveyId = created.data!.data.id;
-    await call('list surveys', live.GET('/api/v1/surveys', {}));
-    await call('get survey', live.GET('/api/v1/surveys/{id}', id(surveyId)));
-    await call('update survey', live.PATCH('/api/v1/surveys/{id}', { ...id(surveyId), body: { title: 'Renamed' } }));
-    await call('launch survey', live.POST('/api/v1/surveys/{id}/launch', id(surveyId)));
-    const submitted = await call(
-      'submit response',
-      live.POST('/api/v1/surveys/{id}/responses', {
-        ...id(surveyId),
-        body: { answers: validAnswers, respondentExternalId: 'E-1' },
-      }),
-    );
-    await call(
-      'submit second response',
-      live.POST('/api/v1/surveys/{id}/responses', { ...id(surveyId), body: { answers: validAnswers } }),
-    );
-    await call('list responses', live.GET('/api/v1/surveys/{id}/responses', id(surveyId)));
-    const responseId = submitted.data?.data.id ?? 'rsp_01JD3MC6N2V8H4XJ9P5R7T1Q0D';
-    await call(
-      'get response',
-      live.GET('/api/v1/surveys/{id}/responses/{responseId}', { params: { path: { id: surveyId, responseId } } }),
-    );
-    await call(
-      'upsert respondent',
-      live.PUT('/api/v1/respondents/{externalId}', {
-        params: { path: { externalId: 'E-1' } },
-        body: { email: 'ada@example.com', firstName: 'Ada', department: 'Engineering' },
-      }),
-    );
-    await call('list respondents', live.GET('/api/v1/respondents', {}));
-    await call(
-      'create webhook',
+    // Webhooks first: every later event is then queued for one.
+    const webhook = await dataOf(
       live.POST('/api/v1/webhooks', { body: { url: 'http://127.0.0.1:9/survey-hook', events: ['*'] } }),
     );
-    await call('list webhooks', live.GET('/api/v1/webhooks', {}));
-    await call('list events', live.GET('/api/v1/events', {}));
-    await call(
-      'preview distribution',
-      live.POST('/api/v1/surveys/{surveyId}/distribute/preview', {
-        params: { path: { surveyId } },
-        body: { targeting: { filters: [{ field: 'department', operator: 'equals', value: 'Engineering' }] } },
+    const webhookId = webhook.data.id;
+    const webhookPath = { params: { path: { id: webhookId } } };
+    await live.GET('/api/v1/webhooks');
+    await live.GET('/api/v1/webhooks/{id}', webhookPath);
+    await live.PATCH('/api/v1/webhooks/{id}', { ...webhookPath, body: { description: 'Every event' } });
+    await live.POST('/api/v1/webhooks/{id}/rotate-secret', webhookPath);
+    const delivery = await dataOf(live.POST('/api/v1/webhooks/{id}/test', webhookPath));
+    const deliveryPath = { params: { path: { id: webhookId, deliveryId: delivery.data.id } } };
+    await live.GET('/api/v1/webhooks/{id}/deliveries', webhookPath);
+    await live.GET('/api/v1/webhooks/{id}/deliveries/{deliveryId}', deliveryPath);
+    await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', deliveryPath);
+
+    // Surveys: a create with an Idempotency-Key, then its replay.
+    const idempotencyKey = `single-shard-${Date.now()}`;
+    const createBody = surveyBody({ title: 'Measured' });
+    const created = await dataOf(
+      live.POST('/api/v1/surveys', { body: createBody, headers: { 'Idempotency-Key': idempotencyKey } }),
+    );
+    const replay = await dataOf(
+      live.POST('/api/v1/surveys', { body: createBody, headers: { 'Idempotency-Key': idempotencyKey } }),
+    );
+    expect(replay.data.id, 'the replay answers the first request').toBe(created.data.id);
+    const surveyId = created.data.id;
+    const survey = { params: { path: { id: surveyId } } };
+    await live.GET('/api/v1/surveys');
+    await live.GET('/api/v1/surveys/{id}', survey);
+    await live.PATCH('/api/v1/surveys/{id}', { ...survey, body: { title: 'Measured, renamed' } });
+    await live.POST('/api/v1/surveys/{id}/launch', survey);
+    const generated = await dataOf(
+      live.POST('/api/v1/surveys/generate', { body: { prompt: 'Weekly team pulse on workload', questionCount: 3 } }),
+    );
+    const draft = { params: { path: { id: generated.data.id } } };
+    await live.POST('/api/v1/surveys/{id}/launch', draft);
+    await live.POST('/api/v1/surveys/{id}/pause', draft);
+    await live.POST('/api/v1/surveys/{id}/close', draft);
+    await live.DELETE('/api/v1/surveys/{id}', draft);
+
+    // Responses: a submission with an Idempotency-Key and its replay, another, reads and a deletion.
+    const submitKey = `single-shard-response-${Date.now()}`;
+    const submitBody = { answers: validAnswers, respondentExternalId: 'E-1' };
+    const submitted = await dataOf(
+      live.POST('/api/v1/surveys/{id}/responses', {
+        ...survey,
+        body: submitBody,
+        headers: { 'Idempotency-Key': submitKey },
       }),
     );
-    await call(
-      'list distributions',
-      live.GET('/api/v1/surveys/{surveyId}/distributions', { params: { path: { surveyId } } }),
+    await live.POST('/api/v1/surveys/{id}/responses', {
+      ...survey,
+      body: submitBody,
+      headers: { 'Idempotency-Key': submitKey },
+    });
+    const second = await dataOf(
+      live.POST('/api/v1/surveys/{id}/responses', { ...survey, body: { answers: validAnswers } }),
     );
-    const exported = await call(
-      'create export',
-      live.POST('/api/v1/surveys/{id}/responses/export', { ...id(surveyId), body: { format: 'csv' } }),
-    );
-    if (exported.data) {
-      await call(
-        'get export',
-        live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: exported.data.data.id } } }),
-      );
-    }
-    await call('static analytics', live.GET('/api/v1/surveys/{id}/analytics/static', id(surveyId)));
-    await call('me', live.GET('/api/v1/me'));
+    await live.GET('/api/v1/surveys/{id}/responses', survey);
+    await live.GET('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: surveyId, responseId: submitted.data.id } },
+    });
+    await live.DELETE('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: surveyId, responseId: second.data.id } },
+    });
 
+    // Exports: a new one (queued), and the file and deletions of the one completed before the window.
+    const queuedExport = await dataOf(
+      live.POST('/api/v1/surveys/{id}/responses/export', { ...survey, body: { format: 'csv' } }),
+    );
+    await live.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: queuedExport.data.id } } });
+    const completed = { params: { path: { exportId: completedExport.id } } };
+    await live.GET('/api/v1/exports/{exportId}/download', { ...completed, parseAs: 'text' });
+    await live.GET('/api/v1/exports/{exportId}/deletions', completed);
+
+    // Analytics.
+    await live.GET('/api/v1/surveys/{id}/analytics/static', survey);
+    await live.GET('/api/v1/surveys/{id}/analytics/smart', survey);
+    const analysis = await dataOf(live.POST('/api/v1/surveys/{id}/analytics/ai/generate', { ...survey, body: {} }));
+    await live.GET('/api/v1/surveys/{id}/analytics/ai', survey);
+    await live.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
+      params: { path: { id: surveyId, analysisId: analysis.data.id } },
+    });
+    await live.GET('/api/v1/settings/analytics');
+    await live.PATCH('/api/v1/settings/analytics', { body: { anonymityThreshold: 5 } });
+
+    // Respondents.
+    const respondent = (externalId: string) => ({ params: { path: { externalId } } });
+    await live.PUT('/api/v1/respondents/{externalId}', {
+      ...respondent('E-1'),
+      body: { email: 'ada@example.com', firstName: 'Ada', department: 'Engineering' },
+    });
+    await live.PUT('/api/v1/respondents/{externalId}', {
+      ...respondent('E-2'),
+      body: { email: 'grace@example.com', firstName: 'Grace', department: 'Engineering' },
+    });
+    await live.GET('/api/v1/respondents/{externalId}', respondent('E-1'));
+    await live.GET('/api/v1/respondents', {});
+    await live.DELETE('/api/v1/respondents/{externalId}', respondent('E-2'));
+    const sync = await dataOf(
+      live.POST('/api/v1/respondents/sync', {
+        body: {
+          mode: 'upsert',
+          respondents: [
+            { externalId: 'E-3', email: 'alan@example.com', department: 'Sales' },
+            { externalId: 'E-4', email: 'edsger@example.com', department: 'Support' },
+          ],
+        },
+      }),
+    );
+    await live.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: sync.data.jobId } } });
+
+    // Distributions: a preview and a send (queued) of the measured survey, the links of the one sent before.
+    const targeting = { filters: [{ field: 'department', operator: 'equals' as const, value: 'Engineering' }] };
+    await live.POST('/api/v1/surveys/{surveyId}/distribute/preview', {
+      params: { path: { surveyId } },
+      body: { targeting },
+    });
+    const distribution = await dataOf(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting, distribution: { method: 'link' } },
+      }),
+    );
+    await live.GET('/api/v1/surveys/{surveyId}/distributions', { params: { path: { surveyId } } });
+    await live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+      params: { path: { surveyId, distributionId: distribution.data.id } },
+    });
+    await live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
+      params: { path: { surveyId: sentSurveyId, distributionId: linked.id } },
+    });
+
+    // The respondent's pages: a personal link and an embed, each shown and answered; an unsubscribe link.
+    await page('answer page GET /s/{token} (personal)', links[0]!);
+    await page('answer page POST /s/{token} (personal)', links[0]!, formPost(validForm));
+    await page('answer page GET /s/{token} (embed)', embedUrl!);
+    await page('answer page POST /s/{token} (embed)', embedUrl!, formPost(validForm));
+    const unsubscribe = `${t.url}/u/${tokenOf(links[1]!)}`;
+    await page('unsubscribe GET /u/{token}', unsubscribe);
+    await page(
+      'unsubscribe POST /u/{token} (one-click)',
+      unsubscribe,
+      formPost([['List-Unsubscribe', 'One-Click']], { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
+    );
+
+    // Events, and keys: a new key authenticates (its first lookup), an unknown one does not, then the revocation.
+    await live.GET('/api/v1/events');
+    await live.GET('/api/v1/api-keys');
+    const key = await dataOf(live.POST('/api/v1/api-keys', { body: { name: 'measured', scopes: ['surveys:read'] } }));
+    const fresh = recordingClient(key.data.key ?? 'svc_live_no_key_returned');
+    await fresh.GET('/api/v1/surveys');
+    const unknown = recordingClient(`${liveKey.slice(0, -4)}${liveKey.endsWith('0000') ? '1111' : '0000'}`, 401);
+    await unknown.GET('/api/v1/me');
+    await live.DELETE('/api/v1/api-keys/{id}', { params: { path: { id: key.data.id } } });
+    await live.DELETE('/api/v1/webhooks/{id}', webhookPath);
+
+    const windowEnd = markLogs();
     const after = await counters(admin);
-    const summary = JSON.stringify({ statuses, counters: after.nodes }, null, 2);
-    // The sample worked: every request succeeded (a failed one proves nothing about where it ran).
-    for (const [name, status] of Object.entries(statuses)) expect(status, `${name}\n${summary}`).toBeLessThan(300);
-    expect(after.singleShard, summary).toBeGreaterThan(before.singleShard);
-    expect(after.multiShard, `multi-shard queries (see LOG: multi-task query in node*.log)\n${summary}`).toBe(0);
-  });
+    const sessions = await watch.stop();
+    watch = undefined;
+
+    const summary = calls.map(
+      (c) => `${c.name}: ${c.status}${c.replayed ? ' (replayed)' : ''}${c.expected ? ` (expected ${c.expected})` : ''}`,
+    );
+    // Where the multi-shard plans came from, in every message: a failed request may explain one.
+    const plans =
+      after.multiShard > 0 ? `\n${multiShardReport(calls, windowStart, windowEnd, t.database.name, sessions)}` : '';
+    const report = `requests:\n  ${summary.join('\n  ')}\ncounters:\n  ${after.nodes.join('\n  ')}${plans}`;
+
+    // Every operation of the contract was called.
+    const called = new Set(calls.map((c) => c.name));
+    const missing = documented.map((op) => op.operationId).filter((id) => !called.has(id));
+    expect(missing, `operations of the contract not called: ${missing.join(', ')}\n${report}`).toEqual([]);
+    expect(
+      [...called].filter((name) => name.startsWith('undocumented')),
+      report,
+    ).toEqual([]);
+    // Every request did what it was sent for (a failed one proves nothing about where it ran).
+    for (const c of calls) {
+      if (c.expected) expect(c.status, `${c.name}\n${report}`).toBe(c.expected);
+      else expect(c.status, `${c.name}\n${report}`).toBeLessThan(300);
+    }
+    expect(
+      calls.filter((c) => c.replayed).map((c) => c.name),
+      `both Idempotency-Key replays\n${report}`,
+    ).toEqual(['createSurvey', 'submitResponse']);
+    expect(after.singleShard, report).toBeGreaterThan(before.singleShard);
+    expect(after.multiShard, `${after.multiShard} multi-shard plans in the window\n${report}`).toBe(0);
+  }, 120_000);
 });
+
+/** The multi-shard plans this database's sessions logged in the window, grouped under the request before each. */
+function multiShardReport(
+  calls: readonly Call[],
+  from: LogMark,
+  to: LogMark,
+  database: string,
+  sessions: Sessions,
+): string {
+  const { records, problems } = readLogs(from, to);
+  const plans = multiShardPlans(records);
+  const databaseOf = (node: string, pid: number) => sessions.get(node)?.get(pid);
+  const kept = plans.filter((p) => [database, undefined].includes(databaseOf(p.node, p.pid)));
+  const byCall = new Map<string, Map<string, number>>();
+  for (const plan of kept) {
+    // The last request sent before the plan was logged on that node.
+    const call = calls.findLast((c) => (c.mark.get(plan.node) ?? 0) <= plan.offset);
+    const name = call ? `${call.name} (${call.method} ${call.path})` : 'before the first request';
+    const unattributed = databaseOf(plan.node, plan.pid) === undefined ? ' [session of an unknown database]' : '';
+    const where = `${plan.node}${unattributed}: ${oneLine(plan.statement || '(no STATEMENT line)')}${
+      plan.context ? `\n      context: ${oneLine(plan.context, 300)}` : ''
+    }`;
+    const statements = byCall.get(name) ?? new Map<string, number>();
+    statements.set(where, (statements.get(where) ?? 0) + 1);
+    byCall.set(name, statements);
+  }
+  const lines = [`multi-shard statements logged by this database's sessions (${logDir}/node*.log):`];
+  for (const [name, statements] of byCall) {
+    lines.push(`  ${name}`);
+    for (const [statement, count] of statements) lines.push(`    ${count > 1 ? `${count}× ` : ''}${statement}`);
+  }
+  if (kept.length === 0) lines.push('  none found in the logs');
+  if (plans.length > kept.length) lines.push(`  (${plans.length - kept.length} of other databases' sessions left out)`);
+  for (const problem of problems) lines.push(`  could not read ${problem}`);
+  return lines.join('\n');
+}

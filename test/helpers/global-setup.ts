@@ -113,20 +113,43 @@ export default async function setup(project: TestProject) {
 async function setupCitus(project: TestProject) {
   await clusterUp();
   const serverUrl = await clusterServerUrl();
+  // The databases of runs that ended without their teardown (killed, or the machine stopped): each node runs a
+  // Citus maintenance daemon per database, and leftovers use up `max_worker_processes`. Those of a process still
+  // alive (another run beside this one) are left alone.
+  await dropCitusTestDatabases(serverUrl, (pid) => !processAlive(pid), { ignoreFailures: true });
   project.provide('databaseServer', serverUrl);
   project.provide('templateDatabase', `survey_test_template_${process.pid}`);
-  return async () => {
-    const admin = new pg.Client({ connectionString: withDatabase(serverUrl, 'postgres') });
-    await admin.connect();
-    try {
-      const leftovers = await admin.query<{ datname: string }>(
-        `select datname from pg_database where datname like 'survey_test_%'`,
-      );
-      for (const row of leftovers.rows) {
-        if (row.datname.startsWith(`survey_test_${process.pid}_`)) await dropCitusDatabase(row.datname);
-      }
-    } finally {
-      await admin.end();
+  return () => dropCitusTestDatabases(serverUrl, (pid) => pid === process.pid);
+}
+
+/** Drops the test databases on the cluster whose run (the process id in their name) `ofRun` picks. */
+async function dropCitusTestDatabases(
+  serverUrl: string,
+  ofRun: (pid: number) => boolean,
+  options: { ignoreFailures?: boolean } = {},
+): Promise<void> {
+  const admin = new pg.Client({ connectionString: withDatabase(serverUrl, 'postgres') });
+  await admin.connect();
+  try {
+    const { rows } = await admin.query<{ datname: string }>(
+      `select datname from pg_database where datname like 'survey_test_%'`,
+    );
+    for (const { datname } of rows) {
+      const pid = Number(/^survey_test_(?:template_)?(\d+)_/.exec(datname)?.[1]);
+      if (!Number.isInteger(pid) || !ofRun(pid)) continue;
+      const dropped = dropCitusDatabase(datname);
+      await (options.ignoreFailures ? dropped.catch(() => {}) : dropped);
     }
-  };
+  } finally {
+    await admin.end();
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -48,3 +48,13 @@ export const validAnswers: components['schemas']['Answer'][] = [
   { questionId: 'q_4', value: ['c_1', 'c_2'] },
   { questionId: 'q_5', value: 'More focus time' },
 ];
+
+/** `validAnswers` as the answer page's form posts them (application/x-www-form-urlencoded fields). */
+export const validForm: Array<[string, string]> = [
+  ['q_1', '9'],
+  ['q_2', '4'],
+  ['q_3', 'c_3'],
+  ['q_4', 'c_1'],
+  ['q_4', 'c_2'],
+  ['q_5', 'More focus time'],
+];

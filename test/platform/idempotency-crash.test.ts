@@ -94,8 +94,16 @@ describe('Idempotency-Key across a crash', () => {
     // Hold the survey row: the submission blocks inside its transaction, after its insert.
     const locker = new pg.Client({ connectionString: database.url });
     await locker.connect();
+    // By its tenant too: Citus locks a row only through a statement it routes to one shard.
+    const { rows: owner } = await locker.query<{ organization_id: string }>(
+      'select organization_id from surveys where id = $1',
+      [surveyId],
+    );
     await locker.query('begin');
-    await locker.query('select 1 from surveys where id = $1 for update', [surveyId]);
+    await locker.query('select 1 from surveys where organization_id = $1 and id = $2 for update', [
+      owner[0]!.organization_id,
+      surveyId,
+    ]);
 
     const body = { answers: [{ questionId: 'q_1', value: 9 }] };
     const original = post(first.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body).catch(

@@ -3,6 +3,7 @@
  * targeting runs as SQL over `respondents` and over recipient snapshots (`distribution_recipients`, with an
  * alias), and each must select exactly the respondents the JavaScript filter keeps. Real PostgreSQL.
  */
+import { citusMode } from '../citus/cluster.js';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -354,10 +355,13 @@ describe('compileTargeting', () => {
         .compile();
       const client = await handle.pool.connect();
       try {
-        await client.query(`set enable_seqscan = ${options.seqScan ? 'on' : 'off'}`);
+        await client.query('begin');
+        // On Citus the worker plans the shard's query: SET LOCAL reaches it when told to propagate.
+        if (citusMode) await client.query(`set local citus.propagate_set_commands = 'local'`);
+        await client.query(`set local enable_seqscan = ${options.seqScan ? 'on' : 'off'}`);
         // EXPLAIN of the very statement and parameters the service sends.
         const explained = await client.query<{ 'QUERY PLAN': string }>(`explain ${query.sql}`, [...query.parameters]);
-        await client.query('reset enable_seqscan');
+        await client.query('commit');
         return explained.rows.map((r) => r['QUERY PLAN']).join('\n');
       } finally {
         client.release();

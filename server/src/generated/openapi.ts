@@ -1231,7 +1231,7 @@ export interface paths {
          * @description Starts an asynchronous sync of up to 100,000 respondent records (body up to 64 MiB; 413 `payload_too_large`
          *     beyond) and answers 202 at once with the job id; poll `GET /api/v1/respondents/sync/{jobId}`, or subscribe to
          *     `respondents.sync.completed` / `respondents.sync.failed`. `estimatedCompletionTime` comes from the rate measured
-         *     over the latest completed syncs (tens of thousands of records per second; the specification promises about 1,000).
+         *     over your latest completed syncs in this environment (tens of thousands of records per second; the specification promises about 1,000).
          *
          *     | mode | behaviour |
          *     |---|---|
@@ -4341,7 +4341,7 @@ export interface components {
             totalRecords: number;
             /**
              * Format: date-time
-             * @description When the job is expected to finish, from the rate measured over the latest completed syncs (20,000 records per second before the first), counting the records of syncs queued ahead of it. An estimate, not a promise.
+             * @description When the job is expected to finish, from the rate measured over your latest completed syncs in this environment (20,000 records per second before the first), counting the records of syncs queued ahead of it. An estimate, not a promise.
              */
             estimatedCompletionTime: string;
             /** @description Whether this is a dry run that changes nothing. */

@@ -15,6 +15,8 @@ function ownIds(params: Record<string, string> | undefined): Record<string, stri
 }
 
 export function accessLog(log: Logger) {
+  // The level is fixed at start: below `info` (LOG_LEVEL=warn) a request costs no listener and no line.
+  if (!log.isLevelEnabled('info')) return (_req: Request, _res: Response, next: NextFunction): void => next();
   return (_req: Request, res: Response, next: NextFunction): void => {
     const started = process.hrtime.bigint();
     const method = _req.method.slice(0, 16);

@@ -12,7 +12,7 @@ import express, { type Express, type NextFunction, type Request, type Response }
 import * as OpenApiValidator from 'express-openapi-validator';
 import { accessLog } from './access-log.js';
 import { authenticate } from './authenticate.js';
-import { assertEveryOperationHandled, resolverFor } from './bind.js';
+import { assertEveryOperationHandled, dispatchTo } from './bind.js';
 import { readBody } from './body.js';
 import { loadContract, routesOf, type OperationInfo } from './contract.js';
 import { serveDocs } from './docs.js';
@@ -76,9 +76,10 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
       ajvFormats: { mode: 'full' },
       formats: strictFormats,
       ignoreUndocumented: false,
-      operationHandlers: { basePath: '/', resolver: resolverFor(handlers, deps) as never },
+      operationHandlers: false,
     }),
   );
+  app.use(dispatchTo(handlers, deps));
   // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
   app.use(conflictBeforeRefusal(deps.db));
   app.use(withSemanticChecks(semanticChecks, deps));

@@ -1,8 +1,7 @@
 /**
- * Binds each operation of the contract to its handler by operationId — the resolver that
- * express-openapi-validator calls for every operation. A missing handler fails the boot (and the compile, via
- * `HandlerMap`). The adapter turns a handler's reply into the envelope, runs POSTs through the idempotency
- * store, and replies.
+ * Binds each operation of the contract to its handler by operationId, and dispatches each validated request to the
+ * handler of the operation it was routed to. A missing handler fails the boot (and the compile, via `HandlerMap`).
+ * The adapter turns a handler's reply into the envelope, runs POSTs through the idempotency store, and replies.
  */
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,11 +12,7 @@ import { metaFor } from './envelope.js';
 import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
 import type { HandlerInput, HandlerMap, Reply, Dependencies } from './handler.js';
 import { requestHash, runIdempotent, type StoredReply } from './idempotency.js';
-
-interface RouteInfo {
-  openApiRoute: string;
-  method: string;
-}
+import { onceMoreIfShardMoved } from '../db/shard-moves.js';
 
 interface ContractLike {
   paths: Record<string, Record<string, { operationId?: string }>>;
@@ -36,17 +31,30 @@ export function assertEveryOperationHandled(contract: ContractLike, handlers: Ha
   if (missing.length > 0) throw new Error(`No handler for: ${missing.join(', ')}`);
 }
 
-export function resolverFor(handlers: HandlerMap, deps: Dependencies) {
-  return (_basePath: string, route: RouteInfo, apiDoc: ContractLike): RequestHandler => {
-    const operationId = apiDoc.paths[route.openApiRoute]?.[route.method.toLowerCase()]?.operationId as
-      OperationId | undefined;
-    if (!operationId || !(operationId in handlers)) {
-      throw new Error(`No handler for ${route.method} ${route.openApiRoute} (operationId ${operationId ?? 'missing'})`);
-    }
-    const handler = handlers[operationId] as unknown as (
-      input: HandlerInput<OperationId>,
-    ) => Promise<Reply<OperationId>>;
-    return adapt(operationId, handler, deps);
+/**
+ * The last step of the pipeline: the handler of the operation that `routeRequest` resolved, found by operationId in
+ * a map built once (express-openapi-validator's own operation router would match the path against every route
+ * again). The validator must have matched the same route; should they ever disagree, nothing runs.
+ */
+export function dispatchTo(handlers: HandlerMap, deps: Dependencies): RequestHandler {
+  const adapted = new Map<string, RequestHandler>();
+  for (const [operationId, handler] of Object.entries(handlers))
+    adapted.set(
+      operationId,
+      adapt(
+        operationId as OperationId,
+        handler as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>,
+        deps,
+      ),
+    );
+  return (req, res, next) => {
+    const handler = adapted.get(res.locals.operationId as string);
+    const matched = (req as { openapi?: { openApiRoute?: string; pathParams?: Record<string, string> } }).openapi;
+    if (!handler || !matched || matched.openApiRoute !== res.locals.route)
+      throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
+    // Express gives each middleware its own (empty) params: the path's are the ones the validator checked.
+    req.params = matched.pathParams ?? {};
+    return handler(req, res, next);
   };
 }
 
@@ -58,9 +66,6 @@ function adapt(
   return (req: Request, res: Response, next: NextFunction) => deps.inFlight.run(() => respond(req, res, next));
 
   async function respond(req: Request, res: Response, next: NextFunction): Promise<void> {
-    // The validator routed with the same settings as routeRequest; should they ever disagree, nothing runs.
-    if (res.locals.operationId !== operationId)
-      throw new ApiError(404, 'not_found', 'No such endpoint. See /docs for the API reference.');
     const problems = res.locals.problems as ErrorDetail[] | undefined;
     if (problems?.length) throw validationFailed(problems);
     const input = {
@@ -75,34 +80,36 @@ function adapt(
 
     const idempotencyKey = req.method === 'POST' ? req.get('idempotency-key') : undefined;
     if (!idempotencyKey || !input.auth) {
-      const reply = await handler(input);
+      const reply = await onceMoreIfShardMoved(() => handler(input));
       if ('raw' in reply) return sendRaw(res, reply);
-      return sendJson(res, toStoredReply(reply));
+      return sendJson(res, toStoredReply(reply), deps.config.validateResponses);
     }
 
-    const { reply, replayed } = await runIdempotent(
-      deps.db,
-      deps.pool,
-      { leaseMs: deps.config.idempotencyLeaseMs, waitMs: deps.config.idempotencyWaitMs },
-      {
-        organizationId: input.auth.organizationId,
-        environment: input.auth.environment,
-        key: idempotencyKey,
-        hash: requestHash(req.method, req.path, req.body),
-      },
-      async (tx) => {
-        try {
-          // Every write of the handler goes into the transaction that also stores the reply.
-          const reply = await handler({ ...input, deps: { ...deps, db: tx } });
-          if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
-          return toStoredReply(reply);
-        } catch (error) {
-          // A refusal is a reply too, and is replayed like one; unexpected errors are not kept.
-          if (error instanceof ApiError && error.status < 500) return errorReply(error);
-          throw error;
-        }
-      },
-      (reply) => withoutSecrets(operationId, reply),
+    const { reply, replayed } = await onceMoreIfShardMoved(() =>
+      runIdempotent(
+        deps.db,
+        deps.pool,
+        { leaseMs: deps.config.idempotencyLeaseMs, waitMs: deps.config.idempotencyWaitMs },
+        {
+          organizationId: input.auth.organizationId,
+          environment: input.auth.environment,
+          key: idempotencyKey,
+          hash: requestHash(req.method, req.path, req.body),
+        },
+        async (tx) => {
+          try {
+            // Every write of the handler goes into the transaction that also stores the reply.
+            const reply = await handler({ ...input, deps: { ...deps, db: tx } });
+            if ('raw' in reply) throw new Error('a POST operation returned a raw reply');
+            return toStoredReply(reply);
+          } catch (error) {
+            // A refusal is a reply too, and is replayed like one; unexpected errors are not kept.
+            if (error instanceof ApiError && error.status < 500) return errorReply(error);
+            throw error;
+          }
+        },
+        (reply) => withoutSecrets(operationId, reply),
+      ),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     if ((reply.body as { error?: unknown }).error) {
@@ -111,7 +118,7 @@ function adapt(
       ).error;
       return next(new ApiError(reply.status, stored.code, stored.message, stored.details));
     }
-    sendJson(res, reply);
+    sendJson(res, reply, deps.config.validateResponses);
   }
 }
 
@@ -158,10 +165,25 @@ function errorReply(error: ApiError): StoredReply {
   };
 }
 
-function sendJson(res: Response, reply: StoredReply): void {
-  const { headers, ...members } = reply.body as { headers?: Record<string, string> };
+/**
+ * The envelope: `data` (or its JSON text, `dataJson`, spliced in as it is), the other members, then `meta`. When
+ * responses are validated (tests), it goes through `res.json`, where the validator checks it (JSON text parsed first,
+ * so that the validator sees every byte that is sent). Otherwise it is written as it is: Express's `send` has nothing
+ * to add to a JSON body here (no ETag, no freshness, no charset to negotiate).
+ */
+function sendJson(res: Response, reply: StoredReply, validateResponses: boolean): void {
+  const { headers, dataJson, ...members } = reply.body as { headers?: Record<string, string>; dataJson?: string };
   for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
-  res.status(reply.status).json({ ...members, meta: metaFor(res) });
+  res.status(reply.status);
+  if (validateResponses) {
+    const data = dataJson === undefined ? {} : { data: JSON.parse(dataJson) as unknown };
+    return void res.json({ ...data, ...members, meta: metaFor(res) });
+  }
+  const envelope = JSON.stringify({ ...members, meta: metaFor(res) });
+  const body = dataJson === undefined ? envelope : `{"data":${dataJson},${envelope.slice(1)}`;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
 }
 
 function sendRaw(res: Response, reply: Extract<Reply<OperationId>, { raw: unknown }>): void {

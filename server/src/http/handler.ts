@@ -9,6 +9,7 @@ import type pg from 'pg';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { JsonText } from '../lib/json-text.js';
 import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
@@ -33,13 +34,14 @@ export type SuccessStatus<Id extends OperationId> = Extract<keyof Responses<Id>,
 
 /**
  * A JSON success: the status, the envelope's members other than `meta`, and response headers the operation documents.
+ * `data` comes as a value, or as its JSON text already built (`dataJson`: a list page PostgreSQL serialised, which
+ * is sent without being parsed and serialised again).
  */
 export type JsonReply<Id extends OperationId> = {
   [S in SuccessStatus<Id>]: JsonContent<Responses<Id>[S]> extends infer Body
     ? Body extends { data: infer Data }
-      ? { status: S; data: Data; headers?: Record<string, string> } & (Body extends { pagination: Pagination }
-          ? { pagination: Pagination }
-          : unknown)
+      ? { status: S; headers?: Record<string, string> } & ({ data: Data } | { dataJson: JsonText<Data> }) &
+          (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
       : never
     : never;
 }[SuccessStatus<Id>];

@@ -26,7 +26,11 @@ function safeToken(token: string): string {
   return escapeToken(cleaned.length > 64 ? `${cleaned.slice(0, 64)}…` : cleaned);
 }
 
-/** Walks a parsed value; stops early once `limit` problems are found. */
+/**
+ * Walks a parsed value; stops early once `limit` problems are found. The pointer of a value is written only when it
+ * has a problem: the walk keeps the way down as a stack of member names and indexes, so that a large body (a sync
+ * of 100,000 records) costs no string per value.
+ */
 export function checkValue(
   value: unknown,
   path: string,
@@ -35,12 +39,30 @@ export function checkValue(
   depth = 0,
   characters = true,
 ): void {
-  if (problems.length >= limit) return;
+  walk(value, { base: path, steps: [], problems, limit, characters }, depth);
+}
+
+interface Walk {
+  base: string;
+  steps: Array<string | number>;
+  problems: ErrorDetail[];
+  limit: number;
+  characters: boolean;
+}
+
+function pointer(walk: Walk): string {
+  let path = walk.base;
+  for (const step of walk.steps) path += `/${typeof step === 'number' ? step : escapeToken(step)}`;
+  return path;
+}
+
+function walk(value: unknown, at: Walk, depth: number): void {
+  const { problems } = at;
+  if (problems.length >= at.limit) return;
   if (typeof value === 'string') {
-    if (!characters) return;
-    if (hasUnstorableCharacter(value))
+    if (at.characters && hasUnstorableCharacter(value))
       problems.push({
-        path,
+        path: pointer(at),
         code: 'invalid_character',
         message: 'must not contain NUL characters or unpaired UTF-16 surrogates',
       });
@@ -49,28 +71,41 @@ export function checkValue(
   if (typeof value === 'number') {
     // 1e400 parses as Infinity, which JSON cannot carry back: refused rather than stored as something else.
     if (!Number.isFinite(value))
-      problems.push({ path, code: 'out_of_range', message: 'must be a finite number (at most about 1.8e308)' });
+      problems.push({
+        path: pointer(at),
+        code: 'out_of_range',
+        message: 'must be a finite number (at most about 1.8e308)',
+      });
     return;
   }
   if (value === null || typeof value !== 'object') return;
   if (depth >= maxDepth) {
-    problems.push({ path, code: 'too_deep', message: `nests deeper than ${maxDepth} levels` });
+    problems.push({ path: pointer(at), code: 'too_deep', message: `nests deeper than ${maxDepth} levels` });
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((item, index) => checkValue(item, `${path}/${index}`, problems, limit, depth + 1, characters));
+    for (let index = 0; index < value.length && problems.length < at.limit; index++) {
+      at.steps.push(index);
+      walk(value[index], at, depth + 1);
+      at.steps.pop();
+    }
     return;
   }
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (characters && hasUnstorableCharacter(key)) {
+  const members = value as Record<string, unknown>;
+  for (const key in members) {
+    if (problems.length >= at.limit) return;
+    if (!Object.hasOwn(members, key)) continue;
+    if (at.characters && hasUnstorableCharacter(key)) {
       problems.push({
-        path: `${path}/${safeToken(key)}`,
+        path: `${pointer(at)}/${safeToken(key)}`,
         code: 'invalid_character',
         message: 'member names must not contain NUL characters or unpaired UTF-16 surrogates',
       });
       continue;
     }
-    checkValue(item, `${path}/${escapeToken(key)}`, problems, limit, depth + 1, characters);
+    at.steps.push(key);
+    walk(members[key], at, depth + 1);
+    at.steps.pop();
   }
 }
 

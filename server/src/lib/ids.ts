@@ -3,7 +3,7 @@
  * 80 random bits in Crockford base32, like a ULID. Sorting by id sorts by creation time, which gives lists
  * a stable tie-break.
  */
-import { randomBytes } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
@@ -18,10 +18,19 @@ function encodeTime(ms: number): string {
   return out;
 }
 
+// Random bytes drawn from the CSPRNG 4 KiB at a time and handed out in order, never twice: one call to the generator
+// per 256 ids instead of one per id (request ids make this a per-request cost).
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+
 function encodeRandom(length: number): string {
-  const bytes = randomBytes(length);
+  if (poolOffset + length > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
   let out = '';
-  for (const byte of bytes) out += alphabet[byte & 31];
+  for (let i = poolOffset; i < poolOffset + length; i++) out += alphabet[pool[i]! & 31];
+  poolOffset += length;
   return out;
 }
 

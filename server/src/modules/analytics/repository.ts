@@ -128,16 +128,12 @@ export const dailyCountsApply = (scope: AnalyticsScope) =>
   isMidnightUtc(scope.submittedAfter) &&
   isMidnightUtc(scope.submittedBefore);
 
-/** The same rows as `cellCounts` for the whole result, from `analytics_daily_cells` (see `dailyCountsApply`). */
+/**
+ * The same rows as `cellCounts` for the whole result, from the daily counts: the `#` rows of
+ * `analytics_segment_cells`, one per response (or fold) and UTC day (see `dailyCountsApply`).
+ */
 export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
-  const conditions: RawBuilder<unknown>[] = [tenantIs(scope.tenant), sql`survey_id = ${scope.surveyId}`];
-  if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
-  if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
-  const { rows } = await sql<{ code: number; n: number }>`
-    select case when code < 0 then -1 - (day - date '1970-01-01') else code end as code, sum(n)::bigint as n
-    from analytics_daily_cells where ${sql.join(conditions, sql` and `)}
-    group by 1 having sum(n) > 0`.execute(db);
-  return rows.map((row) => ({ whole: true, segment: null, code: row.code, n: row.n }));
+  return countedCells(db, scope, sql`field = '#'`, true);
 }
 
 /** The field of `analytics_segment_cells` a segment is counted under, if it is one of them. */
@@ -157,12 +153,22 @@ export const segmentCountsApply = (scope: AnalyticsScope) =>
 
 /** The group rows of `cellCounts` (not the whole), from `analytics_segment_cells` (see `segmentCountsApply`). */
 export async function segmentCellCounts(db: DbOrTx, scope: AnalyticsScope): Promise<CellRow[]> {
-  const conditions: RawBuilder<unknown>[] = [
-    tenantIs(scope.tenant),
-    sql`survey_id = ${scope.surveyId}`,
-    // `*`: responses without a respondent, null under every field (see the migration).
-    sql`field in (${countedField(scope.segment)}, '*')`,
-  ];
+  // `*`: responses without a respondent, null under every field (see the migration).
+  return countedCells(db, scope, sql`field in (${countedField(scope.segment)}, '*')`, false);
+}
+
+/**
+ * Sums the code arrays of the `analytics_segment_cells` rows under `fields` within the scope's whole UTC days:
+ * per value (the segment; null under `#`, the whole) and code, with code −1 (responses) spread into one negative
+ * code per day.
+ */
+async function countedCells(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  fields: RawBuilder<unknown>,
+  whole: boolean,
+): Promise<CellRow[]> {
+  const conditions: RawBuilder<unknown>[] = [tenantIs(scope.tenant), sql`survey_id = ${scope.surveyId}`, fields];
   if (scope.submittedAfter) conditions.push(sql`day >= ${scope.submittedAfter.toISOString().slice(0, 10)}::date`);
   if (scope.submittedBefore) conditions.push(sql`day < ${scope.submittedBefore.toISOString().slice(0, 10)}::date`);
   const { rows } = await sql<{ segment: string | null; code: number; n: number }>`
@@ -170,7 +176,7 @@ export async function segmentCellCounts(db: DbOrTx, scope: AnalyticsScope): Prom
     from analytics_segment_cells, unnest(codes, counts) as u(code, n)
     where ${sql.join(conditions, sql` and `)}
     group by 1, 2 having sum(u.n) > 0`.execute(db);
-  return rows.map((row) => ({ whole: false, segment: row.segment, code: row.code, n: Number(row.n) }));
+  return rows.map((row) => ({ whole, segment: row.segment, code: row.code, n: Number(row.n) }));
 }
 
 export interface CorrelationInput {
@@ -308,32 +314,10 @@ export async function outcomeCorrelations(
 }
 
 /**
- * Folds the daily counts' deltas into one row per key (keys with more than one row), in one statement: the
- * deleted rows and their sum are one snapshot, so every read sees the same totals before and after; rows
- * appended meanwhile are not touched. Keys whose sum is zero disappear.
+ * Folds the deltas of the per-segment and daily counts (`analytics_segment_cells`) into one row per key, its codes
+ * summed (codes whose sum is zero go), in one statement: the deleted rows and their sum are one snapshot, so every
+ * read sees the same totals before and after; rows appended meanwhile are not touched.
  */
-export async function compactDailyCounts(db: DbOrTx): Promise<number> {
-  const { rows } = await sql<{ folded: number }>`
-    with keys as (
-      select organization_id, environment, survey_id, day, code from analytics_daily_cells
-      group by 1, 2, 3, 4, 5 having count(*) > 1
-    ), gone as (
-      delete from analytics_daily_cells c using keys k
-      where c.organization_id = k.organization_id and c.environment = k.environment and c.survey_id = k.survey_id
-        and c.day = k.day and c.code = k.code
-      returning c.organization_id, c.environment, c.survey_id, c.day, c.code, c.n
-    ), folded as (
-      insert into analytics_daily_cells (organization_id, environment, survey_id, day, code, n)
-      select organization_id, environment, survey_id, day, code, sum(n) from gone group by 1, 2, 3, 4, 5 having sum(n) <> 0
-      returning 1
-    )
-    select (select count(*) from gone)::int as folded`.execute(
-    acrossTenants(db, "the analytics.compact job folds every tenant's daily counts"),
-  );
-  return rows[0]?.folded ?? 0;
-}
-
-/** The same fold for the per-segment counts: one row per key, its codes summed (codes whose sum is zero go). */
 export async function compactSegmentCounts(db: DbOrTx): Promise<number> {
   const { rows } = await sql<{ folded: number }>`
     with keys as (

@@ -10,15 +10,15 @@ import { notFound, validationFailed } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import { findDistributionWithPrevious } from '../distributions/index.js';
 import { findSurveyOrThrow } from '../surveys/index.js';
-
-/** The surveys module's id check, for this module's handlers. */
-export { surveyIdOrThrow } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
 import { histogramsByPosition, questionStats, round, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
+
+/** The surveys module's id check, for this module's handlers. */
+export { surveyIdOrThrow } from '../surveys/index.js';
 
 type Question = components['schemas']['Question'];
 type StaticAnalytics = components['schemas']['StaticAnalytics'];

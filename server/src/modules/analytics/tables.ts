@@ -32,19 +32,10 @@ export interface AnalyticsResponsesTable {
   employment_type: ColumnType<string | null, never, never>;
 }
 
-/** Exact daily counts per survey and cell code (code −1: responses), kept by the same triggers. */
-export interface AnalyticsDailyCellsTable {
-  organization_id: string;
-  environment: Environment;
-  survey_id: string;
-  day: ColumnType<string, never, never>;
-  code: number;
-  n: ColumnType<number, never, never>;
-}
-
 /**
  * Exact per-segment counts (migration 2026-11-25T0300): per survey, respondent field, value and UTC day,
- * `counts[i]` responses more (or fewer) carry `codes[i]`. Append-only deltas, kept by triggers.
+ * `counts[i]` responses more (or fewer) carry `codes[i]`. Field `#` (value null) holds the whole survey's daily
+ * counts, field `*` the responses without a subject (2026-11-28T0100). Append-only deltas, kept by triggers.
  */
 export interface AnalyticsSegmentCellsTable {
   organization_id: string;
@@ -59,7 +50,6 @@ export interface AnalyticsSegmentCellsTable {
 
 export interface AnalyticsTables {
   analytics_segment_cells: AnalyticsSegmentCellsTable;
-  analytics_daily_cells: AnalyticsDailyCellsTable;
   analytics_settings: AnalyticsSettingsTable;
   analytics_responses: AnalyticsResponsesTable;
 }

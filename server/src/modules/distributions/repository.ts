@@ -249,6 +249,7 @@ export function reminderRecipients(
         exists(
           selectFrom('responses as s')
             .select(sql`1`.as('one'))
+            .where(tenantIs(tenant, 's'))
             .where('s.survey_id', '=', distribution.survey_id)
             .whereRef('s.respondent_external_id', '=', 'r.external_id'),
         ),

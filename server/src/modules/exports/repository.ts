@@ -26,11 +26,21 @@ export interface NewExport {
 }
 
 /**
- * Inserts the export with the snapshot of this very statement (`pg_current_snapshot()`): every response
- * committed before the request reached the database is seen by it — acknowledged means exported.
+ * Inserts the export with a snapshot taken by the request (`pg_current_snapshot()`): every response committed
+ * before the request reached the database is seen by it — acknowledged means exported.
+ *
+ * The snapshot is read through the survey's row, by a statement of its own: on Citus that statement runs on the
+ * node holding the tenant's shards, whose transactions stamp the responses' `xact_id` (2026-11-26T0700), so
+ * snapshot and stamps count in the same transaction ids. An INSERT's own `pg_current_snapshot()` would be the
+ * coordinator's. On one PostgreSQL both are the same server's.
  */
-
-export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<ExportRow> {
+export async function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<ExportRow> {
+  const taken = await db
+    .selectFrom('surveys')
+    .select(sql<string>`pg_current_snapshot()::text`.as('snapshot'))
+    .where(tenantIs(tenant))
+    .where('id', '=', e.surveyId)
+    .executeTakeFirstOrThrow();
   return db
     .insertInto('exports')
     .values({
@@ -45,7 +55,7 @@ export function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<
       escape_formulas: e.escapeFormulas,
       submitted_after: e.submittedAfter,
       submitted_before: e.submittedBefore,
-      snapshot: sql<string>`pg_current_snapshot()`,
+      snapshot: taken.snapshot,
       // After the snapshot was taken, so every response it sees committed before this time (on the database's clock).
       snapshot_at: sql<Date>`date_trunc('milliseconds', clock_timestamp())`,
       previous_snapshot: e.previous?.snapshot ?? null,

@@ -33,15 +33,17 @@ export async function unfinishedSyncs(db: DbOrTx, tenant: Tenant): Promise<{ job
   return { jobs: Number(row.jobs), remainingRecords: row.remaining };
 }
 
-/** Records per second over the most recent completed syncs (all tenants), or undefined before the first one. */
-export async function measuredRate(db: DbOrTx): Promise<number | undefined> {
+/**
+ * Records per second over this tenant's most recent completed syncs, or undefined before its first one. The
+ * tenant's own: their records' size sets the pace, and on Citus a look at every tenant's syncs would be a query
+ * over all shards on the request path.
+ */
+export async function measuredRate(db: DbOrTx, tenant: Tenant): Promise<number | undefined> {
   const row = await sql<{ records: number | null; seconds: number | null }>`
     select sum(total_records)::float8 as records, sum(extract(epoch from completed_at - started_at))::float8 as seconds
     from (select total_records, started_at, completed_at from sync_jobs
-          where status = 'completed' and started_at is not null and total_records >= 100
-          order by completed_at desc limit 10) recent`.execute(
-    acrossTenants(db, 'the throughput estimate is measured over the latest syncs of all tenants'),
-  );
+          where ${tenantIs(tenant)} and status = 'completed' and started_at is not null and total_records >= 100
+          order by completed_at desc limit 10) recent`.execute(db);
   const { records, seconds } = row.rows[0] ?? { records: null, seconds: null };
   return records && seconds && seconds > 0 ? records / seconds : undefined;
 }

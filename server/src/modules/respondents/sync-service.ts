@@ -83,7 +83,7 @@ export async function startSync(
   holdSyncRecords(records);
   const superseded = supersededPositions(records, SYNC_BATCH_SIZE);
   const jobId = newId('job');
-  const rate = (await measuredRate(deps.db)) ?? DEFAULT_RATE;
+  const rate = (await measuredRate(deps.db, tenant)) ?? DEFAULT_RATE;
   const accepted = await deps.db.transaction().execute(async (tx) => {
     await lockTenantSyncs(tx, tenant);
     const ahead = await unfinishedSyncs(tx, tenant);

@@ -14,7 +14,7 @@ export const listSurveys: Handler<'listSurveys'> = async ({ query, auth, deps })
     limit: page.pageSize,
     offset: page.offset,
   });
-  return { status: 200, data: surveys, pagination: paginationOf(page, total) };
+  return { status: 200, dataJson: surveys, pagination: paginationOf(page, total) };
 };
 
 export const createSurvey: Handler<'createSurvey'> = async ({ body, auth, deps }) => ({

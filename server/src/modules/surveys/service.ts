@@ -3,6 +3,7 @@
  * these call the repositories and own the transactions.
  */
 import type { components } from '../../generated/openapi.js';
+import { onCitus } from '../../db/citus.js';
 import type { Db } from '../../db/database.js';
 import {
   idOrNotFound,
@@ -13,6 +14,7 @@ import {
   type ErrorDetail,
 } from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
+import type { JsonText } from '../../lib/json-text.js';
 import { recordEvent } from '../events/index.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
@@ -176,8 +178,12 @@ function foldWhenMany(db: Db, tenant: Tenant, surveyId: string): void {
     return;
   }
   appendedSinceFold.delete(key);
-  // Off the request path; a failed fold only leaves the deltas for the next one.
-  surveys.foldResponseCounts(db, { tenant, surveyId }).catch(() => {});
+  // Off the request path; a failed fold only leaves the deltas for the next one. On Citus the sweep would be a
+  // command on every shard, so there the fold job's sweep (once a minute) and autovacuum remove the dead rows.
+  void (async () => {
+    await surveys.foldResponseCounts(db, { tenant, surveyId });
+    if (!(await onCitus(db))) await surveys.sweepResponseCounts(db);
+  })().catch(() => {});
 }
 
 export async function submitResponse(
@@ -246,10 +252,10 @@ export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id)
 export async function listSurveys(
   db: Db,
   tenant: Tenant,
-  filter: Parameters<typeof surveys.listSurveys>[2],
-): Promise<{ surveys: Survey[]; total: number }> {
-  const { rows, total } = await surveys.listSurveys(db, tenant, filter);
-  return { surveys: rows.map(toSurvey), total };
+  filter: Parameters<typeof surveys.listSurveysJson>[2],
+): Promise<{ surveys: JsonText<Survey[]>; total: number }> {
+  const { json, total } = await surveys.listSurveysJson(db, tenant, filter);
+  return { surveys: json, total };
 }
 
 export async function getSurvey(db: Db, tenant: Tenant, id: string): Promise<Survey> {
