@@ -10,6 +10,7 @@
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { Dependencies } from '../../http/handler.js';
+import { onCitus } from '../../db/citus.js';
 import { deliveryWakeChannel } from '../events/index.js';
 import {
   claimDue,
@@ -132,6 +133,8 @@ export class WebhookDispatcher {
   private listener: pg.Client | undefined;
   private loopDone: Promise<void> | undefined;
   private readonly successes: SuccessRecorder;
+  /** Whether the queue is sharded by Citus, which changes how due rows are claimed (claimDue). */
+  private sharded = false;
 
   constructor(
     private readonly deps: Pick<Dependencies, 'db' | 'log' | 'config'>,
@@ -140,13 +143,14 @@ export class WebhookDispatcher {
   ) {
     this.options = { ...dispatcherDefaults, ...options };
     this.successes = new SuccessRecorder(
-      (batch) => recordSuccesses(deps.db, batch),
+      (batch) => recordSuccesses(deps.db, batch, this.sharded),
       this.options.recordDelayMs,
       this.options.claimBatch,
     );
   }
 
   async start(): Promise<void> {
+    this.sharded = await onCitus(this.deps.db);
     const client = new pg.Client({
       connectionString: this.connectionString,
       application_name: 'survey-service-webhooks',
@@ -202,7 +206,13 @@ export class WebhookDispatcher {
         this.limited = room <= 0 || saturated.length > 0;
         if (room > 0) {
           const batch = Math.min(room, this.options.claimBatch);
-          const claimed = await claimDue(this.deps.db, batch, this.deps.config.webhookTimeoutMs + 5_000, saturated);
+          const claimed = await claimDue(
+            this.deps.db,
+            batch,
+            this.deps.config.webhookTimeoutMs + 5_000,
+            saturated,
+            this.sharded,
+          );
           for (const row of claimed) this.launch(row);
           full = claimed.length === batch;
         }

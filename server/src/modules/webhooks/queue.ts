@@ -5,7 +5,7 @@
  * a lease that runs out, after which any dispatcher claims them again — at-least-once, same `webhook-id`.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type RawBuilder } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Environment } from '../../db/schema.js';
 import { acrossTenants, tenantColumns, tenantIs, tenantOfRow } from '../../db/tenant.js';
@@ -37,16 +37,43 @@ export interface ClaimedDelivery {
 }
 
 /**
- * Claims up to `limit` due rows. The claimed rows are joined back by `ctid` (locked by this statement, so stable
- * within it): a join by key let the planner pick a per-tenant index scan per row, quadratic in a tenant's backlog.
+ * The columns a claim returns, `d` being the claimed row, `e` its event and `w` its webhook; `now` the clock
+ * that decides which secrets still sign (a value on Citus, which allows no clock function in RETURNING).
+ */
+const claimedColumns = (
+  now: RawBuilder<Date>,
+) => sql`d.organization_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempt,
+  d.manual, d.claim_token, d.ctid::text as row_ctid, e.created_at as event_created_at, e.data::text as event_data,
+  w.url, w.enabled, w.failing_since,
+  array(
+    select s.secret from webhook_secrets s
+    where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
+      and (s.expires_at is null or s.expires_at > ${now})
+    order by s.created_at desc
+  ) as secrets`;
+
+/**
+ * Claims up to `limit` due rows, oldest first. On one PostgreSQL (`sharded` false) in one statement: the due rows
+ * locked with FOR UPDATE SKIP LOCKED, so concurrent dispatchers each take other rows, and joined back by `ctid`
+ * (locked by this statement, so stable within it): a join by key let the planner pick a per-tenant index scan
+ * per row, quadratic in a tenant's backlog.
+ *
+ * On Citus (`sharded`), which refuses FOR UPDATE in a statement over several shards, in two: the oldest due rows
+ * of every shard are read without a lock, then taken by one UPDATE that checks each row again under its row
+ * lock (still pending, lease free), so two dispatchers that read the same rows never both take one: the second
+ * waits for the first's row lock, then finds the lease taken and skips the row. Both statements run on every
+ * shard, in parallel; nothing else in the queue needs a lock across tenants.
  */
 export async function claimDue(
   db: Db,
   limit: number,
   leaseMs: number,
   excludeWebhooks: string[],
+  sharded = false,
 ): Promise<ClaimedDelivery[]> {
   const token = randomUUID();
+  const queue = acrossTenants(db, "the dispatchers' queue: due deliveries of every tenant");
+  if (sharded) return claimDueOnShards(queue, token, limit, leaseMs, excludeWebhooks);
   const { rows } = await sql<ClaimedDelivery>`
     with due as (
       select ctid from webhook_deliveries
@@ -62,14 +89,38 @@ export async function claimDue(
     where d.ctid = due.ctid
       and e.organization_id = d.organization_id and e.environment = d.environment and e.id = d.event_id
       and w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id
-    returning d.organization_id, d.environment, d.id, d.webhook_id, d.event_id, d.event_type, d.attempt, d.manual,
-      d.claim_token, d.ctid::text as row_ctid, e.created_at as event_created_at, e.data::text as event_data, w.url, w.enabled, w.failing_since,
-      array(
-        select s.secret from webhook_secrets s
-        where s.organization_id = d.organization_id and s.environment = d.environment and s.webhook_id = d.webhook_id
-          and (s.expires_at is null or s.expires_at > now())
-        order by s.created_at desc
-      ) as secrets`.execute(acrossTenants(db, "the dispatchers' queue: due deliveries of every tenant"));
+    returning ${claimedColumns(sql<Date>`now()`)}`.execute(queue);
+  return rows;
+}
+
+async function claimDueOnShards(
+  db: Db,
+  token: string,
+  limit: number,
+  leaseMs: number,
+  excludeWebhooks: string[],
+): Promise<ClaimedDelivery[]> {
+  const { rows: due } = await sql<{ organization_id: string; environment: Environment; id: string; now: Date }>`
+    select organization_id, environment, id, now() as now from webhook_deliveries
+    where status = 'pending' and due_at <= now() and (lease_until is null or lease_until < now())
+      and not (webhook_id = any(${excludeWebhooks}::text[]))
+    order by due_at
+    limit ${limit}`.execute(db);
+  if (due.length === 0) return [];
+  // The clock is read once by the first statement and passed on as a value: Citus sends a multi-shard update to
+  // the shards' nodes as it is, and each would otherwise read its own.
+  const now = due[0]!.now;
+  const { rows } = await sql<ClaimedDelivery>`
+    update webhook_deliveries d
+    set lease_until = ${new Date(now.getTime() + leaseMs)}::timestamptz, claim_token = ${token}
+    from events e, webhooks w
+    where (d.organization_id, d.environment, d.id) in (
+        select * from unnest(${due.map((row) => row.organization_id)}::text[], ${due.map((row) => row.environment)}::text[],
+          ${due.map((row) => row.id)}::text[]))
+      and d.status = 'pending' and (d.lease_until is null or d.lease_until < ${now}::timestamptz)
+      and e.organization_id = d.organization_id and e.environment = d.environment and e.id = d.event_id
+      and w.organization_id = d.organization_id and w.environment = d.environment and w.id = d.webhook_id
+    returning ${claimedColumns(sql<Date>`${now}::timestamptz`)}`.execute(db);
   return rows;
 }
 
@@ -123,22 +174,40 @@ export interface Success {
  * rows), and the id, claim token and status are checked too, so a moved row is at worst not recorded — it then
  * runs again after its lease (at-least-once). A join by key let the planner pick a per-tenant index scan per row
  * while the table's statistics lagged a burst. Webhooks that were failing have their failure clock stopped.
+ *
+ * On one PostgreSQL the batch never waits for a row lock (`SKIP LOCKED`): it holds the rows it has updated while it
+ * goes on, and a webhook's deletion deletes that webhook's deliveries in its own order, so waiting for one of them
+ * could close a cycle (a deadlock, whose victim may be the API's DELETE). A row locked by someone else is being
+ * deleted, or claimed again after its lease ran out; either way this success is not its to record. Citus refuses
+ * a row lock in a statement over several shards (`sharded`): there the batch updates as before.
  */
-export async function recordSuccesses(db: Db, successes: readonly Success[]): Promise<void> {
+export async function recordSuccesses(db: Db, successes: readonly Success[], sharded = false): Promise<void> {
   if (successes.length === 0) return;
   const column = <T>(pick: (s: Success) => T) => successes.map(pick);
-  await sql`
-    update webhook_deliveries d
-    set status = 'succeeded', response_status = u.response_status, latency_ms = u.latency_ms, error = null,
-      response_excerpt = u.excerpt, delivered_at = u.delivered_at, lease_until = null
-    from unnest(
+  const batch = sql`unnest(
       ${column((s) => s.row.row_ctid)}::tid[], ${column((s) => s.row.id)}::text[],
       ${column((s) => s.row.claim_token)}::text[], ${column((s) => s.outcome.responseStatus)}::int[], ${column((s) => s.outcome.latencyMs)}::int[],
       ${column((s) => s.outcome.excerpt)}::text[], ${column((s) => s.at.toISOString())}::timestamptz[]
-    ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)
-    where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(
-    acrossTenants(db, 'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token'),
-  );
+    ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)`;
+  const set = sql`set status = 'succeeded', response_status = u.response_status, latency_ms = u.latency_ms,
+      error = null, response_excerpt = u.excerpt, delivered_at = u.delivered_at, lease_until = null`;
+  const queue = acrossTenants(db, 'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token');
+  if (sharded) {
+    await sql`
+      update webhook_deliveries d ${set}
+      from ${batch}
+      where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(queue);
+  } else {
+    await sql`
+      with u as (
+        select d.ctid as locked, u.* from webhook_deliveries d, ${batch}
+        where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'
+        for update of d skip locked
+      )
+      update webhook_deliveries d ${set}
+      from u
+      where d.ctid = u.locked`.execute(queue);
+  }
   for (const { row } of successes) {
     if (row.failing_since === null) continue;
     await db
@@ -179,6 +248,15 @@ export async function recordFailure(
   plan: FailurePlan,
 ): Promise<FailureRecord> {
   return db.transaction().execute(async (tx) => {
+    // The webhook's row first, then its delivery: the order a deletion of the webhook takes them (the row, then its
+    // deliveries by cascade), so the two wait for each other in turn, never in a cycle.
+    await tx
+      .selectFrom('webhooks')
+      .select('id')
+      .where(tenantIs(tenantOfRow(row)))
+      .where('id', '=', row.webhook_id)
+      .forUpdate()
+      .execute();
     const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
     // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
