@@ -191,12 +191,17 @@ export async function recordSuccesses(db: Db, successes: readonly Success[], sha
     ) as u(row_ctid, id, claim_token, response_status, latency_ms, excerpt, delivered_at)`;
   const set = sql`set status = 'succeeded', response_status = u.response_status, latency_ms = u.latency_ms,
       error = null, response_excerpt = u.excerpt, delivered_at = u.delivered_at, lease_until = null`;
-  const queue = acrossTenants(db, 'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token');
+  const queue = acrossTenants(
+    db,
+    'a batch of claimed deliveries of any tenants, each row found by its ctid and claim token',
+  );
   if (sharded) {
     await sql`
       update webhook_deliveries d ${set}
       from ${batch}
-      where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(queue);
+      where d.ctid = u.row_ctid and d.id = u.id and d.claim_token = u.claim_token and d.status = 'pending'`.execute(
+      queue,
+    );
   } else {
     await sql`
       with u as (
