@@ -6,6 +6,7 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { hintShardStatistics, onCitus } from '../../server/src/db/citus.js';
 import type { Tenant } from '../../server/src/db/tenant.js';
 import { foldResponseCounts, sweepResponseCounts } from '../../server/src/modules/surveys/repository.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -81,4 +82,35 @@ it('sweeps the rows a fold deletes, so a busy survey’s count stops walking the
   expect(after).toBeLessThan(before / 5);
   const read = await client.GET('/api/v1/surveys/{id}', { params: { path: { id } } });
   expect(read.data!.data.responseCount).toBe(20000);
+});
+
+it('declares survey ids distinct on the table, or on every shard on Citus, also after a shard lost it', async () => {
+  const optionsOnShards = async () => {
+    if (!(await onCitus(t.db))) {
+      const { rows } = await sql<{ options: string[] | null }>`
+        select attoptions as options from pg_attribute
+        where attrelid = 'survey_response_counts'::regclass and attname = 'survey_id'`.execute(t.db);
+      return [(rows[0]?.options ?? []).join(',')];
+    }
+    const { rows } = await sql<{ result: string }>`
+      select result from run_command_on_shards('survey_response_counts',
+        $$select coalesce(array_to_string(attoptions, ','), '') from pg_attribute
+          where attrelid = '%s'::regclass and attname = 'survey_id'$$)`.execute(t.db);
+    return rows.map((row) => row.result);
+  };
+  const hinted = await optionsOnShards();
+  expect(hinted.length).toBeGreaterThan(0);
+  expect(hinted.every((options) => options.split(',').includes('n_distinct=-1'))).toBe(true);
+  if (!(await onCitus(t.db))) return;
+  // A shard made by a split has no column options (Citus does not carry them): the hint puts them back.
+  const { rows: reset } = await sql<{
+    success: boolean;
+    result: string;
+  }>`select success, result from run_command_on_shards('survey_response_counts',
+    'alter table %s alter column survey_id reset (n_distinct)')`.execute(t.db);
+  expect(reset.filter((row) => !row.success)).toEqual([]);
+  // (Citus keeps options of its own there, such as pg_attver.)
+  expect((await optionsOnShards()).some((options) => options.split(',').includes('n_distinct=-1'))).toBe(false);
+  await hintShardStatistics(t.db);
+  expect((await optionsOnShards()).every((options) => options.split(',').includes('n_distinct=-1'))).toBe(true);
 });

@@ -5,12 +5,25 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from './database.js';
 
-/** Whether the database is a Citus coordinator: a few statements that cannot run across shards take another form. */
-export async function onCitus(db: DbOrTx): Promise<boolean> {
-  const { rows } = await sql<{ citus: boolean }>`
-    select exists (select 1 from pg_extension where extname = 'citus') as citus`.execute(db);
-  return rows[0]?.citus === true;
+/**
+ * Whether the database is a Citus coordinator: a few statements that cannot run across shards take another form.
+ * Asked once per database handle (the request path asks at every fold): the extension is there before the
+ * migrations run, and a database does not stop being a coordinator.
+ */
+export function onCitus(db: DbOrTx): Promise<boolean> {
+  let answer = citusByHandle.get(db);
+  if (answer === undefined) {
+    answer = sql<{ citus: boolean }>`select exists (select 1 from pg_extension where extname = 'citus') as citus`
+      .execute(db)
+      .then(({ rows }) => rows[0]?.citus === true);
+    // A failed question is asked again next time.
+    answer.catch(() => citusByHandle.delete(db));
+    citusByHandle.set(db, answer);
+  }
+  return answer;
 }
+
+const citusByHandle = new WeakMap<DbOrTx, Promise<boolean>>();
 
 /**
  * Tenant placement, for operators (the admin CLI's `tenants` commands). Every tenant table is co-located with
@@ -208,9 +221,18 @@ export async function isolateTenant(db: Db, organizationId: string, options: Iso
 
 /**
  * Sets on every shard the column options that Citus does not carry to the shards a split makes: each survey's
- * response-count deltas are a few rows, whatever ANALYZE saw (migration 2026-11-28T0200). Idempotent.
+ * response-count deltas are a few rows, whatever ANALYZE saw (migration 2026-11-28T0200). Idempotent, and nothing is
+ * changed when every shard has the option already.
  */
 export async function hintShardStatistics(db: DbOrTx): Promise<void> {
+  // Every start runs this: a read of the shards' column options first, since the ALTER locks each shard
+  // exclusively (a moment of waiting for the traffic of processes already running).
+  const { rows: options } = await sql<{ success: boolean; result: string }>`
+    select success, result from run_command_on_shards('survey_response_counts',
+      $$select coalesce(array_to_string(attoptions, ','), '') from pg_attribute
+        where attrelid = '%s'::regclass and attname = 'survey_id'$$)`.execute(db);
+  if (options.length > 0 && options.every((row) => row.success && row.result.split(',').includes('n_distinct=-1')))
+    return;
   // run_command_on_shards reports a shard's failure as a row instead of raising it.
   const { rows } = await sql<{ shardid: string; success: boolean; result: string }>`
     select shardid, success, result from run_command_on_shards('survey_response_counts',
