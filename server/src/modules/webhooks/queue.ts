@@ -262,8 +262,8 @@ export async function recordFailure(
       .where('id', '=', row.webhook_id)
       .forUpdate()
       .execute();
-    const updated = await finishAttempt(tx, row, outcome).executeTakeFirst();
-    if (Number(updated.numUpdatedRows) === 0) return { recorded: false, nextRetryAt: null, disabled: null };
+    const finished = await finishAttempt(tx, row, outcome).returning('delivered_at').executeTakeFirst();
+    if (!finished) return { recorded: false, nextRetryAt: null, disabled: null };
     // An attempt cancelled because the webhook is disabled says nothing about the endpoint.
     if (plan.cancelled) return { recorded: true, nextRetryAt: null, disabled: null };
     const tenant = tenantOfRow(row);
@@ -302,7 +302,9 @@ export async function recordFailure(
     }
     if (row.manual || !webhook.enabled || plan.retryDelayMs === undefined)
       return { recorded: true, nextRetryAt: null, disabled: null };
-    const nextRetryAt = new Date(Date.now() + plan.retryDelayMs);
+    // Counted from the attempt's recorded time, so `nextRetryAt - deliveredAt` is the schedule's delay exactly,
+    // however long the statements between took.
+    const nextRetryAt = new Date(finished.delivered_at!.getTime() + plan.retryDelayMs);
     await tx
       .updateTable('webhook_deliveries')
       .set({ next_retry_at: nextRetryAt })
