@@ -89,6 +89,9 @@ describe('generateSurvey (offline)', () => {
       type: 'nps',
       text: 'How likely are you to recommend us to a friend or colleague?',
     });
+    // Eight questions, every one for a customer: none filled up from the employee surveys.
+    expect(customer.questions).toHaveLength(8);
+    expect(customer.questions.filter((q) => /work|company|manager|team/i.test(q.text))).toEqual([]);
   });
 
   it('replays an idempotent generation with its provider headers, without generating twice', async () => {

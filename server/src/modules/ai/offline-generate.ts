@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { lemmasOf } from './nlp.js';
-import { DEFAULT_TOPIC, ENPS_QUESTION, topics, type Topic } from './question-bank.js';
+import { DEFAULT_TOPIC, ENPS_QUESTION, topics, type Audience, type Topic } from './question-bank.js';
 
 type QuestionInput = components['schemas']['QuestionInput'];
 export type SurveyDraft = components['schemas']['SurveyCreate'];
@@ -17,26 +17,64 @@ export interface GenerateRequest {
   title?: string;
 }
 
-/** Topics of the prompt, most relevant first (score, then the bank's order). */
-export function detectTopics(prompt: string): Topic[] {
+/**
+ * The words that name each audience other than employees (the default). The audience with the most distinct words
+ * in the prompt wins; a tie goes to the earlier one here, so "exit interview" is a leaver's survey, not a
+ * candidate's. Words that other phrases use too ("leave", "order", "training", "application") are left out or
+ * only count in the phrase that makes them unambiguous.
+ */
+const audienceWords: [Audience, RegExp][] = [
+  [
+    'leavers',
+    /\b(exit|leaving|leavers?|departures?|departing|resign(s|ed|ing|ation|ations)?|offboarding|quit(s|ting)?|attrition|alumni|notice period)\b/g,
+  ],
+  [
+    'candidates',
+    /\b(candidates?|applicants?|job applications?|application process|recruit(ing|ment|ers?)?|hiring (process|experience|funnel)|interview(s|ed|ees?|ers?|ing)?|job offers?)\b/g,
+  ],
+  [
+    'attendees',
+    /\b(events?|conferences?|summits?|meetups?|off-?sites?|hackathons?|webinars?|workshops?|seminars?|bootcamps?|attendees?|participants?|keynotes?|trade shows?|expos?|training (sessions?|courses?|days?)|(?<!of )courses?)\b/g,
+  ],
+  [
+    'customers',
+    /\b(customers?|clients?|buyers?|users?|shoppers?|purchases?|subscribers?|consumers?|patients?|guests?|csat|ces)\b/g,
+  ],
+];
+
+/** Who the prompt's survey is for: the audience named by the most distinct words, else employees. */
+export function detectAudience(prompt: string): Audience {
+  const lower = prompt.toLowerCase();
+  let best: { audience: Audience; score: number } = { audience: 'employees', score: 0 };
+  for (const [audience, words] of audienceWords) {
+    const score = new Set(lower.match(words) ?? []).size;
+    if (score > best.score) best = { audience, score };
+  }
+  return best.audience;
+}
+
+const topicOf = (key: string) => topics.find((t) => t.key === key)!;
+
+/** The audience's topics named by the prompt, most relevant first (score, then the bank's order). */
+export function detectTopics(prompt: string, audience: Audience = detectAudience(prompt)): Topic[] {
   const lower = prompt.toLowerCase();
   const lemmas = new Set(lemmasOf(prompt));
-  const scored = topics.map((topic, order) => {
-    let score = 0;
-    for (const cue of topic.cues) {
-      if (cue.includes(' ') || cue.includes('-')) score += lower.includes(cue) ? 2 : 0;
-      else if (lemmas.has(cue)) score += 1;
-    }
-    return { topic, score, order };
-  });
+  const scored = topics
+    .map((topic, order) => ({ topic, order }))
+    .filter(({ topic }) => topic.audience === audience)
+    .map(({ topic, order }) => {
+      let score = 0;
+      for (const cue of topic.cues) {
+        if (cue.includes(' ') || cue.includes('-')) score += lower.includes(cue) ? 2 : 0;
+        else if (lemmas.has(cue)) score += 1;
+      }
+      return { topic, score, order };
+    });
   const found = scored
     .filter((s) => s.score > 0)
     .sort((a, b) => b.score - a.score || a.order - b.order)
     .map((s) => s.topic);
-  // "customer" cues are generic words; without a customer word they do not make a customer survey.
-  const customer = /\b(customer|client|buyer|user)s?\b/.test(lower);
-  const filtered = found.filter((t) => t.key !== 'customer_nps' || customer);
-  return filtered.length > 0 ? filtered : [topics.find((t) => t.key === DEFAULT_TOPIC)!];
+  return found.length > 0 ? found : [topicOf(DEFAULT_TOPIC[audience])];
 }
 
 const wantsEnps = (prompt: string) => /\b(e-?nps|employee net promoter)\b/i.test(prompt);
@@ -44,7 +82,8 @@ const wantsEnps = (prompt: string) => /\b(e-?nps|employee net promoter)\b/i.test
 const rank = (q: QuestionInput) => ({ nps: 0, rating: 1, single_choice: 2, multiple_choice: 3, text: 4 })[q.type];
 
 export function generateOffline(request: GenerateRequest): SurveyDraft {
-  const detected = detectTopics(request.prompt);
+  const audience = detectAudience(request.prompt);
+  const detected = detectTopics(request.prompt, audience);
   const count = Math.max(1, Math.min(30, request.questionCount));
   const chosen: QuestionInput[] = [];
   const seen = new Set<string>();
@@ -53,12 +92,11 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
     seen.add(q.text);
     chosen.push(q);
   };
-  if (wantsEnps(request.prompt)) add(ENPS_QUESTION);
+  // An employer NPS only where the answers are about working here.
+  if (wantsEnps(request.prompt) && (audience === 'employees' || audience === 'leavers')) add(ENPS_QUESTION);
   // Every survey of three questions or more ends with one open question; keep a place for it.
-  const pool =
-    detected.length > 1 || detected[0]!.key === DEFAULT_TOPIC
-      ? detected
-      : [...detected, topics.find((t) => t.key === DEFAULT_TOPIC)!];
+  const general = topicOf(DEFAULT_TOPIC[audience]);
+  const pool = detected.includes(general) ? detected : [...detected, general];
   const closed = pool.map((t) => t.questions.filter((q) => q.type !== 'text'));
   const opened = pool.flatMap((t) => t.questions.filter((q) => q.type === 'text'));
   const openSlots = count >= 3 ? Math.max(1, Math.floor(count / 5)) : 0;
@@ -71,8 +109,8 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
     }
   }
   for (const q of opened) add(q);
-  // A short bank for this prompt: fill up from the general topics.
-  for (const topic of topics) for (const q of topic.questions) add(q);
+  // A short bank for this prompt: fill up from the audience's other topics, never from another audience's.
+  for (const topic of topics) if (topic.audience === audience) for (const q of topic.questions) add(q);
   const questions = chosen
     .map((q, i) => ({ q, i }))
     .sort((a, b) => rank(a.q) - rank(b.q) || a.i - b.i)
@@ -82,7 +120,8 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
     title: request.title ?? primary.title,
     description: primary.description,
     questions,
-    settings: { anonymous: primary.key !== 'customer_nps', allowMultipleResponses: false },
+    // Customers answer as themselves (a follow-up needs to know who); every other audience answers anonymously.
+    settings: { anonymous: audience !== 'customers', allowMultipleResponses: false },
   };
 }
 

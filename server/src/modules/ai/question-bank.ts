@@ -40,6 +40,8 @@ const multiple = (text: string, labels: string[], maxSelections?: number): Quest
   ...(maxSelections ? { maxSelections } : {}),
 });
 
+const nps = (text: string): QuestionInput => ({ type: 'nps', text, required: true });
+
 export const ENPS_QUESTION: QuestionInput = {
   type: 'nps',
   text: 'How likely are you to recommend this company as a place to work to a friend?',
@@ -51,8 +53,15 @@ export const CUSTOMER_NPS_QUESTION: QuestionInput = {
   required: true,
 };
 
+/**
+ * Who answers a survey. A prompt names one audience, and every question of its draft comes from that audience's
+ * topics: an employee statement never fills a customer survey up.
+ */
+export type Audience = 'employees' | 'customers' | 'candidates' | 'leavers' | 'attendees';
+
 export interface Topic {
   key: string;
+  audience: Audience;
   /** Lemmas (and a few multi-word cues) that reveal the topic in a prompt. */
   cues: string[];
   title: string;
@@ -63,6 +72,7 @@ export interface Topic {
 export const topics: Topic[] = [
   {
     key: 'enps',
+    audience: 'employees',
     cues: ['enps', 'e-nps', 'employee net promoter', 'place to work', 'net promoter'],
     title: 'Employee Net Promoter survey',
     description: 'How likely you are to recommend us as an employer, and why.',
@@ -74,7 +84,8 @@ export const topics: Topic[] = [
   },
   {
     key: 'customer_nps',
-    cues: ['customer', 'client', 'nps', 'product', 'service', 'buyer', 'user', 'purchase'],
+    audience: 'customers',
+    cues: ['nps', 'net promoter', 'recommend', 'loyalty', 'satisfaction', 'relationship', 'overall'],
     title: 'Customer satisfaction survey',
     description: 'Tell us how we are doing.',
     questions: [
@@ -98,6 +109,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'engagement',
+    audience: 'employees',
     cues: [
       'engagement',
       'engage',
@@ -126,6 +138,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'manager',
+    audience: 'employees',
     cues: ['manager', 'management', 'leadership', 'leader', 'supervisor', 'boss', '360', 'upward', 'lead'],
     title: 'Manager effectiveness survey',
     description: 'Confidential feedback that helps managers support their teams better.',
@@ -142,6 +155,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'onboarding',
+    audience: 'employees',
     cues: [
       'onboarding',
       'onboard',
@@ -168,6 +182,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'exit',
+    audience: 'leavers',
     cues: [
       'exit',
       'leave',
@@ -202,6 +217,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'wellbeing',
+    audience: 'employees',
     cues: ['wellbeing', 'well-being', 'wellness', 'burnout', 'stress', 'mental', 'health', 'balance', 'happiness'],
     title: 'Wellbeing check-in',
     description: 'How are you doing? Your answers help us support you better.',
@@ -216,6 +232,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'inclusion',
+    audience: 'employees',
     cues: [
       'inclusion',
       'inclusive',
@@ -241,6 +258,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'workload',
+    audience: 'employees',
     cues: [
       'workload',
       'capacity',
@@ -270,6 +288,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'growth',
+    audience: 'employees',
     cues: [
       'growth',
       'career',
@@ -299,6 +318,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'pulse',
+    audience: 'employees',
     cues: ['pulse', 'check-in', 'checkin', 'weekly', 'monthly', 'short', 'quick'],
     title: 'Pulse survey',
     description: 'A short check-in: it takes about two minutes.',
@@ -311,6 +331,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'communication',
+    audience: 'employees',
     cues: [
       'communication',
       'communicate',
@@ -337,6 +358,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'recognition',
+    audience: 'employees',
     cues: ['recognition', 'recognise', 'recognize', 'appreciation', 'appreciate', 'reward', 'praise'],
     title: 'Recognition survey',
     description: 'Tell us whether good work is seen and valued.',
@@ -349,6 +371,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'tools',
+    audience: 'employees',
     cues: ['tool', 'tools', 'equipment', 'software', 'laptop', 'it', 'technology', 'system', 'hardware'],
     title: 'Tools and equipment survey',
     description: 'Tell us whether your tools help you or get in the way.',
@@ -361,6 +384,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'compensation',
+    audience: 'employees',
     cues: ['compensation', 'pay', 'salary', 'benefit', 'bonus', 'reward', 'wage', 'pension'],
     title: 'Compensation and benefits survey',
     description: 'Tell us how you see your pay and benefits.',
@@ -378,6 +402,7 @@ export const topics: Topic[] = [
   },
   {
     key: 'remote',
+    audience: 'employees',
     cues: ['remote', 'hybrid', 'distributed', 'home', 'office', 'wfh', 'flexible', 'flexibility'],
     title: 'Remote and hybrid work survey',
     description: 'Tell us how working remotely or in a hybrid setting works for you.',
@@ -389,10 +414,328 @@ export const topics: Topic[] = [
       open('What would make remote collaboration easier?'),
     ],
   },
+  {
+    key: 'customer_support',
+    audience: 'customers',
+    cues: ['support', 'help', 'helpdesk', 'ticket', 'agent', 'complaint', 'resolution', 'contact', 'call', 'chat'],
+    title: 'Customer support survey',
+    description: 'Tell us how we handled your request.',
+    questions: [
+      scale('How satisfied are you with the support you received?', 'Very dissatisfied', 'Very satisfied'),
+      scale('How easy was it to get your issue resolved?', 'Very difficult', 'Very easy'),
+      agree('The person who helped me understood my problem.'),
+      agree('My issue was resolved the first time I contacted you.'),
+      scale('How quickly did we respond to your request?', 'Far too slowly', 'Very quickly'),
+      single('How did you contact us?', ['E-mail', 'Phone', 'Live chat', 'Help centre', 'Social media']),
+      single('Was your issue resolved?', ['Yes, completely', 'Partly', 'No']),
+      open('How could we have made it easier to get help?'),
+    ],
+  },
+  {
+    key: 'customer_product',
+    audience: 'customers',
+    cues: ['product', 'feature', 'app', 'website', 'quality', 'usability', 'software', 'platform', 'roadmap', 'beta'],
+    title: 'Product feedback survey',
+    description: 'Tell us what works for you in our product, and what does not.',
+    questions: [
+      scale('How well does our product meet your needs?', 'Not at all', 'Completely'),
+      agree('Our product is easy to use.'),
+      agree('Our product is reliable.'),
+      agree('Our product is good value for money.'),
+      single('How often do you use our product?', ['Every day', 'Every week', 'Every month', 'Less often']),
+      single('How would you feel if you could no longer use our product?', [
+        'Very disappointed',
+        'Somewhat disappointed',
+        'Not disappointed',
+      ]),
+      multiple(
+        'What would make our product more useful to you?',
+        ['More integrations', 'Better reporting', 'A mobile app', 'Faster performance', 'Clearer documentation'],
+        2,
+      ),
+      open('Which feature would you most like us to add?'),
+      open('What nearly stopped you from choosing us?'),
+    ],
+  },
+  {
+    key: 'customer_purchase',
+    audience: 'customers',
+    cues: ['purchase', 'buy', 'checkout', 'delivery', 'shipping', 'store', 'shop', 'booking', 'retail', 'e-commerce'],
+    title: 'Purchase experience survey',
+    description: 'Tell us about your recent purchase.',
+    questions: [
+      scale('How satisfied are you with your purchase?', 'Very dissatisfied', 'Very satisfied'),
+      scale('How easy was it to place your order?', 'Very difficult', 'Very easy'),
+      agree('My order arrived when you said it would.'),
+      agree('The product matched its description.'),
+      single('How did you hear about us?', [
+        'Search engine',
+        'Friend or colleague',
+        'Social media',
+        'Advertisement',
+        'Review site',
+      ]),
+      single('How likely are you to buy from us again?', [
+        'Very likely',
+        'Likely',
+        'Unsure',
+        'Unlikely',
+        'Very unlikely',
+      ]),
+      open('What almost stopped you from completing your purchase?'),
+    ],
+  },
+  {
+    key: 'candidate_experience',
+    audience: 'candidates',
+    cues: [
+      'candidate',
+      'applicant',
+      'application',
+      'apply',
+      'recruitment',
+      'recruiting',
+      'recruiter',
+      'hiring',
+      'vacancy',
+    ],
+    title: 'Candidate experience survey',
+    description: 'Tell us how you found applying to us, whatever the outcome.',
+    questions: [
+      nps('How likely are you to recommend applying to us to a friend?'),
+      scale('How would you rate your overall experience of our hiring process?', 'Very poor', 'Excellent'),
+      agree('The job description gave an accurate picture of the role.'),
+      agree('Applying was straightforward.'),
+      agree('I was kept informed about where my application stood.'),
+      agree('The process took a reasonable amount of time.'),
+      single('How did you find out about this role?', [
+        'Our careers page',
+        'A job board',
+        'A recruiter',
+        'A referral',
+        'Social media',
+      ]),
+      open('What one thing would have improved your experience as a candidate?'),
+    ],
+  },
+  {
+    key: 'candidate_interview',
+    audience: 'candidates',
+    cues: ['interview', 'interviewer', 'assessment', 'panel', 'technical', 'test', 'case', 'screening'],
+    title: 'Interview experience survey',
+    description: 'Tell us how your interviews went, so that we can make them better.',
+    questions: [
+      agree('My interviewers were well prepared.'),
+      agree('My interviewers treated me with respect.'),
+      agree('I had enough opportunity to show my skills.'),
+      agree('I learned enough about the team and the role during the interviews.'),
+      agree('The interview questions were relevant to the role.'),
+      scale('How fair did the assessment feel?', 'Very unfair', 'Very fair'),
+      single('How were you interviewed?', ['In person', 'By video', 'By phone', 'A mix']),
+      open('What should our interviewers do differently?'),
+    ],
+  },
+  {
+    key: 'candidate_outcome',
+    audience: 'candidates',
+    cues: ['offer', 'decision', 'feedback', 'rejection', 'rejected', 'outcome', 'communication', 'response'],
+    title: 'Hiring decision survey',
+    description: 'Tell us how we communicated with you, and how we could do better.',
+    questions: [
+      agree('I received a decision within the time I was told.'),
+      agree('The feedback I received was useful.'),
+      agree('The recruiter answered my questions promptly.'),
+      scale('How clearly did we explain the next steps?', 'Not at all clearly', 'Very clearly'),
+      single('Would you apply to us again in the future?', ['Yes', 'Maybe', 'No']),
+      multiple(
+        'What mattered most to you when considering this role?',
+        ['Salary', 'Flexible working', 'Career growth', 'Company mission', 'The team'],
+        2,
+      ),
+      open('Is there anything else you would like to tell us about your experience as a candidate?'),
+    ],
+  },
+  {
+    key: 'candidate_brand',
+    audience: 'candidates',
+    cues: ['brand', 'employer', 'reputation', 'careers', 'culture', 'impression', 'stage'],
+    title: 'Employer brand survey for candidates',
+    description: 'Tell us how we came across while you applied.',
+    questions: [
+      agree('Our careers site helped me understand what it is like to work here.'),
+      agree('My impression of the company improved during the process.'),
+      scale('How well did we show our culture during the process?', 'Very poorly', 'Very well'),
+      single('Which stage of the process did you reach?', ['Application', 'Screening call', 'Interviews', 'Offer']),
+      single('How many other companies were you interviewing with?', ['None', '1–2', '3–5', 'More than 5']),
+      open('What did you like most about our hiring process?'),
+      open('What, if anything, would stop you from applying to us again?'),
+    ],
+  },
+  {
+    key: 'exit_role',
+    audience: 'leavers',
+    cues: ['role', 'job', 'manager', 'team', 'workload', 'recognition', 'responsibility'],
+    title: 'Exit survey: your role',
+    description: 'Looking back on your role with us.',
+    questions: [
+      agree('My role turned out as it was described when I joined.'),
+      agree('My work made good use of my skills.'),
+      agree('My manager supported me while I worked here.'),
+      agree('I felt part of my team.'),
+      agree('My workload was manageable.'),
+      agree('I received recognition for good work.'),
+      agree('I had the tools and resources I needed to do my job.'),
+      open('What would you change about the role you are leaving?'),
+    ],
+  },
+  {
+    key: 'exit_next',
+    audience: 'leavers',
+    cues: ['career', 'growth', 'pay', 'salary', 'promotion', 'benefit', 'development', 'next', 'retention'],
+    title: 'Exit survey: what comes next',
+    description: 'Help us understand why people move on, and where to.',
+    questions: [
+      agree('I could see a clear path to progress here.'),
+      agree('My benefits met my needs.'),
+      agree('I discussed my concerns with someone here before deciding to leave.'),
+      agree('I received useful feedback on my performance while I worked here.'),
+      single('Where are you going next?', [
+        'Another company in our industry',
+        'Another industry',
+        'Self-employment',
+        'Further study',
+        'A career break',
+        'Prefer not to say',
+      ]),
+      single('Compared with your role here, how does your next role pay?', [
+        'Higher',
+        'About the same',
+        'Lower',
+        'Not applicable',
+      ]),
+      single('When did you first think about leaving?', [
+        'Less than a month ago',
+        '1–3 months ago',
+        '3–6 months ago',
+        'More than 6 months ago',
+      ]),
+    ],
+  },
+  {
+    key: 'exit_process',
+    audience: 'leavers',
+    cues: ['offboarding', 'notice', 'handover', 'process', 'alumni', 'rehire', 'boomerang', 'last day'],
+    title: 'Offboarding survey',
+    description: 'Tell us how your last weeks with us went.',
+    questions: [
+      scale('How would you rate your time with us overall?', 'Very poor', 'Excellent'),
+      agree('My offboarding was well organised.'),
+      agree('I had enough time to hand over my work.'),
+      agree('I was treated with respect after I gave notice.'),
+      single('Would you like to stay in touch through our alumni network?', ['Yes', 'No']),
+      single('Would you recommend working here to a friend looking for a job?', ['Yes', 'Maybe', 'No']),
+      open('Is there anything you did not feel comfortable raising while you worked here?'),
+      open('What advice would you give to leadership?'),
+    ],
+  },
+  {
+    key: 'event_feedback',
+    audience: 'attendees',
+    cues: [
+      'event',
+      'conference',
+      'summit',
+      'meetup',
+      'offsite',
+      'off-site',
+      'hackathon',
+      'attendee',
+      'expo',
+      'gathering',
+    ],
+    title: 'Event feedback survey',
+    description: 'Thank you for joining us. Tell us how the event went for you.',
+    questions: [
+      nps('How likely are you to recommend this event to a friend or colleague?'),
+      scale('How satisfied were you with the event overall?', 'Very dissatisfied', 'Very satisfied'),
+      agree('The event met my expectations.'),
+      agree('The event was a good use of my time.'),
+      single('How did you attend?', ['In person', 'Online']),
+      single('Would you attend this event again?', ['Yes', 'Maybe', 'No']),
+      open('What was the highlight of the event for you?'),
+      open('What should we change for the next event?'),
+    ],
+  },
+  {
+    key: 'event_content',
+    audience: 'attendees',
+    cues: ['session', 'speaker', 'talk', 'keynote', 'agenda', 'content', 'panel', 'presentation', 'track'],
+    title: 'Event sessions survey',
+    description: 'Tell us about the sessions and speakers.',
+    questions: [
+      agree('The sessions were relevant to my work.'),
+      agree('The speakers were engaging.'),
+      agree('The content was at the right level for me.'),
+      agree('There was enough time for questions.'),
+      scale('How would you rate the keynote?', 'Very poor', 'Excellent'),
+      multiple(
+        'Which topics would you like at the next event?',
+        ['Product updates', 'Customer stories', 'Hands-on workshops', 'Industry trends', 'Networking'],
+        2,
+      ),
+      open('Which session did you find most valuable, and why?'),
+    ],
+  },
+  {
+    key: 'event_logistics',
+    audience: 'attendees',
+    cues: ['venue', 'logistics', 'registration', 'catering', 'food', 'location', 'schedule', 'virtual', 'travel'],
+    title: 'Event organisation survey',
+    description: 'Tell us how well the event was organised.',
+    questions: [
+      agree('Registration was easy.'),
+      agree('The venue was comfortable and easy to reach.'),
+      agree('The schedule left enough time for breaks.'),
+      agree('The online platform worked well.'),
+      scale('How satisfied were you with the food and drink?', 'Very dissatisfied', 'Very satisfied'),
+      single('How long should the event be?', ['Half a day', 'One day', 'Two days', 'Three days or more']),
+      open('What could we improve in how the event was organised?'),
+    ],
+  },
+  {
+    key: 'training_feedback',
+    audience: 'attendees',
+    cues: ['training', 'course', 'workshop', 'webinar', 'class', 'seminar', 'trainer', 'instructor', 'bootcamp'],
+    title: 'Training feedback survey',
+    description: 'Tell us how the training went, so that we can improve it.',
+    questions: [
+      agree('The training met its stated objectives.'),
+      agree('The trainer knew the subject well.'),
+      agree('I will be able to apply what I learned in my work.'),
+      agree('The materials were clear and useful.'),
+      scale('How did the pace of the training suit you?', 'Far too slow', 'Far too fast'),
+      single('Which format would you prefer for future training?', [
+        'In person',
+        'Live online',
+        'Self-paced online',
+        'A mix',
+      ]),
+      open('What is the most useful thing you learned?'),
+      open('What would you add to or remove from the training?'),
+    ],
+  },
 ];
 
-/** When no topic is recognised: a general engagement survey. */
-export const DEFAULT_TOPIC = 'engagement';
+/**
+ * The topic of each audience when the prompt names none of its topics: a general survey for that audience.
+ */
+export const DEFAULT_TOPIC: Record<Audience, string> = {
+  employees: 'engagement',
+  customers: 'customer_nps',
+  candidates: 'candidate_experience',
+  leavers: 'exit',
+  attendees: 'event_feedback',
+};
 
 /** The model name the offline generator reports. */
 export const OFFLINE_GENERATION_MODEL = 'offline-question-bank@1';

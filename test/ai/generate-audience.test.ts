@@ -1,0 +1,95 @@
+/**
+ * The offline generator keeps every question on the prompt's subject and audience: a labelled set of prompts
+ * (`data/prompts.tsv`: audience, the topic the prompt asks about, prompt) for employees, customers, candidates,
+ * leavers and event or training attendees.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { detectAudience, generateOffline } from '../../server/src/modules/ai/offline-generate.js';
+import { topics, type Audience } from '../../server/src/modules/ai/question-bank.js';
+
+const labelled = readFileSync(new URL('./data/prompts.tsv', import.meta.url), 'utf8')
+  .trim()
+  .split('\n')
+  .map((line) => {
+    const [audience, topic, prompt] = line.split('\t') as [Audience, string, string];
+    return { audience, topic, prompt };
+  });
+
+const textsOf = (audience: Audience) =>
+  new Set(topics.filter((t) => t.audience === audience).flatMap((t) => t.questions.map((q) => q.text)));
+const topicTexts = (key: string) => new Set(topics.find((t) => t.key === key)!.questions.map((q) => q.text));
+
+describe('offline survey generation stays on the prompt’s audience and subject', () => {
+  it('covers every audience with prompts of several topics', () => {
+    const audiences = new Set(labelled.map((l) => l.audience));
+    expect([...audiences].sort()).toEqual(['attendees', 'candidates', 'customers', 'employees', 'leavers']);
+    for (const { topic } of labelled)
+      expect(
+        topics.some((t) => t.key === topic),
+        topic,
+      ).toBe(true);
+  });
+
+  it('detects the audience of every labelled prompt', () => {
+    const wrong = labelled
+      .filter((l) => detectAudience(l.prompt) !== l.audience)
+      .map((l) => `${l.prompt}: ${detectAudience(l.prompt)}, expected ${l.audience}`);
+    expect(wrong).toEqual([]);
+  });
+
+  it('draws every question from the audience’s bank, and asks about the prompt’s topic', () => {
+    for (const { audience, topic, prompt } of labelled) {
+      const bank = textsOf(audience);
+      for (const questionCount of [3, 8, 30]) {
+        const { questions } = generateOffline({ prompt, questionCount });
+        expect(questions, `${prompt} (${questionCount})`).toHaveLength(questionCount);
+        const foreign = questions.map((q) => q.text).filter((text) => !bank.has(text));
+        expect(foreign, `${prompt} (${questionCount}): questions of another audience`).toEqual([]);
+      }
+      const { questions } = generateOffline({ prompt, questionCount: 8 });
+      const onTopic = questions.filter((q) => topicTexts(topic).has(q.text)).length;
+      expect(onTopic, `${prompt}: questions of topic ${topic}`).toBeGreaterThanOrEqual(3);
+    }
+  });
+
+  it('asks customers and attendees nothing about working here', () => {
+    const workplace = /place to work|working here|work here|my manager|my workload|my pay|my team made/i;
+    for (const { audience, prompt } of labelled.filter(
+      (l) => l.audience === 'customers' || l.audience === 'attendees',
+    )) {
+      const { questions } = generateOffline({ prompt, questionCount: 30 });
+      expect(
+        questions.map((q) => q.text).filter((text) => workplace.test(text)),
+        `${prompt} (${audience})`,
+      ).toEqual([]);
+    }
+  });
+
+  it('gives different prompts different surveys', () => {
+    const drafts = new Map<string, string>();
+    for (const { audience, topic, prompt } of labelled) {
+      const key = `${audience}/${topic}`;
+      const questions = JSON.stringify(generateOffline({ prompt, questionCount: 8 }).questions);
+      if (drafts.has(key)) continue;
+      expect(
+        [...drafts.entries()].filter(([, q]) => q === questions).map(([k]) => k),
+        key,
+      ).toEqual([]);
+      drafts.set(key, questions);
+    }
+    expect(drafts.size).toBeGreaterThanOrEqual(20);
+  });
+
+  it('keeps an employer NPS out of surveys for customers, candidates and attendees', () => {
+    for (const prompt of ['Customer satisfaction with eNPS', 'Candidate survey, include eNPS', 'Event eNPS']) {
+      const { questions } = generateOffline({ prompt, questionCount: 8 });
+      expect(
+        questions.some((q) => /place to work/.test(q.text)),
+        prompt,
+      ).toBe(false);
+    }
+    const { questions } = generateOffline({ prompt: 'Engagement survey with eNPS', questionCount: 8 });
+    expect(questions[0]!.text).toMatch(/place to work/);
+  });
+});
