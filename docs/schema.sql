@@ -20,56 +20,60 @@ CREATE OR REPLACE FUNCTION public.analytics_copy_response()
  RETURNS trigger
  LANGUAGE plpgsql
 AS $function$
--- Trigger analytics_responses_insert: after insert on responses, for each row.
-declare
-  questions jsonb;
-  encoded record;
-  subject record;
-  copy record;
-begin
-  select s.questions into questions
-  from surveys s
-  where s.organization_id = new.organization_id and s.environment = new.environment and s.id = new.survey_id;
-  if not found then
-    return null;
-  end if;
-  encoded := analytics_encode(new.answers, questions);
-  -- The subject: the distribution's snapshot of the respondent, else their record, else none.
-  select null::text as external_id, null::text as email, null::text as first_name, null::text as last_name,
-         null::text as department, null::text as location, null::text as job_title, null::text as manager_id,
-         null::date as hire_date, null::text as employment_type, null::jsonb as attributes
-  into subject;
-  if new.respondent_external_id is not null and new.distribution_id is not null then
-    select dr.external_id, dr.email, dr.first_name, dr.last_name, dr.department, dr.location, dr.job_title,
-           dr.manager_id, dr.hire_date, dr.employment_type, dr.attributes
-    into subject
-    from distribution_recipients dr
-    where dr.organization_id = new.organization_id and dr.environment = new.environment
-      and dr.distribution_id = new.distribution_id and dr.external_id = new.respondent_external_id;
-  end if;
-  if new.respondent_external_id is not null and subject.external_id is null then
-    select p.external_id, p.email, p.first_name, p.last_name, p.department, p.location, p.job_title,
-           p.manager_id, p.hire_date, p.employment_type, p.attributes
-    into subject
-    from respondents p
-    where p.organization_id = new.organization_id and p.environment = new.environment
-      and p.external_id = new.respondent_external_id;
-  end if;
-  insert into analytics_responses
-    (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at,
-     nums, cells,
-     external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
-     employment_type, attributes)
-  values (new.organization_id, new.environment, new.survey_id, new.id, new.respondent_external_id,
-          new.distribution_id, new.submitted_at, encoded.nums, encoded.cells,
-          subject.external_id, subject.email, subject.first_name, subject.last_name, subject.department,
-          subject.location, subject.job_title, subject.manager_id, subject.hire_date, subject.employment_type,
-          subject.attributes)
-  returning submitted_at, cells, external_id, department, location, job_title, hire_date, employment_type
-  into copy;
-  perform analytics_count_response(new.organization_id, new.environment, new.survey_id, copy, 1);
-  return null;
-end $function$;
+    -- Trigger analytics_responses_insert: after insert on responses, for each row.
+    declare
+      questions jsonb;
+      encoded record;
+      subject record;
+      copy record;
+    begin
+      select s.questions into questions
+      from surveys s
+      where s.organization_id = new.organization_id and s.environment = new.environment and s.id = new.survey_id;
+      if not found then
+        return null;
+      end if;
+      encoded := analytics_encode(new.answers, questions);
+      -- The subject: the distribution's snapshot of the respondent, else their record, else none.
+      select null::text as external_id, null::text as email, null::text as first_name, null::text as last_name,
+             null::text as department, null::text as location, null::text as job_title, null::text as manager_id,
+             null::date as hire_date, null::text as employment_type, null::jsonb as attributes
+      into subject;
+      if new.respondent_external_id is not null and new.distribution_id is not null then
+        select dr.external_id, dr.email, dr.first_name, dr.last_name, dr.department, dr.location, dr.job_title,
+               dr.manager_id, dr.hire_date, dr.employment_type, dr.attributes
+        into subject
+        from distribution_recipients dr
+        where dr.organization_id = new.organization_id and dr.environment = new.environment
+          and dr.distribution_id = new.distribution_id and dr.external_id = new.respondent_external_id;
+      end if;
+      if new.respondent_external_id is not null and subject.external_id is null then
+        select p.external_id, p.email, p.first_name, p.last_name, p.department, p.location, p.job_title,
+               p.manager_id, p.hire_date, p.employment_type, p.attributes
+        into subject
+        from respondents p
+        where p.organization_id = new.organization_id and p.environment = new.environment
+          and p.external_id = new.respondent_external_id;
+      end if;
+      insert into analytics_responses
+        (organization_id, environment, survey_id, response_id, respondent_external_id, distribution_id, submitted_at,
+         nums, cells,
+         external_id, email, first_name, last_name, department, location, job_title, manager_id, hire_date,
+         employment_type, attributes, manager_chain)
+      values (new.organization_id, new.environment, new.survey_id, new.id, new.respondent_external_id,
+              new.distribution_id, new.submitted_at, encoded.nums, encoded.cells,
+              subject.external_id, subject.email, subject.first_name, subject.last_name, subject.department,
+              subject.location, subject.job_title, subject.manager_id, subject.hire_date, subject.employment_type,
+              subject.attributes,
+              -- The chain as it is now, frozen with the subject; no lookup without a manager.
+              case when subject.manager_id is not null then
+                respondent_manager_chain(new.organization_id, new.environment, subject.external_id, subject.manager_id)
+              end)
+      returning submitted_at, cells, external_id, department, location, job_title, hire_date, employment_type
+      into copy;
+      perform analytics_count_response(new.organization_id, new.environment, new.survey_id, copy, 1);
+      return null;
+    end $function$;
 
 --
 -- Name: analytics_count_response(organization text, environment text, survey text, copy record, sign integer); Type: FUNCTION; Schema: public
@@ -268,6 +272,35 @@ begin
 end $function$;
 
 --
+-- Name: respondent_manager_chain(tenant_organization text, tenant_environment text, subject text, manager text); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.respondent_manager_chain(tenant_organization text, tenant_environment text, subject text, manager text)
+ RETURNS text[]
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+    -- The chain of managers above the respondent subject, whose manager is manager: manager first, then each one's manager
+    -- while that one is a respondent of the tenant. Stops at an id already met (the subject included), so a cycle
+    -- in the data ends the walk instead of looping.
+    declare
+      chain text[] := array[]::text[];
+      above text := manager;
+    begin
+      while above is not null and above is distinct from subject and not (above = any(chain)) loop
+        chain := array_append(chain, above);
+        select p.manager_id into above
+        from respondents p
+        where p.organization_id = tenant_organization and p.environment = tenant_environment
+          and p.external_id = above;
+        if not found then
+          above := null;
+        end if;
+      end loop;
+      return chain;
+    end $function$;
+
+--
 -- Name: stamp_writing_transaction(); Type: FUNCTION; Schema: public
 --
 
@@ -329,6 +362,7 @@ CREATE TABLE public.analytics_responses (
     hire_date date,
     employment_type text,
     attributes jsonb,
+    manager_chain text[],
     CONSTRAINT analytics_responses_pk PRIMARY KEY (organization_id, environment, survey_id, response_id)
 );
 

@@ -1203,6 +1203,10 @@ export interface paths {
          * @description Creates the respondent with this `externalId` (201) or replaces it entirely (200): fields absent from the body
          *     are stored as `null` (`attributes` as `{}`). Idempotent: repeating the request changes nothing more.
          *     The body may omit `externalId`; when present it must equal the path's (400 `validation_failed` otherwise).
+         *     A `managerId` that would make the respondent their own manager, directly or through others (their manager,
+         *     or someone above that manager, reports to them), is refused with 400 `manager_cycle`, its detail at
+         *     `/body/managerId` naming the cycle; nothing is written. A `managerId` may name someone who is not a respondent
+         *     (yet): the chain of managers ends there until they arrive.
          *     Requires `respondents:write`.
          */
         put: operations["upsertRespondent"];
@@ -1911,6 +1915,7 @@ export interface components {
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON. |
          *     | `validation_failed` | 400 | The request breaks the contract; every problem is listed in `details`. |
+         *     | `manager_cycle` | 400 | The respondent's `managerId` would make them their own manager, directly or through others (`upsertRespondent`); the detail at `/body/managerId` names the cycle. |
          *     | `unauthenticated` | 401 | No key, a malformed key, or an unknown, revoked or expired key. |
          *     | `insufficient_scope` | 403 | The key lacks the scope named in `details`. |
          *     | `plan_not_eligible` | 403 | The organization's plan has no API access (PRO or BUSINESS needed). |
@@ -1935,7 +1940,7 @@ export interface components {
          *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
+        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -3182,10 +3187,20 @@ export interface components {
          *     | `contains` | contains the value as a substring, case-insensitively | a string | — (400) | a string; only string attributes match |
          *     | `gte` / `lte` | is ≥ / ≤ the value | a string, compared as text in the database's collation (code-point order, `"B" < "a"`, under the C collation the service's databases use) | a date, compared as a date | a number (only number attributes match, compared as numbers) or a string (only string attributes match, compared as text the same way; ISO dates `YYYY-MM-DD` therefore compare as dates) |
          *     | `exists` | has a value (`true`) or has none (`false`) | `true` or `false` | `true` or `false` | `true` or `false` (a JSON `null` counts as no value) |
+         *     | `under` | (`managerId` only) names that manager anywhere in the respondent's chain of managers | the manager's `externalId` (1–255 characters) | — (400) | — (400) |
          *
          *     Text fields: `externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`,
          *     `managerId`, `employmentType` (its value must be one of the `EmploymentType` values). A respondent without
          *     a value for the field never matches `equals`, `in`, `contains`, `gte` or `lte`.
+         *
+         *     **`under`** selects everyone whose chain of managers contains the given respondent, at any depth: their
+         *     direct reports, their reports' reports, and so on, not the manager themselves. The chain follows each
+         *     respondent's `managerId` to that manager's record, and ends at a `managerId` that names no respondent (so
+         *     people under a departed manager are no longer under that manager's own manager). It reads the respondents as
+         *     they are at the preview or the send, so it is exact after every `PUT`, sync and deletion. It combines with the
+         *     other filters under `logic` like any filter. Cycles of managers are refused when written (400
+         *     `manager_cycle`); one written otherwise ends the walk instead of looping. Analytics `filters` do not take
+         *     `under` (400; they read respondents as they were when asked): use `segmentBy=managerTree` there.
          *
          *     An unknown field, a `value` of the wrong type or an operator that does not fit the field gives 400
          *     `validation_failed`, with a detail at `/body/targeting/filters/<i>/field`, `…/operator` or `…/value` whose
@@ -3198,7 +3213,7 @@ export interface components {
              * @description How `field` is compared with `value` (see the table above).
              * @enum {string}
              */
-            operator: "equals" | "in" | "contains" | "gte" | "lte" | "exists";
+            operator: "equals" | "in" | "contains" | "gte" | "lte" | "exists" | "under";
             /** @description The value to compare with; its type depends on `operator` and `field` (see the table above). */
             value: string | number | boolean | (string | number)[];
         };
@@ -4719,6 +4734,22 @@ export interface components {
                  * @example bytes *\/48213
                  */
                 "Content-Range"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description The request breaks the contract (as `BadRequest`: every problem listed in `details` at once, each with its
+         *     `path` and `code`), or its `managerId` would close a cycle of managers: 400 `manager_cycle` with one detail at
+         *     `/body/managerId` whose message names the cycle. Nothing is written.
+         *
+         *     Codes: `validation_failed`, `invalid_json`, `manager_cycle`.
+         */
+        RespondentBadRequest: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -7414,7 +7445,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
+            400: components["responses"]["RespondentBadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

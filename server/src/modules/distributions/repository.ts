@@ -2,7 +2,7 @@
 import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
-import { compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
+import { compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
 import { tokenHashSql, type LinkKey } from './tokens.js';
 
@@ -176,7 +176,7 @@ export async function snapshotRecipients(
         ${distribution.method === 'email' ? null : sentAt}
       from respondents
       where ${tenantIs(tenant, 'respondents')}
-        and ${compileChecked(targeting, respondentsTarget)}
+        and ${compileChecked(targeting, respondentsOf(tenant))}
       returning 1
     )
     select count(*)::int as n from inserted`.execute(db);

@@ -13,7 +13,7 @@ import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import * as surveys from '../surveys/index.js';
-import { checkTargeting, compileChecked, respondentsTarget, type CheckedTargeting } from '../targeting/index.js';
+import { checkTargeting, compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import { distributionQueue, type DistributionJobData } from './queue.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
@@ -216,7 +216,7 @@ export async function previewDistribution(
   const matching = db
     .selectFrom('respondents')
     .where(tenantIs(tenant))
-    .where(compileChecked(targeting, respondentsTarget));
+    .where(compileChecked(targeting, respondentsOf(tenant)));
   const [count, sample] = await Promise.all([
     matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
     matching

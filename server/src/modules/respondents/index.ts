@@ -5,5 +5,6 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { respondentsJobs } from './jobs.js';
+export { ManagerCycleError } from './hierarchy.js';
 export { holdSyncRecords } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';

@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
+import { managerCycles, type ManagerCycleError } from './hierarchy.js';
 import type { RespondentRow } from './records.js';
 import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
 
@@ -93,14 +94,27 @@ export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: s
  * Writes a set of distinct records in one statement (unnest of column arrays). `upsert` and `replace` update a
  * respondent only when its content hash differs, so an unchanged record is neither written nor counted;
  * `append` never touches an existing respondent. `(xmax = 0)` tells an inserted row from an updated one.
+ *
+ * The one writer of respondents, so the hierarchy's rule is kept here for every caller (hierarchy.ts): a record
+ * that would close a cycle of managers is not written. `refusals: 'throw'` (one record: PUT, SCIM) throws its
+ * `ManagerCycleError`; `'report'` (a sync's batch) writes the others and returns the refused ones.
  */
 export async function writeRespondents(
   db: DbOrTx,
   tenant: Tenant,
   rows: readonly RespondentRow[],
   mode: SyncMode,
-): Promise<{ created: number; updated: number }> {
-  if (rows.length === 0) return { created: 0, updated: 0 };
+  refusals: 'throw' | 'report' = 'throw',
+): Promise<{ created: number; updated: number; refused: ManagerCycleError[] }> {
+  if (rows.length === 0) return { created: 0, updated: 0, refused: [] };
+  // The hierarchy's lock lives as long as the transaction: a caller without one gets one.
+  if (!db.isTransaction) return db.transaction().execute((tx) => writeRespondents(tx, tenant, rows, mode, refusals));
+  const cycles = await managerCycles(db, tenant, rows, { appendOnly: mode === 'append', lock: true });
+  if (cycles.size > 0) {
+    if (refusals === 'throw') throw cycles.values().next().value!;
+    rows = rows.filter((row) => !cycles.has(row.externalId));
+    if (rows.length === 0) return { created: 0, updated: 0, refused: [...cycles.values()] };
+  }
   const onConflict =
     mode === 'append'
       ? sql`do nothing`
@@ -127,7 +141,7 @@ export async function writeRespondents(
     )
     select count(*) filter (where inserted)::int as created, count(*) filter (where not inserted)::int as updated from written
   `.execute(db);
-  return result.rows[0] ?? { created: 0, updated: 0 };
+  return { ...(result.rows[0] ?? { created: 0, updated: 0 }), refused: [...cycles.values()] };
 }
 
 /** For a dry run: which of these externalIds exist, with their content hashes. */

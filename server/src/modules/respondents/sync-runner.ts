@@ -18,6 +18,7 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
+import { managerCycles, type ManagerCycleError } from './hierarchy.js';
 import { checkRecord, type RespondentRow } from './records.js';
 import { existingHashes, removeRespondentsNotKept, writeRespondents } from './repository.js';
 import {
@@ -51,6 +52,8 @@ type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log'>;
 
 interface BatchOutcome {
   rows: RespondentRow[];
+  /** Each row's index in the request, for the error of a row the writer refuses. */
+  indexes: number[];
   superseded: number;
   errors: SyncRecordError[];
 }
@@ -68,6 +71,7 @@ function classify(
   const skip = new Set(superseded);
   const heldErrors = new Map(held.map((error) => [error.index, error]));
   const rows: RespondentRow[] = [];
+  const indexes: number[] = [];
   const errors: SyncRecordError[] = [];
   records.forEach((record, position) => {
     if (skip.has(position)) return;
@@ -77,28 +81,55 @@ function classify(
       return;
     }
     const checked = checkRecord(record, offset + position);
-    if (checked.ok) rows.push(checked.row);
-    else errors.push(checked.error);
+    if (checked.ok) {
+      rows.push(checked.row);
+      indexes.push(offset + position);
+    } else errors.push(checked.error);
   });
-  return { rows, superseded: skip.size, errors };
+  return { rows, indexes, superseded: skip.size, errors };
 }
 
-/** What writing the rows did — or, in a dry run, would do. */
+/**
+ * What writing the rows did — or, in a dry run, would do. A row the writer refuses (it would close a cycle of
+ * managers) becomes that record's error in `outcome.errors` and is counted there, not as written or skipped.
+ */
 async function apply(
   db: DbOrTx,
   tenant: Tenant,
   job: SyncJobRecord,
-  rows: RespondentRow[],
+  outcome: BatchOutcome,
 ): Promise<{ created: number; updated: number }> {
-  if (!job.dry_run) return writeRespondents(db, tenant, rows, job.mode);
+  const { rows } = outcome;
+  const refusedOf = (refused: Iterable<ManagerCycleError>) => {
+    const indexOf = new Map(rows.map((row, i) => [row.externalId, outcome.indexes[i]!]));
+    const refusedIds = new Set<string>();
+    for (const error of refused) {
+      refusedIds.add(error.externalId);
+      outcome.errors.push({
+        index: indexOf.get(error.externalId)!,
+        externalId: error.externalId,
+        message: error.message,
+        code: 'manager_cycle',
+        path: '/managerId',
+      });
+    }
+    outcome.rows = rows.filter((row) => !refusedIds.has(row.externalId));
+  };
+  if (!job.dry_run) {
+    const written = await writeRespondents(db, tenant, rows, job.mode, 'report');
+    if (written.refused.length > 0) refusedOf(written.refused);
+    return { created: written.created, updated: written.updated };
+  }
+  const cycles = await managerCycles(db, tenant, rows, { appendOnly: job.mode === 'append', lock: false });
+  if (cycles.size > 0) refusedOf(cycles.values());
   const existing = await existingHashes(
     db,
     tenant,
-    rows.map((r) => r.externalId),
+    outcome.rows.map((r) => r.externalId),
   );
   let created = 0;
   let updated = 0;
-  for (const row of rows) {
+  for (const row of outcome.rows) {
     const hash = existing.get(row.externalId);
     if (hash === undefined) created++;
     else if (job.mode !== 'append' && hash !== row.contentHash) updated++;
@@ -215,7 +246,7 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
       await db.transaction().execute(async (tx) => {
         // A commit lost with a database crash loses its done flag and counts with it: resuming stays exact.
         await sql`set local synchronous_commit = off`.execute(tx);
-        const written = await apply(tx, tenant, job, outcome.rows);
+        const written = await apply(tx, tenant, job, outcome);
         await commitBatch(
           tx,
           tenant,
@@ -259,7 +290,7 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
       let valid = 0;
       const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);
       for await (const { size, outcome } of batchesOf({ ...deps, db: side }, job, all)) {
-        const written = await apply(tx, tenant, job, outcome.rows);
+        const written = await apply(tx, tenant, job, outcome);
         for (const row of outcome.rows) kept.push(row.externalId);
         valid += outcome.rows.length;
         tally(counts, job, size, outcome, written);

@@ -8,6 +8,7 @@
  * time, recipient snapshots (`distribution_recipients`, same column names) for analytics segments.
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import { tenantIs, type Tenant } from '../../db/tenant.js';
 import { validationFailed } from '../../http/errors.js';
 import { columnFields, type ColumnField, type FieldRef } from './fields.js';
 import { checkTargeting, type CheckedFilter, type CheckedTargeting } from './validate.js';
@@ -17,9 +18,17 @@ export interface TargetShape {
   alias: string;
   /** Column names where they differ from `respondents`' (`attributes` is the jsonb column of custom attributes). */
   columns?: Partial<Record<ColumnField | 'attributes', string>>;
+  /**
+   * The tenant whose current manager hierarchy `under` walks. Only targets over the respondents as they are now
+   * have one; over a snapshot (analytics) `under` is refused, since today's chains would not be the snapshot's.
+   */
+  hierarchy?: Tenant;
 }
 
 export const respondentsTarget: TargetShape = { alias: 'respondents' };
+
+/** The respondents of `tenant` as they are now (preview and send), `under` included. */
+export const respondentsOf = (tenant: Tenant): TargetShape => ({ ...respondentsTarget, hierarchy: tenant });
 export const recipientsTarget: TargetShape = { alias: 'distribution_recipients' };
 
 /** `%`, `_` and `\` are LIKE wildcards/escape; a `contains` value matches them literally. */
@@ -37,6 +46,27 @@ function attributesRef(target: TargetShape) {
 
 const comparison = { gte: sql.raw('>='), lte: sql.raw('<=') } as const;
 
+/**
+ * `under`: the respondents whose chain of managers contains `manager`, walked down from them by a recursive CTE
+ * over the `(organization_id, environment, manager_id)` index, every step scoped by the tenant (so Citus routes
+ * the whole statement to the tenant's shard). UNION, not UNION ALL: a respondent already found is not walked
+ * again, so a cycle that SQL wrote past the writer's refusal ends the walk. The manager themselves is left out,
+ * also when such a cycle leads back to them.
+ */
+function compileUnder(manager: string, target: TargetShape): RawBuilder<SqlBool> {
+  const tenant = target.hierarchy;
+  if (!tenant) throw new Error(`targeting: under needs the tenant's hierarchy (target ${target.alias})`);
+  return sql<SqlBool>`${columnRef(target, 'externalId')} in (
+    with recursive under_below (external_id) as (
+      select under_r.external_id from respondents under_r
+      where ${tenantIs(tenant, 'under_r')} and under_r.manager_id = ${manager}
+      union
+      select under_r.external_id from respondents under_r join under_below b on under_r.manager_id = b.external_id
+      where ${tenantIs(tenant, 'under_r')}
+    )
+    select external_id from under_below where external_id <> ${manager})`;
+}
+
 function compileColumn(
   filter: CheckedFilter,
   field: Extract<FieldRef, { type: 'column' }>,
@@ -47,6 +77,8 @@ function compileColumn(
   // Parameters are typed explicitly where PostgreSQL could not infer them (dates, function arguments).
   const param = (value: string | number | boolean) => (kind === 'date' ? sql`cast(${value} as date)` : sql`${value}`);
   switch (filter.operator) {
+    case 'under':
+      return compileUnder(filter.value, target);
     case 'exists':
       return filter.value ? sql<SqlBool>`${column} is not null` : sql<SqlBool>`${column} is null`;
     case 'equals':
@@ -74,6 +106,8 @@ function compileAttribute(filter: CheckedFilter, name: string, target: TargetSha
   const contains = (v: string | number | boolean) =>
     sql<SqlBool>`${attributes} @> cast(${JSON.stringify({ [name]: v })} as jsonb)`;
   switch (filter.operator) {
+    case 'under':
+      throw new Error('targeting: under is checked to name managerId only');
     case 'exists':
       // ->> is SQL NULL for a missing key and for a JSON null alike.
       return filter.value ? sql<SqlBool>`${text} is not null` : sql<SqlBool>`${text} is null`;
@@ -125,5 +159,19 @@ export function compileTargeting(
 ): RawBuilder<SqlBool> {
   const checked = checkTargeting(targeting, basePath);
   if (!checked.ok) throw validationFailed(checked.problems);
+  if (!target.hierarchy) {
+    const problems = checked.targeting.filters.flatMap((filter, i) =>
+      filter.operator === 'under'
+        ? [
+            {
+              path: `${basePath}/filters/${i}/operator`,
+              code: 'invalid_value',
+              message: `filter ${i}: under is for the respondents as they are now (a distribution's preview and send); analytics break results down by a manager's organization with segmentBy=managerTree`,
+            },
+          ]
+        : [],
+    );
+    if (problems.length > 0) throw validationFailed(problems);
+  }
   return compileChecked(checked.targeting, target);
 }

@@ -19,6 +19,7 @@ export {
   compileTargeting,
   escapeLike,
   recipientsTarget,
+  respondentsOf,
   respondentsTarget,
   type TargetShape,
 } from './compile.js';

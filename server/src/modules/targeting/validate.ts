@@ -18,7 +18,9 @@ export type CheckedFilter =
   | { field: FieldRef; operator: 'in'; value: Array<string | number> }
   | { field: FieldRef; operator: 'contains'; value: string }
   | { field: FieldRef; operator: 'gte' | 'lte'; value: string | number }
-  | { field: FieldRef; operator: 'exists'; value: boolean };
+  | { field: FieldRef; operator: 'exists'; value: boolean }
+  /** Everyone whose chain of managers contains the respondent `value` (field `managerId` only). */
+  | { field: FieldRef; operator: 'under'; value: string };
 
 export interface CheckedTargeting {
   filters: CheckedFilter[];
@@ -28,7 +30,7 @@ export interface CheckedTargeting {
 export const MAX_FILTERS = 50;
 export const MAX_IN_VALUES = 100;
 export const MAX_STRING_LENGTH = 1000;
-const operators: readonly string[] = ['equals', 'in', 'contains', 'gte', 'lte', 'exists'];
+const operators: readonly string[] = ['equals', 'in', 'contains', 'gte', 'lte', 'exists', 'under'];
 
 const describe = (value: unknown): string =>
   Array.isArray(value)
@@ -121,6 +123,31 @@ function checkFilter(i: number, filter: unknown, base: string): { problems: Erro
   const op = operator as Operator;
 
   switch (op) {
+    case 'under': {
+      if (ref.type !== 'column' || ref.field !== 'managerId') {
+        return {
+          problems: [
+            {
+              path: `${at}/operator`,
+              code: 'invalid_value',
+              message: `filter ${i}: under only fits managerId (everyone under a manager, at any depth), not ${name}`,
+            },
+          ],
+        };
+      }
+      if (typeof value !== 'string' || value.length === 0 || value.length > 255) {
+        return {
+          problems: [
+            {
+              path: valueAt,
+              code: typeof value === 'string' ? (value.length === 0 ? 'minimum' : 'maximum') : 'type',
+              message: `filter ${i}: under needs the externalId of a manager, a string of 1 to 255 characters, got ${typeof value === 'string' ? `${value.length} characters` : describe(value)}`,
+            },
+          ],
+        };
+      }
+      return { problems, checked: { field: ref, operator: op, value } };
+    }
     case 'exists':
       if (typeof value !== 'boolean')
         return {
