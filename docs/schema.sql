@@ -658,6 +658,33 @@ CREATE INDEX response_deletions_by_xact ON public.response_deletions USING btree
 CREATE TRIGGER response_deletions_stamp_xact BEFORE INSERT ON public.response_deletions FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
 
 --
+-- Name: scim_users; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.scim_users (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    id text NOT NULL,
+    external_id text NOT NULL,
+    user_name text NOT NULL,
+    active boolean DEFAULT true NOT NULL,
+    preferred_language text,
+    employee_number text,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT scim_users_pk PRIMARY KEY (organization_id, environment, id),
+    CONSTRAINT scim_users_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT scim_users_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
+    CONSTRAINT scim_users_respondent FOREIGN KEY (organization_id, environment, external_id) REFERENCES public.respondents(organization_id, environment, external_id) ON DELETE CASCADE
+);
+
+CREATE UNIQUE INDEX scim_users_by_external_id ON public.scim_users USING btree (organization_id, environment, external_id);
+
+CREATE UNIQUE INDEX scim_users_by_user_name ON public.scim_users USING btree (organization_id, environment, lower(user_name));
+
+CREATE INDEX scim_users_inactive ON public.scim_users USING btree (organization_id, environment, external_id) WHERE (NOT active);
+
+--
 -- Name: survey_response_counts; Type: TABLE; Schema: public
 --
 

@@ -65,6 +65,16 @@ export const methodNames: Record<string, string> = {
   getLiveness: 'meta.liveness',
   getReadiness: 'meta.readiness',
   getOpenApiDocument: 'meta.openApiDocument',
+  getScimServiceProviderConfig: 'scim.serviceProviderConfig',
+  listScimResourceTypes: 'scim.resourceTypes',
+  listScimSchemas: 'scim.schemas',
+  listScimUsers: 'scim.users.list',
+  createScimUser: 'scim.users.create',
+  getScimUser: 'scim.users.get',
+  replaceScimUser: 'scim.users.replace',
+  patchScimUser: 'scim.users.patch',
+  deleteScimUser: 'scim.users.delete',
+  scimBulk: 'scim.bulk',
 };
 
 /** Operations that answer a file, not JSON: their methods resolve to the raw `Response`. */

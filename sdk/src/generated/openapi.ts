@@ -1383,6 +1383,163 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM service provider configuration
+         * @description What this SCIM server supports (RFC 7643 §5) — PATCH, bulk (1,000 operations, 1 MiB), filters (at most 1,000 results per page), sorting and ETags; no password changes. Requires `scim`.
+         */
+        get: operations["getScimServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM resource types
+         * @description The resource types this SCIM server serves (RFC 7643 §6): `User`, with the enterprise extension and the service's own, both optional. Requires `scim`.
+         */
+        get: operations["listScimResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM schemas
+         * @description The schemas this SCIM server uses (RFC 7643 §7): the core User, the enterprise extension and `urn:ietf:params:scim:schemas:extension:survey-service:2.0:User`, with each attribute's type, mutability and uniqueness. Requires `scim`.
+         */
+        get: operations["listScimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List or search SCIM users
+         * @description Users of this organization and environment, filtered in the database (RFC 7644 §3.4.2): `filter` takes the
+         *     whole grammar — `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value filters
+         *     (`emails[type eq "work" and value co "@example.com"]`) and sub-attributes (`name.familyName`), with attribute
+         *     names in any letter case and extension attributes by their full URN. Text comparisons ignore case except on
+         *     `id`. A filter that does not parse or names an attribute the service does not keep is 400 `invalidFilter`.
+         *     `startIndex` (1-based) and `count` (at most 1,000) page; `sortBy` (an attribute path) and `sortOrder`
+         *     (`ascending`, the default, or `descending`) order the page; without `sortBy` users come in creation order.
+         *     Requires `scim`.
+         */
+        get: operations["listScimUsers"];
+        put?: never;
+        /**
+         * Create a SCIM user
+         * @description Creates a user and its respondent (201, with `Location` and `ETag`). Without `externalId`, the respondent's
+         *     `externalId` is the new user's `id` (`usr_…`). When a respondent with the `externalId` exists but no SCIM user
+         *     does, the user takes it over (its fields are replaced, as `PUT /api/v1/respondents/{externalId}` would). A taken
+         *     `userName` or `externalId` is 409 `uniqueness`. The respondent is written exactly as `PUT
+         *     /api/v1/respondents/{externalId}` writes it, with the same events and analytics. `Idempotency-Key` works as on
+         *     every `POST`. Requires `scim`.
+         */
+        post: operations["createScimUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a SCIM user
+         * @description One user by `id` (404 when none exists in this organization and environment). Requires `scim`.
+         */
+        get: operations["getScimUser"];
+        /**
+         * Replace a SCIM user
+         * @description Replaces every attribute the client may set (attributes left out are cleared; `active` defaults to true).
+         *     `externalId` may not change (400 `mutability`), nor may `id`. `If-Match` with a stale version is 412 and
+         *     changes nothing. Requires `scim`.
+         */
+        put: operations["replaceScimUser"];
+        post?: never;
+        /**
+         * Delete a SCIM user
+         * @description Deletes the user and its respondent, exactly as `DELETE /api/v1/respondents/{externalId}` does (204, no body). `If-Match` with a stale version is 412. Requires `scim`.
+         */
+        delete: operations["deleteScimUser"];
+        options?: never;
+        head?: never;
+        /**
+         * Modify a SCIM user
+         * @description Applies `add`, `replace` and `remove` operations (RFC 7644 §3.5.2) in order, all or none; see
+         *     `ScimPatchRequest`. `active` set to false keeps the person and their answers but leaves them out of
+         *     distributions and reminders until it is true again. A `manager.value` that would close a cycle of managers is
+         *     400 `invalidValue`. `If-Match` with a stale version is 412. Requires `scim`.
+         */
+        patch: operations["patchScimUser"];
+        trace?: never;
+    };
+    "/scim/v2/Bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run SCIM operations in bulk
+         * @description Runs up to 1,000 user operations (RFC 7644 §3.7) and answers each one's result (200; a failed operation has its
+         *     own status and SCIM error, see `ScimBulkRequest`). Over 1,000 operations or 1 MiB is 413 `tooMany`. Each
+         *     operation is applied on its own, so one failure leaves the others in place; `failOnErrors` stops after that
+         *     many failures. `bulkId` references resolve in any order. `Idempotency-Key` works as on every `POST`. Requires
+         *     `scim`.
+         */
+        post: operations["scimBulk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "survey.launched": {
@@ -4036,11 +4193,12 @@ export interface components {
         Environment: "LIVE" | "TEST";
         /**
          * @description A permission of an API key. `<resource>:*` grants every scope of that resource; `*` grants everything,
-         *     including API key management (which requires `*`).
+         *     including API key management (which requires `*`). `scim` grants the SCIM 2.0 server under `/scim/v2` (and is
+         *     granted by `*`).
          * @example surveys:read
          * @enum {string}
          */
-        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "*";
+        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "scim" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "*";
         /**
          * @description An API key, without its secret value (shown only once, at creation).
          * @example {
@@ -4473,6 +4631,423 @@ export interface components {
                 database?: "ok" | "unavailable";
             };
         };
+        /**
+         * @description What this SCIM server supports (RFC 7643 §5).
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig"
+         *       ],
+         *       "patch": {
+         *         "supported": true
+         *       },
+         *       "bulk": {
+         *         "supported": true,
+         *         "maxOperations": 1000,
+         *         "maxPayloadSize": 1048576
+         *       },
+         *       "filter": {
+         *         "supported": true,
+         *         "maxResults": 1000
+         *       },
+         *       "changePassword": {
+         *         "supported": false
+         *       },
+         *       "sort": {
+         *         "supported": true
+         *       },
+         *       "etag": {
+         *         "supported": true
+         *       },
+         *       "authenticationSchemes": [
+         *         {
+         *           "type": "oauthbearertoken",
+         *           "name": "API key",
+         *           "description": "A Survey Service API key with the scope scim, sent as Authorization Bearer.",
+         *           "primary": true
+         *         }
+         *       ]
+         *     }
+         */
+        ScimServiceProviderConfig: {
+            schemas: string[];
+            documentationUri?: string;
+            patch: {
+                supported?: boolean;
+            };
+            bulk: {
+                supported?: boolean;
+                maxOperations?: number;
+                maxPayloadSize?: number;
+            };
+            filter: {
+                supported?: boolean;
+                maxResults?: number;
+            };
+            changePassword: {
+                supported?: boolean;
+            };
+            sort: {
+                supported?: boolean;
+            };
+            etag: {
+                supported?: boolean;
+            };
+            authenticationSchemes: Record<string, unknown>[];
+            meta?: Record<string, unknown>;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A SCIM error (RFC 7644 §3.12), answered by every `/scim/v2` operation instead of the API's error envelope, as
+         *     `application/scim+json`. `status` is the HTTP status as a string; `scimType` is present where the RFC defines one
+         *     for the problem: `invalidFilter` (a filter that does not parse or names an unknown attribute), `invalidPath` (a
+         *     PATCH path that names no attribute), `noTarget` (a PATCH path filter that matches nothing to remove or replace),
+         *     `invalidValue` (a value of the wrong type or form, a required attribute left empty, a manager cycle),
+         *     `uniqueness` (409: the `userName` or `externalId` is taken), `mutability` (an attempt to change `id` or `meta`),
+         *     `tooMany` (413: a body or bulk request over `maxOperations` or `maxPayloadSize`), `invalidSyntax` (a body or
+         *     query that is not a SCIM request). A stale `If-Match` is 412 without a `scimType`.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:Error"
+         *       ],
+         *       "status": "409",
+         *       "scimType": "uniqueness",
+         *       "detail": "The userName ada.lovelace@example.com is taken in this organization and environment."
+         *     }
+         */
+        ScimError: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            /** @description The HTTP status, as a string. */
+            status: string;
+            /** @enum {string} */
+            scimType?: "invalidFilter" | "tooMany" | "uniqueness" | "mutability" | "invalidSyntax" | "invalidPath" | "noTarget" | "invalidValue" | "invalidVers" | "sensitive";
+            /** @description What went wrong, for humans. */
+            detail?: string;
+        };
+        /**
+         * @description A list of discovery resources (resource types or schemas, RFC 7643 §6 and §7), as a SCIM ListResponse.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+         *       ],
+         *       "totalResults": 1,
+         *       "startIndex": 1,
+         *       "itemsPerPage": 1,
+         *       "Resources": [
+         *         {
+         *           "schemas": [
+         *             "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+         *           ],
+         *           "id": "User",
+         *           "name": "User",
+         *           "endpoint": "/Users",
+         *           "schema": "urn:ietf:params:scim:schemas:core:2.0:User"
+         *         }
+         *       ]
+         *     }
+         */
+        ScimDiscoveryList: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:ListResponse"[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: ({
+                schemas: string[];
+                id: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        };
+        /**
+         * @description A SCIM User (RFC 7643 §4.1) is a respondent. Core attributes: `externalId` is the respondent's `externalId`,
+         *     `userName` (unique per organization and environment, compared case-insensitively), `name.givenName` and
+         *     `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (the primary address, else the first, is
+         *     the respondent's `email`), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
+         *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`); the
+         *     service's own extension `location`, `hireDate`, `employmentType` and the custom `attributes`. Attributes without a
+         *     value are left out. `id` is assigned by the service (`usr_…`) and never changes.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:User",
+         *         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+         *         "urn:ietf:params:scim:schemas:extension:survey-service:2.0:User"
+         *       ],
+         *       "id": "usr_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "externalId": "E-10042",
+         *       "userName": "ada.lovelace@example.com",
+         *       "name": {
+         *         "givenName": "Ada",
+         *         "familyName": "Lovelace"
+         *       },
+         *       "emails": [
+         *         {
+         *           "value": "ada.lovelace@example.com",
+         *           "type": "work",
+         *           "primary": true
+         *         }
+         *       ],
+         *       "title": "Staff Engineer",
+         *       "active": true,
+         *       "preferredLanguage": "en-GB",
+         *       "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {
+         *         "department": "Engineering",
+         *         "employeeNumber": "10042",
+         *         "manager": {
+         *           "value": "E-10001"
+         *         }
+         *       },
+         *       "urn:ietf:params:scim:schemas:extension:survey-service:2.0:User": {
+         *         "location": "London",
+         *         "hireDate": "2021-03-15",
+         *         "employmentType": "full_time",
+         *         "attributes": {
+         *           "costCenter": "CC-4410"
+         *         }
+         *       },
+         *       "meta": {
+         *         "resourceType": "User",
+         *         "created": "2026-11-01T08:00:00.000Z",
+         *         "lastModified": "2026-11-20T08:00:00.000Z",
+         *         "location": "https://api.surveyservice.dev/scim/v2/Users/usr_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *         "version": "W/\"1m2k3j4h\""
+         *       }
+         *     }
+         */
+        ScimUser: {
+            schemas: string[];
+            /** @description Assigned by the service; stable for the life of the user. */
+            id: string;
+            externalId?: string;
+            userName?: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+                formatted?: string;
+            };
+            displayName?: string;
+            emails?: {
+                value?: string;
+                type?: string;
+                primary?: boolean;
+            }[];
+            title?: string;
+            active?: boolean;
+            preferredLanguage?: string;
+            "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"?: {
+                department?: string;
+                employeeNumber?: string;
+                manager?: {
+                    value?: string;
+                };
+            };
+            "urn:ietf:params:scim:schemas:extension:survey-service:2.0:User"?: {
+                location?: string;
+                /** Format: date */
+                hireDate?: string;
+                employmentType?: components["schemas"]["EmploymentType"];
+                attributes?: components["schemas"]["RespondentAttributes"];
+            };
+            meta?: {
+                /** @constant */
+                resourceType?: "User";
+                /** Format: date-time */
+                created?: string;
+                /** Format: date-time */
+                lastModified?: string;
+                /** Format: uri */
+                location?: string;
+                /** @description A weak ETag (`W/"…"`), also sent as the `ETag` header; send it in `If-Match` to update safely. */
+                version?: string;
+            };
+        };
+        /**
+         * @description A page of users (RFC 7644 §3.4.2). `startIndex` is 1-based; `totalResults` counts every match of the filter.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:ListResponse"
+         *       ],
+         *       "totalResults": 0,
+         *       "startIndex": 1,
+         *       "itemsPerPage": 0,
+         *       "Resources": []
+         *     }
+         */
+        ScimUserList: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:ListResponse"[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimUser"][];
+        };
+        /**
+         * @description A User as a client sends it to `POST /Users`, `PUT /Users/{id}` and in a bulk operation: the attributes of
+         *     `ScimUser`. `userName` is required; so is an e-mail address (`emails`, or a `userName` that is one), because a
+         *     respondent is reached by e-mail. `id` and `meta` are the service's (`id` must match or be absent: 400
+         *     `mutability`). Boolean attributes accept the strings `"True"` and `"False"` in any case (Microsoft Entra ID sends
+         *     them); this leniency is SCIM's only — the rest of the API never coerces bodies. Attributes the service does not
+         *     keep (`phoneNumbers`, `addresses`, `groups`, …) are accepted and ignored, as RFC 7644 allows. Every value is
+         *     checked by the service, which answers a SCIM error naming the attribute.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:User",
+         *         "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+         *       ],
+         *       "userName": "ada.lovelace@example.com",
+         *       "externalId": "E-10042",
+         *       "name": {
+         *         "givenName": "Ada",
+         *         "familyName": "Lovelace"
+         *       },
+         *       "emails": [
+         *         {
+         *           "value": "ada.lovelace@example.com",
+         *           "type": "work",
+         *           "primary": true
+         *         }
+         *       ],
+         *       "title": "Staff Engineer",
+         *       "active": true,
+         *       "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {
+         *         "department": "Engineering",
+         *         "manager": {
+         *           "value": "E-10001"
+         *         }
+         *       }
+         *     }
+         */
+        ScimUserInput: {
+            schemas?: string[];
+            userName?: unknown;
+            externalId?: unknown;
+            active?: unknown;
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A PATCH (RFC 7644 §3.5.2): `Operations` applied in order, all or none. `op` is `add`, `replace` or `remove`, in
+         *     any letter case (Entra ID sends `Replace`). `path` is an attribute (`active`, `name.familyName`, an extension's
+         *     `urn:…:User:department`), optionally with a value filter (`emails[type eq "work"].value`); without a path, `value`
+         *     is an object of attributes. A path that names no attribute is 400 `invalidPath`; a filter that matches nothing to
+         *     replace or remove is 400 `noTarget`; a change that leaves `userName` or the e-mail address empty is 400
+         *     `invalidValue`.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
+         *       ],
+         *       "Operations": [
+         *         {
+         *           "op": "replace",
+         *           "path": "active",
+         *           "value": false
+         *         },
+         *         {
+         *           "op": "replace",
+         *           "path": "emails[type eq \"work\"].value",
+         *           "value": "ada@example.com"
+         *         }
+         *       ]
+         *     }
+         */
+        ScimPatchRequest: {
+            schemas?: string[];
+            Operations: {
+                op: string;
+                path?: string;
+                value?: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description A bulk request (RFC 7644 §3.7): at most 1,000 operations (`maxOperations`) and 1 MiB (`maxPayloadSize`), over
+         *     either limit 413 `tooMany`. Each operation is a `POST /Users`, `PUT`, `PATCH` or `DELETE /Users/{id}`, applied on
+         *     its own: a failed one does not undo the others. `failOnErrors` stops the request after that many errors; the
+         *     operations not run are left out of the answer. `bulkId:<id>` in a `path` or in any value (such as
+         *     `manager.value`) names the user another operation of the request creates, in any order.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:BulkRequest"
+         *       ],
+         *       "failOnErrors": 1,
+         *       "Operations": [
+         *         {
+         *           "method": "POST",
+         *           "path": "/Users",
+         *           "bulkId": "ada",
+         *           "data": {
+         *             "userName": "ada.lovelace@example.com",
+         *             "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User": {
+         *               "manager": {
+         *                 "value": "bulkId:grace"
+         *               }
+         *             }
+         *           }
+         *         },
+         *         {
+         *           "method": "POST",
+         *           "path": "/Users",
+         *           "bulkId": "grace",
+         *           "data": {
+         *             "userName": "grace.hopper@example.com"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ScimBulkRequest: {
+            schemas?: string[];
+            failOnErrors?: number;
+            Operations: {
+                method: string;
+                bulkId?: string;
+                version?: string;
+                path?: string;
+                data?: unknown;
+            }[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The result of each operation that ran, in request order, with its own `status` (a string) and, for a failure, its SCIM error.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:api:messages:2.0:BulkResponse"
+         *       ],
+         *       "Operations": [
+         *         {
+         *           "method": "POST",
+         *           "bulkId": "ada",
+         *           "version": "W/\"1m2k3j4h\"",
+         *           "location": "https://api.surveyservice.dev/scim/v2/Users/usr_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *           "status": "201"
+         *         },
+         *         {
+         *           "method": "POST",
+         *           "bulkId": "grace",
+         *           "status": "409",
+         *           "response": {
+         *             "schemas": [
+         *               "urn:ietf:params:scim:api:messages:2.0:Error"
+         *             ],
+         *             "status": "409",
+         *             "scimType": "uniqueness",
+         *             "detail": "The userName grace.hopper@example.com is taken in this organization and environment."
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ScimBulkResponse: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:BulkResponse"[];
+            Operations: {
+                method: string;
+                bulkId?: string;
+                version?: string;
+                location?: string;
+                status: string;
+                response?: components["schemas"]["ScimError"];
+            }[];
+        };
     };
     responses: {
         /**
@@ -4754,6 +5329,26 @@ export interface components {
             };
             content: {
                 "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description A SCIM error (RFC 7644 §3.12) as `application/scim+json`: the body is a `ScimError`, not the API's envelope. The
+         *     status says what happened as everywhere in the API (400 a request the server will not run, 401 no valid key, 403
+         *     a key without the `scim` scope or a plan without API access, 404 no such user in this organization and
+         *     environment or no such endpoint, 405 another method, 409 a `userName` or `externalId` taken, 412 a stale
+         *     `If-Match`, 413 a body or bulk request over its limit, 414 a URL over 64 KiB, 415 a body that is not
+         *     `application/scim+json` or `application/json` in UTF-8, 429 a spent rate limit with `Retry-After`, 500 our fault,
+         *     503 the database is unavailable, with `Retry-After`).
+         */
+        ScimError: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description Sent with 429 and 503: seconds to wait before retrying. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
             };
         };
     };
@@ -7729,6 +8324,449 @@ export interface operations {
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getScimServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimServiceProviderConfig"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    listScimResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDiscoveryList"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    listScimSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimDiscoveryList"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    listScimUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description A SCIM filter, such as `userName eq "ada.lovelace@example.com"`.
+                 * @example userName eq "ada.lovelace@example.com"
+                 */
+                filter?: string;
+                /** @description The 1-based index of the first result; values below 1 count as 1. */
+                startIndex?: number;
+                /** @description How many results to return at most (default 100, at most 1,000); negative values count as 0. */
+                count?: number;
+                /** @description The attribute path to sort by (`userName`, `name.familyName`, `meta.created`, …). */
+                sortBy?: string;
+                /** @description `ascending` (default) or `descending`. */
+                sortOrder?: "ascending" | "descending";
+                /** @description Comma-separated attribute paths to return (`userName,name.familyName`); `id` and `schemas` always come. */
+                attributes?: string;
+                /** @description Comma-separated attribute paths to leave out. */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    createScimUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The user. */
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The user's version, a weak ETag (the same as `meta.version`). */
+                    ETag?: string;
+                    /** @description The new user's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            409: components["responses"]["ScimError"];
+            413: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            415: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    getScimUser: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated attribute paths to return (`userName,name.familyName`); `id` and `schemas` always come. */
+                attributes?: string;
+                /** @description Comma-separated attribute paths to leave out. */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The user's `id` (`usr_…`), assigned by the service. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The user's version, a weak ETag (the same as `meta.version`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    replaceScimUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A version (`meta.version`, the `ETag`) the user must still have, else 412 and nothing changes; `*` matches any. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The user's `id` (`usr_…`), assigned by the service. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The whole user. */
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserInput"];
+                "application/json": components["schemas"]["ScimUserInput"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The user's version, a weak ETag (the same as `meta.version`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            409: components["responses"]["ScimError"];
+            412: components["responses"]["ScimError"];
+            413: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            415: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    deleteScimUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A version (`meta.version`, the `ETag`) the user must still have, else 412 and nothing changes; `*` matches any. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The user's `id` (`usr_…`), assigned by the service. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            412: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    patchScimUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A version (`meta.version`, the `ETag`) the user must still have, else 412 and nothing changes; `*` matches any. */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The user's `id` (`usr_…`), assigned by the service. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The operations. */
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchRequest"];
+                "application/json": components["schemas"]["ScimPatchRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The user's version, a weak ETag (the same as `meta.version`). */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            409: components["responses"]["ScimError"];
+            412: components["responses"]["ScimError"];
+            413: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            415: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    scimBulk: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The operations. */
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimBulkRequest"];
+                "application/json": components["schemas"]["ScimBulkRequest"];
+            };
+        };
+        responses: {
+            /** @description Each operation's result. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimBulkResponse"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["ScimError"];
+            413: components["responses"]["ScimError"];
+            414: components["responses"]["ScimError"];
+            415: components["responses"]["ScimError"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
         };
     };
     receiveSurveyLaunchedEvent: {

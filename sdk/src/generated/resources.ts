@@ -162,6 +162,30 @@ export function createResources(caller: Caller) {
       /** Readiness probe — `GET /health/ready` (getReadiness) */
       readiness: (options?: CallOptions): Promise<ResultOf<"/health/ready", "get">> => caller.call("get", "/health/ready", {  }, options),
     },
+    scim: {
+      /** SCIM service provider configuration — `GET /scim/v2/ServiceProviderConfig` (getScimServiceProviderConfig) */
+      serviceProviderConfig: (options?: CallOptions): Promise<ResultOf<"/scim/v2/ServiceProviderConfig", "get">> => caller.call("get", "/scim/v2/ServiceProviderConfig", {  }, options),
+      /** SCIM resource types — `GET /scim/v2/ResourceTypes` (listScimResourceTypes) */
+      resourceTypes: (options?: CallOptions): Promise<ResultOf<"/scim/v2/ResourceTypes", "get">> => caller.call("get", "/scim/v2/ResourceTypes", {  }, options),
+      /** SCIM schemas — `GET /scim/v2/Schemas` (listScimSchemas) */
+      schemas: (options?: CallOptions): Promise<ResultOf<"/scim/v2/Schemas", "get">> => caller.call("get", "/scim/v2/Schemas", {  }, options),
+      users: {
+        /** List or search SCIM users — `GET /scim/v2/Users` (listScimUsers) */
+        list: (query?: QueryOf<"/scim/v2/Users", "get">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users", "get">> => caller.call("get", "/scim/v2/Users", { query }, options),
+        /** Create a SCIM user — `POST /scim/v2/Users` (createScimUser) */
+        create: (body: BodyOf<"/scim/v2/Users", "post">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users", "post">> => caller.call("post", "/scim/v2/Users", { body }, options),
+        /** Get a SCIM user — `GET /scim/v2/Users/{id}` (getScimUser) */
+        get: (id: string, query?: QueryOf<"/scim/v2/Users/{id}", "get">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users/{id}", "get">> => caller.call("get", "/scim/v2/Users/{id}", { path: { id }, query }, options),
+        /** Replace a SCIM user — `PUT /scim/v2/Users/{id}` (replaceScimUser) */
+        replace: (id: string, body: BodyOf<"/scim/v2/Users/{id}", "put">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users/{id}", "put">> => caller.call("put", "/scim/v2/Users/{id}", { path: { id }, body }, options),
+        /** Modify a SCIM user — `PATCH /scim/v2/Users/{id}` (patchScimUser) */
+        patch: (id: string, body: BodyOf<"/scim/v2/Users/{id}", "patch">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users/{id}", "patch">> => caller.call("patch", "/scim/v2/Users/{id}", { path: { id }, body }, options),
+        /** Delete a SCIM user — `DELETE /scim/v2/Users/{id}` (deleteScimUser) */
+        delete: (id: string, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users/{id}", "delete">> => caller.call("delete", "/scim/v2/Users/{id}", { path: { id } }, options),
+      },
+      /** Run SCIM operations in bulk — `POST /scim/v2/Bulk` (scimBulk) */
+      bulk: (body: BodyOf<"/scim/v2/Bulk", "post">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Bulk", "post">> => caller.call("post", "/scim/v2/Bulk", { body }, options),
+    },
   };
 }
 

@@ -10,6 +10,7 @@ import type { ExportTables } from '../modules/exports/tables.js';
 import type { DistributionTables } from '../modules/distributions/tables.js';
 import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
+import type { ScimTables } from '../modules/scim/tables.js';
 
 export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
 import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
@@ -76,4 +77,5 @@ export interface Database
     ExportTables,
     DistributionTables,
     AnalyticsTables,
-    AiTables {}
+    AiTables,
+    ScimTables {}

@@ -24,6 +24,7 @@ import { conflictBeforeRefusal } from './idempotency.js';
 import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
 import { answerPages } from '../modules/distributions/index.js';
 import { holdSyncRecords } from '../modules/respondents/index.js';
+import { scimErrors } from '../modules/scim/index.js';
 import { requestId } from './request-id.js';
 import { refuseLongUrl } from './request-size.js';
 import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
@@ -83,6 +84,8 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
   app.use(conflictBeforeRefusal(deps.db));
   app.use(withSemanticChecks(semanticChecks, deps));
+  // Under /scim/v2 every refusal is a SCIM error (RFC 7644 §3.12), not the envelope.
+  app.use(scimErrors(deps.log));
   app.use(errorHandler(deps.log));
   return app;
 }

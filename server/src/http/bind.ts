@@ -82,6 +82,7 @@ function adapt(
     if (!idempotencyKey || !input.auth) {
       const reply = await onceMoreIfShardMoved(() => handler(input));
       if ('raw' in reply) return sendRaw(res, reply);
+      if ('bare' in reply) return sendBare(res, toStoredReply(reply), deps.config.validateResponses);
       return sendJson(res, toStoredReply(reply), deps.config.validateResponses);
     }
 
@@ -118,6 +119,7 @@ function adapt(
       ).error;
       return next(new ApiError(reply.status, stored.code, stored.message, stored.details));
     }
+    if ('bare' in (reply.body as object)) return sendBare(res, reply, deps.config.validateResponses);
     sendJson(res, reply, deps.config.validateResponses);
   }
 }
@@ -142,7 +144,7 @@ function withoutSecrets(operationId: OperationId | undefined, reply: StoredReply
 /** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep
  * them. */
 function toStoredReply(reply: Exclude<Reply<OperationId>, { raw: unknown }>): StoredReply {
-  const { status, ...members } = reply as {
+  const { status, ...members } = reply as unknown as {
     status: number;
     data: unknown;
     pagination?: unknown;
@@ -182,6 +184,23 @@ function sendJson(res: Response, reply: StoredReply, validateResponses: boolean)
   const envelope = JSON.stringify({ ...members, meta: metaFor(res) });
   const body = dataJson === undefined ? envelope : `{"data":${dataJson},${envelope.slice(1)}`;
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(body));
+  res.end(body);
+}
+
+/** A bare reply: its body as it is, in its media type (through `res.json` when responses are validated). */
+function sendBare(res: Response, reply: StoredReply, validateResponses: boolean): void {
+  const { headers, bare, contentType } = reply.body as {
+    headers?: Record<string, string>;
+    bare: unknown;
+    contentType: string;
+  };
+  for (const [name, value] of Object.entries(headers ?? {})) res.setHeader(name, value);
+  res.status(reply.status);
+  if (bare === undefined) return void res.end();
+  res.setHeader('Content-Type', `${contentType}; charset=utf-8`);
+  if (validateResponses) return void res.json(bare);
+  const body = JSON.stringify(bare);
   res.setHeader('Content-Length', Buffer.byteLength(body));
   res.end(body);
 }

@@ -14,7 +14,12 @@ import { ApiError } from './errors.js';
 import { operationOf } from './route.js';
 
 /** Body limits: small everywhere, large only where the contract says so. */
-export const bodyLimits = { default: 64 * 1024, '/api/v1/respondents/sync': 64 * 1024 * 1024 } as const;
+export const bodyLimits = {
+  default: 64 * 1024,
+  '/api/v1/respondents/sync': 64 * 1024 * 1024,
+  // The SCIM bulk endpoint's maxPayloadSize (ServiceProviderConfig says so).
+  '/scim/v2/Bulk': 1024 * 1024,
+} as const;
 
 function limitOf(path: string): number {
   return path in bodyLimits ? bodyLimits[path as keyof typeof bodyLimits] : bodyLimits.default;
@@ -43,7 +48,9 @@ export function readBody(req: Request, res: Response, next: NextFunction): void 
   if (length > limit) throw tooLarge(limit);
   const type = req.headers['content-type'] ?? '';
   const [mediaType, ...parameters] = type.split(';').map((part) => part.trim().toLowerCase());
-  if (mediaType !== 'application/json')
+  // SCIM clients send their own media type (RFC 7644 §3.1); it is JSON all the same.
+  const scim = operation.path.startsWith('/scim/') && mediaType === 'application/scim+json';
+  if (mediaType !== 'application/json' && !scim)
     throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json (UTF-8).');
   for (const parameter of parameters) {
     const [name, value] = parameter.split('=').map((part) => part.trim());

@@ -164,21 +164,27 @@ function withEarlierProblems(error: ApiError, res: Response): ApiError {
   return validationFailed(details);
 }
 
+/** What anything thrown means to the client, logged as the error handler logs it (the SCIM server renders it too). */
+export function apiErrorOf(error: unknown, res: Response, log: Logger): ApiError {
+  let apiError = translate(error);
+  if (apiError) apiError = withEarlierProblems(apiError, res);
+  if (apiError?.status === 503 && apiError.code === 'unavailable')
+    log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
+  if (!apiError) {
+    log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
+    apiError = new ApiError(
+      500,
+      'internal_error',
+      'An unexpected error occurred. Quote the request id when you contact support.',
+    );
+  }
+  return apiError;
+}
+
 export function errorHandler(log: Logger) {
   // Express recognises error middleware by its four parameters.
   return (error: unknown, req: Request, res: Response, _next: NextFunction): void => {
-    let apiError = translate(error);
-    if (apiError) apiError = withEarlierProblems(apiError, res);
-    if (apiError?.status === 503 && apiError.code === 'unavailable')
-      log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
-    if (!apiError) {
-      log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
-      apiError = new ApiError(
-        500,
-        'internal_error',
-        'An unexpected error occurred. Quote the request id when you contact support.',
-      );
-    }
+    const apiError = apiErrorOf(error, res, log);
     if (res.headersSent) {
       res.end();
       return;

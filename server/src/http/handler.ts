@@ -52,7 +52,18 @@ export interface RawReply {
   raw: { contentType: string; body: string | Buffer | Readable; filename?: string; headers?: Record<string, string> };
 }
 
-export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply;
+/**
+ * A JSON body sent as it is, without the envelope, with any status and its own media type: the SCIM server speaks
+ * RFC 7644, whose successes and errors are its own bodies. Replayed by the idempotency store like any reply.
+ */
+export interface BareReply {
+  status: number;
+  bare: unknown;
+  contentType: string;
+  headers?: Record<string, string>;
+}
+
+export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply | BareReply;
 
 /** Everything a handler may use; nothing global. */
 export interface Dependencies {

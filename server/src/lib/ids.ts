@@ -7,7 +7,8 @@ import { randomFillSync } from 'node:crypto';
 
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-export type IdPrefix = 'org' | 'key' | 'srv' | 'rsp' | 'whk' | 'whd' | 'evt' | 'job' | 'dst' | 'exp' | 'ana' | 'req';
+export type IdPrefix =
+  'org' | 'key' | 'srv' | 'rsp' | 'whk' | 'whd' | 'evt' | 'job' | 'dst' | 'exp' | 'ana' | 'req' | 'usr';
 
 function encodeTime(ms: number): string {
   let out = '';

@@ -13,6 +13,7 @@ import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as respondents from './respondents/handlers.js';
+import * as scim from './scim/handlers.js';
 import * as surveys from './surveys/handlers.js';
 import * as webhooks from './webhooks/handlers.js';
 
@@ -74,6 +75,17 @@ export const handlers = {
   deleteRespondent: respondents.deleteRespondent,
   startRespondentSync: respondents.startRespondentSync,
   getSyncJob: respondents.getSyncJob,
+  // SCIM
+  getScimServiceProviderConfig: scim.getScimServiceProviderConfig,
+  listScimResourceTypes: scim.listScimResourceTypes,
+  listScimSchemas: scim.listScimSchemas,
+  listScimUsers: scim.listScimUsers,
+  createScimUser: scim.createScimUser,
+  getScimUser: scim.getScimUser,
+  replaceScimUser: scim.replaceScimUser,
+  patchScimUser: scim.patchScimUser,
+  deleteScimUser: scim.deleteScimUser,
+  scimBulk: scim.scimBulk,
   // Account and meta
   getMe: account.getMe,
   getOpenApiDocument: meta.getOpenApiDocument,

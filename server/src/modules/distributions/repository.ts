@@ -2,6 +2,7 @@
 import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
+import { activeRespondent } from '../scim/index.js';
 import { compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
 import { tokenHashSql, type LinkKey } from './tokens.js';
@@ -177,6 +178,7 @@ export async function snapshotRecipients(
       from respondents
       where ${tenantIs(tenant, 'respondents')}
         and ${compileChecked(targeting, respondentsOf(tenant))}
+        and ${activeRespondent('respondents')}
       returning 1
     )
     select count(*)::int as n from inserted`.execute(db);
@@ -228,7 +230,10 @@ export function pendingRecipients(
     .execute();
 }
 
-/** Recipients due a reminder: sent to, not answered (through the link or the API), not unsubscribed since. */
+/**
+ * Recipients due a reminder: sent to, not answered (through the link or the API), not unsubscribed since, not made
+ * inactive by a SCIM client since.
+ */
 export function reminderRecipients(
   db: DbOrTx,
   tenant: Tenant,
@@ -256,6 +261,7 @@ export function reminderRecipients(
       ),
     )
     .where(sql<boolean>`not ${unsubscribedSql(tenant, sql.ref('r.email'))}`)
+    .where(activeRespondent('r'))
     .orderBy('r.external_id')
     .limit(limit)
     .execute();

@@ -12,6 +12,7 @@ import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetai
 import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
+import { activeRespondent } from '../scim/index.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import { distributionQueue, type DistributionJobData } from './queue.js';
@@ -216,7 +217,9 @@ export async function previewDistribution(
   const matching = db
     .selectFrom('respondents')
     .where(tenantIs(tenant))
-    .where(compileChecked(targeting, respondentsOf(tenant)));
+    .where(compileChecked(targeting, respondentsOf(tenant)))
+    // Inactive SCIM users are kept, but reached by no distribution.
+    .where(activeRespondent('respondents'));
   const [count, sample] = await Promise.all([
     matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
     matching

@@ -8,3 +8,5 @@ export { respondentsJobs } from './jobs.js';
 export { ManagerCycleError } from './hierarchy.js';
 export { holdSyncRecords } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';
+// The one writer and the one deletion, for the SCIM server (its users are respondents).
+export { deleteRespondent, upsertRespondent } from './service.js';

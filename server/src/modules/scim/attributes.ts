@@ -1,0 +1,68 @@
+/**
+ * The User attributes the service keeps, by their canonical path, and where each lives in SQL: filters and sorting
+ * compile to these columns of `scim_users s` joined with `respondents r`. Attribute names are case-insensitive
+ * (RFC 7643 §2.1); extension attributes are named with their schema's URN.
+ */
+import { sql, type RawBuilder } from 'kysely';
+
+export const coreSchema = 'urn:ietf:params:scim:schemas:core:2.0:User';
+export const enterpriseSchema = 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User';
+export const ownSchema = 'urn:ietf:params:scim:schemas:extension:survey-service:2.0:User';
+
+export type SchemaName = 'core' | 'enterprise' | 'own';
+export type AttributeType = 'string' | 'caseExactString' | 'boolean' | 'date' | 'dateTime';
+
+export interface AttributePath {
+  schema: SchemaName;
+  /** Lower-case, dotted: `name.familyname`, `manager.value`. */
+  attr: string;
+}
+
+/** `urn:…:enterprise:2.0:User:manager.value` → { enterprise, manager.value }; names without a URN are core. */
+export function attributePath(path: string): AttributePath {
+  const lower = path.toLowerCase();
+  for (const [schema, urn] of [
+    ['enterprise', enterpriseSchema],
+    ['own', ownSchema],
+    ['core', coreSchema],
+  ] as const) {
+    const prefix = `${urn.toLowerCase()}:`;
+    if (lower.startsWith(prefix)) return { schema, attr: lower.slice(prefix.length) };
+  }
+  return { schema: 'core', attr: lower };
+}
+
+export const keyOf = (path: AttributePath) => (path.schema === 'core' ? path.attr : `${path.schema}:${path.attr}`);
+
+interface Column {
+  sql: RawBuilder<unknown>;
+  type: AttributeType;
+}
+
+const ref = (name: string) => sql.ref(name);
+
+/** Filterable and sortable attributes. `emails` holds one address, of type `work`, primary. */
+export const columns: Record<string, Column> = {
+  id: { sql: ref('s.id'), type: 'caseExactString' },
+  externalid: { sql: ref('s.external_id'), type: 'caseExactString' },
+  username: { sql: ref('s.user_name'), type: 'string' },
+  'name.givenname': { sql: ref('r.first_name'), type: 'string' },
+  'name.familyname': { sql: ref('r.last_name'), type: 'string' },
+  emails: { sql: ref('r.email'), type: 'string' },
+  'emails.value': { sql: ref('r.email'), type: 'string' },
+  'emails.type': { sql: sql`'work'::text`, type: 'string' },
+  'emails.primary': { sql: sql`true`, type: 'boolean' },
+  title: { sql: ref('r.job_title'), type: 'string' },
+  active: { sql: ref('s.active'), type: 'boolean' },
+  preferredlanguage: { sql: ref('s.preferred_language'), type: 'string' },
+  'enterprise:department': { sql: ref('r.department'), type: 'string' },
+  'enterprise:employeenumber': { sql: ref('s.employee_number'), type: 'string' },
+  'enterprise:manager': { sql: ref('r.manager_id'), type: 'caseExactString' },
+  'enterprise:manager.value': { sql: ref('r.manager_id'), type: 'caseExactString' },
+  'own:location': { sql: ref('r.location'), type: 'string' },
+  'own:hiredate': { sql: ref('r.hire_date'), type: 'date' },
+  'own:employmenttype': { sql: ref('r.employment_type'), type: 'caseExactString' },
+  'meta.created': { sql: ref('s.created_at'), type: 'dateTime' },
+  'meta.lastmodified': { sql: sql`greatest(s.updated_at, r.updated_at)`, type: 'dateTime' },
+  'meta.resourcetype': { sql: sql`'User'::text`, type: 'caseExactString' },
+};

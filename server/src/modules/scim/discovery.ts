@@ -1,0 +1,121 @@
+/** Discovery (RFC 7643 §5–7): what this server supports, its resource type and its schemas. */
+import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
+import { maxResults } from './list.js';
+
+export const maxOperations = 1000;
+export const maxPayloadSize = 1024 * 1024;
+
+const listOf = (resources: object[]) => ({
+  schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
+  totalResults: resources.length,
+  startIndex: 1,
+  itemsPerPage: resources.length,
+  Resources: resources,
+});
+
+export function serviceProviderConfig(base: string) {
+  return {
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig'],
+    documentationUri: `${base.replace(/\/scim\/v2$/, '')}/docs#tag/SCIM`,
+    patch: { supported: true },
+    bulk: { supported: true, maxOperations, maxPayloadSize },
+    filter: { supported: true, maxResults },
+    changePassword: { supported: false },
+    sort: { supported: true },
+    etag: { supported: true },
+    authenticationSchemes: [
+      {
+        type: 'oauthbearertoken',
+        name: 'API key',
+        description:
+          'A Survey Service API key with the scope scim, sent as Authorization: Bearer svc_live_… or svc_test_….',
+        primary: true,
+      },
+    ],
+    meta: { resourceType: 'ServiceProviderConfig', location: `${base}/ServiceProviderConfig` },
+  };
+}
+
+export function resourceTypes(base: string) {
+  return listOf([
+    {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:ResourceType'],
+      id: 'User',
+      name: 'User',
+      endpoint: '/Users',
+      description: 'A respondent: a person surveys can reach.',
+      schema: coreSchema,
+      schemaExtensions: [
+        { schema: enterpriseSchema, required: false },
+        { schema: ownSchema, required: false },
+      ],
+      meta: { resourceType: 'ResourceType', location: `${base}/ResourceTypes/User` },
+    },
+  ]);
+}
+
+type Attribute = Record<string, unknown>;
+const attribute = (name: string, extra: Attribute = {}): Attribute => ({
+  name,
+  type: 'string',
+  multiValued: false,
+  required: false,
+  caseExact: false,
+  mutability: 'readWrite',
+  returned: 'default',
+  uniqueness: 'none',
+  ...extra,
+});
+
+export function schemas(base: string) {
+  const schema = (id: string, name: string, description: string, attributes: Attribute[]) => ({
+    schemas: ['urn:ietf:params:scim:schemas:core:2.0:Schema'],
+    id,
+    name,
+    description,
+    attributes,
+    meta: { resourceType: 'Schema', location: `${base}/Schemas/${id}` },
+  });
+  return listOf([
+    schema(coreSchema, 'User', 'A respondent', [
+      attribute('id', { caseExact: true, mutability: 'readOnly', returned: 'always', uniqueness: 'server' }),
+      attribute('externalId', {
+        caseExact: true,
+        mutability: 'immutable',
+        description: "The respondent's externalId; the user's id when the client sends none.",
+      }),
+      attribute('userName', { required: true, uniqueness: 'server' }),
+      attribute('name', {
+        type: 'complex',
+        subAttributes: [attribute('givenName'), attribute('familyName')],
+      }),
+      attribute('emails', {
+        type: 'complex',
+        multiValued: true,
+        description: 'One address is kept: the primary one, else the first.',
+        subAttributes: [attribute('value'), attribute('type'), attribute('primary', { type: 'boolean' })],
+      }),
+      attribute('title'),
+      attribute('active', { type: 'boolean' }),
+      attribute('preferredLanguage'),
+    ]),
+    schema(enterpriseSchema, 'EnterpriseUser', 'Enterprise User', [
+      attribute('department'),
+      attribute('employeeNumber'),
+      attribute('manager', {
+        type: 'complex',
+        description: "The manager's externalId (a user's id is read as that user's externalId).",
+        subAttributes: [attribute('value', { caseExact: true })],
+      }),
+    ]),
+    schema(ownSchema, 'SurveyServiceUser', 'The respondent fields SCIM has no attribute for', [
+      attribute('location'),
+      attribute('hireDate', { description: 'A date, YYYY-MM-DD.' }),
+      attribute('employmentType', {
+        caseExact: true,
+        canonicalValues: ['full_time', 'part_time', 'contractor', 'temporary', 'intern'],
+      }),
+      attribute('attributes', { type: 'complex', description: 'Custom attributes, as the respondent keeps them.' }),
+    ]),
+  ]);
+}

@@ -1,0 +1,123 @@
+/**
+ * SCIM filters (RFC 7644 §3.4.2.2) compiled to one SQL condition over `scim_users s` joined with `respondents r`:
+ * the database filters, never the process. Parsing is `scim2-parse-filter`'s (the whole grammar: comparisons,
+ * `pr`, `and`/`or`/`not`, parentheses, value filters); each comparison becomes a parameterised, null-safe condition
+ * on the attribute's column. Text compares case-insensitively except on case-exact attributes (`id`, `externalId`).
+ */
+import { sql, type RawBuilder, type SqlBool } from 'kysely';
+import scimFilter from 'scim2-parse-filter';
+import { attributePath, columns, keyOf } from './attributes.js';
+import { invalidFilter } from './errors.js';
+
+type Filter = ReturnType<typeof scimFilter.parse>;
+
+export function parseFilter(text: string): Filter {
+  try {
+    return scimFilter.parse(text);
+  } catch (error) {
+    throw invalidFilter(`The filter is not valid SCIM: ${(error as Error).message}`.slice(0, 500));
+  }
+}
+
+function escapeLike(value: string): string {
+  return value.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+function column(path: string) {
+  const key = keyOf(attributePath(path));
+  const found = columns[key];
+  if (!found) throw invalidFilter(`The filter names an attribute the service does not keep: ${path.slice(0, 200)}`);
+  return found;
+}
+
+function comparison(filter: Extract<Filter, { compValue: unknown }>, prefix: string): RawBuilder<SqlBool> {
+  const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
+  const { sql: col, type } = column(path);
+  const value = filter.compValue;
+  const op = filter.op;
+  if (value === null) {
+    if (op === 'eq') return sql<SqlBool>`(${col} is null)`;
+    if (op === 'ne') return sql<SqlBool>`(${col} is not null)`;
+    throw invalidFilter(`${op} cannot compare with null (${path.slice(0, 200)}).`);
+  }
+  if (type === 'boolean') {
+    if (typeof value !== 'boolean')
+      throw invalidFilter(`${path.slice(0, 200)} is a boolean: compare it with true or false.`);
+    if (op === 'eq') return sql<SqlBool>`(${col} is not distinct from ${value})`;
+    if (op === 'ne') return sql<SqlBool>`(${col} is distinct from ${value})`;
+    throw invalidFilter(`${op} does not apply to the boolean ${path.slice(0, 200)}.`);
+  }
+  if (typeof value !== 'string') throw invalidFilter(`${path.slice(0, 200)} takes a string value.`);
+  if (type === 'date' || type === 'dateTime') {
+    const parsed = type === 'date' ? /^\d{4}-\d{2}-\d{2}$/.test(value) : !Number.isNaN(Date.parse(value));
+    if (!parsed || Number.isNaN(Date.parse(value)))
+      throw invalidFilter(
+        `${path.slice(0, 200)} takes a ${type === 'date' ? 'date (YYYY-MM-DD)' : 'date-time'} value.`,
+      );
+    const typed = type === 'date' ? sql`${value}::date` : sql`${new Date(value).toISOString()}::timestamptz`;
+    return ordered(op, col, typed, path, true);
+  }
+  const caseExact = type === 'caseExactString';
+  const left = caseExact ? col : sql`lower(${col})`;
+  const right = caseExact ? value : value.toLowerCase();
+  switch (op) {
+    case 'eq':
+      return sql<SqlBool>`coalesce(${left} = ${right}, false)`;
+    case 'ne':
+      return sql<SqlBool>`(${left} is distinct from ${right})`;
+    case 'co':
+      return sql<SqlBool>`coalesce(${left} like ${`%${escapeLike(right)}%`}, false)`;
+    case 'sw':
+      return sql<SqlBool>`coalesce(${left} like ${`${escapeLike(right)}%`}, false)`;
+    case 'ew':
+      return sql<SqlBool>`coalesce(${left} like ${`%${escapeLike(right)}`}, false)`;
+    default:
+      return ordered(op, left, sql`${right}`, path, false);
+  }
+}
+
+function ordered(op: string, left: RawBuilder<unknown>, right: RawBuilder<unknown>, path: string, allowEq: boolean) {
+  const operators: Record<string, string> = { gt: '>', ge: '>=', lt: '<', le: '<=' };
+  if (allowEq && op === 'eq') return sql<SqlBool>`coalesce(${left} = ${right}, false)`;
+  if (allowEq && op === 'ne') return sql<SqlBool>`(${left} is distinct from ${right})`;
+  const operator = operators[op];
+  if (!operator) throw invalidFilter(`${op} does not apply to ${path.slice(0, 200)}.`);
+  return sql<SqlBool>`coalesce(${left} ${sql.raw(operator)} ${right}, false)`;
+}
+
+/** The filter as one SQL condition; `prefix` is the multi-valued attribute a value filter is inside. */
+export function compileFilter(filter: Filter, prefix = ''): RawBuilder<SqlBool> {
+  switch (filter.op) {
+    case 'and':
+    case 'or': {
+      const parts = filter.filters.map((part) => compileFilter(part, prefix));
+      return sql<SqlBool>`(${sql.join(parts, sql.raw(filter.op === 'and' ? ' and ' : ' or '))})`;
+    }
+    case 'not':
+      return sql<SqlBool>`(not ${compileFilter(filter.filter, prefix)})`;
+    case '[]': {
+      if (prefix) throw invalidFilter('Value filters do not nest.');
+      const attr = attributePath(filter.attrPath);
+      if (attr.schema !== 'core' || attr.attr !== 'emails')
+        throw invalidFilter(`Only emails takes a value filter here, not ${filter.attrPath.slice(0, 200)}.`);
+      return compileFilter(filter.valFilter, filter.attrPath);
+    }
+    case 'pr': {
+      const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
+      const { sql: col, type } = column(path);
+      return type === 'boolean' || type === 'date' || type === 'dateTime'
+        ? sql<SqlBool>`(${col} is not null)`
+        : sql<SqlBool>`coalesce(${col}::text <> '', false)`;
+    }
+    default:
+      return comparison(filter as Extract<Filter, { compValue: unknown }>, prefix);
+  }
+}
+
+/** The column a sort names (text sorted case-insensitively), or invalidValue-like refusal via invalidFilter. */
+export function sortColumn(path: string): RawBuilder<unknown> {
+  const key = keyOf(attributePath(path));
+  const found = columns[key];
+  if (!found) throw invalidFilter(`sortBy names an attribute the service does not keep: ${path.slice(0, 200)}`);
+  return found.type === 'string' ? sql`lower(${found.sql})` : found.sql;
+}

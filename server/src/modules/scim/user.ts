@@ -1,0 +1,269 @@
+/**
+ * A User as SCIM shows it (rendered from the respondent and its SCIM row) and as a client sends it (read into the
+ * respondent's fields and the SCIM row's). Attribute names are matched case-insensitively; booleans also as the
+ * strings "true"/"false" in any case, which Microsoft Entra ID sends (SCIM only: the API never coerces bodies).
+ */
+import type { components } from '../../generated/openapi.js';
+import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
+import { invalidValue } from './errors.js';
+
+export type ScimUser = components['schemas']['ScimUser'];
+export type RespondentFields = components['schemas']['RespondentUpsert'];
+
+/** A user joined with its respondent, as the repository reads it. */
+export interface StoredUser {
+  id: string;
+  external_id: string;
+  user_name: string;
+  active: boolean;
+  preferred_language: string | null;
+  employee_number: string | null;
+  created_at: Date;
+  last_modified: Date;
+  version: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  department: string | null;
+  location: string | null;
+  job_title: string | null;
+  manager_id: string | null;
+  hire_date: string | null;
+  employment_type: string | null;
+  attributes: Record<string, unknown>;
+}
+
+/** What a client's User says, in the shapes the respondent and the SCIM row keep. */
+export interface UserInput {
+  id?: string;
+  userName: string;
+  externalId?: string;
+  active: boolean;
+  preferredLanguage: string | null;
+  employeeNumber: string | null;
+  respondent: Omit<RespondentFields, 'externalId'>;
+}
+
+export const weakEtag = (version: string) => `W/"${version}"`;
+
+export function render(row: StoredUser, location: string): ScimUser {
+  const enterprise: Record<string, unknown> = {};
+  if (row.department !== null) enterprise.department = row.department;
+  if (row.employee_number !== null) enterprise.employeeNumber = row.employee_number;
+  if (row.manager_id !== null) enterprise.manager = { value: row.manager_id };
+  const own: Record<string, unknown> = {};
+  if (row.location !== null) own.location = row.location;
+  if (row.hire_date !== null) own.hireDate = row.hire_date;
+  if (row.employment_type !== null) own.employmentType = row.employment_type;
+  if (Object.keys(row.attributes).length > 0) own.attributes = row.attributes;
+  const name: Record<string, string> = {};
+  if (row.first_name !== null) name.givenName = row.first_name;
+  if (row.last_name !== null) name.familyName = row.last_name;
+  const user: Record<string, unknown> = {
+    schemas: [
+      coreSchema,
+      ...(Object.keys(enterprise).length ? [enterpriseSchema] : []),
+      ...(Object.keys(own).length ? [ownSchema] : []),
+    ],
+    id: row.id,
+    externalId: row.external_id,
+    userName: row.user_name,
+    ...(Object.keys(name).length ? { name } : {}),
+    emails: [{ value: row.email, type: 'work', primary: true }],
+    ...(row.job_title !== null ? { title: row.job_title } : {}),
+    active: row.active,
+    ...(row.preferred_language !== null ? { preferredLanguage: row.preferred_language } : {}),
+    ...(Object.keys(enterprise).length ? { [enterpriseSchema]: enterprise } : {}),
+    ...(Object.keys(own).length ? { [ownSchema]: own } : {}),
+    meta: {
+      resourceType: 'User',
+      created: row.created_at.toISOString(),
+      lastModified: row.last_modified.toISOString(),
+      location,
+      version: weakEtag(row.version),
+    },
+  };
+  return user as ScimUser;
+}
+
+type Json = Record<string, unknown>;
+const isObject = (value: unknown): value is Json =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** The member of `object` named `name` in any letter case. */
+export function member(object: Json, name: string): unknown {
+  const lower = name.toLowerCase();
+  for (const [key, value] of Object.entries(object)) if (key.toLowerCase() === lower) return value;
+  return undefined;
+}
+
+/** A boolean, or the strings "true"/"false" in any case (Entra ID). */
+export function lenientBoolean(value: unknown, path: string): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string' && /^(true|false)$/i.test(value)) return value.toLowerCase() === 'true';
+  throw invalidValue(`${path} must be a boolean.`);
+}
+
+function text(value: unknown, path: string, max: number): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== 'string') throw invalidValue(`${path} must be a string.`);
+  if (value.length > max) throw invalidValue(`${path} must be at most ${max} characters.`);
+  return value;
+}
+
+function object(value: unknown, path: string): Json {
+  if (value === undefined || value === null) return {};
+  if (!isObject(value)) throw invalidValue(`${path} must be an object.`);
+  return value;
+}
+
+function primaryEmail(value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (!Array.isArray(value)) throw invalidValue('emails must be an array.');
+  const emails = value.map((entry, index) => {
+    const email = object(entry, `emails[${index}]`);
+    const primary = member(email, 'primary');
+    return {
+      value: text(member(email, 'value'), `emails[${index}].value`, 320),
+      primary: primary === undefined || primary === null ? false : lenientBoolean(primary, `emails[${index}].primary`),
+    };
+  });
+  const withValue = emails.filter((email) => email.value !== null && email.value !== '');
+  return (withValue.find((email) => email.primary) ?? withValue[0])?.value ?? null;
+}
+
+/** The manager: `{ value }`, or the bare value Entra ID sends in a PATCH. */
+function managerOf(value: unknown): string | null {
+  if (typeof value === 'string') return value === '' ? null : text(value, 'manager.value', 255);
+  const manager = object(value, 'manager');
+  const id = text(member(manager, 'value'), 'manager.value', 255);
+  return id === '' ? null : id;
+}
+
+/** A User body read into the respondent's fields and the SCIM row's; every problem is 400 invalidValue. */
+export function readUser(body: unknown): UserInput {
+  const user = object(body, 'The user');
+  const userName = text(member(user, 'userName'), 'userName', 255);
+  if (userName === null || userName.trim() === '') throw invalidValue('userName is required and may not be empty.');
+  const externalIdValue = member(user, 'externalId');
+  const externalId = text(externalIdValue, 'externalId', 255);
+  if (externalId === '') throw invalidValue('externalId may not be empty.');
+  const idValue = member(user, 'id');
+  const name = object(member(user, 'name'), 'name');
+  const enterprise = object(member(user, enterpriseSchema), enterpriseSchema);
+  const own = object(member(user, ownSchema), ownSchema);
+  const activeValue = member(user, 'active');
+  // A respondent is reached by e-mail: the primary address, else the first, else a userName that is one.
+  const email = primaryEmail(member(user, 'emails')) ?? (userName.includes('@') ? userName : null);
+  if (email === null) throw invalidValue('emails: a user needs an e-mail address (or a userName that is one).');
+  const attributes = member(own, 'attributes');
+  const respondent: UserInput['respondent'] = {
+    email,
+    firstName: text(member(name, 'givenName'), 'name.givenName', 200),
+    lastName: text(member(name, 'familyName'), 'name.familyName', 200),
+    jobTitle: text(member(user, 'title'), 'title', 200),
+    department: text(member(enterprise, 'department'), 'department', 200),
+    managerId: managerOf(member(enterprise, 'manager')),
+    location: text(member(own, 'location'), 'location', 200),
+    hireDate: text(member(own, 'hireDate'), 'hireDate', 10),
+    employmentType: text(member(own, 'employmentType'), 'employmentType', 20) as RespondentFields['employmentType'],
+  };
+  if (attributes !== undefined && attributes !== null)
+    respondent.attributes = object(attributes, 'attributes') as never;
+  return {
+    ...(typeof idValue === 'string' ? { id: idValue } : {}),
+    userName,
+    ...(externalId !== null ? { externalId } : {}),
+    active: activeValue === undefined || activeValue === null ? true : lenientBoolean(activeValue, 'active'),
+    preferredLanguage: text(member(user, 'preferredLanguage'), 'preferredLanguage', 64),
+    employeeNumber: text(member(enterprise, 'employeeNumber'), 'employeeNumber', 255),
+    respondent,
+  };
+}
+
+/** `attributes` / `excludedAttributes` applied to a rendered user; `id` and `schemas` always stay. */
+export function project(user: ScimUser, attributes?: string, excluded?: string): ScimUser {
+  const split = (list: string) =>
+    list
+      .split(',')
+      .map((item) => item.trim())
+      .filter(Boolean);
+  if (attributes) {
+    const wanted = split(attributes);
+    const out: Json = { schemas: user.schemas, id: user.id };
+    for (const path of wanted) copyPath(user as Json, out, path);
+    return out as ScimUser;
+  }
+  if (excluded) {
+    const out = structuredClone(user) as Json;
+    for (const path of split(excluded)) removePath(out, path);
+    out.schemas = user.schemas;
+    out.id = user.id;
+    return out as ScimUser;
+  }
+  return user;
+}
+
+/** Splits `urn:…:User:manager.value` into the container key (an extension's URN or none) and the dotted rest. */
+function locate(path: string): { urn?: string; parts: string[] } {
+  for (const urn of [enterpriseSchema, ownSchema, coreSchema]) {
+    if (path.toLowerCase() === urn.toLowerCase()) return { urn: urn === coreSchema ? undefined : urn, parts: [] };
+    if (path.toLowerCase().startsWith(`${urn.toLowerCase()}:`))
+      return { urn: urn === coreSchema ? undefined : urn, parts: path.slice(urn.length + 1).split('.') };
+  }
+  return { parts: path.split('.') };
+}
+
+function keyIn(object: Json, name: string): string | undefined {
+  return Object.keys(object).find((key) => key.toLowerCase() === name.toLowerCase());
+}
+
+function copyPath(from: Json, to: Json, path: string): void {
+  const { urn, parts } = locate(path);
+  let source: unknown = from;
+  let target: Json = to;
+  if (urn) {
+    source = from[urn];
+    if (!isObject(source)) return;
+    target = (to[urn] ??= {}) as Json;
+    if (parts.length === 0) {
+      Object.assign(target, structuredClone(source));
+      return;
+    }
+  }
+  for (const [index, part] of parts.entries()) {
+    if (!isObject(source)) return;
+    const key = keyIn(source, part);
+    if (key === undefined) return;
+    if (index === parts.length - 1) target[key] = structuredClone(source[key]);
+    else {
+      source = source[key];
+      if (Array.isArray(source)) {
+        const rest = parts.slice(index + 1);
+        target[key] = source.map((entry) => {
+          const item: Json = {};
+          if (isObject(entry)) copyPath(entry, item, rest.join('.'));
+          return item;
+        });
+        return;
+      }
+      target = (target[key] ??= {}) as Json;
+    }
+  }
+}
+
+function removePath(object: Json, path: string): void {
+  const { urn, parts } = locate(path);
+  let at: unknown = urn ? object[urn] : object;
+  if (urn && parts.length === 0) {
+    delete object[urn];
+    return;
+  }
+  for (const [index, part] of parts.entries()) {
+    if (!isObject(at)) return;
+    const key = keyIn(at, part);
+    if (key === undefined) return;
+    if (index === parts.length - 1) delete at[key];
+    else at = at[key];
+  }
+}
