@@ -16,6 +16,7 @@ export const methodNames: Record<string, string> = {
   createSurvey: 'surveys.create',
   generateSurvey: 'surveys.generate',
   getSurvey: 'surveys.get',
+  listSurveyVersions: 'surveys.versions',
   updateSurvey: 'surveys.update',
   deleteSurvey: 'surveys.delete',
   launchSurvey: 'surveys.launch',

@@ -204,25 +204,33 @@ describe('updateSurvey', () => {
     expect(data!.data.questions).toHaveLength(1);
   });
 
-  it('keeps title and description editable while active or paused, freezes questions and settings after launch', async () => {
+  it('keeps title and description editable while active or paused; after launch settings freeze and questions only grow', async () => {
     const survey = await create();
     await transition(survey.id, 'launch');
     const renamed = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { title: 'new title' } });
     expect(renamed.data?.data.title).toBe('new title');
-    for (const body of [{ questions: [{ type: 'nps' as const, text: 'x' }] }, { settings: { anonymous: true } }]) {
-      const { error, response } = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body });
-      expect(response.status).toBe(409);
-      expect(error?.error.code).toBe('invalid_state');
-    }
+    const replaced = await live.PATCH('/api/v1/surveys/{id}', {
+      ...path(survey.id),
+      body: { questions: [{ type: 'nps' as const, text: 'x' }] },
+    });
+    expect(replaced.response.status).toBe(409);
+    expect(replaced.error?.error.code).toBe('survey_active');
+    const settings = await live.PATCH('/api/v1/surveys/{id}', {
+      ...path(survey.id),
+      body: { settings: { anonymous: true } },
+    });
+    expect(settings.response.status).toBe(409);
+    expect(settings.error?.error.code).toBe('invalid_state');
     await transition(survey.id, 'pause');
     const paused = await live.PATCH('/api/v1/surveys/{id}', {
       ...path(survey.id),
       body: { description: 'paused text' },
     });
     expect(paused.data?.data.description).toBe('paused text');
-    const frozen = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { questions: [] } });
-    expect(frozen.response.status).toBe(409);
-    expect(frozen.error?.error.message).toContain('is paused');
+    const emptied = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { questions: [] } });
+    expect(emptied.response.status).toBe(409);
+    expect(emptied.error?.error.code).toBe('survey_active');
+    expect(emptied.error?.error.details).toHaveLength(5);
   });
 
   it('refuses any change to a closed survey', async () => {

@@ -23,6 +23,7 @@ export const handlers = {
   createSurvey: surveys.createSurvey,
   generateSurvey: ai.generateSurvey,
   getSurvey: surveys.getSurvey,
+  listSurveyVersions: surveys.listSurveyVersions,
   updateSurvey: surveys.updateSurvey,
   deleteSurvey: surveys.deleteSurvey,
   launchSurvey: surveys.launchSurvey,

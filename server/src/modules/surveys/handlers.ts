@@ -22,10 +22,19 @@ export const createSurvey: Handler<'createSurvey'> = async ({ body, auth, deps }
   data: await service.createSurvey(deps.db, tenantOf(auth), body),
 });
 
-export const getSurvey: Handler<'getSurvey'> = async ({ params, auth, deps }) => ({
+export const getSurvey: Handler<'getSurvey'> = async ({ params, query, auth, deps }) => ({
   status: 200,
-  data: await service.getSurvey(deps.db, tenantOf(auth), params.id),
+  data: await service.getSurvey(deps.db, tenantOf(auth), params.id, query.version),
 });
+
+export const listSurveyVersions: Handler<'listSurveyVersions'> = async ({ params, query, auth, deps }) => {
+  const page = pageRequest(query);
+  const { versions, total } = await service.listSurveyVersions(deps.db, tenantOf(auth), params.id, {
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  return { status: 200, data: versions, pagination: paginationOf(page, total) };
+};
 
 export const updateSurvey: Handler<'updateSurvey'> = async ({ params, body, auth, deps }) => ({
   status: 200,

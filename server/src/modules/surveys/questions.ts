@@ -30,6 +30,7 @@ function assignIds<T extends { id?: string }>(
   path: (index: number) => string,
   problems: ErrorDetail[],
   what: string,
+  reserved: ReadonlySet<string> = new Set(),
 ): string[] {
   const taken = new Set<string>();
   items.forEach((item, index) => {
@@ -41,7 +42,7 @@ function assignIds<T extends { id?: string }>(
   let next = 1;
   return items.map((item) => {
     if (item.id !== undefined) return item.id;
-    while (taken.has(`${prefix}${next}`)) next++;
+    while (taken.has(`${prefix}${next}`) || reserved.has(`${prefix}${next}`)) next++;
     const id = `${prefix}${next}`;
     taken.add(id);
     return id;
@@ -56,9 +57,11 @@ function normaliseChoices(choices: readonly ChoiceInput[], questionPath: string,
 export function normaliseQuestions(
   inputs: readonly QuestionInput[],
   basePath = '/body/questions',
+  /** Ids a new question must not get: a launched survey's, so that a new question never passes for an old one. */
+  reservedIds: ReadonlySet<string> = new Set(),
 ): { questions: Question[]; problems: ErrorDetail[] } {
   const problems: ErrorDetail[] = [];
-  const ids = assignIds(inputs, 'q_', (i) => `${basePath}/${i}/id`, problems, 'question');
+  const ids = assignIds(inputs, 'q_', (i) => `${basePath}/${i}/id`, problems, 'question', reservedIds);
   const questions = inputs.map((input, i): Question => {
     const path = `${basePath}/${i}`;
     const common = {
@@ -106,4 +109,78 @@ export function normaliseQuestions(
     }
   });
   return { questions, problems };
+}
+
+/** What may change in a launched question: the words people read, and its choices' labels (checked apart). */
+const rewordable = new Set(['id', 'text', 'description', 'minLabel', 'maxLabel', 'choices']);
+const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The problems of a change to a launched survey's questions, one detail each; none when every earlier answer keeps
+ * its meaning. Launched questions keep their place, type, scale and rules, and their choices keep their place; new
+ * choices and new optional questions come after them. Places matter beyond display: analytics encode an answer by
+ * its question's and choice's positions (`analytics_encode`), so a response of any version counts under the same
+ * codes.
+ */
+export function changesAfterLaunch(
+  launched: readonly Question[],
+  next: readonly Question[],
+  basePath = '/body/questions',
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  launched.forEach((before, i) => {
+    const after = next[i];
+    const path = `${basePath}/${i}`;
+    if (!after || after.id !== before.id) {
+      problems.push({
+        path,
+        message: `question ${before.id} was removed or moved; launched questions keep their place (add new ones after them, with their ids)`,
+        code: 'question_moved',
+      });
+      return;
+    }
+    if (after.type !== before.type) {
+      problems.push({
+        path: `${path}/type`,
+        message: `the type of question ${before.id} cannot change after the launch (was ${before.type})`,
+        code: 'type_changed',
+      });
+      return;
+    }
+    const keys = new Set([...Object.keys(before), ...Object.keys(after)]);
+    for (const key of keys) {
+      if (rewordable.has(key)) continue;
+      const was = (before as Record<string, unknown>)[key];
+      const now = (after as Record<string, unknown>)[key];
+      if (sameValue(was, now)) continue;
+      const code =
+        key === 'min' || key === 'max' ? 'scale_changed' : key === 'required' ? 'required_changed' : 'rule_changed';
+      problems.push({
+        path: `${path}/${key}`,
+        message: `the ${key} of question ${before.id} cannot change after the launch (was ${JSON.stringify(was) ?? 'absent'})`,
+        code,
+      });
+    }
+    if ('choices' in before && 'choices' in after) {
+      before.choices.forEach((choice, j) => {
+        if (after.choices[j]?.id !== choice.id) {
+          problems.push({
+            path: `${path}/choices/${j}`,
+            message: `choice ${choice.id} of question ${before.id} was removed or moved; add new choices after the existing ones`,
+            code: 'choice_moved',
+          });
+        }
+      });
+    }
+  });
+  next.slice(launched.length).forEach((added, k) => {
+    if (added.required) {
+      problems.push({
+        path: `${basePath}/${launched.length + k}/required`,
+        message: `new question ${added.id} must be optional (required: false): earlier respondents never saw it`,
+        code: 'new_question_required',
+      });
+    }
+  });
+  return problems;
 }

@@ -7,7 +7,7 @@ import { compiledOnce } from '../../db/compiled-once.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { Question, SurveySettings } from './questions.js';
-import type { SurveysTable, SurveyStatus } from './tables.js';
+import type { SurveysTable, SurveyStatus, SurveyVersionsTable } from './tables.js';
 
 export type SurveyRow = Selectable<SurveysTable>;
 
@@ -38,6 +38,7 @@ const surveyColumns = (tenant: Tenant) =>
     'surveys.paused_at',
     'surveys.closed_at',
     'surveys.first_launched_at',
+    'surveys.version',
     responseCount(tenant),
   ] as const;
 
@@ -160,7 +161,7 @@ const surveyPage = compiledOnce((db: DbOrTx, values: PageValues) => {
       select p.id, p.title, p.description, p.status, p.questions, p.settings, p.response_count as "responseCount",
         ${isoText('p.created_at')} as "createdAt", ${isoText('p.updated_at')} as "updatedAt",
         ${isoText('p.first_launched_at')} as "launchedAt", ${isoText('p.paused_at')} as "pausedAt",
-        ${isoText('p.closed_at')} as "closedAt"
+        ${isoText('p.closed_at')} as "closedAt", p.version
     ) survey`.compile(db);
 });
 
@@ -169,6 +170,75 @@ export interface SurveyChanges {
   description?: string | null;
   questions?: Question[];
   settings?: SurveySettings;
+  version?: number;
+}
+
+/**
+ * Keeps the survey's current title, description and questions as its version `version` (the first launch's 1,
+ * or a change's next one), in the transaction that made it. A relaunch after a pause keeps version 1's row.
+ */
+export async function recordVersion(db: DbOrTx, tenant: Tenant, surveyId: string, version: number): Promise<void> {
+  await db
+    .insertInto('survey_versions')
+    .columns([
+      'organization_id',
+      'environment',
+      'survey_id',
+      'version',
+      'title',
+      'description',
+      'questions',
+      'created_at',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('surveys')
+        .select([
+          'organization_id',
+          'environment',
+          'id',
+          sql<number>`${version}::int`.as('version'),
+          'title',
+          'description',
+          'questions',
+          'updated_at',
+        ])
+        .where(tenantIs(tenant))
+        .where('id', '=', surveyId),
+    )
+    .onConflict((oc) => oc.columns(['organization_id', 'environment', 'survey_id', 'version']).doNothing())
+    .execute();
+}
+
+export type SurveyVersionRow = Selectable<SurveyVersionsTable>;
+
+export async function listVersions(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  page: { limit: number; offset: number },
+): Promise<{ rows: SurveyVersionRow[]; total: number }> {
+  const ofSurvey = db.selectFrom('survey_versions').where(tenantIs(tenant)).where('survey_id', '=', surveyId);
+  const [rows, total] = await Promise.all([
+    ofSurvey.selectAll().orderBy('version').limit(page.limit).offset(page.offset).execute(),
+    ofSurvey.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(total.count) };
+}
+
+export function findVersion(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  version: number,
+): Promise<SurveyVersionRow | undefined> {
+  return db
+    .selectFrom('survey_versions')
+    .selectAll()
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('version', '=', version)
+    .executeTakeFirst();
 }
 
 export function updateSurvey(
@@ -184,6 +254,7 @@ export function updateSurvey(
       ...(changes.description !== undefined ? { description: changes.description } : {}),
       ...(changes.questions !== undefined ? { questions: JSON.stringify(changes.questions) } : {}),
       ...(changes.settings !== undefined ? { settings: JSON.stringify(changes.settings) } : {}),
+      ...(changes.version !== undefined ? { version: changes.version } : {}),
       updated_at: new Date(),
     })
     .where('id', '=', id)
@@ -223,6 +294,7 @@ export function transitionSurvey(
           status: 'active' as const,
           launched_at: now,
           first_launched_at: sql<Date>`coalesce(first_launched_at, ${now})`,
+          version: sql<number>`coalesce(version, 1)`,
         }
       : transition === 'pause'
         ? { status: 'paused' as const, paused_at: now }

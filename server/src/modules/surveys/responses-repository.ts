@@ -26,15 +26,17 @@ export type ResponseChannel =
   | { kind: 'embed'; distributionId: string };
 
 export type StoreOutcome =
-  { outcome: 'stored'; distributionId: string | null } | { outcome: 'duplicate' | 'inactive' | 'used' };
+  | { outcome: 'stored'; distributionId: string | null; surveyVersion: number }
+  | { outcome: 'duplicate' | 'inactive' | 'used' };
 
 /**
  * THE writer of responses: every channel stores through this one statement (its own transaction, or a caller's),
  * so a response, its distribution, its recipient's `responded`, its count delta, its analytics copy (the triggers
  * of `responses`, which freeze the respondent's segment fields) and its `response.submitted` event are one fact.
  *
- * - While the survey is active (a shared lock on its row, so a pause or close waits for submissions in flight,
- *   and they for it).
+ * - While the survey is active (a shared lock on its row, so a pause, close or change waits for submissions in
+ *   flight, and they for it). The response records the survey's version it was accepted under: answers checked
+ *   against an earlier version's questions are valid under every later one (a launched survey only grows).
  * - The distribution it answers: the answer page's; for an API submission naming a respondent, the latest
  *   distribution of this survey that reached them (sent, before now), so reports by distribution and the
  *   snapshot rule count it wherever it was rendered.
@@ -76,27 +78,28 @@ export async function storeResponse(
   // An answer without identity (an anonymous survey's link) must not be tied back to its recipient: no response
   // id and no time on the recipient row, whose `responded_at` would otherwise equal the response's `submittedAt`.
   const identified = response.respondentExternalId !== null;
-  const eventData = sql`${JSON.stringify(event.data)}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored))`;
+  const eventData = sql`${JSON.stringify(event.data)}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored), 'surveyVersion', (select survey_version from stored))`;
   const { rows } = await sql<{
     active: string;
     stored: string;
     used: string;
     distribution_id: string | null;
+    survey_version: number | null;
     queued: string;
   }>`
     with active as (
-      select id from surveys
+      select id, version from surveys
       where ${tenantIs(tenant)} and id = ${response.surveyId} and status = 'active'
       for share
     ), recipient as (${recipient}
     ), stored as (
-      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id)
+      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id, survey_version)
       select ${response.id}, active.id, ${org}, ${env}, ${response.respondentExternalId}, ${response.dedupeKey},
-        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}
+        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}, active.version
       from active
       where ${linkOpen}
       on conflict (organization_id, environment, survey_id, dedupe_key) where dedupe_key is not null do nothing
-      returning id, distribution_id
+      returning id, distribution_id, survey_version
     ), answered as (
       update distribution_recipients dr set status = 'responded',
         responded_at = ${identified ? response.submittedAt : null}::timestamptz, response_id = ${identified ? sql`s.id` : sql`null`}
@@ -109,12 +112,12 @@ export async function storeResponse(
     ), ${eventSteps(tenant, event, 'stored', eventData)}
     select (select count(*) from active) as active, (select count(*) from stored) as stored,
       (select count(*) from recipient where status = 'responded') as used,
-      (select distribution_id from stored) as distribution_id, (select count(*) from event_deliveries) as queued`.execute(
-    db,
-  );
+      (select distribution_id from stored) as distribution_id, (select survey_version from stored) as survey_version,
+      (select count(*) from event_deliveries) as queued`.execute(db);
   const row = rows[0]!;
   if (Number(row.queued) > 0) await wakeDispatchers(db);
-  if (Number(row.stored) === 1) return { outcome: 'stored', distributionId: row.distribution_id };
+  if (Number(row.stored) === 1)
+    return { outcome: 'stored', distributionId: row.distribution_id, surveyVersion: row.survey_version ?? 1 };
   if (Number(row.active) === 0) return { outcome: 'inactive' };
   return { outcome: Number(row.used) === 1 ? 'used' : 'duplicate' };
 }

@@ -18,10 +18,16 @@ import type { JsonText } from '../../lib/json-text.js';
 import { recordEvent } from '../events/index.js';
 import { iso } from '../../lib/time.js';
 import { validateAnswers } from './answers.js';
-import { defaultSettings, mergeSettings, normaliseQuestions, type QuestionInput } from './questions.js';
+import {
+  changesAfterLaunch,
+  defaultSettings,
+  mergeSettings,
+  normaliseQuestions,
+  type QuestionInput,
+} from './questions.js';
 import * as surveys from './repository.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { SurveyRow, Transition } from './repository.js';
+import type { SurveyRow, SurveyVersionRow, Transition } from './repository.js';
 import * as responses from './responses-repository.js';
 import type { ResponseRow } from './responses-repository.js';
 
@@ -30,6 +36,7 @@ type SurveyCreate = components['schemas']['SurveyCreate'];
 type SurveyUpdate = components['schemas']['SurveyUpdate'];
 type Response = components['schemas']['Response'];
 type ResponseSubmit = components['schemas']['ResponseSubmit'];
+type SurveyVersion = components['schemas']['SurveyVersion'];
 
 export function toSurvey(row: SurveyRow): Survey {
   return {
@@ -45,8 +52,28 @@ export function toSurvey(row: SurveyRow): Survey {
     launchedAt: iso(row.first_launched_at),
     pausedAt: iso(row.paused_at),
     closedAt: iso(row.closed_at),
+    version: row.version,
   };
 }
+
+/** The survey as it was in one of its versions: that version's words and questions, the current state. */
+function asVersion(row: SurveyRow, version: SurveyVersionRow): Survey {
+  return {
+    ...toSurvey(row),
+    title: version.title,
+    description: version.description,
+    questions: version.questions,
+    version: version.version,
+  };
+}
+
+const toSurveyVersion = (row: SurveyVersionRow): SurveyVersion => ({
+  version: row.version,
+  title: row.title,
+  description: row.description,
+  questions: row.questions,
+  createdAt: iso(row.created_at),
+});
 
 export function toResponse(row: ResponseRow): Response {
   return {
@@ -56,11 +83,13 @@ export function toResponse(row: ResponseRow): Response {
     answers: row.answers,
     submittedAt: iso(row.submitted_at),
     distributionId: row.distribution_id,
+    // Responses stored before surveys had versions answered the only one there was.
+    surveyVersion: row.survey_version ?? 1,
   };
 }
 
-function normalisedOrThrow(input: SurveyCreate['questions']) {
-  const { questions, problems } = normaliseQuestions(input ?? []);
+function normalisedOrThrow(input: SurveyCreate['questions'], reservedIds?: ReadonlySet<string>) {
+  const { questions, problems } = normaliseQuestions(input ?? [], '/body/questions', reservedIds);
   if (problems.length > 0) throw validationFailed(problems);
   return questions;
 }
@@ -78,27 +107,49 @@ export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): 
 }
 
 export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: SurveyUpdate): Promise<Survey> {
-  const questions = body.questions === undefined ? undefined : normalisedOrThrow(body.questions);
-  // The row lock orders this update with a concurrent launch: questions never change after the first launch.
+  // Checked before the transaction, so that a malformed list is a 400 without a lock; normalised again inside.
+  if (body.questions !== undefined) normalisedOrThrow(body.questions);
+  // The row lock orders this update with a concurrent launch, another update and the submissions (which read the
+  // survey's version under a shared lock): each version number is given once, and a response records the version
+  // whose questions it was checked against.
   const row = await db.transaction().execute(async (trx) => {
     const current = await surveys.findSurvey(trx, tenant, id, { forUpdate: true });
     if (!current) throw notFound('survey', id);
     if (current.status === 'closed') throw invalidState(`Survey ${id} is closed; a closed survey cannot be changed.`);
-    const frozen = [
-      body.questions !== undefined ? 'questions' : undefined,
-      body.settings !== undefined ? 'settings' : undefined,
-    ].filter(Boolean);
-    if (frozen.length > 0 && current.first_launched_at !== null) {
-      throw invalidState(
-        `Survey ${id} is ${current.status} and has been launched; its ${frozen.join(' and ')} can no longer change.`,
-      );
+    const launched = current.first_launched_at !== null;
+    const questions =
+      body.questions === undefined
+        ? undefined
+        : normalisedOrThrow(body.questions, launched ? new Set(current.questions.map((q) => q.id)) : undefined);
+    if (body.settings !== undefined && launched) {
+      throw invalidState(`Survey ${id} is ${current.status} and has been launched; its settings can no longer change.`);
     }
-    return surveys.updateSurvey(trx, tenant, id, {
+    if (questions !== undefined && launched) {
+      const problems = changesAfterLaunch(current.questions, questions);
+      if (problems.length > 0) {
+        throw new ApiError(
+          409,
+          'survey_active',
+          `Survey ${id} has been launched; this change to its questions would change what earlier responses answered.`,
+          problems,
+        );
+      }
+    }
+    const changed =
+      (body.title !== undefined && body.title !== current.title) ||
+      (body.description !== undefined && body.description !== current.description) ||
+      (questions !== undefined && JSON.stringify(questions) !== JSON.stringify(current.questions));
+    // After the first launch, each change is a version of its own; a request that changes nothing makes none.
+    const version = launched && changed ? (current.version ?? 1) + 1 : undefined;
+    const updated = await surveys.updateSurvey(trx, tenant, id, {
       title: body.title,
       description: body.description,
       questions,
       settings: body.settings === undefined ? undefined : mergeSettings(current.settings, body.settings),
+      version,
     });
+    if (version !== undefined) await surveys.recordVersion(trx, tenant, id, version);
+    return updated;
   });
   if (!row) throw notFound('survey', id);
   return toSurvey(row);
@@ -117,6 +168,8 @@ export async function transitionSurvey(db: Db, tenant: Tenant, id: string, trans
   const changed = await db.transaction().execute(async (tx) => {
     const row = await surveys.transitionSurvey(tx, tenant, id, transition);
     if (!row) return undefined;
+    // The first launch is version 1 (a relaunch after a pause finds it kept).
+    if (transition === 'launch' && row.version === 1) await surveys.recordVersion(tx, tenant, id, 1);
     const survey = toSurvey(row);
     await recordEvent(tx, tenant, eventOf[transition], survey);
     return survey;
@@ -138,8 +191,10 @@ export async function findSurveyOrThrow(db: Db, tenant: Tenant, id: string): Pro
 }
 
 /**
- * Questions and settings of launched surveys, per process: they are frozen at the first launch, so a cached copy
- * never goes stale (the submission's statement still checks that the survey is active, and still exists).
+ * Questions and settings of launched surveys, per process. Settings freeze at the first launch and questions only
+ * grow after it, so answers that a cached copy accepts are valid under the current version too (the submission's
+ * statement still checks that the survey is active, and still exists). Answers a cached copy refuses are checked
+ * again against the survey as it is now: another process may have added the question or choice they use.
  */
 const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings'>>();
 const frozenSurveysMax = 10_000;
@@ -148,10 +203,11 @@ async function frozenSurvey(
   db: Db,
   tenant: Tenant,
   surveyId: string,
-): Promise<Pick<SurveyRow, 'questions' | 'settings'>> {
+  options: { fresh?: boolean } = {},
+): Promise<Pick<SurveyRow, 'questions' | 'settings'> & { cached: boolean }> {
   const key = `${tenant.organizationId}:${tenant.environment}:${surveyId}`;
-  const cached = frozenSurveys.get(key);
-  if (cached) return cached;
+  const cached = options.fresh ? undefined : frozenSurveys.get(key);
+  if (cached) return { ...cached, cached: true };
   const survey = await findSurveyOrThrow(db, tenant, surveyId);
   if (survey.status !== 'active')
     throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
@@ -159,7 +215,7 @@ async function frozenSurvey(
     if (frozenSurveys.size >= frozenSurveysMax) frozenSurveys.delete(frozenSurveys.keys().next().value!);
     frozenSurveys.set(key, { questions: survey.questions, settings: survey.settings });
   }
-  return survey;
+  return { ...survey, cached: false };
 }
 
 /**
@@ -192,8 +248,12 @@ export async function submitResponse(
   surveyId: string,
   body: ResponseSubmit,
 ): Promise<Response> {
-  const survey = await frozenSurvey(db, tenant, surveyId);
-  const problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
+  let survey = await frozenSurvey(db, tenant, surveyId);
+  let problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
+  if (problems.length > 0 && survey.cached) {
+    survey = await frozenSurvey(db, tenant, surveyId, { fresh: true });
+    problems = validateAnswers(survey.questions, body.answers);
+  }
   if (problems.length > 0) throw validationFailed(problems);
 
   const { anonymous, allowMultipleResponses } = survey.settings;
@@ -206,6 +266,8 @@ export async function submitResponse(
     answers: body.answers,
     submittedAt: iso(submittedAt),
     distributionId: null,
+    // The statement records the version it is accepted under, in the row and in the event.
+    surveyVersion: 1,
   };
   const stored = await responses.storeResponse(
     db,
@@ -222,7 +284,7 @@ export async function submitResponse(
   );
   if (stored.outcome === 'stored') {
     foldWhenMany(db, tenant, surveyId);
-    return { ...response, distributionId: stored.distributionId };
+    return { ...response, distributionId: stored.distributionId, surveyVersion: stored.surveyVersion };
   }
   if (stored.outcome === 'duplicate') {
     throw new ApiError(
@@ -258,8 +320,24 @@ export async function listSurveys(
   return { surveys: json, total };
 }
 
-export async function getSurvey(db: Db, tenant: Tenant, id: string): Promise<Survey> {
-  return toSurvey(await findSurveyOrThrow(db, tenant, surveyIdOrThrow(id)));
+export async function getSurvey(db: Db, tenant: Tenant, id: string, version?: number): Promise<Survey> {
+  const row = await findSurveyOrThrow(db, tenant, surveyIdOrThrow(id));
+  if (version === undefined) return toSurvey(row);
+  const kept = await surveys.findVersion(db, tenant, row.id, version);
+  if (!kept) throw new ApiError(404, 'not_found', `Survey ${row.id} has no version ${version}.`);
+  return asVersion(row, kept);
+}
+
+/** A survey's versions, oldest first (none before its first launch). */
+export async function listSurveyVersions(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  page: { limit: number; offset: number },
+): Promise<{ versions: SurveyVersion[]; total: number }> {
+  const row = await findSurveyOrThrow(db, tenant, surveyIdOrThrow(id));
+  const { rows, total } = await surveys.listVersions(db, tenant, row.id, page);
+  return { versions: rows.map(toSurveyVersion), total };
 }
 
 /** Deletes a survey; its responses go with it (ON DELETE CASCADE). */

@@ -34,8 +34,22 @@ export interface SurveysTable {
   launched_at: NullableTimestamp;
   paused_at: NullableTimestamp;
   closed_at: NullableTimestamp;
-  /** First launch: the API's `launchedAt`, and the moment questions and settings froze. */
+  /** First launch: the API's `launchedAt`, and the moment settings froze and questions could only grow. */
   first_launched_at: NullableTimestamp;
+  /** The current version (`survey_versions`): 1 from the first launch, one more per change after it; null before. */
+  version: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** Each version of a launched survey, whole: what its responses of that version answered. */
+export interface SurveyVersionsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  version: number;
+  title: string;
+  description: string | null;
+  questions: Json<Question[]>;
+  created_at: CreatedAt;
 }
 
 export interface ResponsesTable {
@@ -50,6 +64,8 @@ export interface ResponsesTable {
   submitted_at: Timestamp;
   /** The distribution whose answer page received the response (distributions module); null through the API. */
   distribution_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The survey's version it answered; null for responses stored before versions existed (version 1). */
+  survey_version: ColumnType<number | null, number | null | undefined, number | null>;
 }
 
 /** Append-only deltas of a survey's response count (+1 per response stored, −1 per deletion); see migration
@@ -63,6 +79,7 @@ export interface SurveyResponseCountsTable {
 
 export interface SurveyTables {
   surveys: SurveysTable;
+  survey_versions: SurveyVersionsTable;
   responses: ResponsesTable;
   survey_response_counts: SurveyResponseCountsTable;
 }
