@@ -14,6 +14,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   'request-path': () => import('./request-path.js'),
   ai: () => import('./ai.js'),
   citus: () => import('./citus.js'),
+  hierarchy: () => import('./hierarchy.js'),
 };
 
 const name = process.argv[2];

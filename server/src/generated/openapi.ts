@@ -96,12 +96,9 @@ export interface paths {
         };
         /**
          * Get a survey
-         * @description Returns one survey with its questions, settings, state and response count. With `version`, the title,
-         *     description and questions are those of that version of the launched survey (`version` says which); its
-         *     state, settings and counts are the current ones.
+         * @description Returns one survey with its questions, settings, state and response count.
          *
-         *     Errors: 404 `not_found` when no such survey exists for this organization and environment, or it has no such
-         *     version.
+         *     Errors: 404 `not_found` when no such survey exists for this organization and environment.
          */
         get: operations["getSurvey"];
         put?: never;
@@ -121,57 +118,14 @@ export interface paths {
          * @description Changes some fields of a survey; omitted fields keep their value.
          *
          *     - `title` and `description` can be changed in `draft`, `active` and `paused`.
-         *     - `questions` replaces the whole question list. While the survey has never been launched (`launchedAt` is
-         *       `null`), anything goes. After the first launch, only changes that leave every earlier answer meaning what
-         *       it meant, so that responses of every version are counted together by question and choice id:
-         *       - texts: the question's `text` and `description`, a rating's `minLabel` and `maxLabel`, choice labels;
-         *       - new choices, after the existing ones;
-         *       - new questions with `required: false`, after the existing ones.
-         *
-         *       Anything else is 409 `survey_active`, with one detail per problem: a question or choice removed or moved,
-         *       a type, scale (`min`, `max`), selection bound, `maxLength` or `required` changed, or a new question that is
-         *       required. Send the existing questions and choices with their ids.
-         *     - `settings` is merged field by field, only while the survey has never been launched; afterwards 409
-         *       `invalid_state` (who may answer, and how often, does not change under the respondents' feet).
-         *     - After the first launch, each change that alters the survey makes a new `version` (`listSurveyVersions`);
-         *       a request that changes nothing makes none. Responses record the version they answered.
+         *     - `questions` replaces the whole question list, and `settings` is merged field by field; both only
+         *       while the survey has never been launched (`launchedAt` is `null`). Afterwards they are frozen so that
+         *       every response answers the same questions under the same rules: 409 `invalid_state`.
          *     - A `closed` survey cannot be changed: 409 `invalid_state`.
          *
-         *     Errors: 400 `validation_failed` (including an empty body, duplicate ids); 404 `not_found`; 409 `invalid_state`,
-         *     `survey_active`.
+         *     Errors: 400 `validation_failed` (including an empty body, duplicate ids); 404 `not_found`; 409 `invalid_state`.
          */
         patch: operations["updateSurvey"];
-        trace?: never;
-    };
-    "/api/v1/surveys/{id}/versions": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
-                 */
-                id: components["parameters"]["SurveyId"];
-            };
-            cookie?: never;
-        };
-        /**
-         * List a survey's versions
-         * @description The versions of a launched survey, oldest first: version 1 is the survey at its first launch, and each change
-         *     made after it (`updateSurvey`) adds one. Each holds the title, description and questions of that version. A
-         *     survey never launched has none (an empty page). Read one version as a whole survey with
-         *     `GET /api/v1/surveys/{id}?version=<n>`; every response says which version it answered (`surveyVersion`).
-         *
-         *     Errors: 404 `not_found` when no such survey exists for this organization and environment.
-         */
-        get: operations["listSurveyVersions"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
         trace?: never;
     };
     "/api/v1/surveys/{id}/launch": {
@@ -192,8 +146,7 @@ export interface paths {
         /**
          * Launch a survey
          * @description Moves a `draft` survey (with at least one question) or a `paused` one to `active`, so that it accepts
-         *     responses. The first launch sets `launchedAt`, makes `version` 1 and freezes the settings; the questions can then only
-         *     grow and be reworded (`updateSurvey`). Sends the
+         *     responses. The first launch sets `launchedAt` and freezes the questions and settings. Sends the
          *     `survey.launched` event. No body.
          *
          *     Errors: 404 `not_found`; 409 `invalid_state` when the survey is already `active`, is `closed`, or is a
@@ -559,8 +512,13 @@ export interface paths {
          *     later change to a respondent never moves a past answer — see `SmartAnalyticsSegmentBy`. `distributionId`
          *     counts every response that answers the distribution, through its answer page or through the API.
          *
+         *     **Manager trees.** `segmentBy=managerTree&manager=<externalId>` gives one row for the manager's whole
+         *     organization, one for their direct reports and one per direct report who manages others (their whole
+         *     sub-organization), each with the anonymity threshold and the subtraction guard, by the chains of managers as
+         *     they were when each response was stored (see `StaticAnalyticsSegmentBy`).
+         *
          *     Errors: 400 `validation_failed` (bad dates, `submittedBefore` not after `submittedAfter`, malformed
-         *     `filters`, unknown `segmentBy`, an `outcomeQuestionId` that is not an `nps` or `rating` question); 404 `not_found` (survey, or `distributionId` not a distribution of it).
+         *     `filters`, unknown `segmentBy`, `managerTree` without `manager` or `manager` without it, an `outcomeQuestionId` that is not an `nps` or `rating` question); 404 `not_found` (survey, or `distributionId` not a distribution of it).
          */
         get: operations["getStaticAnalytics"];
         put?: never;
@@ -2037,9 +1995,8 @@ export interface components {
             allowMultipleResponses: boolean;
         };
         /**
-         * @description A survey: its questions, settings and life-cycle state (see `SurveyStatus`). Settings are frozen after the
-         *     first launch. After it, the text, new optional questions and new choices can still change until the survey is
-         *     closed, each change making a new `version` (see `updateSurvey`).
+         * @description A survey: its questions, settings and life-cycle state (see `SurveyStatus`). Questions and settings are
+         *     frozen after the first launch; title and description stay editable until the survey is closed.
          */
         Survey: {
             /** @description Identifier of the survey, `srv_` + 26 Crockford base32 characters. */
@@ -2079,12 +2036,6 @@ export interface components {
              * @description When the survey was closed; `null` unless `status` is `closed`.
              */
             closedAt: string | null;
-            /**
-             * @description The survey's version: 1 from its first launch, one more for each change made after it (`updateSurvey`);
-             *     `null` while it has never been launched. Every response records the version it answered (`surveyVersion`),
-             *     and `listSurveyVersions` lists them all.
-             */
-            version: number | null;
         };
         /** @description Present on every response, success or error. */
         Meta: {
@@ -2133,7 +2084,6 @@ export interface components {
          *     | `not_found` | 404 | No such resource for this organization and environment. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
-         *     | `survey_active` | 409 | The survey has been launched, and the change to its questions would change what earlier responses answered (a question or choice removed or moved, a type, scale, rule or `required` changed, a new question that is required); `details` lists each. |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
@@ -2152,7 +2102,7 @@ export interface components {
          *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "survey_active" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
+        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -2403,12 +2353,8 @@ export interface components {
          * @description Fields to change; omitted fields keep their value. At least one field.
          *
          *     - `title` and `description` can change in `draft`, `active` and `paused`.
-         *     - `questions` replaces the whole list. Before the first launch, anything goes. After it, only changes that
-         *       leave every earlier answer meaning what it meant: texts, descriptions and labels, new choices after the
-         *       existing ones, and new optional questions after the existing ones. Anything else is 409 `survey_active`.
-         *     - `settings` (merged field by field) can change only while the survey has never been launched; afterwards
-         *       409 `invalid_state`.
-         *     - After the first launch, each change makes a new `version`.
+         *     - `questions` (which replaces the whole list) and `settings` (merged field by field) can change only
+         *       while the survey has never been launched; afterwards 409 `invalid_state`.
          *     - A `closed` survey cannot be changed at all (409 `invalid_state`).
          */
         SurveyUpdate: {
@@ -2419,25 +2365,6 @@ export interface components {
             /** @description The new, complete question list (replaces the old one). Send existing ids to keep them; questions without an id get new ones. */
             questions?: components["schemas"]["QuestionInput"][];
             settings?: components["schemas"]["SurveySettingsInput"];
-        };
-        /**
-         * @description One version of a launched survey: its title, description and questions as they were from `createdAt` until the
-         *     next version. Version 1 is the survey at its first launch; each change after it (`updateSurvey`) adds one.
-         */
-        SurveyVersion: {
-            /** @description The version number, from 1. */
-            version: number;
-            /** @description The title in this version. */
-            title: string;
-            /** @description The introduction in this version; `null` when none. */
-            description: string | null;
-            /** @description The questions in this version, in display order. */
-            questions: components["schemas"]["Question"][];
-            /**
-             * Format: date-time
-             * @description When this version began (the first launch for version 1, the change for the others; ISO 8601 UTC).
-             */
-            createdAt: string;
         };
         /**
          * @description The answer to one question. The type of `value` follows the question's type:
@@ -2480,11 +2407,6 @@ export interface components {
              *     no distribution reached the respondent.
              */
             distributionId?: string | null;
-            /**
-             * @description The version of the survey this response answered (`Survey.version` when it was accepted); the questions it
-             *     saw are those of `GET /api/v1/surveys/{id}?version=<surveyVersion>`.
-             */
-            surveyVersion?: number;
         };
         /**
          * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
@@ -2737,6 +2659,31 @@ export interface components {
          *     `null`.
          */
         SmartAnalyticsSegmentBy: string | ("department" | "location" | "jobTitle" | "employmentType" | "managerId" | "tenure");
+        /**
+         * @description What `getStaticAnalytics` breaks its results down by: a respondent field (see `SmartAnalyticsSegmentBy`), or
+         *     `managerTree`, a manager's organization (with the `manager` parameter).
+         *
+         *     **`managerTree`** gives rows for the manager named by `manager` (an `externalId`), each marked by
+         *     `managerTreeGroup`:
+         *
+         *     | row | `managerTreeGroup` | `value` | who |
+         *     |---|---|---|---|
+         *     | the whole organization | `organization` | the manager | everyone under the manager at any depth (not the manager) |
+         *     | the direct reports | `directReports` | the manager | everyone whose manager is the manager |
+         *     | one per direct report who manages others | `subOrganization` | that direct report | everyone under them at any depth (not them) |
+         *
+         *     Each response counts where its respondent stood **when asked**, like every segment: the chain of managers is
+         *     taken when the response is stored — from the respondent's manager in the distribution's snapshot (else their
+         *     record then) upwards through the records as they were at that moment — and frozen with it. A move, a sync or a
+         *     deletion afterwards never moves a past answer between these rows.
+         *
+         *     Anonymity: every row covers at least `anonymityThreshold` respondents or is suppressed; and the subtraction
+         *     guard treats the direct reports and the sub-organizations as the parts of the organization, and the rest of
+         *     the survey (people outside the organization, the manager included) as one more hidden part of the whole: a
+         *     small part is never the difference of shown rows. So when the rest of the survey is a handful of people (for
+         *     example the manager alone), the `organization` row is suppressed, since the whole minus it would be them.
+         */
+        StaticAnalyticsSegmentBy: string | components["schemas"]["SmartAnalyticsSegmentBy"] | "managerTree";
         /** @description How many answers gave one value of a scale. */
         AnalyticsValueCount: {
             /** @description The scale value. */
@@ -2885,6 +2832,13 @@ export interface components {
         StaticAnalyticsSegment: {
             /** @description The group's value of `segmentBy` (for example "Engineering", or a tenure band); `null` for responses whose respondent is unknown or has no value. */
             value: string | null;
+            /**
+             * @description Only with `segmentBy=managerTree`: which row of the manager's tree this is — the whole `organization` of the
+             *     manager in `value`, their `directReports`, or the `subOrganization` of the direct report in `value` (see
+             *     `StaticAnalyticsSegmentBy`).
+             * @enum {string}
+             */
+            managerTreeGroup?: "organization" | "directReports" | "subOrganization";
             /** @description `true` when the group is under the anonymity threshold, or was suppressed by the subtraction guard; `responseCount` and `questions` are then `null`. */
             suppressed: boolean;
             /** @description Responses in the group; `null` when suppressed. */
@@ -2920,7 +2874,7 @@ export interface components {
             submittedBefore: string | null;
             /** @description The distribution the result is narrowed to, as requested; `null` when none. */
             distributionId: string | null;
-            /** @description The field of the breakdown in `segments`, as requested; `null` when none. */
+            /** @description The field of the breakdown in `segments` (or `managerTree`), as requested; `null` when none. */
             segmentBy: string | null;
             /** @description The organization's anonymity threshold for this environment (see `getAnalyticsSettings`). */
             anonymityThreshold: number;
@@ -4100,7 +4054,9 @@ export interface components {
             message: string;
             /**
              * @description Machine-readable reason, the `code` of `ErrorDetail` (open list): for example `format`, `type`,
-             *     `unknown_field`, `required`, `invalid_character`, `too_deep`, `out_of_range`. Present on every error recorded
+             *     `unknown_field`, `required`, `invalid_character`, `too_deep`, `out_of_range`; `manager_cycle` (path `/managerId`)
+             *     when the record's `managerId` would close a cycle of managers with the stored respondents and the sync's earlier
+             *     records (the record is not written; the others are). Present on every error recorded
              *     since per-record codes were added (absent only on older jobs and events).
              */
             code?: string;
@@ -5136,7 +5092,9 @@ export interface components {
         /**
          * @description The request breaks the contract: a body, query or path value is missing, of the wrong type (bodies are never coerced), out of bounds or unknown (unknown query parameters included), or contains characters that cannot be stored (NUL, lone UTF-16 surrogates; in a query parameter also text that is not valid percent-encoded UTF-8). Every problem is listed in `details` at once, each with its `path` and `code`. Also `invalid_json` when the body is not well-formed JSON.
          *
-         *     Codes: `validation_failed`, `invalid_json`.
+         *     Codes: `validation_failed`, `invalid_json`; and `manager_cycle` from `upsertRespondent`, when the respondent's
+         *     `managerId` would make them their own manager, directly or through others (one detail at `/body/managerId` naming
+         *     the cycle; nothing is written).
          */
         BadRequest: {
             headers: {
@@ -5279,9 +5237,7 @@ export interface components {
         /**
          * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`, with `Retry-After`; see the lease in the introduction's Idempotency section).
          *
-         *     A launched survey's questions cannot change that way (`survey_active`, one detail per problem; see `updateSurvey`).
-         *
-         *     Codes: `invalid_state`, `survey_active`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
+         *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
          */
         Conflict: {
             headers: {
@@ -5401,22 +5357,6 @@ export interface components {
             };
         };
         /**
-         * @description The request breaks the contract (as `BadRequest`: every problem listed in `details` at once, each with its
-         *     `path` and `code`), or its `managerId` would close a cycle of managers: 400 `manager_cycle` with one detail at
-         *     `/body/managerId` whose message names the cycle. Nothing is written.
-         *
-         *     Codes: `validation_failed`, `invalid_json`, `manager_cycle`.
-         */
-        RespondentBadRequest: {
-            headers: {
-                "X-Request-Id": components["headers"]["X-Request-Id"];
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["ErrorEnvelope"];
-            };
-        };
-        /**
          * @description A SCIM error (RFC 7644 §3.12) as `application/scim+json`: the body is a `ScimError`, not the API's envelope. The
          *     status says what happened as everywhere in the API (400 a request the server will not run, 401 no valid key, 403
          *     a key without the `scim` scope or a plan without API access, 404 no such user in this organization and
@@ -5496,11 +5436,19 @@ export interface components {
         /**
          * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
          *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
-         *     submission, in UTC) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+         *     submission, in UTC) or a custom attribute as `attributes.<name>`; or by a manager's organization with
+         *     `managerTree` and `manager` (see `StaticAnalyticsSegmentBy`). Groups under the anonymity threshold, and the next
          *     smallest group when the total would give them away by subtraction, are reported as suppressed.
          * @example department
          */
-        AnalyticsSegmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
+        AnalyticsSegmentBy: components["schemas"]["StaticAnalyticsSegmentBy"];
+        /**
+         * @description The `externalId` of the manager whose organization `segmentBy=managerTree` breaks down (required with it, and
+         *     only allowed with it: 400 `validation_failed` at `/query/manager` otherwise). A manager nobody reported to
+         *     when asked gives empty rows, suppressed like any group under the threshold.
+         * @example E-10001
+         */
+        AnalyticsManager: string;
         /**
          * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
          *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
@@ -5761,13 +5709,7 @@ export interface operations {
     };
     getSurvey: {
         parameters: {
-            query?: {
-                /**
-                 * @description A version of the survey (`listSurveyVersions`) to read instead of the current one.
-                 * @example 2
-                 */
-                version?: number;
-            };
+            query?: never;
             header?: never;
             path: {
                 /**
@@ -5896,56 +5838,6 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
-            429: components["responses"]["TooManyRequests"];
-            431: components["responses"]["RequestHeaderFieldsTooLarge"];
-            500: components["responses"]["InternalError"];
-            503: components["responses"]["ServiceUnavailable"];
-        };
-    };
-    listSurveyVersions: {
-        parameters: {
-            query?: {
-                /** @description Page number, from 1. */
-                page?: components["parameters"]["Page"];
-                /** @description Items per page, 1 to 100. */
-                pageSize?: components["parameters"]["PageSize"];
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
-                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
-                 */
-                id: components["parameters"]["SurveyId"];
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of the survey's versions, oldest first. */
-            200: {
-                headers: {
-                    "X-Request-Id": components["headers"]["X-Request-Id"];
-                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
-                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
-                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        /** @description The versions of this page, oldest first. */
-                        data: components["schemas"]["SurveyVersion"][];
-                        meta: components["schemas"]["Meta"];
-                        pagination: components["schemas"]["Pagination"];
-                    };
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            403: components["responses"]["Forbidden"];
-            404: components["responses"]["NotFound"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -6637,11 +6529,19 @@ export interface operations {
                 /**
                  * @description Break the results down by this respondent field (see `SmartAnalyticsSegmentBy`): `department`,
                  *     `location`, `jobTitle`, `employmentType`, `managerId`, `tenure` (bands of the time from `hireDate` to the
-                 *     submission, in UTC) or a custom attribute as `attributes.<name>`. Groups under the anonymity threshold, and the next
+                 *     submission, in UTC) or a custom attribute as `attributes.<name>`; or by a manager's organization with
+                 *     `managerTree` and `manager` (see `StaticAnalyticsSegmentBy`). Groups under the anonymity threshold, and the next
                  *     smallest group when the total would give them away by subtraction, are reported as suppressed.
                  * @example department
                  */
                 segmentBy?: components["parameters"]["AnalyticsSegmentBy"];
+                /**
+                 * @description The `externalId` of the manager whose organization `segmentBy=managerTree` breaks down (required with it, and
+                 *     only allowed with it: 400 `validation_failed` at `/query/manager` otherwise). A manager nobody reported to
+                 *     when asked gives empty rows, suppressed like any group under the threshold.
+                 * @example E-10001
+                 */
+                manager?: components["parameters"]["AnalyticsManager"];
                 /**
                  * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
                  *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
@@ -8181,7 +8081,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["RespondentBadRequest"];
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];

@@ -20,6 +20,7 @@ export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
     segmentBy: query.segmentBy,
+    manager: query.manager,
     filters: query.filters,
     outcomeQuestionId: query.outcomeQuestionId,
   }),

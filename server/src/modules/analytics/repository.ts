@@ -379,3 +379,67 @@ export async function saveThreshold(
     .executeTakeFirstOrThrow();
   return { threshold: row.anonymity_threshold, updatedAt: row.updated_at };
 }
+
+/**
+ * A response's place in a manager's tree, from the chain of managers frozen with it (`manager_chain`, the subject's
+ * manager first): `direct` when the manager is the first, `sub` under the direct report just below the manager in
+ * the chain, `rest` outside the organization (the manager included: their own chain never holds them).
+ */
+function treePart(manager: string) {
+  const at = sql`coalesce(array_position(ar.manager_chain, cast(${manager} as text)), 0)`;
+  return {
+    kind: sql<string>`case ${at} when 0 then 'rest' when 1 then 'direct' else 'sub' end`,
+    value: sql<string | null>`case when ${at} > 1 then ar.manager_chain[${at} - 1] end`,
+  };
+}
+
+export interface TreeSizeRow {
+  /** `organization` and `rest` are the two halves of the whole; the others the organization's parts. */
+  kind: 'organization' | 'rest' | 'direct' | 'sub';
+  value: string | null;
+  responses: number;
+  respondents: number;
+}
+
+/** Responses and distinct respondents of each part of `manager`'s tree, of the organization and of the rest. */
+export async function treeSizes(db: DbOrTx, scope: AnalyticsScope, manager: string): Promise<TreeSizeRow[]> {
+  const part = treePart(manager);
+  const { rows } = await sql<{
+    kind: string | null;
+    value: string | null;
+    in_org: boolean | null;
+    responses: number;
+    respondents: number;
+  }>`
+    select kind, value, in_org, count(*)::int as responses, count(distinct who)::int as respondents
+    from (
+      select ${part.kind} as kind, ${part.value} as value,
+        coalesce(cast(${manager} as text) = any(ar.manager_chain), false) as in_org,
+        coalesce(ar.respondent_external_id, ar.response_id) as who
+      ${fromScope(scope)}
+    ) s
+    group by grouping sets ((kind, value), (in_org))`.execute(db);
+  return rows.map((row) => ({
+    kind: (row.kind ?? (row.in_org ? 'organization' : 'rest')) as TreeSizeRow['kind'],
+    value: row.value,
+    responses: row.responses,
+    respondents: row.respondents,
+  }));
+}
+
+/**
+ * The cells (as `cellCounts`) of `manager`'s organization: `whole` rows for the whole organization, the others
+ * per part, `segment` being `direct:` or `sub:<direct report>`. Only responses inside the organization are read.
+ */
+export async function treeCellCounts(db: DbOrTx, scope: AnalyticsScope, manager: string): Promise<CellRow[]> {
+  const part = treePart(manager);
+  const cells = sql`array_append(ar.cells, -1 - ((ar.submitted_at at time zone 'UTC')::date - date '1970-01-01'))`;
+  const { rows } = await sql<{ whole: number; segment: string | null; code: number; n: number }>`
+    select grouping(segment) as whole, segment, code, count(*)::int as n
+    from (
+      select ${part.kind} || ':' || coalesce(${part.value}, '') as segment, ${cells} as cells
+      ${fromScope(scope)} and cast(${manager} as text) = any(ar.manager_chain)
+    ) s, unnest(s.cells) as code
+    group by grouping sets ((segment, code), (code))`.execute(db);
+  return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
+}

@@ -14,6 +14,7 @@ import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
+import { managerTreeGroups } from './manager-tree.js';
 import { histogramsByPosition, questionStats, round, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
@@ -31,6 +32,8 @@ export interface AnalyticsRequest {
   submittedBefore?: string;
   distributionId?: string;
   segmentBy?: string;
+  /** With `segmentBy=managerTree`: the manager whose organization is broken down. */
+  manager?: string;
   /** The `filters` query parameter: JSON text of `{ filters, logic }`. */
   filters?: string;
 }
@@ -100,6 +103,17 @@ export function parseSegment(segmentBy: string | undefined): SegmentField | unde
   if (attribute) return { kind: 'attribute', name: attribute[1]! };
   throw validationFailed([
     { path: '/query/segmentBy', message: `"${segmentBy}" is not a respondent field to group by`, code: 'enum' },
+  ]);
+}
+
+/** The manager of a `managerTree` breakdown; `manager` belongs to it and to nothing else. */
+function treeManagerOrThrow(request: AnalyticsRequest): string | undefined {
+  const tree = request.segmentBy === 'managerTree';
+  if (tree === (request.manager !== undefined)) return request.manager;
+  throw validationFailed([
+    tree
+      ? { path: '/query/manager', message: 'segmentBy=managerTree needs manager, an externalId', code: 'required' }
+      : { path: '/query/manager', message: 'manager is only used with segmentBy=managerTree', code: 'invalid_value' },
   ]);
 }
 
@@ -350,7 +364,8 @@ export async function getStaticAnalytics(
   surveyId: string,
   request: AnalyticsRequest,
 ): Promise<StaticAnalytics> {
-  const segment = parseSegment(request.segmentBy);
+  const manager = treeManagerOrThrow(request);
+  const segment = manager === undefined ? parseSegment(request.segmentBy) : undefined;
   const early = countsAhead(db, tenant, surveyId, request, segment);
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
@@ -362,7 +377,7 @@ export async function getStaticAnalytics(
       : survey.questions.flatMap((q, position) =>
           (q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : [],
         );
-  const [measured, participation, correlations] = await Promise.all([
+  const [measured, participation, correlations, tree] = await Promise.all([
     measureScope(db, scope, threshold, early),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
     outcome === undefined
@@ -373,6 +388,9 @@ export async function getStaticAnalytics(
           outcome + 1,
           others.map((p) => p + 1),
         ),
+    manager === undefined
+      ? Promise.resolve(undefined)
+      : Promise.all([repository.treeSizes(db, scope, manager), repository.treeCellCounts(db, scope, manager)]),
   ]);
   const withOutcome = (
     stats: components['schemas']['QuestionStats'],
@@ -423,12 +441,19 @@ export async function getStaticAnalytics(
       withOutcome(questionStats(question, measured.whole.histograms.get(position)), position),
     ),
     daily: measured.days,
-    segments: segment
-      ? measured.groups.map((group): StaticSegment =>
+    segments: tree
+      ? managerTreeGroups(manager!, tree[0], tree[1], threshold).map((group): StaticSegment =>
           group.suppressed
-            ? { value: group.value, suppressed: true, responseCount: null, questions: null }
+            ? {
+                value: group.value,
+                managerTreeGroup: group.group,
+                suppressed: true,
+                responseCount: null,
+                questions: null,
+              }
             : {
                 value: group.value,
+                managerTreeGroup: group.group,
                 suppressed: false,
                 responseCount: group.responses,
                 questions: questions.map((question, position) =>
@@ -436,7 +461,20 @@ export async function getStaticAnalytics(
                 ),
               },
         )
-      : [],
+      : segment
+        ? measured.groups.map((group): StaticSegment =>
+            group.suppressed
+              ? { value: group.value, suppressed: true, responseCount: null, questions: null }
+              : {
+                  value: group.value,
+                  suppressed: false,
+                  responseCount: group.responses,
+                  questions: questions.map((question, position) =>
+                    questionStats(question, group.histograms.get(position)),
+                  ),
+                },
+          )
+        : [],
   };
 }
 

@@ -30,6 +30,8 @@ export interface AnalyticsResponsesTable {
   job_title: ColumnType<string | null, never, never>;
   manager_id: ColumnType<string | null, never, never>;
   employment_type: ColumnType<string | null, never, never>;
+  /** The subject's managers upwards, as they were when the response was stored (migration 2026-11-28T0400). */
+  manager_chain: ColumnType<string[] | null, never, never>;
 }
 
 /**

@@ -37,8 +37,11 @@ export interface ManagerEdge {
   managerId: string | null;
 }
 
-/** Serialises writes that change a tenant's manager edges (see the file's comment). */
-async function lockManagerEdges(db: DbOrTx, tenant: Tenant): Promise<void> {
+/**
+ * Serialises writes that change a tenant's manager edges (see the file's comment). A replace sync takes it when it
+ * begins, before any of its row locks, since any of its batches may change a manager.
+ */
+export async function lockManagerEdges(db: DbOrTx, tenant: Tenant): Promise<void> {
   await sql`select pg_advisory_xact_lock(hashtextextended(${`respondents.managers:${tenant.organizationId}:${tenant.environment}`}, 0))`.execute(
     db,
   );

@@ -18,7 +18,7 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
-import { managerCycles, type ManagerCycleError } from './hierarchy.js';
+import { lockManagerEdges, managerCycles, type ManagerCycleError } from './hierarchy.js';
 import { checkRecord, type RespondentRow } from './records.js';
 import { existingHashes, removeRespondentsNotKept, writeRespondents } from './repository.js';
 import {
@@ -286,6 +286,8 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
   const counts = emptyCounts();
   await deps.db.connection().execute((side) =>
     conn.transaction().execute(async (tx) => {
+      // Before any row lock: a PUT that holds this lock may wait for a row this transaction wrote.
+      if (!job.dry_run) await lockManagerEdges(tx, tenant);
       const kept: string[] = [];
       let valid = 0;
       const all = Array.from({ length: batchCountOf(job) }, (_, i) => i);

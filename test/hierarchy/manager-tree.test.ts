@@ -1,0 +1,145 @@
+/**
+ * Analytics `segmentBy=managerTree`: a manager's whole organization, direct reports and sub-organizations, through
+ * real HTTP — the anonymity threshold and the subtraction guard across rows that overlap (a suppressed sub-team is
+ * never "the organization minus the other rows", nor "the whole minus the organization"), and the chains as they
+ * were when each response was stored (a move afterwards changes no row of that survey).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestService } from '../helpers/service.js';
+import { startTestService } from '../helpers/service.js';
+import { launched, person, tenantWithRaisedLimits, type Client } from './fixtures.js';
+
+let t: TestService;
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const answer = (client: Client, surveyId: string, respondentExternalId: string, value: number) =>
+  client.unwrap(
+    client.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { respondentExternalId, answers: [{ questionId: 'nps', value }] },
+    }),
+  );
+
+async function tree(client: Client, surveyId: string, manager: string) {
+  const result = await client.unwrap(
+    client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { segmentBy: 'managerTree', manager } },
+    }),
+  );
+  return {
+    whole: result.responseCount,
+    rows: result.segments.map((s) => ({
+      group: s.managerTreeGroup,
+      value: s.value,
+      responseCount: s.responseCount,
+      suppressed: s.suppressed,
+    })),
+  };
+}
+
+const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
+
+/** M with six direct reports D1..D6; D1 leads a team of four (E1..E4); five people outside M's organization. */
+async function organization(client: Client) {
+  await person(client, 'M', null);
+  for (const id of ids('D', 6)) await person(client, id, 'M');
+  for (const id of ids('E', 4)) await person(client, id, 'D1');
+  for (const id of ids('OUT', 5)) await person(client, id, null);
+}
+
+describe('analytics by manager tree', () => {
+  it('a sub-team of 4 under a manager of 10 is not revealed as the organization minus the direct reports', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    await organization(client);
+    const surveyId = await launched(client);
+    for (const [i, id] of ['M', ...ids('D', 6), ...ids('E', 4), ...ids('OUT', 5)].entries())
+      await answer(client, surveyId, id, i % 11);
+    const result = await tree(client, surveyId, 'M');
+    expect(result.whole).toBe(16);
+    // The organization (10) is shown: the rest of the survey (M and five others) is 6, not a handful.
+    // The direct reports (6) alone are above the threshold, but the organization minus them would be D1's team
+    // of 4, so the guard hides them too.
+    expect(result.rows).toEqual([
+      { group: 'organization', value: 'M', responseCount: 10, suppressed: false },
+      { group: 'directReports', value: 'M', responseCount: null, suppressed: true },
+      { group: 'subOrganization', value: 'D1', responseCount: null, suppressed: true },
+    ]);
+
+    // With a second team of 5 (under D2), the guard hides that one instead, the smallest shown part: 4 + 5
+    // hidden together, the direct reports shown.
+    for (const id of ids('F', 5)) await person(client, id, 'D2');
+    const second = await launched(client);
+    for (const [i, id] of ['M', ...ids('D', 6), ...ids('E', 4), ...ids('F', 5), ...ids('OUT', 5)].entries())
+      await answer(client, second, id, i % 11);
+    expect((await tree(client, second, 'M')).rows).toEqual([
+      { group: 'organization', value: 'M', responseCount: 15, suppressed: false },
+      { group: 'directReports', value: 'M', responseCount: 6, suppressed: false },
+      { group: 'subOrganization', value: 'D1', responseCount: null, suppressed: true },
+      { group: 'subOrganization', value: 'D2', responseCount: null, suppressed: true },
+    ]);
+    // D1's own tree: their team of 4 is under the threshold everywhere.
+    expect((await tree(client, second, 'D1')).rows).toEqual([
+      { group: 'organization', value: 'D1', responseCount: null, suppressed: true },
+      { group: 'directReports', value: 'D1', responseCount: null, suppressed: true },
+    ]);
+  });
+
+  it('hides the organization when the rest of the survey is a handful (the manager alone), and guards the parts', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    await organization(client);
+    for (const id of ids('F', 5)) await person(client, id, 'D2');
+    const surveyId = await launched(client);
+    // Only M and their organization (15) answer: whole − organization would be M's answer.
+    for (const [i, id] of ['M', ...ids('D', 6), ...ids('E', 4), ...ids('F', 5)].entries())
+      await answer(client, surveyId, id, i % 11);
+    const result = await tree(client, surveyId, 'M');
+    expect(result.whole).toBe(16);
+    expect(result.rows[0]).toEqual({ group: 'organization', value: 'M', responseCount: null, suppressed: true });
+    // M (1) and D1's team (4) are hidden together (5): every shown part leaves at least 5 unaccounted for.
+    const shown = result.rows.filter((row) => !row.suppressed).reduce((sum, row) => sum + row.responseCount!, 0);
+    expect(result.whole - shown).toBeGreaterThanOrEqual(5);
+    expect(result.rows.find((row) => row.value === 'D1')).toMatchObject({ suppressed: true });
+  });
+
+  it('keeps each answer where its chain was when it was stored: a move afterwards changes no row', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    await organization(client);
+    for (const id of ids('F', 5)) await person(client, id, 'D2');
+    const surveyId = await launched(client);
+    for (const [i, id] of ['M', ...ids('D', 6), ...ids('E', 4), ...ids('F', 5), ...ids('OUT', 5)].entries())
+      await answer(client, surveyId, id, i % 11);
+    const before = await tree(client, surveyId, 'M');
+    const beforeOut = await tree(client, surveyId, 'OUT1');
+    // D2 and their team move under OUT1; M's team loses five, OUT1 gains six.
+    await person(client, 'D2', 'OUT1');
+    expect(await tree(client, surveyId, 'M')).toEqual(before);
+    expect(await tree(client, surveyId, 'OUT1')).toEqual(beforeOut);
+    expect(beforeOut.rows[0]).toMatchObject({ group: 'organization', responseCount: null, suppressed: true });
+    // A survey after the move sees the new chains.
+    const later = await launched(client);
+    for (const [i, id] of ['M', ...ids('D', 6), ...ids('E', 4), ...ids('F', 5), ...ids('OUT', 5)].entries())
+      await answer(client, later, id, i % 11);
+    expect((await tree(client, later, 'OUT1')).rows.slice(0, 2)).toEqual([
+      { group: 'organization', value: 'OUT1', responseCount: 6, suppressed: false },
+      { group: 'directReports', value: 'OUT1', responseCount: null, suppressed: true },
+    ]);
+    expect((await tree(client, later, 'M')).rows[0]).toMatchObject({ responseCount: 9 }); // D2's five are gone with D2
+  });
+
+  it('needs manager with managerTree, and only with it (400 at /query/manager)', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    const surveyId = await launched(client);
+    for (const query of [{ segmentBy: 'managerTree' }, { segmentBy: 'department', manager: 'M' }, { manager: 'M' }]) {
+      const refused = await client.GET('/api/v1/surveys/{id}/analytics/static', {
+        params: { path: { id: surveyId }, query: query as never },
+      });
+      expect(refused.response.status, JSON.stringify(query)).toBe(400);
+      expect(refused.error!.error.details![0]!.path).toBe('/query/manager');
+    }
+  });
+});
