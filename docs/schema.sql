@@ -721,10 +721,12 @@ CREATE TABLE public.surveys (
     paused_at timestamp with time zone,
     closed_at timestamp with time zone,
     first_launched_at timestamp with time zone,
+    version integer,
     CONSTRAINT surveys_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT surveys_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT surveys_response_count_check CHECK ((response_count >= 0)),
     CONSTRAINT surveys_status_check CHECK ((status = ANY (ARRAY['draft'::text, 'active'::text, 'paused'::text, 'closed'::text]))),
+    CONSTRAINT surveys_version_check CHECK ((version >= 1)),
     CONSTRAINT surveys_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
 );
 
@@ -861,6 +863,7 @@ CREATE TABLE public.responses (
     submitted_at timestamp with time zone DEFAULT now() NOT NULL,
     distribution_id text,
     xact_id xid8,
+    survey_version integer,
     CONSTRAINT responses_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT responses_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
@@ -884,6 +887,26 @@ CREATE TRIGGER analytics_responses_update AFTER UPDATE ON public.responses FOR E
 CREATE TRIGGER responses_record_deletions AFTER DELETE ON public.responses FOR EACH ROW EXECUTE FUNCTION public.record_response_deletion();
 
 CREATE TRIGGER responses_stamp_xact BEFORE INSERT ON public.responses FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
+
+--
+-- Name: survey_versions; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.survey_versions (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    survey_id text NOT NULL,
+    version integer NOT NULL,
+    title text NOT NULL,
+    description text,
+    questions jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT survey_versions_pk PRIMARY KEY (organization_id, environment, survey_id, version),
+    CONSTRAINT survey_versions_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT survey_versions_version_check CHECK ((version >= 1)),
+    CONSTRAINT survey_versions_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
+    CONSTRAINT survey_versions_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
+);
 
 --
 -- Name: sync_jobs; Type: TABLE; Schema: public

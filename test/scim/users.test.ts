@@ -52,7 +52,7 @@ describe('discovery', () => {
     expect(schemas.body.Resources.map((s: { id: string }) => s.id)).toEqual([core, enterprise, own]);
   });
 
-  it('answers SCIM errors for a missing key, a key without the scope and an unknown path', async () => {
+  it('answers SCIM errors for a missing key and a key without the scope; an unknown path is the API’s 404', async () => {
     const noKey = await fetch(`${t.url}/scim/v2/Users`);
     expect(noKey.status).toBe(401);
     expect(noKey.headers.get('content-type')).toMatch(/^application\/scim\+json/);
@@ -61,7 +61,10 @@ describe('discovery', () => {
     const forbidden = await fetch(`${t.url}/scim/v2/Users`, { headers: { authorization: `Bearer ${key.key}` } });
     expect(forbidden.status).toBe(403);
     expect(((await forbidden.json()) as { status: string }).status).toBe('403');
-    expectScimError(await scim('GET', '/Groups'), 404);
+    // A path no operation has is refused before routing, in the API's envelope.
+    const groups = await scim('GET', '/Groups');
+    expect(groups.status).toBe(404);
+    expect(groups.body.error.code).toBe('not_found');
   });
 });
 
@@ -231,6 +234,8 @@ describe('filters, paging, sorting and attributes', () => {
       'active gt true',
     ])
       expectScimError(await scimF('GET', `/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
+    const deep = `${'not ('.repeat(500)}active eq true${')'.repeat(500)}`;
+    expectScimError(await scimF('GET', `/Users?filter=${encodeURIComponent(deep)}`), 400, 'invalidFilter');
   });
 
   it('pages with startIndex and count, and sorts', async () => {
@@ -244,6 +249,9 @@ describe('filters, paging, sorting and attributes', () => {
     expect((await scimF('GET', '/Users?count=0')).body).toMatchObject({ totalResults: 5, itemsPerPage: 0 });
     expect((await scimF('GET', '/Users?startIndex=0&count=-3')).body).toMatchObject({ startIndex: 1, itemsPerPage: 0 });
     expectScimError(await scimF('GET', '/Users?sortBy=nickName'), 400);
+    const far = await scimF('GET', '/Users?startIndex=900000000000000000000');
+    expect(far.status).toBe(200);
+    expect(far.body.itemsPerPage).toBe(0);
   });
 
   it('returns only the attributes asked for, or leaves out the excluded', async () => {

@@ -96,9 +96,12 @@ export interface paths {
         };
         /**
          * Get a survey
-         * @description Returns one survey with its questions, settings, state and response count.
+         * @description Returns one survey with its questions, settings, state and response count. With `version`, the title,
+         *     description and questions are those of that version of the launched survey (`version` says which); its
+         *     state, settings and counts are the current ones.
          *
-         *     Errors: 404 `not_found` when no such survey exists for this organization and environment.
+         *     Errors: 404 `not_found` when no such survey exists for this organization and environment, or it has no such
+         *     version.
          */
         get: operations["getSurvey"];
         put?: never;
@@ -118,14 +121,57 @@ export interface paths {
          * @description Changes some fields of a survey; omitted fields keep their value.
          *
          *     - `title` and `description` can be changed in `draft`, `active` and `paused`.
-         *     - `questions` replaces the whole question list, and `settings` is merged field by field; both only
-         *       while the survey has never been launched (`launchedAt` is `null`). Afterwards they are frozen so that
-         *       every response answers the same questions under the same rules: 409 `invalid_state`.
+         *     - `questions` replaces the whole question list. While the survey has never been launched (`launchedAt` is
+         *       `null`), anything goes. After the first launch, only changes that leave every earlier answer meaning what
+         *       it meant, so that responses of every version are counted together by question and choice id:
+         *       - texts: the question's `text` and `description`, a rating's `minLabel` and `maxLabel`, choice labels;
+         *       - new choices, after the existing ones;
+         *       - new questions with `required: false`, after the existing ones.
+         *
+         *       Anything else is 409 `survey_active`, with one detail per problem: a question or choice removed or moved,
+         *       a type, scale (`min`, `max`), selection bound, `maxLength` or `required` changed, or a new question that is
+         *       required. Send the existing questions and choices with their ids.
+         *     - `settings` is merged field by field, only while the survey has never been launched; afterwards 409
+         *       `invalid_state` (who may answer, and how often, does not change under the respondents' feet).
+         *     - After the first launch, each change that alters the survey makes a new `version` (`listSurveyVersions`);
+         *       a request that changes nothing makes none. Responses record the version they answered.
          *     - A `closed` survey cannot be changed: 409 `invalid_state`.
          *
-         *     Errors: 400 `validation_failed` (including an empty body, duplicate ids); 404 `not_found`; 409 `invalid_state`.
+         *     Errors: 400 `validation_failed` (including an empty body, duplicate ids); 404 `not_found`; 409 `invalid_state`,
+         *     `survey_active`.
          */
         patch: operations["updateSurvey"];
+        trace?: never;
+    };
+    "/api/v1/surveys/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a survey's versions
+         * @description The versions of a launched survey, oldest first: version 1 is the survey at its first launch, and each change
+         *     made after it (`updateSurvey`) adds one. Each holds the title, description and questions of that version. A
+         *     survey never launched has none (an empty page). Read one version as a whole survey with
+         *     `GET /api/v1/surveys/{id}?version=<n>`; every response says which version it answered (`surveyVersion`).
+         *
+         *     Errors: 404 `not_found` when no such survey exists for this organization and environment.
+         */
+        get: operations["listSurveyVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/surveys/{id}/launch": {
@@ -146,7 +192,8 @@ export interface paths {
         /**
          * Launch a survey
          * @description Moves a `draft` survey (with at least one question) or a `paused` one to `active`, so that it accepts
-         *     responses. The first launch sets `launchedAt` and freezes the questions and settings. Sends the
+         *     responses. The first launch sets `launchedAt`, makes `version` 1 and freezes the settings; the questions can then only
+         *     grow and be reworded (`updateSurvey`). Sends the
          *     `survey.launched` event. No body.
          *
          *     Errors: 404 `not_found`; 409 `invalid_state` when the survey is already `active`, is `closed`, or is a
@@ -1995,8 +2042,9 @@ export interface components {
             allowMultipleResponses: boolean;
         };
         /**
-         * @description A survey: its questions, settings and life-cycle state (see `SurveyStatus`). Questions and settings are
-         *     frozen after the first launch; title and description stay editable until the survey is closed.
+         * @description A survey: its questions, settings and life-cycle state (see `SurveyStatus`). Settings are frozen after the
+         *     first launch. After it, the text, new optional questions and new choices can still change until the survey is
+         *     closed, each change making a new `version` (see `updateSurvey`).
          */
         Survey: {
             /** @description Identifier of the survey, `srv_` + 26 Crockford base32 characters. */
@@ -2036,6 +2084,12 @@ export interface components {
              * @description When the survey was closed; `null` unless `status` is `closed`.
              */
             closedAt: string | null;
+            /**
+             * @description The survey's version: 1 from its first launch, one more for each change made after it (`updateSurvey`);
+             *     `null` while it has never been launched. Every response records the version it answered (`surveyVersion`),
+             *     and `listSurveyVersions` lists them all.
+             */
+            version: number | null;
         };
         /** @description Present on every response, success or error. */
         Meta: {
@@ -2084,6 +2138,7 @@ export interface components {
          *     | `not_found` | 404 | No such resource for this organization and environment. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
+         *     | `survey_active` | 409 | The survey has been launched, and the change to its questions would change what earlier responses answered (a question or choice removed or moved, a type, scale, rule or `required` changed, a new question that is required); `details` lists each. |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
@@ -2102,7 +2157,7 @@ export interface components {
          *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
+        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "survey_active" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -2353,8 +2408,12 @@ export interface components {
          * @description Fields to change; omitted fields keep their value. At least one field.
          *
          *     - `title` and `description` can change in `draft`, `active` and `paused`.
-         *     - `questions` (which replaces the whole list) and `settings` (merged field by field) can change only
-         *       while the survey has never been launched; afterwards 409 `invalid_state`.
+         *     - `questions` replaces the whole list. Before the first launch, anything goes. After it, only changes that
+         *       leave every earlier answer meaning what it meant: texts, descriptions and labels, new choices after the
+         *       existing ones, and new optional questions after the existing ones. Anything else is 409 `survey_active`.
+         *     - `settings` (merged field by field) can change only while the survey has never been launched; afterwards
+         *       409 `invalid_state`.
+         *     - After the first launch, each change makes a new `version`.
          *     - A `closed` survey cannot be changed at all (409 `invalid_state`).
          */
         SurveyUpdate: {
@@ -2365,6 +2424,25 @@ export interface components {
             /** @description The new, complete question list (replaces the old one). Send existing ids to keep them; questions without an id get new ones. */
             questions?: components["schemas"]["QuestionInput"][];
             settings?: components["schemas"]["SurveySettingsInput"];
+        };
+        /**
+         * @description One version of a launched survey: its title, description and questions as they were from `createdAt` until the
+         *     next version. Version 1 is the survey at its first launch; each change after it (`updateSurvey`) adds one.
+         */
+        SurveyVersion: {
+            /** @description The version number, from 1. */
+            version: number;
+            /** @description The title in this version. */
+            title: string;
+            /** @description The introduction in this version; `null` when none. */
+            description: string | null;
+            /** @description The questions in this version, in display order. */
+            questions: components["schemas"]["Question"][];
+            /**
+             * Format: date-time
+             * @description When this version began (the first launch for version 1, the change for the others; ISO 8601 UTC).
+             */
+            createdAt: string;
         };
         /**
          * @description The answer to one question. The type of `value` follows the question's type:
@@ -2407,6 +2485,11 @@ export interface components {
              *     no distribution reached the respondent.
              */
             distributionId?: string | null;
+            /**
+             * @description The version of the survey this response answered (`Survey.version` when it was accepted); the questions it
+             *     saw are those of `GET /api/v1/surveys/{id}?version=<surveyVersion>`.
+             */
+            surveyVersion?: number;
         };
         /**
          * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
@@ -5237,7 +5320,9 @@ export interface components {
         /**
          * @description The resource's state forbids the action (`invalid_state`, naming the current state), or an `Idempotency-Key` was reused with another request (`idempotency_conflict`) or is still running (`idempotency_in_progress`, with `Retry-After`; see the lease in the introduction's Idempotency section).
          *
-         *     Codes: `invalid_state`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
+         *     A launched survey's questions cannot change that way (`survey_active`, one detail per problem; see `updateSurvey`).
+         *
+         *     Codes: `invalid_state`, `survey_active`, `idempotency_conflict`, `idempotency_in_progress`, `duplicate_response`.
          */
         Conflict: {
             headers: {
@@ -5360,10 +5445,11 @@ export interface components {
          * @description A SCIM error (RFC 7644 §3.12) as `application/scim+json`: the body is a `ScimError`, not the API's envelope. The
          *     status says what happened as everywhere in the API (400 a request the server will not run, 401 no valid key, 403
          *     a key without the `scim` scope or a plan without API access, 404 no such user in this organization and
-         *     environment or no such endpoint, 405 another method, 409 a `userName` or `externalId` taken, 412 a stale
-         *     `If-Match`, 413 a body or bulk request over its limit, 414 a URL over 64 KiB, 415 a body that is not
-         *     `application/scim+json` or `application/json` in UTF-8, 429 a spent rate limit with `Retry-After`, 500 our fault,
-         *     503 the database is unavailable, with `Retry-After`).
+         *     environment, 409 a `userName` or `externalId` taken or an `Idempotency-Key` in use for another request, 412 a
+         *     stale `If-Match`, 413 a body or bulk request over its limit, 415 a body that is not `application/scim+json` or
+         *     `application/json` in UTF-8, 429 a spent rate limit with `Retry-After`, 500 our fault, 503 the database is
+         *     unavailable, with `Retry-After`). A path or method no operation has (404, 405) and a URL over 64 KiB (414) are
+         *     refused before routing, in the API's envelope.
          */
         ScimError: {
             headers: {
@@ -5709,7 +5795,13 @@ export interface operations {
     };
     getSurvey: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description A version of the survey (`listSurveyVersions`) to read instead of the current one.
+                 * @example 2
+                 */
+                version?: number;
+            };
             header?: never;
             path: {
                 /**
@@ -5838,6 +5930,56 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSurveyVersions: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the survey's versions, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The versions of this page, oldest first. */
+                        data: components["schemas"]["SurveyVersion"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -8393,8 +8535,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8427,8 +8569,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8461,8 +8603,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8513,8 +8655,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8565,10 +8707,10 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -8612,8 +8754,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8660,11 +8802,11 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["ScimError"];
             412: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -8699,9 +8841,9 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -8748,11 +8890,11 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["ScimError"];
             412: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -8800,9 +8942,10 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["ScimError"];
+            414: components["responses"]["UriTooLong"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -14,11 +14,15 @@ export function createResources(caller: Caller) {
       /** Generate a survey with AI — `POST /api/v1/surveys/generate` (generateSurvey) */
       generate: (body: BodyOf<"/api/v1/surveys/generate", "post">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/generate", "post">> => caller.call("post", "/api/v1/surveys/generate", { body }, options),
       /** Get a survey — `GET /api/v1/surveys/{id}` (getSurvey) */
-      get: (id: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}", "get">> => caller.call("get", "/api/v1/surveys/{id}", { path: { id } }, options),
+      get: (id: string, query?: QueryOf<"/api/v1/surveys/{id}", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}", "get">> => caller.call("get", "/api/v1/surveys/{id}", { path: { id }, query }, options),
       /** Update a survey — `PATCH /api/v1/surveys/{id}` (updateSurvey) */
       update: (id: string, body: BodyOf<"/api/v1/surveys/{id}", "patch">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}", "patch">> => caller.call("patch", "/api/v1/surveys/{id}", { path: { id }, body }, options),
       /** Delete a survey — `DELETE /api/v1/surveys/{id}` (deleteSurvey) */
       delete: (id: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}", "delete">> => caller.call("delete", "/api/v1/surveys/{id}", { path: { id } }, options),
+      /** List a survey's versions — `GET /api/v1/surveys/{id}/versions` (listSurveyVersions) */
+      versions: (id: string, query?: QueryOf<"/api/v1/surveys/{id}/versions", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/versions", "get">> => caller.call("get", "/api/v1/surveys/{id}/versions", { path: { id }, query }, options),
+      /** Every item of `listSurveyVersions`, across pages: `for await (const item of ….versionsAll(…))`. */
+      versionsAll: (id: string, query?: QueryOf<"/api/v1/surveys/{id}/versions", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/surveys/{id}/versions">, void, undefined> => caller.all("/api/v1/surveys/{id}/versions", { path: { id }, query }, options),
       /** Launch a survey — `POST /api/v1/surveys/{id}/launch` (launchSurvey) */
       launch: (id: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/launch", "post">> => caller.call("post", "/api/v1/surveys/{id}/launch", { path: { id } }, options),
       /** Pause a survey — `POST /api/v1/surveys/{id}/pause` (pauseSurvey) */

@@ -1,6 +1,6 @@
 /**
  * SCIM errors (RFC 7644 §3.12): `{ schemas, status: "400", scimType?, detail }` as `application/scim+json`, for
- * every refusal under `/scim/v2` — the handlers' own and the pipeline's (authentication, rate limits, body limits,
+ * every refusal of a SCIM operation — the handlers' own and the pipeline's (authentication, rate limits, body limits,
  * the contract's validation), which arrive as the API's `ApiError`s and are rendered here instead of the envelope.
  */
 import type { NextFunction, Request, Response } from 'express';
@@ -85,10 +85,13 @@ export function errorReply(error: unknown): BareReply {
   return { status: scim.status, bare: scim.body, contentType: scimMediaType };
 }
 
-/** Error middleware for `/scim/v2`: the API's refusals and failures, rendered as SCIM errors. */
+/** Error middleware for the SCIM operations: the API's refusals and failures, rendered as SCIM errors. */
 export function scimErrors(log: Logger) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
-    if (!req.originalUrl.startsWith('/scim/v2/') || res.headersSent) return next(error);
+    // Only a request routed to a SCIM operation: an unknown path or method (404, 405) and a URL over the limit (414)
+    // are refused before routing, in the envelope, like every other spelling no operation has.
+    const operation = res.locals.operation as { path?: string } | undefined;
+    if (!operation?.path?.startsWith('/scim/v2/') || res.headersSent) return next(error);
     let scim: ScimError;
     if (error instanceof ScimError) scim = error;
     else {

@@ -85,22 +85,26 @@ function ordered(op: string, left: RawBuilder<unknown>, right: RawBuilder<unknow
   return sql<SqlBool>`coalesce(${left} ${sql.raw(operator)} ${right}, false)`;
 }
 
+/** How deeply `and`/`or`/`not` may nest: deeper would only exhaust PostgreSQL's stack. */
+const maxDepth = 64;
+
 /** The filter as one SQL condition; `prefix` is the multi-valued attribute a value filter is inside. */
-export function compileFilter(filter: Filter, prefix = ''): RawBuilder<SqlBool> {
+export function compileFilter(filter: Filter, prefix = '', depth = 0): RawBuilder<SqlBool> {
+  if (depth > maxDepth) throw invalidFilter(`The filter nests deeper than ${maxDepth} levels.`);
   switch (filter.op) {
     case 'and':
     case 'or': {
-      const parts = filter.filters.map((part) => compileFilter(part, prefix));
+      const parts = filter.filters.map((part) => compileFilter(part, prefix, depth + 1));
       return sql<SqlBool>`(${sql.join(parts, sql.raw(filter.op === 'and' ? ' and ' : ' or '))})`;
     }
     case 'not':
-      return sql<SqlBool>`(not ${compileFilter(filter.filter, prefix)})`;
+      return sql<SqlBool>`(not ${compileFilter(filter.filter, prefix, depth + 1)})`;
     case '[]': {
       if (prefix) throw invalidFilter('Value filters do not nest.');
       const attr = attributePath(filter.attrPath);
       if (attr.schema !== 'core' || attr.attr !== 'emails')
         throw invalidFilter(`Only emails takes a value filter here, not ${filter.attrPath.slice(0, 200)}.`);
-      return compileFilter(filter.valFilter, filter.attrPath);
+      return compileFilter(filter.valFilter, filter.attrPath, depth + 1);
     }
     case 'pr': {
       const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;

@@ -32,7 +32,8 @@ export async function listUsers(caller: Caller, query: ListQuery) {
   const startIndex = Math.max(1, Math.trunc(query.startIndex ?? 1));
   const count = Math.min(maxResults, Math.max(0, Math.trunc(query.count ?? defaultCount)));
   const { rows, total } = await repoList(caller.deps.db, caller.tenant, where as never, order, {
-    offset: startIndex - 1,
+    // Far past any list, but a number PostgreSQL takes as a bigint.
+    offset: Math.min(startIndex - 1, Number.MAX_SAFE_INTEGER),
     limit: count,
   });
   const resources: ScimUser[] = rows.map((row) =>
