@@ -75,7 +75,7 @@ export const methodNames: Record<string, string> = {
   replaceScimUser: 'scim.users.replace',
   patchScimUser: 'scim.users.patch',
   deleteScimUser: 'scim.users.delete',
-  scimBulk: 'scim.bulk',
+  submitScimBulk: 'scim.bulk',
 };
 
 /** Operations that answer a file, not JSON: their methods resolve to the raw `Response`. */

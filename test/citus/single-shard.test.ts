@@ -385,6 +385,25 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       formPost([['List-Unsubscribe', 'One-Click']], { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
     );
 
+    // SCIM: discovery, a user's life (created, found by a filter, read, replaced, patched, deleted) and a bulk.
+    await live.GET('/scim/v2/ServiceProviderConfig');
+    await live.GET('/scim/v2/ResourceTypes');
+    await live.GET('/scim/v2/Schemas');
+    const scimUser = { userName: 'scim@example.com', externalId: 'E-scim' };
+    const scimId = ((await live.POST('/scim/v2/Users', { body: scimUser })).data as { id: string }).id;
+    const scimPath = { params: { path: { id: scimId } } };
+    await live.GET('/scim/v2/Users', { params: { query: { filter: 'userName eq "scim@example.com"' } } });
+    await live.GET('/scim/v2/Users/{id}', scimPath);
+    await live.PUT('/scim/v2/Users/{id}', { ...scimPath, body: { ...scimUser, title: 'Engineer' } });
+    await live.PATCH('/scim/v2/Users/{id}', {
+      ...scimPath,
+      body: { Operations: [{ op: 'replace', path: 'active', value: false }] },
+    });
+    await live.POST('/scim/v2/Bulk', {
+      body: { Operations: [{ method: 'POST', path: '/Users', bulkId: 'b', data: { userName: 'bulk@example.com' } }] },
+    });
+    await live.DELETE('/scim/v2/Users/{id}', scimPath);
+
     // Events, and keys: a new key authenticates (its first lookup), an unknown one does not, then the revocation.
     await live.GET('/api/v1/events');
     await live.GET('/api/v1/api-keys');

@@ -187,7 +187,7 @@ export function createResources(caller: Caller) {
         /** Delete a SCIM user — `DELETE /scim/v2/Users/{id}` (deleteScimUser) */
         delete: (id: string, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users/{id}", "delete">> => caller.call("delete", "/scim/v2/Users/{id}", { path: { id } }, options),
       },
-      /** Run SCIM operations in bulk — `POST /scim/v2/Bulk` (scimBulk) */
+      /** Run SCIM operations in bulk — `POST /scim/v2/Bulk` (submitScimBulk) */
       bulk: (body: BodyOf<"/scim/v2/Bulk", "post">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Bulk", "post">> => caller.call("post", "/scim/v2/Bulk", { body }, options),
     },
   };

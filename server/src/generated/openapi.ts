@@ -1585,7 +1585,7 @@ export interface paths {
          *     many failures. `bulkId` references resolve in any order. `Idempotency-Key` works as on every `POST`. Requires
          *     `scim`.
          */
-        post: operations["scimBulk"];
+        post: operations["submitScimBulk"];
         delete?: never;
         options?: never;
         head?: never;
@@ -8833,6 +8833,9 @@ export interface operations {
             204: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8902,7 +8905,7 @@ export interface operations {
             503: components["responses"]["ScimError"];
         };
     };
-    scimBulk: {
+    submitScimBulk: {
         parameters: {
             query?: never;
             header?: {

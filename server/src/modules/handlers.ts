@@ -86,7 +86,7 @@ export const handlers = {
   replaceScimUser: scim.replaceScimUser,
   patchScimUser: scim.patchScimUser,
   deleteScimUser: scim.deleteScimUser,
-  scimBulk: scim.scimBulk,
+  submitScimBulk: scim.submitScimBulk,
   // Account and meta
   getMe: account.getMe,
   getOpenApiDocument: meta.getOpenApiDocument,

@@ -75,5 +75,5 @@ export const deleteScimUser: Handler<'deleteScimUser'> = (input) =>
     return ok(204, undefined);
   });
 
-export const scimBulk: Handler<'scimBulk'> = (input) =>
+export const submitScimBulk: Handler<'submitScimBulk'> = (input) =>
   scim(async () => ok(200, await runBulk(callerOf(input), input.body as never)));
