@@ -1903,6 +1903,49 @@ export interface components {
          */
         SurveyStatus: "draft" | "active" | "paused" | "closed";
         /**
+         * DisplayRule
+         * @description One test on the answer to an earlier question (see `DisplayCondition` for what each `op` means).
+         */
+        DisplayRule: {
+            /** @description An earlier question of the same survey. */
+            questionId: string;
+            /**
+             * @description The test.
+             * @enum {string}
+             */
+            op: "equals" | "notEquals" | "in" | "gte" | "lte" | "answered" | "notAnswered";
+            /**
+             * @description What the answer is compared with: a number, a choice id, or (for `in`) an array of them; absent for
+             *     `answered` and `notAnswered`.
+             */
+            value?: number | string | (number | string)[];
+        };
+        /**
+         * DisplayCondition
+         * @description When a question is shown: `all` of its rules hold, or `any` of them (exactly one of the two). Rules refer only to earlier questions, so a
+         *     survey's logic never loops. A question that is not shown is never required, and an answer to it is refused
+         *     (400 `validation_failed`, detail `answer_not_displayed`). A rule on a question that is itself not shown sees it
+         *     unanswered.
+         *
+         *     | `op` | on `nps` and `rating` | on `single_choice` | on `multiple_choice` | on `text` | `value` |
+         *     |---|---|---|---|---|---|
+         *     | `equals` | the answer is `value` | the choice is `value` | `value` is among the choices | — | a number, or a choice id |
+         *     | `notEquals` | not `equals` (also when unanswered) | same | same | — | same |
+         *     | `in` | the answer is one of `value` | the choice is one of `value` | one of `value` is among the choices | — | an array of numbers, or of choice ids (1–50) |
+         *     | `gte` / `lte` | the answer is at least / at most `value` | — | — | — | a number |
+         *     | `answered` / `notAnswered` | the question has an answer / has none | same | same | same | absent |
+         *
+         *     A rule that names a later or unknown question, an `op` that does not fit its question, or a `value` of the
+         *     wrong kind is refused when the survey is created or updated: 400 `validation_failed` with detail code
+         *     `invalid_logic` at the rule's path.
+         */
+        DisplayCondition: {
+            /** @description Shown when every rule holds. */
+            all?: components["schemas"]["DisplayRule"][];
+            /** @description Shown when at least one rule holds. */
+            any?: components["schemas"]["DisplayRule"][];
+        };
+        /**
          * NpsQuestion
          * @description A Net Promoter Score question ("How likely are you to recommend … to a friend?"). Answered with an integer from 0 to 10; 9–10 are promoters, 7–8 passives, 0–6 detractors.
          */
@@ -1920,6 +1963,7 @@ export interface components {
             description: string | null;
             /** @description Whether every response must answer this question. */
             required: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * RatingQuestion
@@ -1947,6 +1991,7 @@ export interface components {
             minLabel: string | null;
             /** @description Label of the highest value (for example "Strongly agree"); `null` when none. */
             maxLabel: string | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /** @description One option of a choice question. */
         Choice: {
@@ -1975,6 +2020,7 @@ export interface components {
             required: boolean;
             /** @description The options, in display order. */
             choices: components["schemas"]["Choice"][];
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * MultipleChoiceQuestion
@@ -2000,6 +2046,7 @@ export interface components {
             minSelections: number | null;
             /** @description Most choices an answer may select; `null` for no maximum beyond the number of choices. */
             maxSelections: number | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * TextQuestion
@@ -2021,6 +2068,7 @@ export interface components {
             required: boolean;
             /** @description Longest answer accepted, in characters. */
             maxLength: number;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * @description A question of a survey. The `type` field says which variant it is:
@@ -2231,11 +2279,9 @@ export interface components {
             text: string;
             /** @description Optional help text shown under the question. */
             description?: string | null;
-            /**
-             * @description Whether every response must answer this question. Default `true`.
-             * @default true
-             */
+            /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * RatingQuestionInput
@@ -2253,25 +2299,17 @@ export interface components {
             text: string;
             /** @description Optional help text shown under the question. */
             description?: string | null;
-            /**
-             * @description Whether every response must answer this question. Default `true`.
-             * @default true
-             */
+            /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
-            /**
-             * @description Lowest value of the scale, 0 or 1. Default 1.
-             * @default 1
-             */
+            /** @description Lowest value of the scale, 0 or 1. Default 1. */
             min?: number;
-            /**
-             * @description Highest value of the scale, 2 to 10. Default 5.
-             * @default 5
-             */
+            /** @description Highest value of the scale, 2 to 10. Default 5. */
             max?: number;
             /** @description Optional label of the lowest value. */
             minLabel?: string | null;
             /** @description Optional label of the highest value. */
             maxLabel?: string | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /** @description One option of a choice question, as sent by the client. */
         ChoiceInput: {
@@ -2296,13 +2334,11 @@ export interface components {
             text: string;
             /** @description Optional help text shown under the question. */
             description?: string | null;
-            /**
-             * @description Whether every response must answer this question. Default `true`.
-             * @default true
-             */
+            /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
             /** @description The options, in display order. Choice ids must be unique within the question. */
             choices: components["schemas"]["ChoiceInput"][];
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * MultipleChoiceQuestionInput
@@ -2320,10 +2356,7 @@ export interface components {
             text: string;
             /** @description Optional help text shown under the question. */
             description?: string | null;
-            /**
-             * @description Whether every response must answer this question. Default `true`.
-             * @default true
-             */
+            /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
             /** @description The options, in display order. Choice ids must be unique within the question. */
             choices: components["schemas"]["ChoiceInput"][];
@@ -2331,6 +2364,7 @@ export interface components {
             minSelections?: number | null;
             /** @description Optional most choices an answer may select; at most the number of choices. */
             maxSelections?: number | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * TextQuestionInput
@@ -2348,16 +2382,11 @@ export interface components {
             text: string;
             /** @description Optional help text shown under the question. */
             description?: string | null;
-            /**
-             * @description Whether every response must answer this question. Default `true`.
-             * @default true
-             */
+            /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
-            /**
-             * @description Longest answer accepted, in characters, 1 to 10000. Default 2000.
-             * @default 2000
-             */
+            /** @description Longest answer accepted, in characters, 1 to 10000. Default 2000. */
             maxLength?: number;
+            displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
          * @description A question as sent by the client: the same variants as `Question`, selected by `type`, with `id` and

@@ -11,11 +11,11 @@ import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { validateAnswers } from '../surveys/index.js';
+import { displayedQuestions, validateAnswers } from '../surveys/index.js';
 import * as surveys from '../surveys/index.js';
 import { storeResponse } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
-import { messagePage, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
+import { messagePage, SHOWN_FIELD, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
 import { spendEmbedAnswer } from './embed-limits.js';
@@ -151,6 +151,13 @@ async function refusal(
   return undefined;
 }
 
+/** The questions a page shows for these answers (display logic), and their ids for the form to carry. */
+function shownFor(questions: readonly Question[], answers: readonly Answer[]) {
+  const shown = displayedQuestions(questions, new Map(answers.map((a) => [a.questionId, a.value])));
+  const visible = questions.filter((q) => shown.has(q.id));
+  return { questions: visible, shown: visible.map((q) => q.id) };
+}
+
 /** Form fields to answers: numbers for scales, arrays for multiple choice; empty fields are unanswered. */
 export function answersFromForm(questions: readonly Question[], form: FormValues): Answer[] {
   const answers: Answer[] = [];
@@ -267,7 +274,7 @@ export function answerPages(deps: Dependencies): Router {
         surveyPage({
           title: found.survey.title,
           description: found.survey.description,
-          questions: found.survey.questions,
+          ...shownFor(found.survey.questions, []),
           action: `/s/${req.params.token}`,
           values: {},
           errors: new Map(),
@@ -287,25 +294,34 @@ export function answerPages(deps: Dependencies): Router {
       const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
       const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
-      const answers = answersFromForm(found.survey.questions, values);
-      const errors = problemsByQuestion(found.survey.questions, answers);
-      if (answers.length === 0 && errors.size === 0)
-        errors.set(found.survey.questions[0]?.id ?? '', ['Please answer at least one question.']);
-      if (errors.size > 0) {
+      const given = answersFromForm(found.survey.questions, values);
+      const page = shownFor(found.survey.questions, given);
+      // Answers to questions these answers do not show are dropped, as if their fields had been hidden.
+      const answers = given.filter((answer) => page.shown.includes(answer.questionId));
+      const pageFor = (errors: Map<string, string[]>, notice?: string) =>
+        surveyPage({
+          title: found.survey.title,
+          description: found.survey.description,
+          ...page,
+          action: `/s/${req.params.token}`,
+          values,
+          errors,
+          notice,
+        });
+      // The answers show other questions than the page did: show those first (the page without scripts works
+      // this way; with its script, the questions appear and disappear as the answers change).
+      if (typeof values[SHOWN_FIELD] === 'string' && values[SHOWN_FIELD] !== page.shown.join(',')) {
         return sendPage(
           res,
-          400,
-          surveyPage({
-            title: found.survey.title,
-            description: found.survey.description,
-            questions: found.survey.questions,
-            action: `/s/${req.params.token}`,
-            values,
-            errors,
-          }),
+          200,
+          pageFor(new Map(), 'Your answers changed which questions apply to you. Please check them, then submit.'),
           framing,
         );
       }
+      const errors = problemsByQuestion(found.survey.questions, answers);
+      if (answers.length === 0 && errors.size === 0)
+        errors.set(page.questions[0]?.id ?? '', ['Please answer at least one question.']);
+      if (errors.size > 0) return sendPage(res, 400, pageFor(errors), framing);
       if (found.kind === 'embed') {
         const spent = await spendEmbedAnswer(
           deps.db,

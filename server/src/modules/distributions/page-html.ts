@@ -124,7 +124,12 @@ export interface SurveyPage {
   values: FormValues;
   errors: Map<string, string[]>;
   notice?: string;
+  /** The ids of the questions this page shows (display logic): the next post says whether its answers change them. */
+  shown?: readonly string[];
 }
+
+/** The form field that carries `SurveyPage.shown`; a question id cannot contain its dot. */
+export const SHOWN_FIELD = 'survey.shown';
 
 export function surveyPage(page: SurveyPage): string {
   const parts: string[] = [`<h1>${e(page.title)}</h1>`];
@@ -143,6 +148,7 @@ export function surveyPage(page: SurveyPage): string {
     );
   }
   parts.push(`<form method="post" action="${e(page.action)}" novalidate>`);
+  if (page.shown) parts.push(`<input type="hidden" name="${SHOWN_FIELD}" value="${e(page.shown.join(','))}">`);
   page.questions.forEach((q, i) => {
     const errors = page.errors.get(q.id) ?? [];
     const ids = [q.description ? `${q.id}-hint` : '', errors.length > 0 ? `${q.id}-error` : '']

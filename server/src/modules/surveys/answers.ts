@@ -4,6 +4,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { ErrorDetail } from '../../http/errors.js';
+import { displayedQuestions } from './display-logic.js';
 
 type Question = components['schemas']['Question'];
 export type Answer = components['schemas']['Answer'];
@@ -158,8 +159,20 @@ export function validateAnswers(
     answered.add(answer.questionId);
     problems.push(...checkValue(question, answer.value, `${basePath}/${i}/value`));
   });
+  // Display logic: a question not shown takes no answer and is never required.
+  const given = new Map(answers.filter((a) => byId.has(a.questionId)).map((a) => [a.questionId, a.value]));
+  const shown = displayedQuestions(questions, given);
+  answers.forEach((answer, i) => {
+    if (byId.has(answer.questionId) && !shown.has(answer.questionId)) {
+      problems.push({
+        path: `${basePath}/${i}/questionId`,
+        message: `question ${answer.questionId} is not shown for these answers (its displayIf does not hold), so it takes no answer`,
+        code: 'answer_not_displayed',
+      });
+    }
+  });
   for (const question of questions) {
-    if (question.required && !answered.has(question.id)) {
+    if (question.required && shown.has(question.id) && !answered.has(question.id)) {
       problems.push({
         path: basePath,
         message: `question ${question.id} is required but has no answer`,

@@ -6,6 +6,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { ErrorDetail } from '../../http/errors.js';
+import { logicProblems } from './display-logic.js';
 
 export type Question = components['schemas']['Question'];
 export type QuestionInput = components['schemas']['QuestionInput'];
@@ -69,6 +70,7 @@ export function normaliseQuestions(
       text: input.text,
       description: input.description ?? null,
       required: input.required ?? true,
+      ...(input.displayIf ? { displayIf: input.displayIf } : {}),
     };
     switch (input.type) {
       case 'nps':
@@ -108,11 +110,15 @@ export function normaliseQuestions(
         return { ...common, type: 'text', maxLength: input.maxLength ?? 2000 };
     }
   });
+  problems.push(...logicProblems(questions, basePath));
   return { questions, problems };
 }
 
-/** What may change in a launched question: the words people read, and its choices' labels (checked apart). */
-const rewordable = new Set(['id', 'text', 'description', 'minLabel', 'maxLabel', 'choices']);
+/**
+ * What may change in a launched question: the words people read, its choices' labels (checked apart), and when it
+ * is shown (a question shown to fewer people is answered by fewer; no answer changes meaning).
+ */
+const rewordable = new Set(['id', 'text', 'description', 'minLabel', 'maxLabel', 'choices', 'displayIf']);
 const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 
 /**
