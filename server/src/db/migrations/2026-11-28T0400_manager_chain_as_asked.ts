@@ -11,7 +11,8 @@
  * at an id already in the chain (a cycle that SQL wrote past the writer's refusal is cut, never followed). A
  * response without a subject, or a subject without a manager, gets no chain and costs no lookup.
  *
- * Responses stored before take the chain their subject's manager has on the day of the migration.
+ * Responses stored before take the chain their subject's manager has on the day of the migration (on one
+ * PostgreSQL; on Citus they keep none, see below).
  */
 import { sql, type Kysely } from 'kysely';
 
@@ -22,7 +23,8 @@ async function onCitus(db: Kysely<unknown>): Promise<boolean> {
 }
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  if (await onCitus(db)) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
+  const citus = await onCitus(db);
+  if (citus) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
   await sql`alter table analytics_responses add column manager_chain text[]`.execute(db);
   // One statement per query: Citus propagates each DDL statement to the workers with the text it came in.
   await sql`
@@ -109,6 +111,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       perform analytics_count_response(new.organization_id, new.environment, new.survey_id, copy, 1);
       return null;
     end $$`.execute(db);
+  // Citus refuses a function of the row's columns in a distributed UPDATE; there the responses stored before keep no
+  // chain (they count outside every organization in a manager tree).
+  if (citus) return;
   await sql`
     update analytics_responses
     set manager_chain = respondent_manager_chain(organization_id, environment, external_id, manager_id)
