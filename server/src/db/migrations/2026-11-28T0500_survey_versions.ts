@@ -21,7 +21,9 @@ async function onCitus(db: Kysely<unknown>): Promise<boolean> {
 export async function up(db: Kysely<unknown>): Promise<void> {
   const citus = await onCitus(db);
   if (citus) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
-  await sql`alter table surveys add column version integer check (version >= 1)`.execute(db);
+  // The column, then its check: Citus adds a column to a distributed table only without a constraint.
+  await sql`alter table surveys add column version integer`.execute(db);
+  await sql`alter table surveys add constraint surveys_version_check check (version >= 1)`.execute(db);
   await sql`update surveys set version = 1 where first_launched_at is not null`.execute(db);
   await sql`alter table responses add column survey_version integer`.execute(db);
   await sql`
