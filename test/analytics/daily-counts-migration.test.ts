@@ -1,7 +1,7 @@
 /**
- * The daily counts' move into `analytics_segment_cells` (migration 2026-11-28T0100) keeps every count: responses
- * stored under the schema before it (their daily counts in `analytics_daily_cells`) read the same after it, from
- * the `#` rows, and the way back restores the table with the same sums.
+ * The daily counts' move into `analytics_segment_cells` (migration 2026-11-28T0100) keeps every count: the way
+ * back restores `analytics_daily_cells` with the same sums, counts changed under that schema (a deletion) read the
+ * same after the move, from the `#` rows, and the move again keeps them.
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -41,8 +41,10 @@ const fromWholeRows = () =>
 it('moves the daily counts into the # rows and back without changing a sum', { timeout: 120_000 }, async () => {
   const tenant = await t.createTenant('BUSINESS');
   const client = t.client(tenant.liveKey);
-  await migrateTo(t.db, before);
+  // The service's code needs the latest schema: the responses go in through it first, and the schema before the
+  // move is reached by the way back, whose daily table then takes a deletion by the old schema's own triggers.
   const generated = await generate(t, client, tenant.organizationId, 3);
+  await migrateTo(t.db, before);
   // A deletion under the old schema: a −1 delta the move must net out.
   await t.db.deleteFrom('responses').where('id', '=', generated.responses[0]!.id).execute();
   const old = (await fromDailyTable()).rows;
