@@ -2733,6 +2733,8 @@ export interface components {
              * @description When the response was accepted (ISO 8601 UTC).
              */
             submittedAt: string;
+            /** @description The version of the survey the response answered — as `Response.surveyVersion`. */
+            surveyVersion?: number;
         };
         /**
          * @description A response that was deleted; if you stored it from an earlier export, delete it too.

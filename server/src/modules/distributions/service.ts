@@ -5,6 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import type { Config } from '../../config.js';
+import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantIs, tenantOfRow } from '../../db/tenant.js';
@@ -220,16 +221,16 @@ export async function previewDistribution(
     .where(compileChecked(targeting, respondentsOf(tenant)))
     // Inactive SCIM users are kept, but reached by no distribution.
     .where(activeRespondent('respondents'));
-  const [count, sample] = await Promise.all([
-    matching.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
-    matching
-      .select(['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title'])
-      .orderBy('external_id')
-      .limit(10)
-      .execute(),
-  ]);
+  // The count and the sample in one statement: the audience is found once (a recursive walk for `under`), not
+  // once per query. No row means none matched.
+  const sample = await matching
+    .select(['external_id', 'email', 'first_name', 'last_name', 'department', 'location', 'job_title'])
+    .select(sql<string>`count(*) over ()`.as('matched'))
+    .orderBy('external_id')
+    .limit(10)
+    .execute();
   return {
-    matchedCount: count.count,
+    matchedCount: Number(sample[0]?.matched ?? 0),
     sample: sample.map((r) => ({
       externalId: r.external_id,
       email: r.email,

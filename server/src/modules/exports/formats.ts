@@ -25,6 +25,7 @@ export interface SourceRow {
   surveyId: string;
   respondentExternalId: string | null;
   distributionId: string | null;
+  surveyVersion: number;
   answers: { questionId: string; value: AnswerValue }[];
   /** ISO 8601 UTC, as the API shows it. */
   submittedAt: string;
@@ -119,6 +120,7 @@ export class AnswerMapper {
       distributionId: row.distributionId,
       answers,
       submittedAt: row.submittedAt,
+      surveyVersion: row.surveyVersion,
     };
   }
 

@@ -155,6 +155,8 @@ export interface PageRow {
   id: string;
   respondent_external_id: string | null;
   distribution_id: string | null;
+  /** Null for responses stored before surveys had versions (version 1). */
+  survey_version: number | null;
   answers: unknown;
   /** ISO 8601 UTC with milliseconds, formatted by PostgreSQL (cheaper than a Date per row in the worker). */
   submitted_at: string;
@@ -169,7 +171,7 @@ const CURSOR = 'export_rows';
  * `submitted_at` would be the formatted output column, a text no index provides (a sort of the whole survey).
  */
 export function scopeRowsQuery(tenant: Tenant, scope: Scope) {
-  return sql`select id, respondent_external_id, distribution_id, answers,
+  return sql`select id, respondent_external_id, distribution_id, survey_version, answers,
       to_char(submitted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as submitted_at
     from responses
     where ${scopeCondition(tenant, scope, 'submitted_at')}

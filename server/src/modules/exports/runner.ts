@@ -74,6 +74,7 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
     surveyId,
     respondentExternalId: row.respondent_external_id,
     distributionId: row.distribution_id,
+    surveyVersion: row.survey_version ?? 1,
     answers: row.answers as SourceRow['answers'],
     submittedAt: row.submitted_at,
   };
