@@ -271,6 +271,10 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await live.GET('/api/v1/surveys/{id}', survey);
     await live.PATCH('/api/v1/surveys/{id}', { ...survey, body: { title: 'Measured, renamed' } });
     await live.POST('/api/v1/surveys/{id}/launch', survey);
+    // A change after the launch is a version; versions are listed and read.
+    await live.PATCH('/api/v1/surveys/{id}', { ...survey, body: { description: 'Measured, version 2' } });
+    await live.GET('/api/v1/surveys/{id}/versions', survey);
+    await live.GET('/api/v1/surveys/{id}', { params: { path: { id: surveyId }, query: { version: 1 } } });
     const generated = await dataOf(
       live.POST('/api/v1/surveys/generate', { body: { prompt: 'Weekly team pulse on workload', questionCount: 3 } }),
     );

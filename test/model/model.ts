@@ -459,6 +459,8 @@ export function exportRecord(r: MResponse) {
     distributionId: r.distributionId,
     answers: answersOf(r),
     submittedAt: r.submittedAt,
+    // The model never changes a launched survey: every response answers its first version.
+    surveyVersion: 1,
   };
 }
 

@@ -212,16 +212,21 @@ export async function recordVersion(db: DbOrTx, tenant: Tenant, surveyId: string
 
 export type SurveyVersionRow = Selectable<SurveyVersionsTable>;
 
+/** One survey's versions, in the tenant. */
+const versionsOf = (db: DbOrTx, tenant: Tenant, surveyId: string) =>
+  db.selectFrom('survey_versions').where(tenantIs(tenant)).where('survey_id', '=', surveyId);
+
 export async function listVersions(
   db: DbOrTx,
   tenant: Tenant,
   surveyId: string,
   page: { limit: number; offset: number },
 ): Promise<{ rows: SurveyVersionRow[]; total: number }> {
-  const ofSurvey = db.selectFrom('survey_versions').where(tenantIs(tenant)).where('survey_id', '=', surveyId);
   const [rows, total] = await Promise.all([
-    ofSurvey.selectAll().orderBy('version').limit(page.limit).offset(page.offset).execute(),
-    ofSurvey.select((eb) => eb.fn.countAll<number>().as('count')).executeTakeFirstOrThrow(),
+    versionsOf(db, tenant, surveyId).selectAll().orderBy('version').limit(page.limit).offset(page.offset).execute(),
+    versionsOf(db, tenant, surveyId)
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(total.count) };
 }
@@ -232,13 +237,7 @@ export function findVersion(
   surveyId: string,
   version: number,
 ): Promise<SurveyVersionRow | undefined> {
-  return db
-    .selectFrom('survey_versions')
-    .selectAll()
-    .where(tenantIs(tenant))
-    .where('survey_id', '=', surveyId)
-    .where('version', '=', version)
-    .executeTakeFirst();
+  return versionsOf(db, tenant, surveyId).selectAll().where('version', '=', version).executeTakeFirst();
 }
 
 export function updateSurvey(
