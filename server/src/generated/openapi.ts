@@ -1952,6 +1952,8 @@ export interface components {
         NpsQuestion: {
             /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
             id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
             /**
              * @description The question type, `nps`.
              * @constant
@@ -1972,6 +1974,8 @@ export interface components {
         RatingQuestion: {
             /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
             id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
             /**
              * @description The question type, `rating`.
              * @constant
@@ -2007,6 +2011,8 @@ export interface components {
         SingleChoiceQuestion: {
             /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
             id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
             /**
              * @description The question type, `single_choice`.
              * @constant
@@ -2029,6 +2035,8 @@ export interface components {
         MultipleChoiceQuestion: {
             /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
             id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
             /**
              * @description The question type, `multiple_choice`.
              * @constant
@@ -2055,6 +2063,8 @@ export interface components {
         TextQuestion: {
             /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
             id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
             /**
              * @description The question type, `text`.
              * @constant
@@ -2270,6 +2280,8 @@ export interface components {
         NpsQuestionInput: {
             /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
             id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
             /**
              * @description The question type, `nps`.
              * @constant
@@ -2290,6 +2302,8 @@ export interface components {
         RatingQuestionInput: {
             /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
             id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
             /**
              * @description The question type, `rating`.
              * @constant
@@ -2325,6 +2339,8 @@ export interface components {
         SingleChoiceQuestionInput: {
             /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
             id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
             /**
              * @description The question type, `single_choice`.
              * @constant
@@ -2347,6 +2363,8 @@ export interface components {
         MultipleChoiceQuestionInput: {
             /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
             id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
             /**
              * @description The question type, `multiple_choice`.
              * @constant
@@ -2373,6 +2391,8 @@ export interface components {
         TextQuestionInput: {
             /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
             id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
             /**
              * @description The question type, `text`.
              * @constant

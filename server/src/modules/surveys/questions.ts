@@ -55,6 +55,27 @@ function normaliseChoices(choices: readonly ChoiceInput[], questionPath: string,
   return choices.map((choice, j) => ({ id: ids[j]!, label: choice.label }));
 }
 
+/**
+ * A key names what a question measures across surveys (trends, `previousCycle`), so within one survey it must name
+ * one question: every repeat after the first is a problem at its own path.
+ */
+function duplicateKeys(inputs: readonly QuestionInput[], basePath: string): ErrorDetail[] {
+  const firstAt = new Map<string, number>();
+  const problems: ErrorDetail[] = [];
+  inputs.forEach((input, i) => {
+    if (typeof input.key !== 'string') return;
+    const first = firstAt.get(input.key);
+    if (first === undefined) firstAt.set(input.key, i);
+    else
+      problems.push({
+        path: `${basePath}/${i}/key`,
+        message: `duplicate question key "${input.key}" (also question ${first}); a key names one question of a survey`,
+        code: 'duplicate',
+      });
+  });
+  return problems;
+}
+
 export function normaliseQuestions(
   inputs: readonly QuestionInput[],
   basePath = '/body/questions',
@@ -63,10 +84,13 @@ export function normaliseQuestions(
 ): { questions: Question[]; problems: ErrorDetail[] } {
   const problems: ErrorDetail[] = [];
   const ids = assignIds(inputs, 'q_', (i) => `${basePath}/${i}/id`, problems, 'question', reservedIds);
+  problems.push(...duplicateKeys(inputs, basePath));
   const questions = inputs.map((input, i): Question => {
     const path = `${basePath}/${i}`;
     const common = {
       id: ids[i]!,
+      // Absent rather than null when none, so that questions stored before keys existed read the same.
+      ...(typeof input.key === 'string' ? { key: input.key } : {}),
       text: input.text,
       description: input.description ?? null,
       required: input.required ?? true,
@@ -115,11 +139,24 @@ export function normaliseQuestions(
 }
 
 /**
- * What may change in a launched question: the words people read, its choices' labels (checked apart), and when it
- * is shown (a question shown to fewer people is answered by fewer; no answer changes meaning).
+ * What may change in a launched question: the words people read, its choices' labels (checked apart), when it
+ * is shown (a question shown to fewer people is answered by fewer; no answer changes meaning), and its `key`
+ * (which cycle series the question belongs to is a label across surveys, read when trends are asked; no stored
+ * answer or count depends on it).
  */
-const rewordable = new Set(['id', 'text', 'description', 'minLabel', 'maxLabel', 'choices', 'displayIf']);
-const sameValue = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
+const rewordable = new Set(['id', 'key', 'text', 'description', 'minLabel', 'maxLabel', 'choices', 'displayIf']);
+/** JSON with object keys sorted: questions read back from jsonb come with their keys in jsonb's order, not ours. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+const sameValue = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+/** Whether two question lists are the same, whatever order their objects' keys come in. */
+export const sameQuestions = (a: readonly Question[], b: readonly Question[]) => sameValue(a, b);
 
 /**
  * The problems of a change to a launched survey's questions, one detail each; none when every earlier answer keeps

@@ -23,6 +23,7 @@ import {
   defaultSettings,
   mergeSettings,
   normaliseQuestions,
+  sameQuestions,
   type QuestionInput,
 } from './questions.js';
 import * as surveys from './repository.js';
@@ -138,7 +139,7 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
     const changed =
       (body.title !== undefined && body.title !== current.title) ||
       (body.description !== undefined && body.description !== current.description) ||
-      (questions !== undefined && JSON.stringify(questions) !== JSON.stringify(current.questions));
+      (questions !== undefined && !sameQuestions(questions, current.questions));
     // After the first launch, each change is a version of its own; a request that changes nothing makes none.
     const version = launched && changed ? (current.version ?? 1) + 1 : undefined;
     const updated = await surveys.updateSurvey(trx, tenant, id, {
@@ -415,7 +416,7 @@ export async function submissionProblems(
 }
 
 /**
- * The checks of a survey's questions that the schema cannot express (unique question and choice ids, selection
+ * The checks of a survey's questions that the schema cannot express (unique question and choice ids and keys, selection
  * bounds against the choices), for a create or update that also breaks the schema. Tolerant of a malformed body:
  * anything that is not an object, a string id, an array of choices or an integer bound is read as absent.
  */
@@ -439,6 +440,7 @@ function asQuestionInput(value: unknown): QuestionInput {
     type: question.type,
     text: '',
     id: idOf(question),
+    key: typeof question.key === 'string' ? question.key : undefined,
     choices,
     minSelections: bound(question.minSelections),
     maxSelections: bound(question.maxSelections),
