@@ -28,9 +28,17 @@ const keyed = (...keys: Array<string | null | undefined>): QuestionInput[] =>
 describe('question keys', () => {
   it('stores a key with its question, and leaves it out of questions without one', async () => {
     const survey = await live.unwrap(
-      live.POST('/api/v1/surveys', { body: surveyBody({ questions: keyed('engagement.recommend', 'tools_2-b', null) }) }),
+      live.POST('/api/v1/surveys', {
+        body: surveyBody({ questions: keyed('engagement.recommend', 'tools_2-b', null) }),
+      }),
     );
-    expect(survey.questions.map((q) => q.key)).toEqual(['engagement.recommend', 'tools_2-b', undefined, undefined, undefined]);
+    expect(survey.questions.map((q) => q.key)).toEqual([
+      'engagement.recommend',
+      'tools_2-b',
+      undefined,
+      undefined,
+      undefined,
+    ]);
     expect('key' in survey.questions[2]!).toBe(false);
     const read = await live.unwrap(live.GET('/api/v1/surveys/{id}', path(survey.id)));
     expect(read.questions).toEqual(survey.questions);
@@ -75,7 +83,10 @@ describe('question keys', () => {
       });
       expect(response.status, key).toBe(400);
       expect(error?.error.code).toBe('validation_failed');
-      expect(error?.error.details?.some((d) => d.path === '/body/questions/0/key'), key).toBe(true);
+      expect(
+        error?.error.details?.some((d) => d.path === '/body/questions/0/key'),
+        key,
+      ).toBe(true);
     }
     const longest = await live.POST('/api/v1/surveys', {
       body: surveyBody({ questions: [{ type: 'nps', text: 'Recommend?', key: `a${'b'.repeat(99)}` }] }),
@@ -128,7 +139,9 @@ describe('question keys', () => {
     twice[1]!.key = 'x';
     const refused = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { questions: twice } });
     expect(refused.response.status).toBe(400);
-    expect(refused.error?.error.details?.map((d) => [d.path, d.code])).toEqual([['/body/questions/1/key', 'duplicate']]);
+    expect(refused.error?.error.details?.map((d) => [d.path, d.code])).toEqual([
+      ['/body/questions/1/key', 'duplicate'],
+    ]);
     expect((await live.unwrap(live.GET('/api/v1/surveys/{id}', path(survey.id)))).version).toBe(4);
   });
 });
