@@ -1,5 +1,6 @@
 /**
- * Ends a run with one plain line, `vitest: N passed, N failed, N skipped`, that CI systems read as the result.
+ * Ends a run with the slowest test files (where CI time goes) and one plain line,
+ * `vitest: N passed, N failed, N skipped`, that CI systems read as the result.
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -18,6 +19,14 @@ export default class SummaryReporter implements Reporter {
       // A file that failed to load has no tests but is a failure all the same.
       if (module.state() === 'failed' && [...module.children.allTests()].length === 0) failed++;
     }
+    const slowest = testModules
+      .map((module) => ({ file: module.relativeModuleId, ms: module.diagnostic().duration }))
+      .sort((a, b) => b.ms - a.ms)
+      .slice(0, 12);
+    if (slowest.length > 1)
+      process.stdout.write(
+        `\nslowest files:\n${slowest.map((s) => `  ${(s.ms / 1000).toFixed(1).padStart(6)} s  ${s.file}`).join('\n')}\n`,
+      );
     process.stdout.write(`\nvitest: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }
