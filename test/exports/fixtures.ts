@@ -1,4 +1,5 @@
 /** Shared builders for the exports tests: a survey of every question type, answers, files parsed back. */
+import { citusMode } from '../citus/cluster.js';
 import { readFile } from 'node:fs/promises';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -149,6 +150,8 @@ export async function bulkInsert(
   const text = 'x'.repeat(options.textLength ?? 20);
   const prefix = options.prefix ?? '9';
   await t.db.transaction().execute(async (tx) => {
+    // Citus changes triggers of a distributed table only when told that their statements stay on one shard.
+    if (citusMode) await sql`set local citus.enable_unsafe_triggers to on`.execute(tx);
     await sql`alter table responses disable trigger analytics_responses_insert`.execute(tx);
     await sql`
       insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at)
