@@ -52,6 +52,41 @@ describe('discovery', () => {
     expect(schemas.body.Resources.map((s: { id: string }) => s.id)).toEqual([core, enterprise, own]);
   });
 
+  it('reads one resource type and one schema by id, and answers a SCIM 404 for an unknown one', async () => {
+    const list = await scim('GET', '/ResourceTypes');
+    const user = await scim('GET', '/ResourceTypes/User');
+    expect(user.status).toBe(200);
+    expect(user.headers.get('content-type')).toMatch(/^application\/scim\+json/);
+    expect(user.body).toEqual(list.body.Resources[0]);
+    expect(user.body.meta.location).toBe(`${t.url}/scim/v2/ResourceTypes/User`);
+    expect(user.body.schemaExtensions).toEqual([
+      { schema: enterprise, required: false },
+      { schema: own, required: false },
+    ]);
+    const schemas = await scim('GET', '/Schemas');
+    for (const [i, urn] of [core, enterprise, own].entries()) {
+      const one = await scim('GET', `/Schemas/${urn}`);
+      expect(one.status, urn).toBe(200);
+      expect(one.body).toEqual(schemas.body.Resources[i]);
+      // Its own location leads back to it.
+      expect(one.body.meta.location).toBe(`${t.url}/scim/v2/Schemas/${urn}`);
+    }
+    const managers = (await scim('GET', `/Schemas/${enterprise}`)).body.attributes.find(
+      (a: { name: string }) => a.name === 'manager',
+    );
+    expect(managers.subAttributes.map((a: { name: string }) => a.name)).toEqual(['value']);
+    // Names and URNs are case-insensitive in SCIM.
+    expect((await scim('GET', '/ResourceTypes/user')).body.id).toBe('User');
+    expect((await scim('GET', `/Schemas/${own.toUpperCase()}`)).body.id).toBe(own);
+    for (const path of ['/ResourceTypes/Group', `/Schemas/urn:ietf:params:scim:schemas:core:2.0:Group`, '/Schemas/x']) {
+      const missing = await scim('GET', path);
+      expectScimError(missing, 404);
+      expect(missing.body.scimType).toBeUndefined();
+      expect(missing.headers.get('content-type')).toMatch(/^application\/scim\+json/);
+    }
+    expectScimError(await scim('GET', `/Schemas/${'x'.repeat(300)}`), 400);
+  });
+
   it('answers SCIM errors for a missing key and a key without the scope; an unknown path is the API’s 404', async () => {
     const noKey = await fetch(`${t.url}/scim/v2/Users`);
     expect(noKey.status).toBe(401);

@@ -1475,6 +1475,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/scim/v2/ResourceTypes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a SCIM resource type
+         * @description One resource type by its name (RFC 7644 §4): `User` is the only one. An unknown name is a 404 SCIM error. Requires `scim`.
+         */
+        get: operations["getScimResourceType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/scim/v2/Schemas": {
         parameters: {
             query?: never;
@@ -1487,6 +1507,26 @@ export interface paths {
          * @description The schemas this SCIM server uses (RFC 7643 §7): the core User, the enterprise extension and `urn:ietf:params:scim:schemas:extension:survey-service:2.0:User`, with each attribute's type, mutability and uniqueness. Requires `scim`.
          */
         get: operations["listScimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/Schemas/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a SCIM schema
+         * @description One schema by its URN (RFC 7644 §4): the core User, the enterprise extension or `urn:ietf:params:scim:schemas:extension:survey-service:2.0:User`. An unknown URN is a 404 SCIM error. Requires `scim`.
+         */
+        get: operations["getScimSchema"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4930,6 +4970,128 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        /**
+         * @description A resource type this SCIM server serves (RFC 7643 §6), with the schema extensions its resources may carry.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:ResourceType"
+         *       ],
+         *       "id": "User",
+         *       "name": "User",
+         *       "endpoint": "/Users",
+         *       "description": "A respondent: a person surveys can reach.",
+         *       "schema": "urn:ietf:params:scim:schemas:core:2.0:User",
+         *       "schemaExtensions": [
+         *         {
+         *           "schema": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+         *           "required": false
+         *         },
+         *         {
+         *           "schema": "urn:ietf:params:scim:schemas:extension:survey-service:2.0:User",
+         *           "required": false
+         *         }
+         *       ],
+         *       "meta": {
+         *         "resourceType": "ResourceType",
+         *         "location": "https://api.example.com/scim/v2/ResourceTypes/User"
+         *       }
+         *     }
+         */
+        ScimResourceType: {
+            schemas: "urn:ietf:params:scim:schemas:core:2.0:ResourceType"[];
+            /** @description The resource type's name, which `GET /scim/v2/ResourceTypes/{id}` takes. */
+            id: string;
+            name: string;
+            /** @description Where its resources live, relative to the base URL `/scim/v2`. */
+            endpoint: string;
+            description?: string;
+            /** @description The URN of its core schema. */
+            schema: string;
+            schemaExtensions?: {
+                /** @description The URN of an extension schema. */
+                schema: string;
+                /** @description Whether every resource must carry the extension. */
+                required: boolean;
+            }[];
+            meta: {
+                /** @constant */
+                resourceType: "ResourceType";
+                /** @description This resource type's own URL. */
+                location: string;
+            };
+        };
+        /**
+         * @description One attribute of a SCIM schema (RFC 7643 §7), with its sub-attributes when it is complex.
+         * @example {
+         *       "name": "userName",
+         *       "type": "string",
+         *       "multiValued": false,
+         *       "required": true,
+         *       "caseExact": false,
+         *       "mutability": "readWrite",
+         *       "returned": "default",
+         *       "uniqueness": "server"
+         *     }
+         */
+        ScimSchemaAttribute: {
+            name: string;
+            /** @enum {string} */
+            type: "string" | "boolean" | "decimal" | "integer" | "dateTime" | "reference" | "binary" | "complex";
+            multiValued: boolean;
+            description?: string;
+            required: boolean;
+            caseExact: boolean;
+            /** @enum {string} */
+            mutability: "readOnly" | "readWrite" | "immutable" | "writeOnly";
+            /** @enum {string} */
+            returned: "always" | "never" | "default" | "request";
+            /** @enum {string} */
+            uniqueness: "none" | "server" | "global";
+            canonicalValues?: string[];
+            subAttributes?: components["schemas"]["ScimSchemaAttribute"][];
+        };
+        /**
+         * @description A schema this SCIM server uses (RFC 7643 §7): its URN as `id`, and each attribute the service keeps with its
+         *     type, mutability and uniqueness.
+         * @example {
+         *       "schemas": [
+         *         "urn:ietf:params:scim:schemas:core:2.0:Schema"
+         *       ],
+         *       "id": "urn:ietf:params:scim:schemas:extension:enterprise:2.0:User",
+         *       "name": "EnterpriseUser",
+         *       "description": "Enterprise User",
+         *       "attributes": [
+         *         {
+         *           "name": "department",
+         *           "type": "string",
+         *           "multiValued": false,
+         *           "required": false,
+         *           "caseExact": false,
+         *           "mutability": "readWrite",
+         *           "returned": "default",
+         *           "uniqueness": "none"
+         *         }
+         *       ],
+         *       "meta": {
+         *         "resourceType": "Schema",
+         *         "location": "https://api.example.com/scim/v2/Schemas/urn:ietf:params:scim:schemas:extension:enterprise:2.0:User"
+         *       }
+         *     }
+         */
+        ScimSchema: {
+            schemas: "urn:ietf:params:scim:schemas:core:2.0:Schema"[];
+            /** @description The schema's URN, which `GET /scim/v2/Schemas/{id}` takes. */
+            id: string;
+            name?: string;
+            description?: string;
+            attributes: components["schemas"]["ScimSchemaAttribute"][];
+            meta: {
+                /** @constant */
+                resourceType: "Schema";
+                /** @description This schema's own URL. */
+                location: string;
+            };
         };
         /**
          * @description A SCIM User (RFC 7643 §4.1) is a respondent. Core attributes: `externalId` is the respondent's `externalId`,
@@ -8628,6 +8790,46 @@ export interface operations {
             503: components["responses"]["ScimError"];
         };
     };
+    getScimResourceType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The resource type's name, as `id` in `GET /scim/v2/ResourceTypes`.
+                 * @example User
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResourceType"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
     listScimSchemas: {
         parameters: {
             query?: never;
@@ -8648,6 +8850,46 @@ export interface operations {
                 };
                 content: {
                     "application/scim+json": components["schemas"]["ScimDiscoveryList"];
+                };
+            };
+            400: components["responses"]["ScimError"];
+            401: components["responses"]["ScimError"];
+            403: components["responses"]["ScimError"];
+            404: components["responses"]["ScimError"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["ScimError"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["ScimError"];
+            503: components["responses"]["ScimError"];
+        };
+    };
+    getScimSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The schema's URN, as `id` in `GET /scim/v2/Schemas`.
+                 * @example urn:ietf:params:scim:schemas:extension:enterprise:2.0:User
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimSchema"];
                 };
             };
             400: components["responses"]["ScimError"];

@@ -171,8 +171,12 @@ export function createResources(caller: Caller) {
       serviceProviderConfig: (options?: CallOptions): Promise<ResultOf<"/scim/v2/ServiceProviderConfig", "get">> => caller.call("get", "/scim/v2/ServiceProviderConfig", {  }, options),
       /** SCIM resource types — `GET /scim/v2/ResourceTypes` (listScimResourceTypes) */
       resourceTypes: (options?: CallOptions): Promise<ResultOf<"/scim/v2/ResourceTypes", "get">> => caller.call("get", "/scim/v2/ResourceTypes", {  }, options),
+      /** Get a SCIM resource type — `GET /scim/v2/ResourceTypes/{id}` (getScimResourceType) */
+      resourceType: (id: string, options?: CallOptions): Promise<ResultOf<"/scim/v2/ResourceTypes/{id}", "get">> => caller.call("get", "/scim/v2/ResourceTypes/{id}", { path: { id } }, options),
       /** SCIM schemas — `GET /scim/v2/Schemas` (listScimSchemas) */
       schemas: (options?: CallOptions): Promise<ResultOf<"/scim/v2/Schemas", "get">> => caller.call("get", "/scim/v2/Schemas", {  }, options),
+      /** Get a SCIM schema — `GET /scim/v2/Schemas/{id}` (getScimSchema) */
+      schema: (id: string, options?: CallOptions): Promise<ResultOf<"/scim/v2/Schemas/{id}", "get">> => caller.call("get", "/scim/v2/Schemas/{id}", { path: { id } }, options),
       users: {
         /** List or search SCIM users — `GET /scim/v2/Users` (listScimUsers) */
         list: (query?: QueryOf<"/scim/v2/Users", "get">, options?: CallOptions): Promise<ResultOf<"/scim/v2/Users", "get">> => caller.call("get", "/scim/v2/Users", { query }, options),

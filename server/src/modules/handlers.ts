@@ -80,6 +80,8 @@ export const handlers = {
   getScimServiceProviderConfig: scim.getScimServiceProviderConfig,
   listScimResourceTypes: scim.listScimResourceTypes,
   listScimSchemas: scim.listScimSchemas,
+  getScimResourceType: scim.getScimResourceType,
+  getScimSchema: scim.getScimSchema,
   listScimUsers: scim.listScimUsers,
   createScimUser: scim.createScimUser,
   getScimUser: scim.getScimUser,

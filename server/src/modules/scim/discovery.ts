@@ -1,11 +1,12 @@
 /** Discovery (RFC 7643 §5–7): what this server supports, its resource type and its schemas. */
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
+import { ScimError } from './errors.js';
 import { maxResults } from './list.js';
 
 export const maxOperations = 1000;
 export const maxPayloadSize = 1024 * 1024;
 
-const listOf = (resources: object[]) => ({
+const listOf = <Resource extends { id: string }>(resources: Resource[]) => ({
   schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'],
   totalResults: resources.length,
   startIndex: 1,
@@ -118,4 +119,18 @@ export function schemas(base: string) {
       attribute('attributes', { type: 'complex', description: 'Custom attributes, as the respondent keeps them.' }),
     ]),
   ]);
+}
+
+/**
+ * One discovery resource by its id (RFC 7644 §4: `/ResourceTypes/{id}`, `/Schemas/{id}`), the same object its list
+ * holds. Ids compare case-insensitively, as names and URNs do in SCIM (RFC 7643 §2.1, RFC 8141); none is 404.
+ */
+export function discoveryResource<Resource extends { id: string }>(
+  list: { Resources: Resource[] },
+  id: string,
+  kind: 'resource type' | 'schema',
+): Resource {
+  const found = list.Resources.find((resource) => resource.id.toLowerCase() === id.toLowerCase());
+  if (!found) throw new ScimError(404, undefined, `No ${kind} ${id.length > 120 ? `${id.slice(0, 120)}…` : id} exists.`);
+  return found;
 }

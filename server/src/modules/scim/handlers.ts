@@ -2,7 +2,7 @@
 import { tenantOf, type BareReply, type Handler, type HandlerInput, type OperationId } from '../../http/handler.js';
 import { thisServer } from '../../http/this-server.js';
 import { runBulk } from './bulk.js';
-import { resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
+import { discoveryResource, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { errorReply, scimMediaType } from './errors.js';
 import { listUsers } from './list.js';
 import * as service from './service.js';
@@ -41,6 +41,14 @@ export const listScimResourceTypes: Handler<'listScimResourceTypes'> = async (in
   ok(200, resourceTypes(callerOf(input).base));
 
 export const listScimSchemas: Handler<'listScimSchemas'> = async (input) => ok(200, schemas(callerOf(input).base));
+
+export const getScimResourceType: Handler<'getScimResourceType'> = (input) =>
+  scim(async () =>
+    ok(200, discoveryResource(resourceTypes(callerOf(input).base), input.params.id, 'resource type')),
+  );
+
+export const getScimSchema: Handler<'getScimSchema'> = (input) =>
+  scim(async () => ok(200, discoveryResource(schemas(callerOf(input).base), input.params.id, 'schema')));
 
 export const listScimUsers: Handler<'listScimUsers'> = (input) =>
   scim(async () => ok(200, await listUsers(callerOf(input), input.query)));
