@@ -273,6 +273,64 @@ describe('filters, paging, sorting and attributes', () => {
     expectScimError(await scimF('GET', `/Users?filter=${encodeURIComponent(deep)}`), 400, 'invalidFilter');
   });
 
+  it('filters on custom attributes by their value and its JSON type, in SQL', async () => {
+    const scimA = (await scimTenant(t)).live;
+    const people: Array<[string, Record<string, unknown>]> = [
+      ['ann', { costCenter: 'CC-4410', level: 3, remote: true }],
+      ['ben', { costCenter: 'cc-4420', level: 10, remote: false }],
+      ['col', { costCenter: 'HQ', level: '3', note: '' }],
+      ['dee', { level: null }],
+      ['eli', {}],
+    ];
+    for (const [name, attributes] of people) {
+      const created = await scimA('POST', '/Users', user(name, { schemas: [core, own], [own]: { attributes } }));
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+    }
+    const match = async (filter: string) => {
+      const answer = await scimA('GET', `/Users?filter=${encodeURIComponent(filter)}`);
+      expect(answer.status, `${filter}: ${JSON.stringify(answer.body)}`).toBe(200);
+      return (answer.body.Resources as Array<{ userName: string }>).map((u) => u.userName.split('@')[0]);
+    };
+    const attr = (key: string) => `${own}:attributes.${key}`;
+    // Text ignores case; a number or a boolean matches only values of its own JSON type.
+    expect(await match(`${attr('costCenter')} eq "cc-4410"`)).toEqual(['ann']);
+    expect(await match(`${attr('costCenter')} sw "CC-44"`)).toEqual(['ann', 'ben']);
+    expect(await match(`${attr('costCenter')} co "q"`)).toEqual(['col']);
+    expect(await match(`${attr('costCenter')} ew "20"`)).toEqual(['ben']);
+    expect(await match(`${attr('costCenter')} gt "cc-4415"`)).toEqual(['ben', 'col']);
+    expect(await match(`${attr('costCenter')} ne "HQ"`)).toEqual(['ann', 'ben', 'dee', 'eli']);
+    expect(await match(`${attr('level')} eq 3`)).toEqual(['ann']);
+    expect(await match(`${attr('level')} eq "3"`)).toEqual(['col']);
+    expect(await match(`${attr('level')} ge 3`)).toEqual(['ann', 'ben']);
+    expect(await match(`${attr('level')} lt 5.5`)).toEqual(['ann']);
+    expect(await match(`${attr('level')} ne 3`)).toEqual(['ben', 'col', 'dee', 'eli']);
+    expect(await match(`${attr('remote')} eq false`)).toEqual(['ben']);
+    expect(await match(`${attr('remote')} ne true`)).toEqual(['ben', 'col', 'dee', 'eli']);
+    // A JSON null, a missing key and an empty string are not present.
+    expect(await match(`${attr('level')} pr`)).toEqual(['ann', 'ben', 'col']);
+    expect(await match(`${attr('note')} pr`)).toEqual([]);
+    expect(await match(`${attr('level')} eq null`)).toEqual(['dee', 'eli']);
+    expect(await match(`${own}:attributes pr`)).toEqual(['ann', 'ben', 'col', 'dee']);
+    // Keys are data: compared exactly, as respondents keep them; the URN and `attributes` in any case.
+    expect(await match(`${attr('CostCenter')} pr`)).toEqual([]);
+    expect(await match(`${own.toUpperCase()}:ATTRIBUTES.costCenter eq "hq"`)).toEqual(['col']);
+    // With the rest of the grammar.
+    expect(await match(`${attr('remote')} eq true or (${attr('level')} pr and not (${attr('costCenter')} sw "cc"))`)).toEqual([
+      'ann',
+      'col',
+    ]);
+    for (const filter of [
+      `${attr('level')} co 3`,
+      `${attr('remote')} gt false`,
+      `${own}:attributes eq "x"`,
+      `${attr('a.b')} eq "x"`,
+      `${attr('not-a-key')} eq "x"`,
+      `${own}:attributes[costCenter eq "HQ"]`,
+      'attributes.costCenter eq "HQ"',
+    ])
+      expectScimError(await scimA('GET', `/Users?filter=${encodeURIComponent(filter)}`), 400, 'invalidFilter');
+  });
+
   it('pages with startIndex and count, and sorts', async () => {
     const page = await scimF('GET', '/Users?startIndex=2&count=2&sortBy=name.familyName&sortOrder=descending');
     expect(page.body).toMatchObject({ totalResults: 5, startIndex: 2, itemsPerPage: 2 });

@@ -1548,7 +1548,12 @@ export interface paths {
          *     whole grammar — `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value filters
          *     (`emails[type eq "work" and value co "@example.com"]`) and sub-attributes (`name.familyName`), with attribute
          *     names in any letter case and extension attributes by their full URN. Text comparisons ignore case except on
-         *     `id`. A filter that does not parse or names an attribute the service does not keep is 400 `invalidFilter`.
+         *     `id`. Custom attributes are filtered by key, with the URN of the service's extension
+         *     (`urn:ietf:params:scim:schemas:extension:survey-service:2.0:User:attributes.costCenter eq "CC-4410"`): keys
+         *     compare exactly as respondents keep them, and a comparison matches values of its own JSON type only (text
+         *     ignoring case, numbers by value — `attributes.level ge 3` —, booleans with `eq`/`ne`); a missing key, a JSON
+         *     null and an empty string are not present (`pr`). Custom attributes cannot be sorted by. A filter that does not
+         *     parse or names an attribute the service does not keep is 400 `invalidFilter`.
          *     `startIndex` (1-based) and `count` (at most 1,000) page; `sortBy` (an attribute path) and `sortOrder`
          *     (`ascending`, the default, or `descending`) order the page; without `sortBy` users come in creation order.
          *     Requires `scim`.

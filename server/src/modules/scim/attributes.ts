@@ -32,6 +32,24 @@ export function attributePath(path: string): AttributePath {
   return { schema: 'core', attr: lower };
 }
 
+/** Keys of custom attributes, as the respondent keeps them (`RespondentAttributes`). */
+const customKey = /^[A-Za-z0-9_]{1,64}$/;
+
+/**
+ * What a path names among the custom attributes (`urn:…:survey-service:2.0:User:attributes.costCenter`): the key as
+ * written, since keys are data and compare exactly as respondents keep them (as PATCH paths take them); `''` for
+ * `attributes` as a whole. Undefined for any other path, a key no respondent can have included (its path then names
+ * nothing the service keeps).
+ */
+export function customAttributeOf(path: string): { key: string } | undefined {
+  const prefix = `${ownSchema}:attributes`;
+  if (path.length < prefix.length || path.slice(0, prefix.length).toLowerCase() !== prefix.toLowerCase())
+    return undefined;
+  const rest = path.slice(prefix.length);
+  if (rest === '') return { key: '' };
+  return rest.startsWith('.') && customKey.test(rest.slice(1)) ? { key: rest.slice(1) } : undefined;
+}
+
 export const keyOf = (path: AttributePath) => (path.schema === 'core' ? path.attr : `${path.schema}:${path.attr}`);
 
 interface Column {

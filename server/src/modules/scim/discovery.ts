@@ -116,7 +116,11 @@ export function schemas(base: string) {
         caseExact: true,
         canonicalValues: ['full_time', 'part_time', 'contractor', 'temporary', 'intern'],
       }),
-      attribute('attributes', { type: 'complex', description: 'Custom attributes, as the respondent keeps them.' }),
+      attribute('attributes', {
+        type: 'complex',
+        description:
+          'Custom attributes, as the respondent keeps them: any key of A-Z a-z 0-9 _ (compared exactly) to a string, number, boolean or null. Filters name a key as attributes.<key>.',
+      }),
     ]),
   ]);
 }

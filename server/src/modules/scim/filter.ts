@@ -2,11 +2,12 @@
  * SCIM filters (RFC 7644 §3.4.2.2) compiled to one SQL condition over `scim_users s` joined with `respondents r`:
  * the database filters, never the process. Parsing is `scim2-parse-filter`'s (the whole grammar: comparisons,
  * `pr`, `and`/`or`/`not`, parentheses, value filters); each comparison becomes a parameterised, null-safe condition
- * on the attribute's column. Text compares case-insensitively except on case-exact attributes (`id`, `externalId`).
+ * on the attribute's column, or on the key's value in `r.attributes` for a custom attribute. Text compares
+ * case-insensitively except on case-exact attributes (`id`, `externalId`).
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import scimFilter from 'scim2-parse-filter';
-import { attributePath, columns, keyOf } from './attributes.js';
+import { attributePath, columns, customAttributeOf, keyOf } from './attributes.js';
 import { invalidFilter } from './errors.js';
 
 type Filter = ReturnType<typeof scimFilter.parse>;
@@ -19,6 +20,8 @@ export function parseFilter(text: string): Filter {
   }
 }
 
+const orderOperators: Partial<Record<string, string>> = { gt: '>', ge: '>=', lt: '<', le: '<=' };
+
 function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
@@ -30,8 +33,68 @@ function column(path: string) {
   return found;
 }
 
+/**
+ * A custom attribute's comparison. Values keep their JSON type (string, number, boolean, null), and a comparison
+ * matches only values of its own type: `attributes.level gt 2` compares numbers, `attributes.costCenter sw "cc"`
+ * text (ignoring case, as SCIM's strings do), `eq true` booleans. A missing key and a JSON null are both absent.
+ * Equality with a number or boolean is containment (`@>`), which the GIN index of `attributes` answers.
+ */
+function customComparison(key: string, op: string, value: unknown, path: string): RawBuilder<SqlBool> {
+  const shown = path.slice(0, 200);
+  if (key === '') throw invalidFilter(`${shown} is complex: compare one of its keys, as in attributes.costCenter.`);
+  const attributes = sql.ref('r.attributes');
+  const json = sql`(${attributes} -> ${key}::text)`;
+  const text = sql`(${attributes} ->> ${key}::text)`;
+  if (value === null) {
+    if (op === 'eq') return sql<SqlBool>`(${text} is null)`;
+    if (op === 'ne') return sql<SqlBool>`(${text} is not null)`;
+    throw invalidFilter(`${op} cannot compare with null (${shown}).`);
+  }
+  if (typeof value === 'boolean' || typeof value === 'number') {
+    const contains = sql<SqlBool>`(${attributes} @> ${JSON.stringify({ [key]: value })}::jsonb)`;
+    if (op === 'eq') return contains;
+    if (op === 'ne') return sql<SqlBool>`(not ${contains})`;
+    const operator = orderOperators[op];
+    if (typeof value === 'boolean' || !operator)
+      throw invalidFilter(`${op} does not apply to ${typeof value === 'boolean' ? 'a boolean' : 'a number'} (${shown}).`);
+    // CASE, not AND: SQL does not promise to test the type before it casts.
+    return sql<SqlBool>`coalesce(case when jsonb_typeof(${json}) = 'number' then ${json}::numeric ${sql.raw(operator)} ${String(value)}::numeric end, false)`;
+  }
+  if (typeof value !== 'string') throw invalidFilter(`${shown} takes a string, a number, a boolean or null.`);
+  const lowered = value.toLowerCase();
+  const isText = sql`jsonb_typeof(${json}) = 'string'`;
+  const like = (pattern: string) => sql<SqlBool>`coalesce(${isText} and lower(${text}) like ${pattern}, false)`;
+  switch (op) {
+    case 'eq':
+      return sql<SqlBool>`coalesce(${isText} and lower(${text}) = ${lowered}, false)`;
+    case 'ne':
+      return sql<SqlBool>`(not coalesce(${isText} and lower(${text}) = ${lowered}, false))`;
+    case 'co':
+      return like(`%${escapeLike(lowered)}%`);
+    case 'sw':
+      return like(`${escapeLike(lowered)}%`);
+    case 'ew':
+      return like(`%${escapeLike(lowered)}`);
+    default: {
+      const operator = orderOperators[op];
+      if (!operator) throw invalidFilter(`${op} does not apply to ${shown}.`);
+      return sql<SqlBool>`coalesce(${isText} and lower(${text}) ${sql.raw(operator)} ${lowered}, false)`;
+    }
+  }
+}
+
+/** A custom attribute is present when its key holds a value other than null and the empty string. */
+function customPresent(key: string): RawBuilder<SqlBool> {
+  const attributes = sql.ref('r.attributes');
+  if (key === '') return sql<SqlBool>`(${attributes} <> '{}'::jsonb)`;
+  const type = sql`jsonb_typeof(${attributes} -> ${key}::text)`;
+  return sql<SqlBool>`coalesce(${type} <> 'null' and (${type} <> 'string' or (${attributes} ->> ${key}::text) <> ''), false)`;
+}
+
 function comparison(filter: Extract<Filter, { compValue: unknown }>, prefix: string): RawBuilder<SqlBool> {
   const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
+  const custom = prefix ? undefined : customAttributeOf(path);
+  if (custom) return customComparison(custom.key, filter.op, filter.compValue, path);
   const { sql: col, type } = column(path);
   const value = filter.compValue;
   const op = filter.op;
@@ -77,10 +140,9 @@ function comparison(filter: Extract<Filter, { compValue: unknown }>, prefix: str
 }
 
 function ordered(op: string, left: RawBuilder<unknown>, right: RawBuilder<unknown>, path: string, allowEq: boolean) {
-  const operators: Record<string, string> = { gt: '>', ge: '>=', lt: '<', le: '<=' };
   if (allowEq && op === 'eq') return sql<SqlBool>`coalesce(${left} = ${right}, false)`;
   if (allowEq && op === 'ne') return sql<SqlBool>`(${left} is distinct from ${right})`;
-  const operator = operators[op];
+  const operator = orderOperators[op];
   if (!operator) throw invalidFilter(`${op} does not apply to ${path.slice(0, 200)}.`);
   return sql<SqlBool>`coalesce(${left} ${sql.raw(operator)} ${right}, false)`;
 }
@@ -108,6 +170,8 @@ export function compileFilter(filter: Filter, prefix = '', depth = 0): RawBuilde
     }
     case 'pr': {
       const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
+      const custom = prefix ? undefined : customAttributeOf(path);
+      if (custom) return customPresent(custom.key);
       const { sql: col, type } = column(path);
       return type === 'boolean' || type === 'date' || type === 'dateTime'
         ? sql<SqlBool>`(${col} is not null)`
