@@ -315,10 +315,9 @@ describe('filters, paging, sorting and attributes', () => {
     expect(await match(`${attr('CostCenter')} pr`)).toEqual([]);
     expect(await match(`${own.toUpperCase()}:ATTRIBUTES.costCenter eq "hq"`)).toEqual(['col']);
     // With the rest of the grammar.
-    expect(await match(`${attr('remote')} eq true or (${attr('level')} pr and not (${attr('costCenter')} sw "cc"))`)).toEqual([
-      'ann',
-      'col',
-    ]);
+    expect(
+      await match(`${attr('remote')} eq true or (${attr('level')} pr and not (${attr('costCenter')} sw "cc"))`),
+    ).toEqual(['ann', 'col']);
     for (const filter of [
       `${attr('level')} co 3`,
       `${attr('remote')} gt false`,

@@ -135,6 +135,7 @@ export function discoveryResource<Resource extends { id: string }>(
   kind: 'resource type' | 'schema',
 ): Resource {
   const found = list.Resources.find((resource) => resource.id.toLowerCase() === id.toLowerCase());
-  if (!found) throw new ScimError(404, undefined, `No ${kind} ${id.length > 120 ? `${id.slice(0, 120)}…` : id} exists.`);
+  if (!found)
+    throw new ScimError(404, undefined, `No ${kind} ${id.length > 120 ? `${id.slice(0, 120)}…` : id} exists.`);
   return found;
 }

@@ -56,7 +56,9 @@ function customComparison(key: string, op: string, value: unknown, path: string)
     if (op === 'ne') return sql<SqlBool>`(not ${contains})`;
     const operator = orderOperators[op];
     if (typeof value === 'boolean' || !operator)
-      throw invalidFilter(`${op} does not apply to ${typeof value === 'boolean' ? 'a boolean' : 'a number'} (${shown}).`);
+      throw invalidFilter(
+        `${op} does not apply to ${typeof value === 'boolean' ? 'a boolean' : 'a number'} (${shown}).`,
+      );
     // CASE, not AND: SQL does not promise to test the type before it casts.
     return sql<SqlBool>`coalesce(case when jsonb_typeof(${json}) = 'number' then ${json}::numeric ${sql.raw(operator)} ${String(value)}::numeric end, false)`;
   }

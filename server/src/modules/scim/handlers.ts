@@ -43,9 +43,7 @@ export const listScimResourceTypes: Handler<'listScimResourceTypes'> = async (in
 export const listScimSchemas: Handler<'listScimSchemas'> = async (input) => ok(200, schemas(callerOf(input).base));
 
 export const getScimResourceType: Handler<'getScimResourceType'> = (input) =>
-  scim(async () =>
-    ok(200, discoveryResource(resourceTypes(callerOf(input).base), input.params.id, 'resource type')),
-  );
+  scim(async () => ok(200, discoveryResource(resourceTypes(callerOf(input).base), input.params.id, 'resource type')));
 
 export const getScimSchema: Handler<'getScimSchema'> = (input) =>
   scim(async () => ok(200, discoveryResource(schemas(callerOf(input).base), input.params.id, 'schema')));
