@@ -98,6 +98,8 @@ const defaultCodes: Record<number, string> = {
   503: 'unavailable',
 };
 
+const scimErrorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
+
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
@@ -110,7 +112,13 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 export function errorFromResponse(response: Response, body: unknown): SurveyServiceError {
   const status = response.status;
   const envelope = isRecord(body) ? body : {};
-  const error = isRecord(envelope.error) ? envelope.error : {};
+  // The SCIM operations answer SCIM errors (RFC 7644 §3.12), not the envelope: their `scimType` is the code (when
+  // the RFC defines one for the problem) and their `detail` the message.
+  const scim: Record<string, unknown> =
+    Array.isArray(envelope.schemas) && envelope.schemas.includes(scimErrorSchema)
+      ? { code: envelope.scimType, message: envelope.detail }
+      : {};
+  const error = isRecord(envelope.error) ? envelope.error : scim;
   const meta = isRecord(envelope.meta) ? envelope.meta : {};
   const code = typeof error.code === 'string' ? error.code : (defaultCodes[status] ?? `http_${status}`);
   const message =

@@ -20,14 +20,17 @@ export type BodyOf<P extends keyof paths, M extends HttpMethod> =
   Operation<P, M> extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
 
 type SuccessStatus = 200 | 201 | 202;
+/**
+ * A success body in JSON: `application/json`, or `application/scim+json` (the SCIM operations answer only that
+ * media type, which is JSON too, and openapi-fetch parses it like any JSON body).
+ */
+type JsonContent<Response> = Response extends { content: { 'application/json': infer J } }
+  ? J
+  : Response extends { content: { 'application/scim+json': infer J } }
+    ? J
+    : never;
 type SuccessJson<Op> = Op extends { responses: infer R }
-  ? {
-      [S in keyof R]: S extends SuccessStatus
-        ? R[S] extends { content: { 'application/json': infer J } }
-          ? J
-          : never
-        : never;
-    }[keyof R]
+  ? { [S in keyof R]: S extends SuccessStatus ? JsonContent<R[S]> : never }[keyof R]
   : never;
 
 /** What a resource method resolves to: the success envelope's `data` (the body itself when not enveloped). */
