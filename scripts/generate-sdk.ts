@@ -43,6 +43,7 @@ export const methodNames: Record<string, string> = {
   listDistributionRecipients: 'distributions.recipients.list',
   getStaticAnalytics: 'analytics.static',
   getSmartAnalytics: 'analytics.smart',
+  listQuestionTrends: 'analytics.trends',
   generateAiAnalysis: 'analytics.ai.generate',
   getAiAnalysis: 'analytics.ai.get',
   getLatestAiAnalysis: 'analytics.ai.latest',

@@ -712,7 +712,9 @@ export interface paths {
          *       anonymity threshold), see `SmartAnalyticsDriverAnalysis`;
          *     - **focusAreas** — drivers with high impact and a low favourable share;
          *     - **participation** — invited, responded and rate, overall and per group;
-         *     - **comparison** — the change against the previous distribution or the previous period, when one exists.
+         *     - **comparison** — the change against the previous distribution or the previous period, when one exists; or,
+         *       with `compareTo=previousCycle`, against the previous survey cycle: each keyed question against the question
+         *       of the same `key` in the most recent earlier survey that asked it.
          *
          *     Responses are linked to respondents through `respondentExternalId`; group values are the respondent's fields
          *     as they were when asked: the snapshot of the distribution the response answers, else the record when the
@@ -770,6 +772,42 @@ export interface paths {
          *     Errors: 400 `validation_failed` (empty body, threshold below 3 or above 100).
          */
         patch: operations["updateAnalyticsSettings"];
+        trace?: never;
+    };
+    "/api/v1/analytics/trends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a question's trend across survey cycles
+         * @description How one question moved from survey to survey: every launched survey (`active`, `paused` or `closed`) of this
+         *     organization and environment with a question whose `key` is `questionKey`, oldest launch first, each with its
+         *     close date, response count and the question's score — the NPS of an `nps` question, the mean of a `rating`
+         *     question, and for both the share of favourable answers (see `QuestionTrendPoint` for the exact definitions).
+         *     A survey counts by the key its questions carry now, so setting a key on an earlier survey's question
+         *     (`updateSurvey`, allowed after the launch) brings that survey into the trend.
+         *
+         *     The figures are those of static analytics for the same survey without narrowing (all of its responses, every
+         *     version), from the same exact counts. The anonymity threshold applies per survey, as in the other reports: a
+         *     survey with fewer respondents than the threshold is listed with `suppressed: true` and no figures.
+         *
+         *     `from` and `to` narrow the list by launch date (the survey's first launch, `launchedAt`, in UTC), both days
+         *     included; the close date does not filter, so a survey that is still open is listed when it was launched in
+         *     the range. Drafts are never listed. Paged like every list (`page`, `pageSize`).
+         *
+         *     Errors: 400 `validation_failed` (no or malformed `questionKey`, a `from` or `to` that is not a real date,
+         *     `from` later than `to`).
+         */
+        get: operations["listQuestionTrends"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/surveys/{surveyId}/distribute": {
@@ -3429,19 +3467,25 @@ export interface components {
             }[];
         };
         /**
-         * @description The change against the previous distribution (when `distributionId` is given and the survey has an earlier
-         *     distribution) or else the previous period (when both `submittedAfter` and `submittedBefore` are given: the
-         *     window of the same length that ends where this one starts). The previous result is narrowed by the same
-         *     filters and is itself subject to the anonymity threshold. `null` when there is nothing to compare with.
+         * @description The change against what `compareTo` asks for. With `auto` (the default): the previous distribution (when
+         *     `distributionId` is given and the survey has an earlier distribution) or else the previous period (when both
+         *     `submittedAfter` and `submittedBefore` are given: the window of the same length that ends where this one starts).
+         *     With `previousCycle`: the previous survey cycle (`basis: previous_cycle`, `surveyId`), the most recent survey of
+         *     this organization and environment first launched before this one that has a question with the `key` of one of
+         *     this survey's keyed `nps` or `rating` questions; all of its responses, narrowed by the same `filters` (not by this
+         *     survey's window or distribution, which are this survey's). The previous result is narrowed by the same filters
+         *     and is itself subject to the anonymity threshold. `null` when there is nothing to compare with.
          */
         SmartAnalyticsComparison: {
             /**
              * @description What the result is compared with.
              * @enum {string}
              */
-            basis: "previous_distribution" | "previous_period";
+            basis: "previous_distribution" | "previous_period" | "previous_cycle";
             /** @description The previous distribution (`previous_distribution`); else `null`. */
             distributionId: string | null;
+            /** @description The previous cycle's survey (`previous_cycle`); else `null`. */
+            surveyId: string | null;
             /**
              * Format: date-time
              * @description Start of the previous period (`previous_period`); else `null`.
@@ -3456,10 +3500,20 @@ export interface components {
             suppressed: boolean;
             /** @description Responses of the previous result; `null` when suppressed. */
             responseCount: number | null;
-            /** @description For every `nps` question (its score) and `rating` question (its mean), the current and previous values and the change (current − previous). Empty when suppressed. */
+            /**
+             * @description For every `nps` question (its score) and `rating` question (its mean), the current and previous values and
+             *     the change (current − previous); with `previous_cycle`, only the questions that carry a `key`, each compared
+             *     with the question of that key in the previous cycle (`previous` is `null` when that survey has no such
+             *     question, or has it with another type or another rating scale, whose figures do not compare). Empty when
+             *     suppressed.
+             */
             questions: {
                 /** @description Id of the question. */
                 questionId: string;
+                /** @description The question's `key` with `previous_cycle`; else `null`. */
+                key: string | null;
+                /** @description With `previous_cycle`, the id of the question of the same key in the previous cycle (`null` when it has none that compares); else `null`. */
+                previousQuestionId: string | null;
                 /**
                  * @description `nps` (score, one decimal) for `nps` questions, `mean` (two decimals) for `rating` questions.
                  * @enum {string}
@@ -3548,6 +3602,66 @@ export interface components {
         AnalyticsSettingsUpdate: {
             /** @description The new anonymity threshold, 3 to 100. */
             anonymityThreshold?: number;
+        };
+        /**
+         * QuestionTrendPoint
+         * @description One survey (one cycle) in the trend of a question key: the launched survey whose question carries the key, with
+         *     that question's figures over all of the survey's responses. They are the figures static analytics report for
+         *     the same survey without narrowing (`getStaticAnalytics` with no parameters), read from the same counts, so the
+         *     two always agree.
+         *
+         *     | question `type` | `metric` | `score` | `favourableShare` |
+         *     |---|---|---|---|
+         *     | `nps` | `nps` | Net Promoter Score: % promoters (9–10) − % detractors (0–6), −100 to 100, one decimal (static `score`) | % of answers 9–10 (the promoters) |
+         *     | `rating` | `mean` | mean answer on the question's own scale, two decimals (static `average`) | % of answers above `min + 0.6 × (max − min)`: the top two fifths of the scale, which on a 1–5 scale is the top-2 box (4–5); 5–7 on 1–7, 7–10 on 0–10 (the heatmap's `favourable`) |
+         *     | `single_choice`, `multiple_choice`, `text` | `null` | `null` | `null` |
+         *
+         *     Shares are percentages of the question's answers, one decimal. `score` and `favourableShare` are `null` when
+         *     nobody answered the question. A survey with fewer respondents than the anonymity threshold is listed with
+         *     `suppressed: true` and no figures (`responseCount`, `answeredCount`, `score` and `favourableShare` all `null`).
+         */
+        QuestionTrendPoint: {
+            /** @description The survey (`srv_…`). */
+            surveyId: string;
+            /** @description The survey's title. */
+            title: string;
+            /**
+             * @description The survey's state now; a survey in the trend has been launched, so it is never `draft`.
+             * @enum {string}
+             */
+            status: "active" | "paused" | "closed";
+            /**
+             * Format: date-time
+             * @description The survey's first launch (`launchedAt` of the survey); the order of the trend and what `from`/`to` filter on.
+             */
+            launchedAt: string;
+            /**
+             * Format: date-time
+             * @description When the survey was closed; `null` while it is still open (`active` or `paused`).
+             */
+            closedAt: string | null;
+            /** @description The id of the question that carries the key in this survey (ids differ from survey to survey; the key does not). */
+            questionId: string;
+            /**
+             * @description That question's type, which decides `metric`.
+             * @enum {string}
+             */
+            questionType: "nps" | "rating" | "single_choice" | "multiple_choice" | "text";
+            /** @description `true` when the survey has fewer respondents than the anonymity threshold; its figures are then `null`. */
+            suppressed: boolean;
+            /** @description The survey's responses (static `responseCount`); `null` when suppressed. */
+            responseCount: number | null;
+            /** @description Responses that answered this question (static `answeredCount`); `null` when suppressed. */
+            answeredCount: number | null;
+            /**
+             * @description What `score` is; `null` for question types without a score.
+             * @enum {string|null}
+             */
+            metric: "nps" | "mean" | null;
+            /** @description The question's score (see the table); `null` when suppressed, not scored, or unanswered. */
+            score: number | null;
+            /** @description Percentage of favourable answers (see the table), one decimal; `null` when suppressed, not scored, or unanswered. */
+            favourableShare: number | null;
         };
         /**
          * @description One condition on respondents. `field` is a respondent field or a custom attribute (`attributes.<name>`);
@@ -5774,6 +5888,16 @@ export interface components {
          */
         HeatmapMetric: "mean" | "favourable";
         /**
+         * @description What `comparison` compares the result with. `auto` (the default): the previous distribution when
+         *     `distributionId` is given and the survey has an earlier one, else the previous period when both
+         *     `submittedAfter` and `submittedBefore` are given. `previousCycle`: the previous survey cycle — the most recent
+         *     survey of this organization and environment launched before this one that shares a question `key` with one of
+         *     this survey's `nps` or `rating` questions; each such keyed question is compared with the question of the same key
+         *     there (see `SmartAnalyticsComparison`).
+         * @example previousCycle
+         */
+        CompareTo: "auto" | "previousCycle";
+        /**
          * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
          * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
          */
@@ -7154,6 +7278,16 @@ export interface operations {
                  * @example favourable
                  */
                 heatmapMetric?: components["parameters"]["HeatmapMetric"];
+                /**
+                 * @description What `comparison` compares the result with. `auto` (the default): the previous distribution when
+                 *     `distributionId` is given and the survey has an earlier one, else the previous period when both
+                 *     `submittedAfter` and `submittedBefore` are given. `previousCycle`: the previous survey cycle — the most recent
+                 *     survey of this organization and environment launched before this one that shares a question `key` with one of
+                 *     this survey's `nps` or `rating` questions; each such keyed question is compared with the question of the same key
+                 *     there (see `SmartAnalyticsComparison`).
+                 * @example previousCycle
+                 */
+                compareTo?: components["parameters"]["CompareTo"];
             };
             header?: never;
             path: {
@@ -7268,6 +7402,64 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             414: components["responses"]["UriTooLong"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listQuestionTrends: {
+        parameters: {
+            query: {
+                /**
+                 * @description The question key to follow (a question's `key`, for example `engagement.recommend`).
+                 * @example engagement.recommend
+                 */
+                questionKey: string;
+                /**
+                 * @description Only surveys first launched on or after this UTC day (`YYYY-MM-DD`).
+                 * @example 2026-01-01
+                 */
+                from?: string;
+                /**
+                 * @description Only surveys first launched on or before this UTC day (`YYYY-MM-DD`); not earlier than `from`.
+                 * @example 2026-12-31
+                 */
+                to?: string;
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the surveys that asked the keyed question, oldest launch first. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The surveys of this page, oldest launch first. */
+                        data: components["schemas"]["QuestionTrendPoint"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

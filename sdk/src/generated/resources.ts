@@ -75,6 +75,10 @@ export function createResources(caller: Caller) {
         /** Change the analytics settings — `PATCH /api/v1/settings/analytics` (updateAnalyticsSettings) */
         update: (body: BodyOf<"/api/v1/settings/analytics", "patch">, options?: CallOptions): Promise<ResultOf<"/api/v1/settings/analytics", "patch">> => caller.call("patch", "/api/v1/settings/analytics", { body }, options),
       },
+      /** List a question's trend across survey cycles — `GET /api/v1/analytics/trends` (listQuestionTrends) */
+      trends: (query: QueryOf<"/api/v1/analytics/trends", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/analytics/trends", "get">> => caller.call("get", "/api/v1/analytics/trends", { query }, options),
+      /** Every item of `listQuestionTrends`, across pages: `for await (const item of ….trendsAll(…))`. */
+      trendsAll: (query: QueryOf<"/api/v1/analytics/trends", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/analytics/trends">, void, undefined> => caller.all("/api/v1/analytics/trends", { query }, options),
     },
     distributions: {
       /** Distribute a survey — `POST /api/v1/surveys/{surveyId}/distribute` (distributeSurvey) */

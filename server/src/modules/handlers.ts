@@ -45,6 +45,7 @@ export const handlers = {
   getLatestAiAnalysis: ai.getLatestAiAnalysis,
   getAiAnalysis: ai.getAiAnalysis,
   getSmartAnalytics: analytics.getSmartAnalytics,
+  listQuestionTrends: analytics.listQuestionTrends,
   getAnalyticsSettings: analytics.getAnalyticsSettings,
   updateAnalyticsSettings: analytics.updateAnalyticsSettings,
   // Distributions

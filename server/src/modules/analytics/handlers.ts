@@ -3,7 +3,9 @@ import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { isId } from '../../lib/ids.js';
 import * as service from './service.js';
+import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { getSmartAnalytics as smartAnalytics } from './smart.js';
+import { listQuestionTrends as questionTrends } from './trends.js';
 
 const { surveyIdOrThrow } = service;
 
@@ -36,8 +38,21 @@ export const getSmartAnalytics: Handler<'getSmartAnalytics'> = async ({ params, 
     filters: query.filters,
     outcomeQuestionId: query.outcomeQuestionId,
     heatmapMetric: query.heatmapMetric,
+    compareTo: query.compareTo,
   }),
 });
+
+export const listQuestionTrends: Handler<'listQuestionTrends'> = async ({ query, auth, deps }) => {
+  const page = pageRequest(query);
+  const { points, total } = await questionTrends(deps.db, tenantOf(auth), {
+    questionKey: query.questionKey,
+    from: query.from,
+    to: query.to,
+    limit: page.pageSize,
+    offset: page.offset,
+  });
+  return { status: 200, data: points, pagination: paginationOf(page, total) };
+};
 
 export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ auth, deps }) => ({
   status: 200,

@@ -20,6 +20,7 @@ import {
 } from './service.js';
 import { favourableCut, favourableShareOf, meanOf, npsOf, round, type Histogram } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
+import { previousCycleComparison } from './trends.js';
 
 type Question = components['schemas']['Question'];
 type SmartAnalytics = components['schemas']['SmartAnalytics'];
@@ -35,6 +36,8 @@ export const MINIMUM_DRIVER_RESPONSES = 30;
 export interface SmartRequest extends AnalyticsRequest {
   outcomeQuestionId?: string;
   heatmapMetric?: 'mean' | 'favourable';
+  /** `previousCycle`: compare with the survey cycle before (trends.ts); otherwise the distribution or period. */
+  compareTo?: 'auto' | 'previousCycle';
 }
 
 function scoreOf(question: Question, histogram: Histogram | undefined, metric: 'mean' | 'favourable'): number | null {
@@ -140,12 +143,16 @@ async function comparisonOf(
 ): Promise<Comparison> {
   const period = previousPeriod(request);
   let scope: AnalyticsScope;
-  let base: Pick<NonNullable<Comparison>, 'basis' | 'distributionId' | 'submittedAfter' | 'submittedBefore'>;
+  let base: Pick<
+    NonNullable<Comparison>,
+    'basis' | 'distributionId' | 'surveyId' | 'submittedAfter' | 'submittedBefore'
+  >;
   if (context.previousDistributionId !== null) {
     scope = { ...context.scope, segment: undefined, distributionId: context.previousDistributionId };
     base = {
       basis: 'previous_distribution',
       distributionId: context.previousDistributionId,
+      surveyId: null,
       submittedAfter: null,
       submittedBefore: null,
     };
@@ -154,6 +161,7 @@ async function comparisonOf(
     base = {
       basis: 'previous_period',
       distributionId: null,
+      surveyId: null,
       submittedAfter: iso(period.after),
       submittedBefore: iso(period.before),
     };
@@ -173,6 +181,8 @@ async function comparisonOf(
     return [
       {
         questionId: question.id,
+        key: null,
+        previousQuestionId: null,
         metric: question.type === 'nps' ? ('nps' as const) : ('mean' as const),
         current: now === null ? null : round(now, decimals),
         previous: before === null ? null : round(before, decimals),
@@ -277,6 +287,9 @@ export async function getSmartAnalytics(
     driverAnalysis: drivers.analysis,
     drivers: drivers.drivers,
     focusAreas: focusAreasOf(drivers.drivers, drivers.analysis.rSquared),
-    comparison: await comparisonOf(db, context, request, measured.whole.histograms),
+    comparison:
+      request.compareTo === 'previousCycle'
+        ? await previousCycleComparison(db, context, measured.whole.histograms)
+        : await comparisonOf(db, context, request, measured.whole.histograms),
   };
 }

@@ -8,6 +8,12 @@ export { validateAnswers } from './answers.js';
 export { displayedQuestions } from './display-logic.js';
 export { surveysJobs } from './jobs.js';
 export { normaliseQuestions } from './questions.js';
-export { findSurvey, type SurveyRow } from './repository.js';
+export {
+  findPreviousCycle,
+  findSurvey,
+  listLaunchedSurveysWithKey,
+  type CycleSurveyRow,
+  type SurveyRow,
+} from './repository.js';
 export { storeResponse } from './responses-repository.js';
 export { createSurvey, findSurveyOrThrow, surveyIdOrThrow } from './service.js';

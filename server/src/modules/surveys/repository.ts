@@ -357,3 +357,77 @@ export async function foldResponseCounts(db: DbOrTx, only?: { tenant: Tenant; su
   );
   return Number(rows[0]?.folded ?? 0);
 }
+
+/** What analytics read of a survey that took part in a cycle: its words, questions, settings and dates. */
+export type CycleSurveyRow = Pick<
+  SurveyRow,
+  'id' | 'title' | 'status' | 'questions' | 'settings' | 'first_launched_at' | 'closed_at'
+>;
+
+const cycleColumns = ['id', 'title', 'status', 'questions', 'settings', 'first_launched_at', 'closed_at'] as const;
+
+/** Whether one of the survey's questions carries one of `keys` (jsonb containment per key, no unnesting). */
+const hasQuestionKey = (keys: readonly string[]) =>
+  sql<boolean>`(${sql.join(
+    keys.map((key) => sql`surveys.questions @> cast(${JSON.stringify([{ key }])} as jsonb)`),
+    sql` or `,
+  )})`;
+
+/**
+ * One page of the tenant's launched surveys with a question whose key is `key`, oldest first launch first (then
+ * by id, so that equal instants page stably), with their number; `launchedFrom`/`launchedBefore` bound the first
+ * launch (from inclusive, before exclusive).
+ */
+export async function listLaunchedSurveysWithKey(
+  db: DbOrTx,
+  tenant: Tenant,
+  key: string,
+  filter: { launchedFrom?: Date; launchedBefore?: Date; limit: number; offset: number },
+): Promise<{ rows: CycleSurveyRow[]; total: number }> {
+  let query = db
+    .selectFrom('surveys')
+    .where(tenantIs(tenant))
+    .where('first_launched_at', 'is not', null)
+    .where(hasQuestionKey([key]));
+  if (filter.launchedFrom) query = query.where('first_launched_at', '>=', filter.launchedFrom);
+  if (filter.launchedBefore) query = query.where('first_launched_at', '<', filter.launchedBefore);
+  const rows = await query
+    .select([...cycleColumns, sql<string>`count(*) over ()`.as('total')])
+    .orderBy('first_launched_at')
+    .orderBy('id')
+    .limit(filter.limit)
+    .offset(filter.offset)
+    .execute();
+  if (rows.length > 0 || filter.offset === 0) {
+    return { rows: rows.map(({ total: _, ...row }) => row), total: Number(rows[0]?.total ?? 0) };
+  }
+  // A page past the end carries no window count.
+  const count = await query.select((eb) => eb.fn.countAll<string>().as('count')).executeTakeFirstOrThrow();
+  return { rows: [], total: Number(count.count) };
+}
+
+/**
+ * The previous cycle of a survey: the tenant's survey first launched most recently before it (by first launch,
+ * then id) that has a question carrying one of `keys`; `launchedAt` is the survey's first launch, or now for one
+ * never launched.
+ */
+export function findPreviousCycle(
+  db: DbOrTx,
+  tenant: Tenant,
+  survey: { id: string; launchedAt: Date },
+  keys: readonly string[],
+): Promise<CycleSurveyRow | undefined> {
+  return db
+    .selectFrom('surveys')
+    .select(cycleColumns)
+    .where(tenantIs(tenant))
+    .where('first_launched_at', 'is not', null)
+    .where(
+      sql<boolean>`(first_launched_at, id) < (cast(${survey.launchedAt} as timestamptz), cast(${survey.id} as text))`,
+    )
+    .where(hasQuestionKey(keys))
+    .orderBy('first_launched_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+}

@@ -1,0 +1,173 @@
+/**
+ * Cycles: a question followed by its `key` across the tenant's launched surveys. Trends list each survey's figures
+ * for the keyed question; `compareTo=previousCycle` compares a survey's keyed questions with the most recent
+ * earlier survey that asked them. Every figure is measured exactly as static analytics measure the whole survey
+ * (`measureScope` over the same counts, the same threshold rule), so a trend point and the static report agree.
+ */
+import type { components } from '../../generated/openapi.js';
+import type { Db } from '../../db/database.js';
+import type { Tenant } from '../../db/tenant.js';
+import { validationFailed } from '../../http/errors.js';
+import { iso } from '../../lib/time.js';
+import { findPreviousCycle, listLaunchedSurveysWithKey, type CycleSurveyRow } from '../surveys/index.js';
+import * as repository from './repository.js';
+import type { AnalyticsScope } from './repository.js';
+import { measureScope, type Context, type Measured } from './service.js';
+import { favourableShareOf, meanOf, npsOf, questionStats, round, type Histogram } from './statistics.js';
+import { resultSuppressed } from './suppression.js';
+
+type Question = components['schemas']['Question'];
+type TrendPoint = components['schemas']['QuestionTrendPoint'];
+type Comparison = components['schemas']['SmartAnalyticsComparison'];
+
+const DAY = 86_400_000;
+
+/** A `YYYY-MM-DD` the validator let through, as the UTC midnight it names; an impossible day (02-30) is a 400. */
+function dayOrThrow(text: string, name: string): Date {
+  const day = new Date(`${text}T00:00:00.000Z`);
+  if (Number.isNaN(day.getTime()) || day.toISOString().slice(0, 10) !== text) {
+    throw validationFailed([{ path: `/query/${name}`, message: `"${text}" is not a calendar day`, code: 'format' }]);
+  }
+  return day;
+}
+
+/** A cycle's whole survey, measured as static analytics measure it without narrowing (optionally filtered). */
+function measureCycle(
+  db: Db,
+  tenant: Tenant,
+  survey: CycleSurveyRow,
+  threshold: number,
+  filter?: AnalyticsScope['filter'],
+): Promise<Measured> {
+  const scope: AnalyticsScope = {
+    tenant,
+    surveyId: survey.id,
+    filter,
+    // The rule of `contextOf`: respondents are counted apart from responses only where one may answer again.
+    distinctRespondents: survey.settings.allowMultipleResponses && !survey.settings.anonymous,
+    snapshots: false,
+  };
+  return measureScope(db, scope, threshold);
+}
+
+function trendPoint(survey: CycleSurveyRow, key: string, measured: Measured, threshold: number): TrendPoint {
+  const position = survey.questions.findIndex((question) => question.key === key);
+  const question = survey.questions[position]!;
+  const metric: TrendPoint['metric'] = question.type === 'nps' ? 'nps' : question.type === 'rating' ? 'mean' : null;
+  const base = {
+    surveyId: survey.id,
+    title: survey.title,
+    status: survey.status as TrendPoint['status'],
+    launchedAt: iso(survey.first_launched_at)!,
+    closedAt: iso(survey.closed_at),
+    questionId: question.id,
+    questionType: question.type,
+    metric,
+  };
+  if (resultSuppressed(measured.whole.respondents, threshold)) {
+    return { ...base, suppressed: true, responseCount: null, answeredCount: null, score: null, favourableShare: null };
+  }
+  const histogram = measured.whole.histograms.get(position);
+  // The static report's own figures for the question, so that the two cannot round apart.
+  const stats = questionStats(question, histogram);
+  const score = stats.type === 'nps' ? stats.score : stats.type === 'rating' ? stats.average : null;
+  const favourable = metric === null || !histogram ? null : favourableShareOf(histogram, question);
+  return {
+    ...base,
+    suppressed: false,
+    responseCount: measured.whole.responses,
+    answeredCount: stats.answeredCount,
+    score,
+    favourableShare: favourable === null ? null : round(favourable, 1),
+  };
+}
+
+export async function listQuestionTrends(
+  db: Db,
+  tenant: Tenant,
+  request: { questionKey: string; from?: string; to?: string; limit: number; offset: number },
+): Promise<{ points: TrendPoint[]; total: number }> {
+  const from = request.from === undefined ? undefined : dayOrThrow(request.from, 'from');
+  const to = request.to === undefined ? undefined : dayOrThrow(request.to, 'to');
+  if (from && to && to < from) {
+    throw validationFailed([{ path: '/query/to', message: 'must not be earlier than from', code: 'out_of_range' }]);
+  }
+  const [{ rows, total }, { threshold }] = await Promise.all([
+    listLaunchedSurveysWithKey(db, tenant, request.questionKey, {
+      launchedFrom: from,
+      // `to` names a whole day: launches until the next midnight.
+      launchedBefore: to && new Date(to.getTime() + DAY),
+      limit: request.limit,
+      offset: request.offset,
+    }),
+    repository.findThreshold(db, tenant),
+  ]);
+  const measured = await Promise.all(rows.map((survey) => measureCycle(db, tenant, survey, threshold)));
+  return {
+    points: rows.map((survey, i) => trendPoint(survey, request.questionKey, measured[i]!, threshold)),
+    total,
+  };
+}
+
+/** The figure a comparison shows: the NPS of an `nps` question, the mean of a `rating` one. */
+function comparedValue(question: Question, histogram: Histogram | undefined): number | null {
+  if (!histogram) return null;
+  return question.type === 'nps' ? npsOf(histogram).score : meanOf(histogram);
+}
+
+/** Whether two questions' figures compare: the same type, and for ratings the same scale. */
+function comparable(current: Question, previous: Question): boolean {
+  if (current.type === 'rating' && previous.type === 'rating')
+    return current.min === previous.min && current.max === previous.max;
+  return current.type === previous.type;
+}
+
+/**
+ * `compareTo=previousCycle`: each keyed `nps` and `rating` question of the survey against the question of the same
+ * key in the previous cycle (`findPreviousCycle`), whose whole survey is narrowed by the same respondent filter
+ * (the window and distribution are this survey's, so they do not carry over) and is subject to the threshold.
+ */
+export async function previousCycleComparison(
+  db: Db,
+  context: Context,
+  current: Map<number, Histogram>,
+): Promise<Comparison> {
+  const { survey, scope, threshold } = context;
+  const keyed = survey.questions.flatMap((question, position) =>
+    (question.type === 'nps' || question.type === 'rating') && question.key ? [{ question, position }] : [],
+  );
+  if (keyed.length === 0) return null;
+  const previous = await findPreviousCycle(
+    db,
+    scope.tenant,
+    { id: survey.id, launchedAt: survey.first_launched_at ?? new Date() },
+    keyed.map(({ question }) => question.key!),
+  );
+  if (!previous) return null;
+  const measured = await measureCycle(db, scope.tenant, previous, threshold, scope.filter);
+  const base = {
+    basis: 'previous_cycle' as const,
+    distributionId: null,
+    surveyId: previous.id,
+    submittedAfter: null,
+    submittedBefore: null,
+  };
+  if (resultSuppressed(measured.whole.respondents, threshold))
+    return { ...base, suppressed: true, responseCount: null, questions: [] };
+  const questions = keyed.map(({ question, position }) => {
+    const at = previous.questions.findIndex((q) => q.key === question.key && comparable(question, q));
+    const decimals = question.type === 'nps' ? 1 : 2;
+    const now = comparedValue(question, current.get(position));
+    const before = at < 0 ? null : comparedValue(question, measured.whole.histograms.get(at));
+    return {
+      questionId: question.id,
+      key: question.key!,
+      previousQuestionId: at < 0 ? null : previous.questions[at]!.id,
+      metric: question.type === 'nps' ? ('nps' as const) : ('mean' as const),
+      current: now === null ? null : round(now, decimals),
+      previous: before === null ? null : round(before, decimals),
+      change: now === null || before === null ? null : round(now - before, decimals),
+    };
+  });
+  return { ...base, suppressed: false, responseCount: measured.whole.responses, questions };
+}
