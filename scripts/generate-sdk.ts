@@ -259,7 +259,14 @@ export function codeSamplesOf(
       ) ?? `<${name}>`,
     ),
   );
-  const url = op.pathParams.reduce((at, name, i) => at.replace(`{${name}}`, pathValues[i]!), op.path);
+  // Required query parameters (a list's subject, such as a trend's `questionKey`) with their examples.
+  const requiredQuery = parameters
+    .filter((p) => p.in === 'query' && p.required)
+    .map((p) => [p.name as string, exampleOf(document, p) ?? `<${p.name}>`] as const);
+  const search = requiredQuery.map(([name, value]) => `${name}=${encodeURIComponent(String(value))}`).join('&');
+  const url =
+    op.pathParams.reduce((at, name, i) => at.replace(`{${name}}`, pathValues[i]!), op.path) +
+    (search ? `?${search}` : '');
   const body = op.hasBody
     ? exampleOf(document, resolve(document, operation.requestBody)?.content?.['application/json'])
     : undefined;
@@ -271,6 +278,7 @@ export function codeSamplesOf(
     curl.push(`  -H 'Content-Type: application/json'`, `  -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
   const args = pathValues.map((value) => JSON.stringify(value));
   if (op.hasBody) args.push(body === undefined ? '{}' : JSON.stringify(body, null, 2));
+  if (requiredQuery.length > 0) args.push(JSON.stringify(Object.fromEntries(requiredQuery)));
   const call = `client.${methodNames[op.operationId]}(${args.join(', ')})`;
   const ts = [
     "import { createClient } from '@survey-service/sdk';",

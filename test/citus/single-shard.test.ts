@@ -28,7 +28,7 @@ import { startProcess, type RunningProcess } from '../../server/src/start.js';
 import { loadDocument, operations } from '../contract/document.js';
 import { activeSurvey, allRecipients, insertPeople, people, waitForStatus } from '../distributions/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { surveyBody, tenantWithRaisedLimits, validAnswers, validForm } from '../helpers/surveys.js';
+import { allTypes, surveyBody, tenantWithRaisedLimits, validAnswers, validForm } from '../helpers/surveys.js';
 import { citusMode } from './cluster.js';
 import {
   logDir,
@@ -257,7 +257,11 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
 
     // Surveys: a create with an Idempotency-Key, then its replay.
     const idempotencyKey = `single-shard-${Date.now()}`;
-    const createBody = surveyBody({ title: 'Measured' });
+    // Its first question carries a key, so that the trend of the key measures it.
+    const createBody = surveyBody({
+      title: 'Measured',
+      questions: allTypes.map((question, i) => (i === 0 ? { ...question, key: 'engagement.recommend' } : question)),
+    });
     const created = await dataOf(
       live.POST('/api/v1/surveys', { body: createBody, headers: { 'Idempotency-Key': idempotencyKey } }),
     );
@@ -322,6 +326,10 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     // Analytics.
     await live.GET('/api/v1/surveys/{id}/analytics/static', survey);
     await live.GET('/api/v1/surveys/{id}/analytics/smart', survey);
+    await live.GET('/api/v1/surveys/{id}/analytics/smart', {
+      params: { path: { id: surveyId }, query: { compareTo: 'previousCycle' } },
+    });
+    await live.GET('/api/v1/analytics/trends', { params: { query: { questionKey: 'engagement.recommend' } } });
     const analysis = await dataOf(live.POST('/api/v1/surveys/{id}/analytics/ai/generate', { ...survey, body: {} }));
     await live.GET('/api/v1/surveys/{id}/analytics/ai', survey);
     await live.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
