@@ -131,15 +131,48 @@ describe('analytics by manager tree', () => {
     expect((await tree(client, later, 'M')).rows[0]).toMatchObject({ responseCount: 9 }); // D2's five are gone with D2
   });
 
+  it('smart analytics show the same rows, with the same suppression, as segments and heatmap rows', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    await organization(client);
+    for (const id of ids('F', 5)) await person(client, id, 'D2');
+    const surveyId = await launched(client);
+    const everyone = ['M', ...ids('D', 6), ...ids('E', 4), ...ids('F', 5), ...ids('OUT', 5)];
+    for (const [i, id] of everyone.entries()) await answer(client, surveyId, id, i % 11);
+    const smart = await client.analytics.smart(surveyId, { segmentBy: 'managerTree', manager: 'M' });
+    const expected = (await tree(client, surveyId, 'M')).rows;
+    expect(expected.filter((row) => row.suppressed)).toHaveLength(2);
+    expect(smart.segmentBy).toBe('managerTree');
+    expect(smart.responseCount).toBe(everyone.length);
+    expect(
+      smart.segments.map((s) => ({
+        group: s.managerTreeGroup,
+        value: s.value,
+        responseCount: s.responseCount,
+        suppressed: s.suppressed,
+      })),
+    ).toEqual(expected);
+    // Shown rows carry their scores, hidden ones none: the direct reports D1..D6 answered 1..6.
+    const direct = smart.segments.find((s) => s.managerTreeGroup === 'directReports')!;
+    expect(direct.nps).toBe(-100);
+    for (const hidden of smart.segments.filter((s) => s.suppressed)) expect(hidden.nps).toBeNull();
+    expect(smart.heatmap.rows.map((row) => [row.managerTreeGroup, row.value, row.suppressed])).toEqual(
+      expected.map((row) => [row.group, row.value, row.suppressed]),
+    );
+    // Participation has no tree rows (segments are for the field breakdowns).
+    expect(smart.participation.segments).toEqual([]);
+    // A field breakdown carries no managerTreeGroup.
+    const byField = await client.analytics.smart(surveyId, { segmentBy: 'managerId' });
+    expect(byField.segments.every((s) => s.managerTreeGroup === undefined)).toBe(true);
+  });
+
   it('needs manager with managerTree, and only with it (400 at /query/manager)', async () => {
     const { live: client } = await tenantWithRaisedLimits(t);
     const surveyId = await launched(client);
-    for (const query of [{ segmentBy: 'managerTree' }, { segmentBy: 'department', manager: 'M' }, { manager: 'M' }]) {
-      const refused = await client.GET('/api/v1/surveys/{id}/analytics/static', {
-        params: { path: { id: surveyId }, query: query as never },
-      });
-      expect(refused.response.status, JSON.stringify(query)).toBe(400);
-      expect(refused.error!.error.details![0]!.path).toBe('/query/manager');
-    }
+    for (const path of ['/api/v1/surveys/{id}/analytics/static', '/api/v1/surveys/{id}/analytics/smart'] as const)
+      for (const query of [{ segmentBy: 'managerTree' }, { segmentBy: 'department', manager: 'M' }, { manager: 'M' }]) {
+        const refused = await client.GET(path, { params: { path: { id: surveyId }, query: query as never } });
+        expect(refused.response.status, `${path} ${JSON.stringify(query)}`).toBe(400);
+        expect(refused.error!.error.details![0]!.path).toBe('/query/manager');
+      }
   });
 });

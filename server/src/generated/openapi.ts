@@ -727,9 +727,16 @@ export interface paths {
          *     suppressed too, so that no group can be worked out as the total minus the shown groups. The same holds for
          *     heatmap rows and participation groups, and a (filtered) result under the threshold is suppressed as a whole.
          *
-         *     Errors: 400 `validation_failed` (unknown `segmentBy`, bad dates, malformed `filters`, an
-         *     `outcomeQuestionId` that is not an `nps` or `rating` question of the survey); 404 `not_found` (survey, or
-         *     `distributionId` not a distribution of it).
+         *     **Manager trees.** `segmentBy=managerTree&manager=<externalId>` gives the rows of static analytics' manager
+         *     tree — the manager's whole organization, their direct reports, and one sub-organization per direct report who
+         *     manages others, each marked by `managerTreeGroup` — as segments and heatmap rows, with the same anonymity
+         *     threshold and subtraction guard (see `StaticAnalyticsSegmentBy`). Participation is then given for the whole
+         *     result only (`participation.segments` is empty). Drivers, focus areas and the comparison are the whole
+         *     result's, as with any `segmentBy`.
+         *
+         *     Errors: 400 `validation_failed` (unknown `segmentBy`, `managerTree` without `manager` or `manager` without it,
+         *     bad dates, malformed `filters`, an `outcomeQuestionId` that is not an `nps` or `rating` question of the
+         *     survey); 404 `not_found` (survey, or `distributionId` not a distribution of it).
          */
         get: operations["getSmartAnalytics"];
         put?: never;
@@ -2877,8 +2884,8 @@ export interface components {
          */
         SmartAnalyticsSegmentBy: string | ("department" | "location" | "jobTitle" | "employmentType" | "managerId" | "tenure");
         /**
-         * @description What `getStaticAnalytics` breaks its results down by: a respondent field (see `SmartAnalyticsSegmentBy`), or
-         *     `managerTree`, a manager's organization (with the `manager` parameter).
+         * @description What `getStaticAnalytics` and `getSmartAnalytics` break their results down by: a respondent field (see
+         *     `SmartAnalyticsSegmentBy`), or `managerTree`, a manager's organization (with the `manager` parameter).
          *
          *     **`managerTree`** gives rows for the manager named by `manager` (an `externalId`), each marked by
          *     `managerTreeGroup`:
@@ -3324,6 +3331,13 @@ export interface components {
         SmartAnalyticsSegment: {
             /** @description The group's value of the `segmentBy` field (for example "Engineering", or a tenure band); `null` for responses whose respondent has no value or is not known (anonymous surveys, unknown `respondentExternalId`). */
             value: string | null;
+            /**
+             * @description Only with `segmentBy=managerTree`: which row of the manager's tree this is — the whole `organization` of the
+             *     manager in `value`, their `directReports`, or the `subOrganization` of the direct report in `value` (see
+             *     `StaticAnalyticsSegmentBy`).
+             * @enum {string}
+             */
+            managerTreeGroup?: "organization" | "directReports" | "subOrganization";
             /** @description Responses in the group; `null` when suppressed. */
             responseCount: number | null;
             /** @description `true` when the group has fewer respondents than `anonymityThreshold`, or was suppressed by the subtraction guard; its figures are then `null`. */
@@ -3362,6 +3376,11 @@ export interface components {
             rows: {
                 /** @description The group's value of `segmentBy`. */
                 value: string | null;
+                /**
+                 * @description Only with `segmentBy=managerTree`, the row of the manager's tree, as in `segments`.
+                 * @enum {string}
+                 */
+                managerTreeGroup?: "organization" | "directReports" | "subOrganization";
                 /** @description `true` when the group is suppressed; its scores and differences are then `null`. */
                 suppressed: boolean;
                 /** @description One cell per column, in column order. */
@@ -3543,7 +3562,7 @@ export interface components {
         SmartAnalytics: {
             /** @description The survey analysed. */
             surveyId: string;
-            segmentBy: components["schemas"]["SmartAnalyticsSegmentBy"];
+            segmentBy: components["schemas"]["StaticAnalyticsSegmentBy"];
             /** @description Smallest group size whose results are shown; the organization's setting for this environment (default 5, see `getAnalyticsSettings`). */
             anonymityThreshold: number;
             /** @description Responses analysed (after the window, distribution and filters); `0` when `suppressed`. */
@@ -7259,10 +7278,17 @@ export interface operations {
                  */
                 filters?: components["parameters"]["AnalyticsFilters"];
                 /**
-                 * @description The respondent field to group by (see `SmartAnalyticsSegmentBy`). Default `department`.
+                 * @description The respondent field to group by (see `SmartAnalyticsSegmentBy`), or `managerTree` with `manager` (see `StaticAnalyticsSegmentBy`). Default `department`.
                  * @example department
                  */
-                segmentBy?: components["schemas"]["SmartAnalyticsSegmentBy"];
+                segmentBy?: components["schemas"]["StaticAnalyticsSegmentBy"];
+                /**
+                 * @description The `externalId` of the manager whose organization `segmentBy=managerTree` breaks down (required with it, and
+                 *     only allowed with it: 400 `validation_failed` at `/query/manager` otherwise). A manager nobody reported to
+                 *     when asked gives empty rows, suppressed like any group under the threshold.
+                 * @example E-10001
+                 */
+                manager?: components["parameters"]["AnalyticsManager"];
                 /**
                  * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
                  *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`

@@ -10,7 +10,9 @@
  * as one more hidden part of the whole, and the guard runs over the parts and the rest together. Either way no
  * suppressed part is ever the difference of shown rows.
  */
-import type { CellRow, TreeSizeRow } from './repository.js';
+import type { Db } from '../../db/database.js';
+import * as repository from './repository.js';
+import type { AnalyticsScope, CellRow, TreeSizeRow } from './repository.js';
 import { histogramsByPosition, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
@@ -97,4 +99,18 @@ export function managerTreeGroups(
       histograms: histogramsOf(part.key, part.suppressed),
     })),
   ];
+}
+
+/** `manager`'s tree over `scope`, read and with the anonymity rules applied: the one way static and smart analytics get it. */
+export async function measureManagerTree(
+  db: Db,
+  scope: AnalyticsScope,
+  manager: string,
+  threshold: number,
+): Promise<TreeGroup[]> {
+  const [sizes, cells] = await Promise.all([
+    repository.treeSizes(db, scope, manager),
+    repository.treeCellCounts(db, scope, manager),
+  ]);
+  return managerTreeGroups(manager, sizes, cells, threshold);
 }

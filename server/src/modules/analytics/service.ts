@@ -14,7 +14,7 @@ import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
-import { managerTreeGroups } from './manager-tree.js';
+import { measureManagerTree } from './manager-tree.js';
 import { histogramsByPosition, questionStats, round, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
@@ -107,7 +107,7 @@ export function parseSegment(segmentBy: string | undefined): SegmentField | unde
 }
 
 /** The manager of a `managerTree` breakdown; `manager` belongs to it and to nothing else. */
-function treeManagerOrThrow(request: AnalyticsRequest): string | undefined {
+export function treeManagerOrThrow(request: AnalyticsRequest): string | undefined {
   const tree = request.segmentBy === 'managerTree';
   if (tree === (request.manager !== undefined)) return request.manager;
   throw validationFailed([
@@ -388,9 +388,7 @@ export async function getStaticAnalytics(
           outcome + 1,
           others.map((p) => p + 1),
         ),
-    manager === undefined
-      ? Promise.resolve(undefined)
-      : Promise.all([repository.treeSizes(db, scope, manager), repository.treeCellCounts(db, scope, manager)]),
+    manager === undefined ? Promise.resolve(undefined) : measureManagerTree(db, scope, manager, threshold),
   ]);
   const withOutcome = (
     stats: components['schemas']['QuestionStats'],
@@ -442,7 +440,7 @@ export async function getStaticAnalytics(
     ),
     daily: measured.days,
     segments: tree
-      ? managerTreeGroups(manager!, tree[0], tree[1], threshold).map((group): StaticSegment =>
+      ? tree.map((group): StaticSegment =>
           group.suppressed
             ? {
                 value: group.value,

@@ -6,6 +6,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/time.js';
+import { measureManagerTree, type TreeGroup } from './manager-tree.js';
 import { relativeWeights } from './relative-weights.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
@@ -15,8 +16,10 @@ import {
   outcomeOrThrow,
   parseSegment,
   participationOf,
+  treeManagerOrThrow,
   type AnalyticsRequest,
   type Context,
+  type Measured,
 } from './service.js';
 import { favourableCut, favourableShareOf, meanOf, npsOf, round, type Histogram } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
@@ -193,6 +196,16 @@ async function comparisonOf(
   return { ...base, suppressed: false, responseCount: previous.whole.responses, questions };
 }
 
+type Group = Measured['groups'][number] & { group?: TreeGroup['group'] };
+
+/** The groups segments and heatmap rows show: a manager's tree (static analytics' rows and rules), else the field's. */
+function managerTreeRows(measured: Measured, tree: TreeGroup[] | undefined): Group[] {
+  return tree ?? measured.groups;
+}
+
+/** Which row of a manager's tree a group is, on the rows of `segmentBy=managerTree` only. */
+const treeGroupOf = (group: Group) => (group.group ? { managerTreeGroup: group.group } : {});
+
 export async function getSmartAnalytics(
   db: Db,
   tenant: Tenant,
@@ -200,17 +213,21 @@ export async function getSmartAnalytics(
   request: SmartRequest,
 ): Promise<SmartAnalytics> {
   const segmentBy = request.segmentBy ?? 'department';
-  const segment = parseSegment(segmentBy)!;
+  // segmentBy=managerTree: the rows of the manager's tree stand where the groups of a field would (managerTreeRows).
+  const manager = treeManagerOrThrow(request);
+  const segment = manager === undefined ? parseSegment(segmentBy)! : undefined;
   const context = await contextOf(db, tenant, surveyId, request, segment);
   const { survey, threshold, scope } = context;
   const questions = survey.questions;
   const outcome = outcomeOrThrow(questions, request.outcomeQuestionId);
   const metric = request.heatmapMetric ?? 'mean';
-  const [measured, drivers, participation] = await Promise.all([
+  const [measured, drivers, participation, tree] = await Promise.all([
     measureScope(db, scope, threshold),
     driverAnalysis(db, { ...scope, segment: undefined }, questions, outcome, threshold),
     participationOf(db, context),
+    manager === undefined ? undefined : measureManagerTree(db, scope, manager, threshold),
   ]);
+  const groups = managerTreeRows(measured, tree);
   const columns = questions.flatMap((question, position) =>
     question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : [],
   );
@@ -240,12 +257,20 @@ export async function getSmartAnalytics(
     };
   }
   const npsPosition = questions.findIndex((question) => question.type === 'nps');
-  const segments = measured.groups.map((group): SmartSegment => {
+  const segments = groups.map((group): SmartSegment => {
     if (group.suppressed)
-      return { value: group.value, responseCount: null, suppressed: true, nps: null, averageRating: null };
+      return {
+        value: group.value,
+        ...treeGroupOf(group),
+        responseCount: null,
+        suppressed: true,
+        nps: null,
+        averageRating: null,
+      };
     const score = npsPosition < 0 ? null : npsOf(group.histograms.get(npsPosition) ?? new Map()).score;
     return {
       value: group.value,
+      ...treeGroupOf(group),
       responseCount: group.responses,
       suppressed: false,
       nps: score === null ? null : round(score, 1),
@@ -264,8 +289,9 @@ export async function getSmartAnalytics(
       type: question.type as 'nps' | 'rating',
       overall: overall[i] === null ? null : round(overall[i]!, decimals),
     })),
-    rows: measured.groups.map((group) => ({
+    rows: groups.map((group) => ({
       value: group.value,
+      ...treeGroupOf(group),
       suppressed: group.suppressed,
       cells: columns.map(({ question, position }, i) => {
         const score = group.suppressed ? null : scoreOf(question, group.histograms.get(position), metric);
