@@ -101,7 +101,7 @@ export function managerTreeGroups(
   ];
 }
 
-/** `manager`'s tree over `scope`, read and with the anonymity rules applied: the one way static and smart analytics get it. */
+/** `manager`'s tree over `scope`, read, with the anonymity rules applied: how static and smart analytics get it. */
 export async function measureManagerTree(
   db: Db,
   scope: AnalyticsScope,
