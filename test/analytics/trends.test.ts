@@ -244,8 +244,10 @@ describe('question trends', () => {
         JSON.stringify(query),
       ).toContain(path);
     }
-    // A leap day is a day.
+    // A leap day is a day; the ends of the calendar are days too.
     expect(await live.analytics.trends({ questionKey: KEY, from: '2024-02-29' })).toHaveLength(3);
+    expect(await live.analytics.trends({ questionKey: KEY, from: '0001-01-01', to: '9999-12-31' })).toHaveLength(3);
+    expect(await live.analytics.trends({ questionKey: KEY, from: '9999-12-31' })).toEqual([]);
   });
 });
 
