@@ -195,6 +195,46 @@ describe('question trends', () => {
     }
   });
 
+  it('counts respondents as static analytics do where one may answer several times', async () => {
+    const survey = await live.surveys.create({
+      title: 'Repeatable',
+      questions: [{ type: 'rating', key: 'repeat.mood', text: 'Mood today?' }],
+      settings: { allowMultipleResponses: true },
+    });
+    await live.surveys.launch(survey.id);
+    const submit = (who: string, value: number) =>
+      live.responses.submit(survey.id, { respondentExternalId: who, answers: [{ questionId: 'q_1', value }] });
+    // Six responses from two people: under the threshold of 5 respondents, whatever the responses.
+    for (const [who, value] of [
+      ['A', 5],
+      ['A', 4],
+      ['A', 3],
+      ['B', 2],
+      ['B', 5],
+      ['B', 4],
+    ] as const)
+      await submit(who, value);
+    const [hidden] = await live.analytics.trends({ questionKey: 'repeat.mood' });
+    expect(hidden).toMatchObject({ surveyId: survey.id, suppressed: true, responseCount: null });
+    expect((await live.analytics.static(survey.id)).suppressed).toBe(true);
+    for (const who of ['C', 'D', 'E']) await submit(who, 1);
+    const [shown] = await live.analytics.trends({ questionKey: 'repeat.mood' });
+    const report = await live.analytics.static(survey.id);
+    const stats = report.questions[0]!;
+    expect(report.suppressed).toBe(false);
+    expect(shown).toMatchObject({
+      suppressed: false,
+      responseCount: 9,
+      answeredCount: 9,
+      score: meanOf([5, 4, 3, 2, 5, 4, 1, 1, 1]),
+    });
+    expect(stats.type === 'rating' && [report.responseCount, stats.average]).toEqual([
+      shown!.responseCount,
+      shown!.score,
+    ]);
+    expect(shown!.favourableShare).toBe(shareOf([5, 4, 3, 2, 5, 4, 1, 1, 1], (v) => v >= 4));
+  });
+
   it('narrows by launch day, both days included, and pages', async () => {
     // The first cycle launched in January: moved there directly, as a survey launched then would be.
     await t.db

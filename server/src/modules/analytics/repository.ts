@@ -136,6 +136,27 @@ export async function dailyCellCounts(db: DbOrTx, scope: AnalyticsScope): Promis
   return countedCells(db, scope, sql`field = '#'`, true);
 }
 
+/**
+ * `dailyCellCounts` of several whole surveys at once (no window), in one statement: the rows of each survey under
+ * its id. Lists of surveys (trends) read one page of surveys in one round trip instead of one per survey.
+ */
+export async function dailyCellCountsOfSurveys(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyIds: readonly string[],
+): Promise<Map<string, CellRow[]>> {
+  const bySurvey = new Map<string, CellRow[]>(surveyIds.map((id) => [id, []]));
+  if (surveyIds.length === 0) return bySurvey;
+  const { rows } = await sql<{ survey_id: string; code: number; n: number }>`
+    select survey_id, case when u.code < 0 then -1 - (day - date '1970-01-01') else u.code end as code, sum(u.n)::bigint as n
+    from analytics_segment_cells, unnest(codes, counts) as u(code, n)
+    where ${tenantIs(tenant)} and survey_id = any(cast(${[...surveyIds]} as text[])) and field = '#'
+    group by 1, 2 having sum(u.n) > 0`.execute(db);
+  for (const row of rows)
+    bySurvey.get(row.survey_id)?.push({ whole: true, segment: null, code: row.code, n: Number(row.n) });
+  return bySurvey;
+}
+
 /** The field of `analytics_segment_cells` a segment is counted under, if it is one of them. */
 function countedField(segment: SegmentField | undefined): string | undefined {
   // Not manager_id: a group per manager, as many rows as responses (see the migration).

@@ -317,6 +317,33 @@ export async function measureScope(
 }
 
 /**
+ * `measureScope` of several whole surveys (no window, filter, distribution or segment), as static analytics measure
+ * each without parameters: the ones that take one response per respondent from one statement over their daily
+ * counts (the rows `measureScope` reads for each), the others (distinct respondents) each by its own scan.
+ */
+export async function measureWholeSurveys(
+  db: Db,
+  tenant: Tenant,
+  surveys: readonly { id: string; distinctRespondents: boolean }[],
+  threshold: number,
+): Promise<Map<string, Measured>> {
+  const counted = surveys.filter((survey) => !survey.distinctRespondents).map((survey) => survey.id);
+  const scanned = surveys.filter((survey) => survey.distinctRespondents);
+  const [cells, scans] = await Promise.all([
+    repository.dailyCellCountsOfSurveys(db, tenant, counted),
+    Promise.all(
+      scanned.map((survey) =>
+        measureScope(db, { tenant, surveyId: survey.id, distinctRespondents: true, snapshots: false }, threshold),
+      ),
+    ),
+  ]);
+  const measured = new Map<string, Measured>();
+  for (const [id, rows] of cells) measured.set(id, measure(rows, threshold));
+  scanned.forEach((survey, i) => measured.set(survey.id, scans[i]!));
+  return measured;
+}
+
+/**
  * Asks for the exact counts in the same round trip as the survey and settings lookups, when the request alone
  * shows they may answer it (whole days, no filter or distribution, a counted segment). `measureScope` uses the
  * rows only if the survey then turns out to take one response per respondent; otherwise they are dropped

@@ -12,7 +12,7 @@ import { iso } from '../../lib/time.js';
 import { findPreviousCycle, listLaunchedSurveysWithKey, type CycleSurveyRow } from '../surveys/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
-import { measureScope, type Context, type Measured } from './service.js';
+import { measureScope, measureWholeSurveys, type Context, type Measured } from './service.js';
 import { favourableShareOf, meanOf, npsOf, questionStats, round, type Histogram } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
 
@@ -31,6 +31,10 @@ function dayOrThrow(text: string, name: string): Date {
   return day;
 }
 
+/** The rule of `contextOf`: respondents are counted apart from responses only where one may answer again. */
+const distinctRespondents = (survey: CycleSurveyRow) =>
+  survey.settings.allowMultipleResponses && !survey.settings.anonymous;
+
 /** A cycle's whole survey, measured as static analytics measure it without narrowing (optionally filtered). */
 function measureCycle(
   db: Db,
@@ -43,8 +47,7 @@ function measureCycle(
     tenant,
     surveyId: survey.id,
     filter,
-    // The rule of `contextOf`: respondents are counted apart from responses only where one may answer again.
-    distinctRespondents: survey.settings.allowMultipleResponses && !survey.settings.anonymous,
+    distinctRespondents: distinctRespondents(survey),
     snapshots: false,
   };
   return measureScope(db, scope, threshold);
@@ -102,9 +105,14 @@ export async function listQuestionTrends(
     }),
     repository.findThreshold(db, tenant),
   ]);
-  const measured = await Promise.all(rows.map((survey) => measureCycle(db, tenant, survey, threshold)));
+  const measured = await measureWholeSurveys(
+    db,
+    tenant,
+    rows.map((survey) => ({ id: survey.id, distinctRespondents: distinctRespondents(survey) })),
+    threshold,
+  );
   return {
-    points: rows.map((survey, i) => trendPoint(survey, request.questionKey, measured[i]!, threshold)),
+    points: rows.map((survey) => trendPoint(survey, request.questionKey, measured.get(survey.id)!, threshold)),
     total,
   };
 }
