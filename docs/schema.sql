@@ -533,6 +533,7 @@ CREATE TABLE public.exports (
     snapshot_at timestamp with time zone,
     previous_snapshot pg_snapshot,
     previous_before timestamp with time zone,
+    language text,
     CONSTRAINT exports_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT exports_choice_values_check CHECK ((choice_values = ANY (ARRAY['ids'::text, 'labels'::text]))),
     CONSTRAINT exports_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
@@ -616,6 +617,7 @@ CREATE TABLE public.respondents (
     content_hash text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    language text,
     CONSTRAINT respondents_pk PRIMARY KEY (organization_id, environment, external_id),
     CONSTRAINT respondents_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT respondents_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
@@ -722,6 +724,7 @@ CREATE TABLE public.surveys (
     closed_at timestamp with time zone,
     first_launched_at timestamp with time zone,
     version integer,
+    languages text[] DEFAULT '{en}'::text[] NOT NULL,
     CONSTRAINT surveys_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT surveys_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT surveys_response_count_check CHECK ((response_count >= 0)),
@@ -835,6 +838,7 @@ CREATE TABLE public.distribution_recipients (
     reminder_sent_at timestamp with time zone,
     error text,
     attempts integer DEFAULT 0 NOT NULL,
+    language text,
     CONSTRAINT distribution_recipients_pk PRIMARY KEY (organization_id, environment, distribution_id, external_id),
     CONSTRAINT distribution_recipients_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'bounced'::text, 'unsubscribed'::text, 'responded'::text]))),
     CONSTRAINT distribution_recipients_distribution_fk FOREIGN KEY (organization_id, environment, distribution_id) REFERENCES public.distributions(organization_id, environment, id) ON DELETE CASCADE
@@ -864,6 +868,7 @@ CREATE TABLE public.responses (
     distribution_id text,
     xact_id xid8,
     survey_version integer,
+    language text,
     CONSTRAINT responses_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT responses_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
 );
@@ -887,6 +892,24 @@ CREATE TRIGGER analytics_responses_update AFTER UPDATE ON public.responses FOR E
 CREATE TRIGGER responses_record_deletions AFTER DELETE ON public.responses FOR EACH ROW EXECUTE FUNCTION public.record_response_deletion();
 
 CREATE TRIGGER responses_stamp_xact BEFORE INSERT ON public.responses FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
+
+--
+-- Name: survey_translations; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.survey_translations (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    survey_id text NOT NULL,
+    language text NOT NULL,
+    content jsonb NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT survey_translations_pk PRIMARY KEY (organization_id, environment, survey_id, language),
+    CONSTRAINT survey_translations_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT survey_translations_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
+    CONSTRAINT survey_translations_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
+);
 
 --
 -- Name: survey_versions; Type: TABLE; Schema: public

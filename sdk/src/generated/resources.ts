@@ -23,6 +23,14 @@ export function createResources(caller: Caller) {
       versions: (id: string, query?: QueryOf<"/api/v1/surveys/{id}/versions", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/versions", "get">> => caller.call("get", "/api/v1/surveys/{id}/versions", { path: { id }, query }, options),
       /** Every item of `listSurveyVersions`, across pages: `for await (const item of ….versionsAll(…))`. */
       versionsAll: (id: string, query?: QueryOf<"/api/v1/surveys/{id}/versions", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/surveys/{id}/versions">, void, undefined> => caller.all("/api/v1/surveys/{id}/versions", { path: { id }, query }, options),
+      translations: {
+        /** Get a survey's translation — `GET /api/v1/surveys/{id}/translations/{language}` (getSurveyTranslation) */
+        get: (id: string, language: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "get">> => caller.call("get", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language } }, options),
+        /** Create or replace a survey's translation — `PUT /api/v1/surveys/{id}/translations/{language}` (putSurveyTranslation) */
+        put: (id: string, language: string, body: BodyOf<"/api/v1/surveys/{id}/translations/{language}", "put">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "put">> => caller.call("put", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language }, body }, options),
+        /** Delete a survey's translation — `DELETE /api/v1/surveys/{id}/translations/{language}` (deleteSurveyTranslation) */
+        delete: (id: string, language: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "delete">> => caller.call("delete", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language } }, options),
+      },
       /** Launch a survey — `POST /api/v1/surveys/{id}/launch` (launchSurvey) */
       launch: (id: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/launch", "post">> => caller.call("post", "/api/v1/surveys/{id}/launch", { path: { id } }, options),
       /** Pause a survey — `POST /api/v1/surveys/{id}/pause` (pauseSurvey) */

@@ -174,6 +174,69 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/surveys/{id}/translations/{language}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+                /**
+                 * @description A language of the survey, as a BCP 47 tag listed in its `languages` (letter case aside), other than the first (the default language's strings are the survey's own).
+                 * @example de
+                 */
+                language: components["parameters"]["Language"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a survey's translation
+         * @description The survey's strings in one of its languages, as last written with `putSurveyTranslation`, and `missing`:
+         *     the JSON pointers of the survey's strings this translation lacks (shown in the default language until they
+         *     are added). The survey's current strings decide what is missing, so a question added after the translation
+         *     was written is listed.
+         *
+         *     Errors: 404 `not_found` when no such survey exists, or it has no translation in this language.
+         */
+        get: operations["getSurveyTranslation"];
+        /**
+         * Create or replace a survey's translation
+         * @description Stores the survey's strings in one of its `languages` (not the first: the default language's strings are the
+         *     survey's own), replacing any earlier translation in that language whole. Every string is keyed by the id of
+         *     what it translates: the question, and within it the choice, row or column. Strings left out are shown in the
+         *     default language and listed in `missing`.
+         *
+         *     Translations may change at any time before the survey is closed. After its first launch each change (a
+         *     translation that differs from the stored one) makes a new `version`, as `updateSurvey` does; responses keep
+         *     the ids they answered, so every version's answers are counted together.
+         *
+         *     Errors, each a detail with its path, nothing stored:
+         *     - 400 `validation_failed` with code `not_found` at `/path/language` when the survey does not list the language,
+         *       `invalid_value` there when it is the default language; `not_found` at `/body/questions/<id>` for a question
+         *       the survey does not have, and at `…/choices/<id>`, `…/rows/<id>`, `…/columns/<id>` for a choice, row or
+         *       column its question does not have (or `…/minLabel`, `…/choices`, … when the question has no such part);
+         *     - 404 `not_found` when no such survey exists;
+         *     - 409 `invalid_state` when the survey is closed.
+         */
+        put: operations["putSurveyTranslation"];
+        post?: never;
+        /**
+         * Delete a survey's translation
+         * @description Deletes the survey's translation in one language; the language stays listed, its strings now all shown in the
+         *     default language. After the first launch this makes a new `version`.
+         *
+         *     Errors: 404 `not_found` when no such survey exists or it has no translation in this language; 409
+         *     `invalid_state` when the survey is closed.
+         */
+        delete: operations["deleteSurveyTranslation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/surveys/{id}/launch": {
         parameters: {
             query?: never;
@@ -2182,6 +2245,26 @@ export interface components {
          *     | `text` | string of 1 to `maxLength` characters |
          */
         Question: components["schemas"]["NpsQuestion"] | components["schemas"]["RatingQuestion"] | components["schemas"]["SingleChoiceQuestion"] | components["schemas"]["MultipleChoiceQuestion"] | components["schemas"]["TextQuestion"];
+        /**
+         * @description A language as a BCP 47 tag (`en`, `de`, `pt-BR`, `zh-Hant`): a 2- or 3-letter language subtag, then optional
+         *     subtags of 1 to 8 letters or digits, separated by `-`. Compared without regard to letter case.
+         * @example de
+         */
+        LanguageTag: string;
+        /**
+         * @description The languages the survey is offered in (BCP 47 tags), the first being its default: the language of its own
+         *     title, description, questions and labels. Every other language gets its strings from a translation
+         *     (`putSurveyTranslation`); a string a translation lacks is shown in the default language. A tag may be listed
+         *     once (letter case aside). Surveys created without it have `["en"]`. After the first launch the default
+         *     language stays; other languages can be added or removed (removing one deletes its translation), each change
+         *     making a new `version`.
+         * @example [
+         *       "en",
+         *       "de",
+         *       "fr"
+         *     ]
+         */
+        SurveyLanguages: components["schemas"]["LanguageTag"][];
         /** @description How the survey collects responses. Frozen after the first launch. */
         SurveySettings: {
             /** @description When `true`, responses carry no respondent identity; a `respondentExternalId` sent with a response is dropped, and every response returns it as `null`. */
@@ -2204,6 +2287,7 @@ export interface components {
             status: components["schemas"]["SurveyStatus"];
             /** @description The questions in display order. Empty only for a draft; launching needs at least one. */
             questions: components["schemas"]["Question"][];
+            languages?: components["schemas"]["SurveyLanguages"];
             settings: components["schemas"]["SurveySettings"];
             /** @description Number of responses currently stored (deleted responses are not counted). */
             responseCount: number;
@@ -2519,6 +2603,7 @@ export interface components {
             description?: string | null;
             /** @description The questions in display order (may be empty or omitted in a draft). Question ids and, within a question, choice ids must be unique. */
             questions?: components["schemas"]["QuestionInput"][];
+            languages?: components["schemas"]["SurveyLanguages"];
             settings?: components["schemas"]["SurveySettingsInput"];
         };
         /** @description What to generate a survey about. The result is a draft that you can edit before launching. */
@@ -2553,6 +2638,8 @@ export interface components {
          *     - `settings` (merged field by field) can change only while the survey has never been launched; afterwards
          *       409 `invalid_state`.
          *     - After the first launch, each change makes a new `version`.
+         *     - `languages` replaces the list. After the first launch its first (default) language stays (409
+         *       `survey_active`); a language removed takes its translation with it.
          *     - A `closed` survey cannot be changed at all (409 `invalid_state`).
          */
         SurveyUpdate: {
@@ -2562,6 +2649,7 @@ export interface components {
             description?: string | null;
             /** @description The new, complete question list (replaces the old one). Send existing ids to keep them; questions without an id get new ones. */
             questions?: components["schemas"]["QuestionInput"][];
+            languages?: components["schemas"]["SurveyLanguages"];
             settings?: components["schemas"]["SurveySettingsInput"];
         };
         /**
@@ -2582,6 +2670,156 @@ export interface components {
              * @description When this version began (the first launch for version 1, the change for the others; ISO 8601 UTC).
              */
             createdAt: string;
+        };
+        /**
+         * @description One question's strings in a translation, by the ids of the question's own parts. Members the question does not
+         *     have are refused (400 `not_found` at their path): `minLabel`/`maxLabel` only for a rating, `choices` only for a
+         *     question with choices, `rows`/`columns` only for a question with rows/columns, and every id must be one of
+         *     the question's.
+         */
+        QuestionTranslation: {
+            /** @description The question's text in this language. */
+            text: string;
+            /** @description The question's help text in this language. */
+            description?: string | null;
+            /** @description The label of a rating's lowest value in this language. */
+            minLabel?: string | null;
+            /** @description The label of a rating's highest value in this language. */
+            maxLabel?: string | null;
+            /** @description Choice labels in this language, by choice id. */
+            choices?: {
+                [key: string]: string;
+            };
+            /** @description Row texts in this language, by row id (questions with rows). */
+            rows?: {
+                [key: string]: string;
+            };
+            /** @description Column labels in this language, by column id (questions with columns). */
+            columns?: {
+                [key: string]: string;
+            };
+        };
+        /**
+         * @description A survey's strings in one of its languages (`SurveyTranslationInput`), with the pointers of the strings it does
+         *     not translate yet.
+         * @example {
+         *       "language": "de",
+         *       "title": "Puls-Umfrage Q4",
+         *       "description": "Fünf Minuten, anonym ausgewertet.",
+         *       "questions": {
+         *         "q_1": {
+         *           "text": "Wie wahrscheinlich ist es, dass Sie uns als Arbeitgeber empfehlen?"
+         *         },
+         *         "q_2": {
+         *           "text": "Wie zufrieden sind Sie mit Ihren Arbeitsmitteln?",
+         *           "minLabel": "Sehr unzufrieden",
+         *           "maxLabel": "Sehr zufrieden"
+         *         }
+         *       },
+         *       "email": null,
+         *       "missing": [
+         *         "/questions/q_3/text",
+         *         "/questions/q_3/choices/c_1",
+         *         "/questions/q_3/choices/c_2"
+         *       ],
+         *       "updatedAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        SurveyTranslation: {
+            language: components["schemas"]["LanguageTag"];
+            /** @description The survey's title in this language. */
+            title: string;
+            /** @description The survey's introduction in this language; `null` when not translated. */
+            description: string | null;
+            /** @description The questions' strings in this language, by question id, as sent. */
+            questions: {
+                [key: string]: components["schemas"]["QuestionTranslation"];
+            };
+            /** @description The invitation e-mail in this language; `null` when none. */
+            email: {
+                /** @description The e-mail's subject. */
+                subject: string;
+                /** @description The plain-text message above the personal link. */
+                message: string;
+            } | null;
+            /**
+             * @description JSON pointers (into this object) of the survey's strings this translation lacks, in the survey's order, e.g.
+             *     `/description`, `/questions/q_2/text`, `/questions/q_3/choices/c_2`. Each is shown in the default language.
+             *     Empty when the translation is complete.
+             */
+            missing: string[];
+            /**
+             * Format: date-time
+             * @description When the translation was last written (ISO 8601 UTC).
+             */
+            updatedAt: string;
+        };
+        /**
+         * @description Every user-visible string of a survey in one language, by id: the body of `putSurveyTranslation`, which replaces
+         *     the translation whole. Questions are keyed by question id; a question, choice, row or column the survey does
+         *     not have is refused (400 `not_found` at its path). A string left out is shown in the survey's default language
+         *     and listed in `missing`.
+         * @example {
+         *       "title": "Puls-Umfrage Q4",
+         *       "description": "Fünf Minuten, anonym ausgewertet.",
+         *       "questions": {
+         *         "q_1": {
+         *           "text": "Wie wahrscheinlich ist es, dass Sie uns als Arbeitgeber empfehlen?"
+         *         },
+         *         "q_2": {
+         *           "text": "Wie zufrieden sind Sie mit Ihren Arbeitsmitteln?",
+         *           "minLabel": "Sehr unzufrieden",
+         *           "maxLabel": "Sehr zufrieden"
+         *         },
+         *         "q_3": {
+         *           "text": "Wo arbeiten Sie meistens?",
+         *           "choices": {
+         *             "c_1": "Im Büro",
+         *             "c_2": "Zu Hause"
+         *           }
+         *         }
+         *       },
+         *       "email": {
+         *         "subject": "Ihre Meinung zählt",
+         *         "message": "Bitte nehmen Sie sich fünf Minuten Zeit für unsere Puls-Umfrage."
+         *       }
+         *     }
+         */
+        SurveyTranslationInput: {
+            /** @description The survey's title in this language. */
+            title: string;
+            /** @description The survey's introduction in this language. */
+            description?: string | null;
+            /** @description The questions' strings in this language, by question id. */
+            questions: {
+                [key: string]: components["schemas"]["QuestionTranslation"];
+            };
+            /**
+             * @description The invitation e-mail in this language, for recipients whose `language` is this one. Without it, such
+             *     recipients get the distribution's `subject` and `message` (or the translated title as the subject).
+             */
+            email?: {
+                /** @description The e-mail's subject. */
+                subject: string;
+                /** @description The plain-text message above the personal link. */
+                message: string;
+            };
+        };
+        /**
+         * @description The answer of every delete — which resource was deleted.
+         * @example {
+         *       "id": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
+         *       "deleted": true
+         *     }
+         */
+        Deleted: {
+            /** @description The id of the deleted resource (for respondents, the `externalId`). */
+            id: string;
+            /**
+             * @description Always `true`.
+             * @constant
+             */
+            deleted: true;
         };
         /**
          * @description The answer to one question. The type of `value` follows the question's type:
@@ -2629,6 +2867,11 @@ export interface components {
              *     saw are those of `GET /api/v1/surveys/{id}?version=<surveyVersion>`.
              */
             surveyVersion?: number;
+            /**
+             * @description The language the response was answered in: the answer page's language, or the `language` sent with an API
+             *     submission; `null` when not known (an API submission without one).
+             */
+            language?: components["schemas"]["LanguageTag"] | null;
         };
         /**
          * @description A response to submit. The survey must be `active`. Every answer is checked against the survey's
@@ -2641,6 +2884,8 @@ export interface components {
             respondentExternalId?: string;
             /** @description The answers, at most one per question. */
             answers: components["schemas"]["Answer"][];
+            /** @description The language the respondent answered in; one of the survey's `languages` (400 `validation_failed`, code `not_found`, otherwise). */
+            language?: components["schemas"]["LanguageTag"];
         };
         /** @description Confirmation that a response was deleted. */
         ResponseDeleted: {
@@ -2705,6 +2950,13 @@ export interface components {
              * @enum {string}
              */
             choiceValues?: "ids" | "labels";
+            /**
+             * @description One of the survey's `languages`: the choice labels (`choiceValues: labels`) are that language's, and the
+             *     CSV and XLSX header names each question column by its text in that language instead of its id (strings the
+             *     translation lacks are the default language's). 400 `validation_failed` (code `not_found`) for a language
+             *     the survey does not list. Without it, headers are question ids and labels the default language's.
+             */
+            language?: components["schemas"]["LanguageTag"];
             /**
              * @description Start a CSV file with a UTF-8 byte order mark, so that spreadsheet programs detect UTF-8. Only with `format` `csv`.
              * @default false
@@ -2845,6 +3097,8 @@ export interface components {
             submittedAt: string;
             /** @description The version of the survey the response answered — as `Response.surveyVersion`. */
             surveyVersion?: number;
+            /** @description The language the response was answered in — as `Response.language`. */
+            language?: string | null;
         };
         /**
          * @description A response that was deleted; if you stored it from an earlier export, delete it too.
@@ -3696,8 +3950,10 @@ export interface components {
          *     | `under` | (`managerId` only) names that manager anywhere in the respondent's chain of managers | the manager's `externalId` (1–255 characters) | — (400) | — (400) |
          *
          *     Text fields: `externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`,
-         *     `managerId`, `employmentType` (its value must be one of the `EmploymentType` values). A respondent without
-         *     a value for the field never matches `equals`, `in`, `contains`, `gte` or `lte`.
+         *     `managerId`, `employmentType` (its value must be one of the `EmploymentType` values), `language` (the
+         *     respondent's preferred language as stored, compared as text; distributions only: analytics `filters` refuse it
+         *     with 400, as the responses' own `language` is what they answered in). A respondent without a value for the field
+         *     never matches `equals`, `in`, `contains`, `gte` or `lte`.
          *
          *     **`under`** selects everyone whose chain of managers contains the given respondent, at any depth: their
          *     direct reports, their reports' reports, and so on, not the manager themselves. The chain follows each
@@ -3713,8 +3969,8 @@ export interface components {
          *     message names the filter by its index ("filter 2: …").
          */
         TargetingFilter: {
-            /** @description A respondent field (`externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`) or a custom attribute as `attributes.<name>`. */
-            field: string | ("externalId" | "email" | "firstName" | "lastName" | "department" | "location" | "jobTitle" | "managerId" | "hireDate" | "employmentType");
+            /** @description A respondent field (`externalId`, `email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`, `language`) or a custom attribute as `attributes.<name>`. */
+            field: string | ("externalId" | "email" | "firstName" | "lastName" | "department" | "location" | "jobTitle" | "managerId" | "hireDate" | "employmentType" | "language");
             /**
              * @description How `field` is compared with `value` (see the table above).
              * @enum {string}
@@ -4152,22 +4408,6 @@ export interface components {
             updatedAt: string;
             /** @description The signing secret (`whsec_` + base64 of 32 random bytes). Shown only in this response; store it to verify `webhook-signature`. `null` only in an idempotent replay of this request (`Idempotent-Replayed` true) because the secret is never stored for replays, so a retry after a lost answer should rotate the secret (`POST /api/v1/webhooks/{id}/rotate-secret`) or delete the webhook and create another. */
             secret: string | null;
-        };
-        /**
-         * @description The answer of every delete — which resource was deleted.
-         * @example {
-         *       "id": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
-         *       "deleted": true
-         *     }
-         */
-        Deleted: {
-            /** @description The id of the deleted resource (for respondents, the `externalId`). */
-            id: string;
-            /**
-             * @description Always `true`.
-             * @constant
-             */
-            deleted: true;
         };
         /**
          * @description Changes to a webhook; only the fields sent change. At least one field. The secret is not changed here; rotate it with `POST /api/v1/webhooks/{id}/rotate-secret`.
@@ -4697,6 +4937,7 @@ export interface components {
          *         "costCenter": "CC-4410",
          *         "remote": true
          *       },
+         *       "language": "en-GB",
          *       "createdAt": "2026-11-01T08:00:00.000Z",
          *       "updatedAt": "2026-11-20T08:00:00.000Z"
          *     }
@@ -4729,6 +4970,12 @@ export interface components {
             /** @description How the respondent is employed, or `null` when unknown. */
             employmentType: components["schemas"]["EmploymentType"] | null;
             attributes: components["schemas"]["RespondentAttributes"];
+            /**
+             * @description The respondent's preferred language (BCP 47), or `null` when unknown. Their answer pages and e-mails use it
+             *     when the survey is offered in it (or in its primary language: `de` for `de-CH`). SCIM's `preferredLanguage`
+             *     sets it.
+             */
+            language?: components["schemas"]["LanguageTag"] | null;
             /**
              * Format: date-time
              * @description When the record was first created (ISO 8601, UTC).
@@ -4790,6 +5037,12 @@ export interface components {
             /** @description How the respondent is employed; `null` or absent when unknown. */
             employmentType?: components["schemas"]["EmploymentType"] | null;
             attributes?: components["schemas"]["RespondentAttributes"];
+            /**
+             * @description The respondent's preferred language (BCP 47), `null` or absent when unknown. Their answer pages and e-mails use it
+             *     when the survey is offered in it (or in its primary language: `de` for `de-CH`). SCIM's `preferredLanguage`
+             *     sets it.
+             */
+            language?: components["schemas"]["LanguageTag"] | null;
         };
         /**
          * @description Starts a respondent sync. Only the envelope is checked with the request (`mode`, `dryRun`, `respondents` an
@@ -5832,6 +6085,11 @@ export interface components {
          */
         SurveyId: string;
         /**
+         * @description A language of the survey, as a BCP 47 tag listed in its `languages` (letter case aside), other than the first (the default language's strings are the survey's own).
+         * @example de
+         */
+        Language: string;
+        /**
          * @description Only responses submitted at or after this instant (ISO 8601, for example `2026-11-01T00:00:00Z`).
          * @example 2026-11-01T00:00:00Z
          */
@@ -6340,6 +6598,175 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSurveyTranslation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+                /**
+                 * @description A language of the survey, as a BCP 47 tag listed in its `languages` (letter case aside), other than the first (the default language's strings are the survey's own).
+                 * @example de
+                 */
+                language: components["parameters"]["Language"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The translation. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SurveyTranslation"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putSurveyTranslation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+                /**
+                 * @description A language of the survey, as a BCP 47 tag listed in its `languages` (letter case aside), other than the first (the default language's strings are the survey's own).
+                 * @example de
+                 */
+                language: components["parameters"]["Language"];
+            };
+            cookie?: never;
+        };
+        /** @description Every string of the survey in this language, by id. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SurveyTranslationInput"];
+            };
+        };
+        responses: {
+            /** @description Replaced the earlier translation in this language. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SurveyTranslation"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            /** @description Created the survey's first translation in this language. */
+            201: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["SurveyTranslation"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSurveyTranslation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                id: components["parameters"]["SurveyId"];
+                /**
+                 * @description A language of the survey, as a BCP 47 tag listed in its `languages` (letter case aside), other than the first (the default language's strings are the survey's own).
+                 * @example de
+                 */
+                language: components["parameters"]["Language"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Deleted"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

@@ -61,6 +61,27 @@ export const closeSurvey: Handler<'closeSurvey'> = async ({ params, auth, deps }
   data: await service.transitionSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), 'close'),
 });
 
+export const getSurveyTranslation: Handler<'getSurveyTranslation'> = async ({ params, auth, deps }) => ({
+  status: 200,
+  data: await service.getTranslation(deps.db, tenantOf(auth), params.id, params.language),
+});
+
+export const putSurveyTranslation: Handler<'putSurveyTranslation'> = async ({ params, body, auth, deps }) => {
+  const { translation, created } = await service.putTranslation(
+    deps.db,
+    tenantOf(auth),
+    params.id,
+    params.language,
+    body,
+  );
+  return created ? { status: 201, data: translation } : { status: 200, data: translation };
+};
+
+export const deleteSurveyTranslation: Handler<'deleteSurveyTranslation'> = async ({ params, auth, deps }) => ({
+  status: 200,
+  data: { id: await service.deleteTranslation(deps.db, tenantOf(auth), params.id, params.language), deleted: true },
+});
+
 export const listResponses: Handler<'listResponses'> = async ({ params, query, auth, deps }) => {
   const page = pageRequest(query);
   const { responses, total } = await service.listResponses(deps.db, tenantOf(auth), params.id, {

@@ -16,4 +16,11 @@ export {
   type SurveyRow,
 } from './repository.js';
 export { storeResponse } from './responses-repository.js';
-export { createSurvey, findSurveyOrThrow, surveyIdOrThrow } from './service.js';
+export { createSurvey, findSurveyOrThrow, findTranslationContent, surveyIdOrThrow } from './service.js';
+export {
+  acceptedLanguages,
+  chooseLanguage,
+  listedLanguage,
+  localizeSurvey,
+  type TranslationInput,
+} from './translations.js';

@@ -39,6 +39,7 @@ const surveyColumns = (tenant: Tenant) =>
     'surveys.closed_at',
     'surveys.first_launched_at',
     'surveys.version',
+    'surveys.languages',
     responseCount(tenant),
   ] as const;
 
@@ -74,6 +75,7 @@ export interface NewSurvey {
   description: string | null;
   questions: Question[];
   settings: SurveySettings;
+  languages: string[];
 }
 
 export function insertSurvey(db: DbOrTx, tenant: Tenant, survey: NewSurvey): Promise<SurveyRow> {
@@ -88,6 +90,7 @@ export function insertSurvey(db: DbOrTx, tenant: Tenant, survey: NewSurvey): Pro
       status: 'draft',
       questions: JSON.stringify(survey.questions),
       settings: JSON.stringify(survey.settings),
+      languages: survey.languages,
       created_at: now,
       updated_at: now,
     })
@@ -161,7 +164,7 @@ const surveyPage = compiledOnce((db: DbOrTx, values: PageValues) => {
       select p.id, p.title, p.description, p.status, p.questions, p.settings, p.response_count as "responseCount",
         ${isoText('p.created_at')} as "createdAt", ${isoText('p.updated_at')} as "updatedAt",
         ${isoText('p.first_launched_at')} as "launchedAt", ${isoText('p.paused_at')} as "pausedAt",
-        ${isoText('p.closed_at')} as "closedAt", p.version
+        ${isoText('p.closed_at')} as "closedAt", p.version, to_jsonb(p.languages) as languages
     ) survey`.compile(db);
 });
 
@@ -171,6 +174,7 @@ export interface SurveyChanges {
   questions?: Question[];
   settings?: SurveySettings;
   version?: number;
+  languages?: string[];
 }
 
 /**
@@ -254,6 +258,7 @@ export function updateSurvey(
       ...(changes.questions !== undefined ? { questions: JSON.stringify(changes.questions) } : {}),
       ...(changes.settings !== undefined ? { settings: JSON.stringify(changes.settings) } : {}),
       ...(changes.version !== undefined ? { version: changes.version } : {}),
+      ...(changes.languages !== undefined ? { languages: changes.languages } : {}),
       updated_at: new Date(),
     })
     .where('id', '=', id)

@@ -17,6 +17,8 @@ export interface NewResponse {
   respondentExternalId: string | null;
   dedupeKey: string | null;
   answers: Answer[];
+  /** The language it was answered in, as the survey spells it; null when not known. */
+  language?: string | null;
 }
 
 /** How a response arrives: through the API, or through a distribution's answer page (personal link or embed). */
@@ -93,9 +95,10 @@ export async function storeResponse(
       for share
     ), recipient as (${recipient}
     ), stored as (
-      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id, survey_version)
+      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id, survey_version, language)
       select ${response.id}, active.id, ${org}, ${env}, ${response.respondentExternalId}, ${response.dedupeKey},
-        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}, active.version
+        ${JSON.stringify(response.answers)}::jsonb, ${response.submittedAt}, ${distribution}, active.version,
+        ${response.language ?? null}::text
       from active
       where ${linkOpen}
       on conflict (organization_id, environment, survey_id, dedupe_key) where dedupe_key is not null do nothing

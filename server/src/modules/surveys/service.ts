@@ -4,7 +4,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { onCitus } from '../../db/citus.js';
-import type { Db } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
 import {
   idOrNotFound,
   ApiError,
@@ -31,6 +31,15 @@ import type { Tenant } from '../../db/tenant.js';
 import type { SurveyRow, SurveyVersionRow, Transition } from './repository.js';
 import * as responses from './responses-repository.js';
 import type { ResponseRow } from './responses-repository.js';
+import {
+  listedLanguage,
+  missingStrings,
+  repeatedLanguage,
+  translationProblems,
+  type TranslationInput,
+} from './translations.js';
+import * as translations from './translations-repository.js';
+import type { TranslationRow } from './translations-repository.js';
 
 type Survey = components['schemas']['Survey'];
 type SurveyCreate = components['schemas']['SurveyCreate'];
@@ -38,6 +47,7 @@ type SurveyUpdate = components['schemas']['SurveyUpdate'];
 type Response = components['schemas']['Response'];
 type ResponseSubmit = components['schemas']['ResponseSubmit'];
 type SurveyVersion = components['schemas']['SurveyVersion'];
+type SurveyTranslation = components['schemas']['SurveyTranslation'];
 
 export function toSurvey(row: SurveyRow): Survey {
   return {
@@ -54,6 +64,7 @@ export function toSurvey(row: SurveyRow): Survey {
     pausedAt: iso(row.paused_at),
     closedAt: iso(row.closed_at),
     version: row.version,
+    languages: row.languages,
   };
 }
 
@@ -86,6 +97,7 @@ export function toResponse(row: ResponseRow): Response {
     distributionId: row.distribution_id,
     // Responses stored before surveys had versions answered the only one there was.
     surveyVersion: row.survey_version ?? 1,
+    language: row.language,
   };
 }
 
@@ -93,6 +105,20 @@ function normalisedOrThrow(input: SurveyCreate['questions'], reservedIds?: Reado
   const { questions, problems } = normaliseQuestions(input ?? [], '/body/questions', reservedIds);
   if (problems.length > 0) throw validationFailed(problems);
   return questions;
+}
+
+/** A language list that names each language once (the schema's `uniqueItems` tells `de` from `DE`). */
+function languagesOrThrow(languages: string[]): string[] {
+  const repeated = repeatedLanguage(languages);
+  if (repeated >= 0)
+    throw validationFailed([
+      {
+        path: `/body/languages/${repeated}`,
+        code: 'duplicate',
+        message: `${languages[repeated]} is listed twice (language tags compare without regard to case)`,
+      },
+    ]);
+  return languages;
 }
 
 export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): Promise<Survey> {
@@ -103,6 +129,7 @@ export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): 
     description: body.description ?? null,
     questions,
     settings: mergeSettings(defaultSettings, body.settings),
+    languages: languagesOrThrow(body.languages ?? ['en']),
   });
   return toSurvey(row);
 }
@@ -110,6 +137,7 @@ export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): 
 export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: SurveyUpdate): Promise<Survey> {
   // Checked before the transaction, so that a malformed list is a 400 without a lock; normalised again inside.
   if (body.questions !== undefined) normalisedOrThrow(body.questions);
+  if (body.languages !== undefined) languagesOrThrow(body.languages);
   // The row lock orders this update with a concurrent launch, another update and the submissions (which read the
   // survey's version under a shared lock): each version number is given once, and a response records the version
   // whose questions it was checked against.
@@ -136,10 +164,20 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
         );
       }
     }
+    // The default language is the language of the survey's own strings, which earlier responses read.
+    if (body.languages !== undefined && launched && body.languages[0] !== current.languages[0]) {
+      throw new ApiError(
+        409,
+        'survey_active',
+        `Survey ${id} has been launched; its default language (the first of languages) stays ${current.languages[0]}.`,
+        [{ path: '/body/languages/0', code: 'invalid_value', message: `must stay ${current.languages[0]}` }],
+      );
+    }
     const changed =
       (body.title !== undefined && body.title !== current.title) ||
       (body.description !== undefined && body.description !== current.description) ||
-      (questions !== undefined && !sameQuestions(questions, current.questions));
+      (questions !== undefined && !sameQuestions(questions, current.questions)) ||
+      (body.languages !== undefined && body.languages.join(',') !== current.languages.join(','));
     // After the first launch, each change is a version of its own; a request that changes nothing makes none.
     const version = launched && changed ? (current.version ?? 1) + 1 : undefined;
     const updated = await surveys.updateSurvey(trx, tenant, id, {
@@ -148,7 +186,10 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
       questions,
       settings: body.settings === undefined ? undefined : mergeSettings(current.settings, body.settings),
       version,
+      languages: body.languages,
     });
+    // A language no longer listed takes its translation with it.
+    if (body.languages !== undefined) await translations.keepTranslations(trx, tenant, id, body.languages);
     if (version !== undefined) await surveys.recordVersion(trx, tenant, id, version);
     return updated;
   });
@@ -197,7 +238,7 @@ export async function findSurveyOrThrow(db: Db, tenant: Tenant, id: string): Pro
  * statement still checks that the survey is active, and still exists). Answers a cached copy refuses are checked
  * again against the survey as it is now: another process may have added the question or choice they use.
  */
-const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings'>>();
+const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings' | 'languages'>>();
 const frozenSurveysMax = 10_000;
 
 async function frozenSurvey(
@@ -205,7 +246,7 @@ async function frozenSurvey(
   tenant: Tenant,
   surveyId: string,
   options: { fresh?: boolean } = {},
-): Promise<Pick<SurveyRow, 'questions' | 'settings'> & { cached: boolean }> {
+): Promise<Pick<SurveyRow, 'questions' | 'settings' | 'languages'> & { cached: boolean }> {
   const key = `${tenant.organizationId}:${tenant.environment}:${surveyId}`;
   const cached = options.fresh ? undefined : frozenSurveys.get(key);
   if (cached) return { ...cached, cached: true };
@@ -214,7 +255,7 @@ async function frozenSurvey(
     throw invalidState(`Survey ${surveyId} is ${survey.status}; responses are accepted only while it is active.`);
   if (survey.first_launched_at) {
     if (frozenSurveys.size >= frozenSurveysMax) frozenSurveys.delete(frozenSurveys.keys().next().value!);
-    frozenSurveys.set(key, { questions: survey.questions, settings: survey.settings });
+    frozenSurveys.set(key, { questions: survey.questions, settings: survey.settings, languages: survey.languages });
   }
   return { ...survey, cached: false };
 }
@@ -250,12 +291,13 @@ export async function submitResponse(
   body: ResponseSubmit,
 ): Promise<Response> {
   let survey = await frozenSurvey(db, tenant, surveyId);
-  let problems: ErrorDetail[] = validateAnswers(survey.questions, body.answers);
+  let problems: ErrorDetail[] = submissionChecks(survey, body);
   if (problems.length > 0 && survey.cached) {
     survey = await frozenSurvey(db, tenant, surveyId, { fresh: true });
-    problems = validateAnswers(survey.questions, body.answers);
+    problems = submissionChecks(survey, body);
   }
   if (problems.length > 0) throw validationFailed(problems);
+  const language = body.language === undefined ? null : (listedLanguage(survey.languages, body.language) ?? null);
 
   const { anonymous, allowMultipleResponses } = survey.settings;
   const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
@@ -269,6 +311,7 @@ export async function submitResponse(
     distributionId: null,
     // The statement records the version it is accepted under, in the row and in the event.
     surveyVersion: 1,
+    language,
   };
   const stored = await responses.storeResponse(
     db,
@@ -280,6 +323,7 @@ export async function submitResponse(
       dedupeKey: allowMultipleResponses ? null : respondentExternalId,
       answers: body.answers,
       submittedAt,
+      language,
     },
     { id: newId('evt'), type: 'response.submitted', data: response },
   );
@@ -297,6 +341,18 @@ export async function submitResponse(
   // Paused, closed or deleted since it was read: say which.
   const now = await findSurveyOrThrow(db, tenant, surveyId);
   throw invalidState(`Survey ${surveyId} is ${now.status}; responses are accepted only while it is active.`);
+}
+
+/** The answers' problems, and a `language` the survey does not offer. */
+function submissionChecks(survey: Pick<SurveyRow, 'questions' | 'languages'>, body: ResponseSubmit): ErrorDetail[] {
+  const problems = validateAnswers(survey.questions, body.answers);
+  if (body.language !== undefined && !listedLanguage(survey.languages, body.language))
+    problems.push({
+      path: '/body/language',
+      code: 'not_found',
+      message: `the survey is not offered in ${body.language} (its languages: ${survey.languages.join(', ')})`,
+    });
+  return problems;
 }
 
 export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: string, id: string): Promise<void> {
@@ -445,4 +501,119 @@ function asQuestionInput(value: unknown): QuestionInput {
     minSelections: bound(question.minSelections),
     maxSelections: bound(question.maxSelections),
   } as QuestionInput;
+}
+
+const toTranslation = (survey: SurveyRow, row: TranslationRow): SurveyTranslation => ({
+  language: row.language,
+  title: row.content.title,
+  description: row.content.description ?? null,
+  questions: row.content.questions,
+  email: row.content.email ?? null,
+  missing: missingStrings(survey, row.content),
+  updatedAt: iso(row.updated_at),
+});
+
+/** The survey's spelling of a language it offers besides its default one, or the 400 that says why not. */
+function translatedLanguageOrThrow(survey: SurveyRow, language: string): string {
+  const listed = listedLanguage(survey.languages, language);
+  if (!listed)
+    throw validationFailed([
+      {
+        path: '/path/language',
+        code: 'not_found',
+        message: `survey ${survey.id} is not offered in ${language.slice(0, 35)} (its languages: ${survey.languages.join(', ')}); add it to languages first`,
+      },
+    ]);
+  if (listed === survey.languages[0])
+    throw validationFailed([
+      {
+        path: '/path/language',
+        code: 'invalid_value',
+        message: `${listed} is the survey's default language: its strings are the survey's own (updateSurvey)`,
+      },
+    ]);
+  return listed;
+}
+
+/**
+ * After the first launch a translation's change is a change of the survey like a rewording: a version of its own
+ * (the same rule as `updateSurvey`), made under the survey's row lock so that each number is given once.
+ */
+async function versionAfterTranslation(trx: DbOrTx, tenant: Tenant, survey: SurveyRow): Promise<void> {
+  if (survey.first_launched_at === null) return;
+  const version = (survey.version ?? 1) + 1;
+  await surveys.updateSurvey(trx, tenant, survey.id, { version });
+  await surveys.recordVersion(trx, tenant, survey.id, version);
+}
+
+/** Locks the survey for a change of its translations; refuses a closed one. */
+async function surveyForTranslation(trx: DbOrTx, tenant: Tenant, id: string): Promise<SurveyRow> {
+  const survey = await surveys.findSurvey(trx, tenant, id, { forUpdate: true });
+  if (!survey) throw notFound('survey', id);
+  return survey;
+}
+
+export async function putTranslation(
+  db: Db,
+  tenant: Tenant,
+  idParam: string,
+  language: string,
+  body: TranslationInput,
+): Promise<{ translation: SurveyTranslation; created: boolean }> {
+  const id = surveyIdOrThrow(idParam);
+  return db.transaction().execute(async (trx) => {
+    const survey = await surveyForTranslation(trx, tenant, id);
+    const listed = translatedLanguageOrThrow(survey, language);
+    const problems = translationProblems(survey.questions, body);
+    if (problems.length > 0) throw validationFailed(problems);
+    if (survey.status === 'closed') throw invalidState(`Survey ${id} is closed; a closed survey cannot be changed.`);
+    const before = await translations.findTranslation(trx, tenant, id, listed);
+    const row = await translations.writeTranslation(trx, tenant, id, listed, body);
+    if (JSON.stringify(before?.content) !== JSON.stringify(row.content))
+      await versionAfterTranslation(trx, tenant, survey);
+    return { translation: toTranslation(survey, row), created: before === undefined };
+  });
+}
+
+export async function getTranslation(
+  db: Db,
+  tenant: Tenant,
+  idParam: string,
+  language: string,
+): Promise<SurveyTranslation> {
+  const survey = await findSurveyOrThrow(db, tenant, surveyIdOrThrow(idParam));
+  const listed = listedLanguage(survey.languages, language);
+  const row = listed ? await translations.findTranslation(db, tenant, survey.id, listed) : undefined;
+  if (!row) throw new ApiError(404, 'not_found', `Survey ${survey.id} has no translation in ${language.slice(0, 35)}.`);
+  return toTranslation(survey, row);
+}
+
+export async function deleteTranslation(db: Db, tenant: Tenant, idParam: string, language: string): Promise<string> {
+  const id = surveyIdOrThrow(idParam);
+  return db.transaction().execute(async (trx) => {
+    const survey = await surveyForTranslation(trx, tenant, id);
+    const listed = listedLanguage(survey.languages, language);
+    const exists = listed ? await translations.findTranslation(trx, tenant, id, listed) : undefined;
+    if (!listed || !exists)
+      throw new ApiError(404, 'not_found', `Survey ${id} has no translation in ${language.slice(0, 35)}.`);
+    if (survey.status === 'closed') throw invalidState(`Survey ${id} is closed; a closed survey cannot be changed.`);
+    await translations.deleteTranslation(trx, tenant, id, listed);
+    await versionAfterTranslation(trx, tenant, survey);
+    return listed;
+  });
+}
+
+/**
+ * The survey's translation in `language` (its content), for the respondent's side and exports; undefined for the
+ * default language, a language the survey does not list, or one not translated yet.
+ */
+export async function findTranslationContent(
+  db: Db,
+  tenant: Tenant,
+  survey: Pick<SurveyRow, 'id' | 'languages'>,
+  language: string,
+): Promise<TranslationInput | undefined> {
+  const listed = listedLanguage(survey.languages, language);
+  if (!listed || listed === survey.languages[0]) return undefined;
+  return (await translations.findTranslation(db, tenant, survey.id, listed))?.content;
 }

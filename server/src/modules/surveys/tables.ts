@@ -9,6 +9,7 @@ import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../..
 type Question = components['schemas']['Question'];
 type Answer = components['schemas']['Answer'];
 type SurveySettings = components['schemas']['SurveySettings'];
+export type SurveyTranslationInput = components['schemas']['SurveyTranslationInput'];
 export type SurveyStatus = components['schemas']['SurveyStatus'];
 
 /** jsonb arrays must be sent as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
@@ -38,6 +39,8 @@ export interface SurveysTable {
   first_launched_at: NullableTimestamp;
   /** The current version (`survey_versions`): 1 from the first launch, one more per change after it; null before. */
   version: ColumnType<number | null, number | null | undefined, number | null>;
+  /** BCP 47 tags, the first being the language of the survey's own strings (`survey_translations` has the others). */
+  languages: ColumnType<string[], string[] | undefined, string[]>;
 }
 
 /** Each version of a launched survey, whole: what its responses of that version answered. */
@@ -66,6 +69,19 @@ export interface ResponsesTable {
   distribution_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** The survey's version it answered; null for responses stored before versions existed (version 1). */
   survey_version: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The language it was answered in; null when not known (an API submission that did not say). */
+  language: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+/** A survey's strings in one of its other languages: the body of `putSurveyTranslation`, as sent. */
+export interface SurveyTranslationsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  language: string;
+  content: Json<SurveyTranslationInput>;
+  created_at: CreatedAt;
+  updated_at: Timestamp;
 }
 
 /** Append-only deltas of a survey's response count (+1 per response stored, −1 per deletion); see migration
@@ -82,4 +98,5 @@ export interface SurveyTables {
   survey_versions: SurveyVersionsTable;
   responses: ResponsesTable;
   survey_response_counts: SurveyResponseCountsTable;
+  survey_translations: SurveyTranslationsTable;
 }
