@@ -111,7 +111,9 @@ describe('translations', () => {
     expect(unlisted.status).toBe(400);
     expect(unlisted.details).toEqual([expect.objectContaining({ path: '/path/language', code: 'not_found' })]);
     const defaultLanguage = await failure(live.surveys.translations.put(survey.id, 'en', german));
-    expect(defaultLanguage.details).toEqual([expect.objectContaining({ path: '/path/language', code: 'invalid_value' })]);
+    expect(defaultLanguage.details).toEqual([
+      expect.objectContaining({ path: '/path/language', code: 'invalid_value' }),
+    ]);
 
     const bad = await failure(
       live.surveys.translations.put(survey.id, 'de', {
@@ -170,7 +172,11 @@ describe('translations', () => {
     // A language removed takes its translation with it.
     await live.surveys.translations.put(survey.id, 'fr', { title: 'Pouls', questions: {} });
     await live.surveys.update(survey.id, { languages: ['en', 'de'] });
-    const left = await t.db.selectFrom('survey_translations').select('language').where('survey_id', '=', survey.id).execute();
+    const left = await t.db
+      .selectFrom('survey_translations')
+      .select('language')
+      .where('survey_id', '=', survey.id)
+      .execute();
     expect(left).toEqual([]);
 
     await live.surveys.close(survey.id);

@@ -15,7 +15,14 @@ import { displayedQuestions, validateAnswers } from '../surveys/index.js';
 import * as surveys from '../surveys/index.js';
 import { storeResponse } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
-import { messagePage, SHOWN_FIELD, surveyPage, unsubscribePage, type FormValues } from './page-html.js';
+import {
+  messagePage,
+  SHOWN_FIELD,
+  surveyPage,
+  unsubscribePage,
+  type FormValues,
+  type LanguageLink,
+} from './page-html.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
 import { spendEmbedAnswer } from './embed-limits.js';
@@ -151,6 +158,36 @@ async function refusal(
   return undefined;
 }
 
+/** The query parameter of the language switcher (`/s/{token}?lang=de`); the page's form posts it back. */
+const LANGUAGE_PARAM = 'lang';
+
+/**
+ * The survey in the page's language: the switcher's choice, else the recipient's language, else the browser's
+ * (`Accept-Language`), else the survey's default; with the links of the switcher and the form's action, which
+ * keeps the language for the next post.
+ */
+async function inLanguage(deps: Dependencies, req: Request, found: Exclude<Resolved, { kind: 'unknown' }>) {
+  const { languages } = found.survey;
+  const chosen = typeof req.query[LANGUAGE_PARAM] === 'string' ? req.query[LANGUAGE_PARAM] : undefined;
+  const language = surveys.chooseLanguage(languages, [
+    chosen && surveys.listedLanguage(languages, chosen),
+    found.kind === 'personal' ? found.recipient.language : null,
+    ...surveys.acceptedLanguages(req.get('accept-language')),
+  ]);
+  const translation = await surveys.findTranslationContent(deps.db, found.tenant, found.survey, language);
+  const base = `/s/${String(req.params.token)}`;
+  const withLanguage = (tag: string) =>
+    languages.length > 1 ? `${base}?${LANGUAGE_PARAM}=${encodeURIComponent(tag)}` : base;
+  const switcher: LanguageLink[] =
+    languages.length > 1 ? languages.map((tag) => ({ tag, href: withLanguage(tag), current: tag === language })) : [];
+  return {
+    survey: surveys.localizeSurvey(found.survey, translation),
+    language,
+    switcher,
+    action: withLanguage(language),
+  };
+}
+
 /** The questions a page shows for these answers (display logic), and their ids for the form to carry. */
 function shownFor(questions: readonly Question[], answers: readonly Answer[]) {
   const shown = displayedQuestions(questions, new Map(answers.map((a) => [a.questionId, a.value])));
@@ -204,6 +241,7 @@ async function store(
   deps: Dependencies,
   found: Exclude<Resolved, { kind: 'unknown' }>,
   answers: Answer[],
+  language: string,
 ): Promise<'stored' | 'used' | 'closed'> {
   const { tenant, survey, distribution } = found;
   const { anonymous, allowMultipleResponses } = survey.settings;
@@ -218,6 +256,7 @@ async function store(
     answers,
     submittedAt: iso(submittedAt),
     distributionId: distribution.id,
+    language,
   };
   const stored = await storeResponse(
     deps.db,
@@ -229,6 +268,7 @@ async function store(
       dedupeKey: allowMultipleResponses ? null : respondentExternalId,
       answers,
       submittedAt,
+      language,
     },
     { id: newId('evt'), type: 'response.submitted', data: response },
     found.kind === 'personal'
@@ -268,16 +308,19 @@ export function answerPages(deps: Dependencies): Router {
       const framing = frameableBy(found);
       const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
+      const { survey, language, switcher, action } = await inLanguage(deps, req, found);
       sendPage(
         res,
         200,
         surveyPage({
-          title: found.survey.title,
-          description: found.survey.description,
-          ...shownFor(found.survey.questions, []),
-          action: `/s/${req.params.token}`,
+          title: survey.title,
+          description: survey.description,
+          ...shownFor(survey.questions, []),
+          action,
           values: {},
           errors: new Map(),
+          language,
+          switcher,
         }),
         framing,
       );
@@ -294,19 +337,22 @@ export function answerPages(deps: Dependencies): Router {
       const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
       const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
-      const given = answersFromForm(found.survey.questions, values);
-      const page = shownFor(found.survey.questions, given);
+      const { survey, language, switcher, action } = await inLanguage(deps, req, found);
+      const given = answersFromForm(survey.questions, values);
+      const page = shownFor(survey.questions, given);
       // Answers to questions these answers do not show are dropped, as if their fields had been hidden.
       const answers = given.filter((answer) => page.shown.includes(answer.questionId));
       const pageFor = (errors: Map<string, string[]>, notice?: string) =>
         surveyPage({
-          title: found.survey.title,
-          description: found.survey.description,
+          title: survey.title,
+          description: survey.description,
           ...page,
-          action: `/s/${req.params.token}`,
+          action,
           values,
           errors,
           notice,
+          language,
+          switcher,
         });
       // The answers show other questions than the page did: show those first (the page without scripts works
       // this way; with its script, the questions appear and disappear as the answers change).
@@ -318,7 +364,7 @@ export function answerPages(deps: Dependencies): Router {
           framing,
         );
       }
-      const errors = problemsByQuestion(found.survey.questions, answers);
+      const errors = problemsByQuestion(survey.questions, answers);
       if (answers.length === 0 && errors.size === 0)
         errors.set(page.questions[0]?.id ?? '', ['Please answer at least one question.']);
       if (errors.size > 0) return sendPage(res, 400, pageFor(errors), framing);
@@ -333,7 +379,7 @@ export function answerPages(deps: Dependencies): Router {
           return sendPage(res, 429, pages.busy(), framing);
         }
       }
-      const outcome = await store(deps, found, answers);
+      const outcome = await store(deps, found, answers, language);
       if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
       if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
       if (found.kind === 'embed') {

@@ -34,11 +34,13 @@ button{font:inherit;font-weight:600;color:#fff;background:#1f4fd1;border:0;borde
 .summary h2{font-size:1.1rem;margin:0 0 6px}
 .summary a{color:#b3261e}
 .notice{border-left:4px solid #1f4fd1;padding:8px 14px;background:#eef2fd}
+.languages ul{display:flex;flex-wrap:wrap;gap:12px;list-style:none;margin:0 0 16px;padding:0;font-size:.95rem}
+.languages a,.languages span{display:inline-block;padding:6px 2px;min-height:44px}
 `;
 
-export function layout(title: string, body: string): string {
+export function layout(title: string, body: string, language = 'en'): string {
   return `<!doctype html>
-<html lang="en">
+<html lang="${e(language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -126,13 +128,43 @@ export interface SurveyPage {
   notice?: string;
   /** The ids of the questions this page shows (display logic): the next post says whether its answers change them. */
   shown?: readonly string[];
+  /** The language of the page's survey strings (BCP 47). */
+  language?: string;
+  /** One link per language of the survey, when it has several: a switcher that needs no script. */
+  switcher?: readonly LanguageLink[];
+}
+
+export interface LanguageLink {
+  tag: string;
+  href: string;
+  current: boolean;
+}
+
+/** A language's name in that language ("Deutsch"), for the switcher; the tag when the runtime does not know it. */
+function nativeName(tag: string): string {
+  try {
+    return new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag;
+  } catch {
+    return tag;
+  }
+}
+
+function languageSwitcher(links: readonly LanguageLink[]): string {
+  const items = links.map((link) =>
+    link.current
+      ? `<li><span aria-current="true" lang="${e(link.tag)}">${e(nativeName(link.tag))}</span></li>`
+      : `<li><a href="${e(link.href)}" hreflang="${e(link.tag)}" lang="${e(link.tag)}">${e(nativeName(link.tag))}</a></li>`,
+  );
+  return `<nav class="languages" aria-label="Language"><ul>${items.join('')}</ul></nav>`;
 }
 
 /** The form field that carries `SurveyPage.shown`; a question id cannot contain its dot. */
 export const SHOWN_FIELD = 'survey.shown';
 
 export function surveyPage(page: SurveyPage): string {
-  const parts: string[] = [`<h1>${e(page.title)}</h1>`];
+  const parts: string[] = [];
+  if (page.switcher && page.switcher.length > 1) parts.push(languageSwitcher(page.switcher));
+  parts.push(`<h1>${e(page.title)}</h1>`);
   if (page.description) parts.push(`<p class="lead">${e(page.description)}</p>`);
   if (page.notice) parts.push(`<p class="notice">${e(page.notice)}</p>`);
   if (page.errors.size > 0) {
@@ -167,7 +199,11 @@ export function surveyPage(page: SurveyPage): string {
     );
   });
   parts.push('<button type="submit">Submit my answers</button>', '</form>');
-  return layout(page.errors.size > 0 ? `Check your answers – ${page.title}` : page.title, parts.join('\n'));
+  return layout(
+    page.errors.size > 0 ? `Check your answers – ${page.title}` : page.title,
+    parts.join('\n'),
+    page.language,
+  );
 }
 
 export function unsubscribePage(action: string, email: string): string {

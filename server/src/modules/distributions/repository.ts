@@ -121,6 +121,7 @@ const recipientColumns = [
   sql<string | null>`hire_date::text`.as('hire_date'),
   'employment_type',
   'attributes',
+  'language',
   'status',
   'sent_at',
   'responded_at',
@@ -169,11 +170,11 @@ export async function snapshotRecipients(
     with inserted as (
       insert into distribution_recipients (organization_id, environment, distribution_id, survey_id, external_id, email,
         first_name, last_name, department, location, job_title, manager_id, hire_date, employment_type, attributes,
-        token_hash, status, sent_at)
+        language, token_hash, status, sent_at)
       select respondents.organization_id, respondents.environment, ${distribution.id}, ${distribution.survey_id},
         respondents.external_id, respondents.email, respondents.first_name, respondents.last_name, respondents.department,
         respondents.location, respondents.job_title, respondents.manager_id, respondents.hire_date, respondents.employment_type,
-        respondents.attributes, ${tokenHashSql(key, distribution.id, sql.ref('respondents.external_id'))}, ${initial},
+        respondents.attributes, respondents.language, ${tokenHashSql(key, distribution.id, sql.ref('respondents.external_id'))}, ${initial},
         ${distribution.method === 'email' ? null : sentAt}
       from respondents
       where ${tenantIs(tenant, 'respondents')}
@@ -208,6 +209,7 @@ export interface SendTarget {
   external_id: string;
   email: string;
   first_name: string | null;
+  language: string | null;
   attempts: number;
 }
 
@@ -220,7 +222,7 @@ export function pendingRecipients(
 ): Promise<SendTarget[]> {
   return db
     .selectFrom('distribution_recipients')
-    .select(['external_id', 'email', 'first_name', 'attempts'])
+    .select(['external_id', 'email', 'first_name', 'language', 'attempts'])
     .where(tenantIs(tenant))
     .where('distribution_id', '=', distributionId)
     .where('status', '=', 'pending')
@@ -243,7 +245,7 @@ export function reminderRecipients(
 ): Promise<SendTarget[]> {
   return db
     .selectFrom('distribution_recipients as r')
-    .select(['r.external_id', 'r.email', 'r.first_name', 'r.attempts'])
+    .select(['r.external_id', 'r.email', 'r.first_name', 'r.language', 'r.attempts'])
     .where(tenantIs(tenant, 'r'))
     .where('r.distribution_id', '=', distribution.id)
     .where('r.status', '=', 'sent')

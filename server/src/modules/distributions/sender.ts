@@ -216,15 +216,27 @@ interface MailContext {
   key: LinkKey;
   surveyTitle: string;
   domain: string;
+  /** The survey's languages, the first its default. */
+  languages: readonly string[];
+  /** The survey's translations, by language: what a recipient in that language reads. */
+  translations: Map<string, surveys.TranslationInput>;
 }
 
 async function mailContext(deps: RunDeps, tenant: Tenant, distribution: DistributionRow): Promise<MailContext> {
   const survey = await surveys.findSurvey(deps.db, tenant, distribution.survey_id);
+  const languages = survey?.languages ?? ['en'];
+  const translations = new Map<string, surveys.TranslationInput>();
+  for (const language of languages.slice(1)) {
+    const translation = survey && (await surveys.findTranslationContent(deps.db, tenant, survey, language));
+    if (translation) translations.set(language, translation);
+  }
   return {
     sender: createMailSender(deps.config),
     key: await linkKeyOf(deps.db, deps.config.linkSecret),
     surveyTitle: survey?.title ?? 'Survey',
     domain: new URL(baseUrlOf(deps.config)).hostname || 'localhost',
+    languages,
+    translations,
   };
 }
 
@@ -237,13 +249,17 @@ function messageFor(
   reminder: boolean,
 ) {
   const token = personalToken(context.key, tenant, distribution.id, target.external_id);
+  // In the recipient's language when the survey is translated into it: the translation's e-mail, else the
+  // distribution's words around the translated title.
+  const translation = context.translations.get(surveys.chooseLanguage(context.languages, [target.language]));
+  const surveyTitle = translation?.title ?? context.surveyTitle;
   return buildMessage({
     from: deps.config.mailFrom,
     to: target.email,
     firstName: target.first_name,
-    subject: distribution.subject ?? context.surveyTitle,
-    message: distribution.message,
-    surveyTitle: context.surveyTitle,
+    subject: translation?.email?.subject ?? distribution.subject ?? surveyTitle,
+    message: translation?.email?.message ?? distribution.message,
+    surveyTitle,
     answerUrl: answerUrl(deps.config, token),
     unsubscribeUrl: unsubscribeUrl(deps.config, token),
     expiresAt: distribution.expires_at ?? new Date(),

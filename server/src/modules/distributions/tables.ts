@@ -65,6 +65,8 @@ export interface DistributionRecipientsTable {
   hire_date: ColumnType<string | null, string | null, string | null>;
   employment_type: EmploymentType | null;
   attributes: Json<Record<string, unknown>>;
+  /** The respondent's preferred language when the audience was taken: their e-mails and answer page use it. */
+  language: ColumnType<string | null, string | null | undefined, string | null>;
   token_hash: Buffer;
   status: RecipientStatus;
   sent_at: NullableTimestamp;

@@ -26,6 +26,8 @@ export interface SourceRow {
   respondentExternalId: string | null;
   distributionId: string | null;
   surveyVersion: number;
+  /** The language it was answered in; null when not known. */
+  language?: string | null;
   answers: { questionId: string; value: AnswerValue }[];
   /** ISO 8601 UTC, as the API shows it. */
   submittedAt: string;
@@ -86,6 +88,8 @@ export class AnswerMapper {
   constructor(
     readonly questions: readonly Question[],
     private readonly choiceValues: ChoiceValues,
+    /** How the tabular formats name a question's column: its id, or its text (an export with a `language`). */
+    private readonly columnNames: 'ids' | 'texts' = 'ids',
   ) {
     for (const q of questions) {
       if (q.type === 'single_choice' || q.type === 'multiple_choice')
@@ -97,6 +101,11 @@ export class AnswerMapper {
     if (this.choiceValues === 'ids') return choiceId;
     // A choice removed from a draft survey after it was answered keeps its id.
     return this.labels.get(questionId)?.get(choiceId) ?? choiceId;
+  }
+
+  /** The name of a question's column in the CSV and XLSX header. */
+  columnName(question: Question): string {
+    return this.columnNames === 'texts' ? question.text : question.id;
   }
 
   value(questionId: string, value: AnswerValue): AnswerValue {
@@ -121,6 +130,7 @@ export class AnswerMapper {
       answers,
       submittedAt: row.submittedAt,
       surveyVersion: row.surveyVersion,
+      ...(row.language ? { language: row.language } : {}),
     };
   }
 
@@ -162,7 +172,8 @@ function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas }
     started = true;
     await write(
       sink,
-      (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.questions.map((q) => text(q.id))]], csvOptions),
+      (bom ? '\ufeff' : '') +
+        stringify([[...fixedColumns, ...mapper.questions.map((q) => text(mapper.columnName(q)))]], csvOptions),
     );
   };
   return {
@@ -226,7 +237,7 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
     { header: 'responseId', key: 'responseId', width: 32 },
     { header: 'submittedAt', key: 'submittedAt', width: 22, style: { numFmt: 'yyyy-mm-dd hh:mm:ss.000' } },
     { header: 'respondentExternalId', key: 'respondentExternalId', width: 20 },
-    ...mapper.questions.map((q) => ({ header: q.id, key: q.id, width: 14 })),
+    ...mapper.questions.map((q) => ({ header: mapper.columnName(q), key: q.id, width: 14 })),
   ];
   return {
     async writeRows(rows) {

@@ -17,6 +17,7 @@ export interface NewExport {
   format: ExportFormat;
   questionIds: string[] | null;
   choiceValues: ChoiceValues;
+  language: string | null;
   bom: boolean;
   escapeFormulas: boolean;
   submittedAfter: Date | null;
@@ -51,6 +52,7 @@ export async function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Pr
       status: 'pending',
       question_ids: e.questionIds,
       choice_values: e.choiceValues,
+      language: e.language,
       bom: e.bom,
       escape_formulas: e.escapeFormulas,
       submitted_after: e.submittedAfter,
@@ -157,6 +159,7 @@ export interface PageRow {
   distribution_id: string | null;
   /** Null for responses stored before surveys had versions (version 1). */
   survey_version: number | null;
+  language: string | null;
   answers: unknown;
   /** ISO 8601 UTC with milliseconds, formatted by PostgreSQL (cheaper than a Date per row in the worker). */
   submitted_at: string;
@@ -171,7 +174,7 @@ const CURSOR = 'export_rows';
  * `submitted_at` would be the formatted output column, a text no index provides (a sort of the whole survey).
  */
 export function scopeRowsQuery(tenant: Tenant, scope: Scope) {
-  return sql`select id, respondent_external_id, distribution_id, survey_version, answers,
+  return sql`select id, respondent_external_id, distribution_id, survey_version, language, answers,
       to_char(submitted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as submitted_at
     from responses
     where ${scopeCondition(tenant, scope, 'submitted_at')}

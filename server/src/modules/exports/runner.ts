@@ -16,7 +16,7 @@ import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
-import { findSurvey } from '../surveys/index.js';
+import { findSurvey, findTranslationContent, localizeSurvey } from '../surveys/index.js';
 import { ChunkSink } from './chunk-sink.js';
 import { AnswerMapper, createWriter, type SourceRow } from './formats.js';
 import {
@@ -75,6 +75,7 @@ function toSource(surveyId: string, row: PageRow): SourceRow {
     respondentExternalId: row.respondent_external_id,
     distributionId: row.distribution_id,
     surveyVersion: row.survey_version ?? 1,
+    language: row.language,
     answers: row.answers as SourceRow['answers'],
     submittedAt: row.submitted_at,
   };
@@ -131,9 +132,13 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
 
       const attempt = job.attempts;
       const wanted = job.question_ids ? new Set(job.question_ids) : null;
+      // Labels and column names in the export's language (the default language's where it lacks a string).
+      const translation = job.language ? await findTranslationContent(conn, tenant, survey, job.language) : undefined;
+      const { questions } = localizeSurvey(survey, translation);
       const mapper = new AnswerMapper(
-        wanted ? survey.questions.filter((q) => wanted.has(q.id)) : survey.questions,
+        wanted ? questions.filter((q) => wanted.has(q.id)) : questions,
         job.choice_values,
+        job.language ? 'texts' : 'ids',
       );
       const sink = new ChunkSink(deps.db, tenant, job.id, attempt);
       const writer = createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });

@@ -8,7 +8,7 @@ import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { findSurvey } from '../surveys/index.js';
+import { findSurvey, listedLanguage } from '../surveys/index.js';
 import type { Readable } from 'node:stream';
 import { fileStream, parseRange } from './download.js';
 import { mediaTypes } from './formats.js';
@@ -124,6 +124,14 @@ export async function startExport(
         message: `survey ${surveyId} has no question ${id}`,
       });
   });
+  const language = body.language === undefined ? null : (listedLanguage(survey.languages, body.language) ?? null);
+  if (body.language !== undefined && language === null) {
+    problems.push({
+      path: '/body/language',
+      code: 'not_found',
+      message: `survey ${surveyId} is not offered in ${body.language} (its languages: ${survey.languages.join(', ')})`,
+    });
+  }
   if (body.bom === true && body.format !== 'csv') {
     problems.push({
       path: '/body/bom',
@@ -150,6 +158,7 @@ export async function startExport(
       format: body.format,
       questionIds: body.questionIds ?? null,
       choiceValues: body.choiceValues ?? 'ids',
+      language,
       bom: body.bom ?? false,
       escapeFormulas: body.escapeFormulas ?? true,
       submittedAfter,

@@ -20,6 +20,8 @@ export interface ExportsTable {
   /** null: every question. */
   question_ids: string[] | null;
   choice_values: ChoiceValues;
+  /** The language of labels and column names, as the survey spells it; null: ids and the default language. */
+  language: ColumnType<string | null, string | null | undefined, never>;
   bom: Generated<boolean>;
   /** CSV only: prefix user-supplied text cells that a spreadsheet would evaluate with `'` (see formats.ts). */
   escape_formulas: Generated<boolean>;

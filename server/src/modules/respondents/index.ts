@@ -6,7 +6,7 @@
  */
 export { respondentsJobs } from './jobs.js';
 export { ManagerCycleError } from './hierarchy.js';
-export { holdSyncRecords } from './records.js';
+export { holdSyncRecords, languageTagOrNull } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';
 // The one writer and the one deletion, for the SCIM server (its users are respondents).
 export { deleteRespondent, upsertRespondent } from './service.js';

@@ -33,6 +33,7 @@ export interface RespondentRow {
   hireDate: string | null;
   employmentType: EmploymentType | null;
   attributes: Record<string, unknown>;
+  language: string | null;
   /** JSON text of `attributes`, keys sorted. */
   attributesJson: string;
   contentHash: string;
@@ -258,6 +259,15 @@ function fingerprint(value: unknown): string {
   return hash.digest('base64url');
 }
 
+/**
+ * A language as a respondent's `language` takes it (a BCP 47 tag, as the contract's `LanguageTag`), from a looser
+ * spelling such as SCIM's `preferredLanguage` (`en_US` becomes `en-US`); null when it is not one.
+ */
+export function languageTagOrNull(value: string | null | undefined): string | null {
+  const tag = value?.trim().replace(/_/g, '-');
+  return tag && tag.length <= 35 && /^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$/.test(tag) ? tag : null;
+}
+
 /** Keys sorted; built with fromEntries so that a key such as `__proto__` stays data (an assignment would drop it). */
 function sortedAttributes(attributes: Record<string, unknown> | undefined): Record<string, unknown> {
   if (!attributes) return {};
@@ -283,7 +293,12 @@ export function normalize(input: RespondentInput): RespondentRow {
     input.hireDate ?? null,
     input.employmentType ?? null,
   ] as const;
-  const contentHash = createHash('sha1').update(JSON.stringify(fields)).update(attributesJson).digest('base64url');
+  const language = input.language ?? null;
+  // A language joins the hash only when there is one, so records stored before respondents had languages keep
+  // their hashes (a sync of the same records still writes nothing).
+  const hash = createHash('sha1').update(JSON.stringify(fields)).update(attributesJson);
+  if (language !== null) hash.update(`\0language:${language}`);
+  const contentHash = hash.digest('base64url');
   return {
     externalId: input.externalId,
     email: fields[0],
@@ -296,6 +311,7 @@ export function normalize(input: RespondentInput): RespondentRow {
     hireDate: fields[7],
     employmentType: fields[8],
     attributes,
+    language,
     attributesJson,
     contentHash,
   };

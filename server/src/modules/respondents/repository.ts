@@ -33,6 +33,7 @@ const columns = [
   sql<string | null>`hire_date::text`.as('hire_date'),
   'employment_type',
   'attributes',
+  'language',
   'content_hash',
   'created_at',
   'updated_at',
@@ -122,12 +123,13 @@ export async function writeRespondents(
           email = excluded.email, first_name = excluded.first_name, last_name = excluded.last_name,
           department = excluded.department, location = excluded.location, job_title = excluded.job_title,
           manager_id = excluded.manager_id, hire_date = excluded.hire_date, employment_type = excluded.employment_type,
-          attributes = excluded.attributes, content_hash = excluded.content_hash, updated_at = excluded.updated_at
+          attributes = excluded.attributes, language = excluded.language, content_hash = excluded.content_hash,
+          updated_at = excluded.updated_at
         where respondents.content_hash is distinct from excluded.content_hash`;
   const result = await sql<{ created: number; updated: number }>`
     with written as (
       insert into respondents (organization_id, environment, external_id, email, first_name, last_name, department,
-        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash, updated_at)
+        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash, language, updated_at)
       -- updated_at travels in the row (excluded.updated_at below): Citus allows no clock function in DO UPDATE.
       select ${tenant.organizationId}, ${tenant.environment}, r.*, now()
       from unnest(${rows.map((r) => r.externalId)}::text[], ${rows.map((r) => r.email)}::text[],
@@ -135,7 +137,8 @@ export async function writeRespondents(
         ${rows.map((r) => r.department)}::text[], ${rows.map((r) => r.location)}::text[],
         ${rows.map((r) => r.jobTitle)}::text[], ${rows.map((r) => r.managerId)}::text[],
         ${rows.map((r) => r.hireDate)}::date[], ${rows.map((r) => r.employmentType)}::text[],
-        ${rows.map((r) => r.attributesJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::text[]) as r
+        ${rows.map((r) => r.attributesJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::text[],
+        ${rows.map((r) => r.language)}::text[]) as r
       on conflict (organization_id, environment, external_id) ${onConflict}
       returning (xmax = 0) as inserted
     )

@@ -36,6 +36,7 @@ export function toRespondent(row: RespondentRecord): Respondent {
     hireDate: row.hire_date,
     employmentType: row.employment_type,
     attributes: row.attributes as Respondent['attributes'],
+    language: row.language,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),
   };

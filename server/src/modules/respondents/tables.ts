@@ -30,6 +30,8 @@ export interface RespondentsTable {
   hire_date: ColumnType<string | null, string | null, string | null>;
   employment_type: EmploymentType | null;
   attributes: ColumnType<Record<string, unknown>, string, string>;
+  /** Preferred language (BCP 47), as sent; null when unknown. */
+  language: ColumnType<string | null, string | null | undefined, string | null>;
   content_hash: string;
   created_at: CreatedAt;
   updated_at: Timestamp;

@@ -5,6 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
+import { languageTagOrNull } from '../respondents/index.js';
 import { invalidValue } from './errors.js';
 
 export type ScimUser = components['schemas']['ScimUser'];
@@ -167,6 +168,7 @@ export function readUser(body: unknown): UserInput {
     location: text(member(own, 'location'), 'location', 200),
     hireDate: text(member(own, 'hireDate'), 'hireDate', 10),
     employmentType: text(member(own, 'employmentType'), 'employmentType', 20) as RespondentFields['employmentType'],
+    language: languageTagOrNull(text(member(user, 'preferredLanguage'), 'preferredLanguage', 64)),
   };
   if (attributes !== undefined && attributes !== null)
     respondent.attributes = object(attributes, 'attributes') as never;

@@ -46,7 +46,12 @@ export function writeTranslation(
     .executeTakeFirstOrThrow();
 }
 
-export async function deleteTranslation(db: DbOrTx, tenant: Tenant, surveyId: string, language: string): Promise<boolean> {
+export async function deleteTranslation(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  language: string,
+): Promise<boolean> {
   const result = await db
     .deleteFrom('survey_translations')
     .where(tenantIs(tenant))

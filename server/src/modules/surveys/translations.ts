@@ -48,7 +48,10 @@ export function repeatedLanguage(languages: readonly string[]): number {
  * The language a respondent gets: the first preference the survey offers, exactly or by its primary language
  * (`de-CH` gets `de`; `de` gets `de-DE` when that is the only German), else the survey's default.
  */
-export function chooseLanguage(languages: readonly string[], preferences: readonly (string | null | undefined)[]): string {
+export function chooseLanguage(
+  languages: readonly string[],
+  preferences: readonly (string | null | undefined)[],
+): string {
   for (const preference of preferences) {
     if (!preference) continue;
     const exact = listedLanguage(languages, preference);
@@ -161,7 +164,10 @@ export function missingStrings(survey: SurveyStrings, translation: TranslationIn
  * translation, the default language's where the translation lacks one. Ids, types, scales and rules stay, so
  * answers to the localised survey are answers to the survey. Without a translation, the survey itself.
  */
-export function localizeSurvey<T extends SurveyStrings>(survey: T, translation: TranslationInput | null | undefined): T {
+export function localizeSurvey<T extends SurveyStrings>(
+  survey: T,
+  translation: TranslationInput | null | undefined,
+): T {
   if (!translation) return survey;
   const questions = survey.questions.map((question) => {
     const strings = translation.questions[question.id];
@@ -173,7 +179,8 @@ export function localizeSurvey<T extends SurveyStrings>(survey: T, translation: 
       const text = strings[label];
       if (text == null) continue;
       if (label in parts && parts[label] != null) localized[label] = text;
-      if (parts.scale && parts.scale[label] != null) localized.scale = { ...(localized.scale ?? parts.scale), [label]: text };
+      if (parts.scale && parts.scale[label] != null)
+        localized.scale = { ...(localized.scale ?? parts.scale), [label]: text };
     }
     if (parts.choices && strings.choices) {
       const labels = strings.choices;
@@ -192,7 +199,8 @@ export function localizeSurvey<T extends SurveyStrings>(survey: T, translation: 
   return {
     ...survey,
     title: translation.title,
-    description: translation.description != null && survey.description != null ? translation.description : survey.description,
+    description:
+      translation.description != null && survey.description != null ? translation.description : survey.description,
     questions,
   };
 }

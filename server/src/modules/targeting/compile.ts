@@ -169,7 +169,16 @@ export function compileTargeting(
               message: `filter ${i}: under is for the respondents as they are now (a distribution's preview and send); analytics break results down by a manager's organization with segmentBy=managerTree`,
             },
           ]
-        : [],
+        : // The copies of respondents that analytics read hold no language: a response has its own.
+          filter.field.type === 'column' && filter.field.field === 'language'
+          ? [
+              {
+                path: `${basePath}/filters/${i}/field`,
+                code: 'invalid_value',
+                message: `filter ${i}: language is for a distribution's audience; analytics do not filter by the respondent's language`,
+              },
+            ]
+          : [],
     );
     if (problems.length > 0) throw validationFailed(problems);
   }

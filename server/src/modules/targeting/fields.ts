@@ -13,7 +13,8 @@ export type ColumnField =
   | 'jobTitle'
   | 'managerId'
   | 'hireDate'
-  | 'employmentType';
+  | 'employmentType'
+  | 'language';
 
 /**
  * `text` compares as text; `email` too, but equals/in ignore case; `date` as a date; `enum` as text of a closed list.
@@ -36,6 +37,7 @@ export const columnFields: Readonly<Record<ColumnField, ColumnFieldInfo>> = {
   managerId: { column: 'manager_id', kind: 'text' },
   hireDate: { column: 'hire_date', kind: 'date' },
   employmentType: { column: 'employment_type', kind: 'enum' },
+  language: { column: 'language', kind: 'text' },
 };
 
 export const employmentTypes = ['full_time', 'part_time', 'contractor', 'temporary', 'intern'] as const;

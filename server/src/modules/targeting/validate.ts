@@ -105,7 +105,7 @@ function checkFilter(i: number, filter: unknown, base: string): { problems: Erro
     problems.push({
       path: `${at}/field`,
       code: typeof field === 'string' ? 'invalid_value' : 'required',
-      message: `filter ${i}: ${typeof field === 'string' ? `unknown field "${field.slice(0, 80)}"` : 'field is required'}; use a respondent field (externalId, email, firstName, lastName, department, location, jobTitle, managerId, hireDate, employmentType) or attributes.<name>`,
+      message: `filter ${i}: ${typeof field === 'string' ? `unknown field "${field.slice(0, 80)}"` : 'field is required'}; use a respondent field (externalId, email, firstName, lastName, department, location, jobTitle, managerId, hireDate, employmentType, language) or attributes.<name>`,
     });
   }
   if (typeof operator !== 'string' || !operators.includes(operator)) {
