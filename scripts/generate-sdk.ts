@@ -18,7 +18,7 @@ export const methodNames: Record<string, string> = {
   getSurvey: 'surveys.get',
   listSurveyVersions: 'surveys.versions',
   getSurveyTranslation: 'surveys.translations.get',
-  putSurveyTranslation: 'surveys.translations.put',
+  upsertSurveyTranslation: 'surveys.translations.upsert',
   deleteSurveyTranslation: 'surveys.translations.delete',
   updateSurvey: 'surveys.update',
   deleteSurvey: 'surveys.delete',

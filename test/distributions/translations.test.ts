@@ -59,7 +59,7 @@ describe('a survey in English and German', () => {
     );
 
     const survey = await live.surveys.create(surveyBody({ languages: ['en', 'de'] }));
-    await live.surveys.translations.put(survey.id, 'de', german);
+    await live.surveys.translations.upsert(survey.id, 'de', german);
     await live.surveys.launch(survey.id);
 
     // Targeting by language.

@@ -107,16 +107,16 @@ describe('translations', () => {
 
   it('refuses a language the survey does not list, ids it does not have, and parts a question lacks; stores nothing', async () => {
     const survey = await live.surveys.create(surveyBody({ languages: ['en', 'de'] }));
-    const unlisted = await failure(live.surveys.translations.put(survey.id, 'fr', german));
+    const unlisted = await failure(live.surveys.translations.upsert(survey.id, 'fr', german));
     expect(unlisted.status).toBe(400);
     expect(unlisted.details).toEqual([expect.objectContaining({ path: '/path/language', code: 'not_found' })]);
-    const defaultLanguage = await failure(live.surveys.translations.put(survey.id, 'en', german));
+    const defaultLanguage = await failure(live.surveys.translations.upsert(survey.id, 'en', german));
     expect(defaultLanguage.details).toEqual([
       expect.objectContaining({ path: '/path/language', code: 'invalid_value' }),
     ]);
 
     const bad = await failure(
-      live.surveys.translations.put(survey.id, 'de', {
+      live.surveys.translations.upsert(survey.id, 'de', {
         title: 'Puls',
         questions: {
           q_9: { text: 'Gibt es nicht' },
@@ -136,7 +136,7 @@ describe('translations', () => {
       ['/body/questions/q_5/columns', 'not_found'],
     ]);
     const schema = await failure(
-      live.surveys.translations.put(survey.id, 'de', { title: '', questions: { q_1: {} } } as never),
+      live.surveys.translations.upsert(survey.id, 'de', { title: '', questions: { q_1: {} } } as never),
     );
     expect(schema.details).toEqual(
       expect.arrayContaining([
@@ -152,10 +152,10 @@ describe('translations', () => {
   it('after the launch, each change of a translation is a version; a closed survey refuses them', async () => {
     const survey = await live.surveys.create(surveyBody({ languages: ['en', 'de'] }));
     await live.surveys.launch(survey.id);
-    await live.surveys.translations.put(survey.id, 'de', german);
+    await live.surveys.translations.upsert(survey.id, 'de', german);
     expect((await live.surveys.get(survey.id)).version).toBe(2);
     // The same translation again changes nothing, so makes no version.
-    await live.surveys.translations.put(survey.id, 'de', german);
+    await live.surveys.translations.upsert(survey.id, 'de', german);
     expect((await live.surveys.get(survey.id)).version).toBe(2);
     await live.surveys.translations.delete(survey.id, 'de');
     expect((await live.surveys.get(survey.id)).version).toBe(3);
@@ -170,7 +170,7 @@ describe('translations', () => {
     expect(moved.details).toContainEqual(expect.objectContaining({ path: '/body/languages/0' }));
 
     // A language removed takes its translation with it.
-    await live.surveys.translations.put(survey.id, 'fr', { title: 'Pouls', questions: {} });
+    await live.surveys.translations.upsert(survey.id, 'fr', { title: 'Pouls', questions: {} });
     await live.surveys.update(survey.id, { languages: ['en', 'de'] });
     const left = await t.db
       .selectFrom('survey_translations')
@@ -180,7 +180,7 @@ describe('translations', () => {
     expect(left).toEqual([]);
 
     await live.surveys.close(survey.id);
-    const closed = await failure(live.surveys.translations.put(survey.id, 'de', german));
+    const closed = await failure(live.surveys.translations.upsert(survey.id, 'de', german));
     expect(closed.status).toBe(409);
     expect(closed.code).toBe('invalid_state');
   });

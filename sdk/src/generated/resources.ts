@@ -26,8 +26,8 @@ export function createResources(caller: Caller) {
       translations: {
         /** Get a survey's translation — `GET /api/v1/surveys/{id}/translations/{language}` (getSurveyTranslation) */
         get: (id: string, language: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "get">> => caller.call("get", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language } }, options),
-        /** Create or replace a survey's translation — `PUT /api/v1/surveys/{id}/translations/{language}` (putSurveyTranslation) */
-        put: (id: string, language: string, body: BodyOf<"/api/v1/surveys/{id}/translations/{language}", "put">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "put">> => caller.call("put", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language }, body }, options),
+        /** Create or replace a survey's translation — `PUT /api/v1/surveys/{id}/translations/{language}` (upsertSurveyTranslation) */
+        upsert: (id: string, language: string, body: BodyOf<"/api/v1/surveys/{id}/translations/{language}", "put">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "put">> => caller.call("put", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language }, body }, options),
         /** Delete a survey's translation — `DELETE /api/v1/surveys/{id}/translations/{language}` (deleteSurveyTranslation) */
         delete: (id: string, language: string, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{id}/translations/{language}", "delete">> => caller.call("delete", "/api/v1/surveys/{id}/translations/{language}", { path: { id, language } }, options),
       },

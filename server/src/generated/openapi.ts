@@ -194,7 +194,7 @@ export interface paths {
         };
         /**
          * Get a survey's translation
-         * @description The survey's strings in one of its languages, as last written with `putSurveyTranslation`, and `missing`:
+         * @description The survey's strings in one of its languages, as last written with `upsertSurveyTranslation`, and `missing`:
          *     the JSON pointers of the survey's strings this translation lacks (shown in the default language until they
          *     are added). The survey's current strings decide what is missing, so a question added after the translation
          *     was written is listed.
@@ -221,7 +221,7 @@ export interface paths {
          *     - 404 `not_found` when no such survey exists;
          *     - 409 `invalid_state` when the survey is closed.
          */
-        put: operations["putSurveyTranslation"];
+        put: operations["upsertSurveyTranslation"];
         post?: never;
         /**
          * Delete a survey's translation
@@ -2254,7 +2254,7 @@ export interface components {
         /**
          * @description The languages the survey is offered in (BCP 47 tags), the first being its default: the language of its own
          *     title, description, questions and labels. Every other language gets its strings from a translation
-         *     (`putSurveyTranslation`); a string a translation lacks is shown in the default language. A tag may be listed
+         *     (`upsertSurveyTranslation`); a string a translation lacks is shown in the default language. A tag may be listed
          *     once (letter case aside). Surveys created without it have `["en"]`. After the first launch the default
          *     language stays; other languages can be added or removed (removing one deletes its translation), each change
          *     making a new `version`.
@@ -2755,7 +2755,7 @@ export interface components {
             updatedAt: string;
         };
         /**
-         * @description Every user-visible string of a survey in one language, by id: the body of `putSurveyTranslation`, which replaces
+         * @description Every user-visible string of a survey in one language, by id: the body of `upsertSurveyTranslation`, which replaces
          *     the translation whole. Questions are keyed by question id; a question, choice, row or column the survey does
          *     not have is refused (400 `not_found` at its path). A string left out is shown in the survey's default language
          *     and listed in `missing`.
@@ -6653,7 +6653,7 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
-    putSurveyTranslation: {
+    upsertSurveyTranslation: {
         parameters: {
             query?: never;
             header?: never;

@@ -25,7 +25,7 @@ export const handlers = {
   getSurvey: surveys.getSurvey,
   listSurveyVersions: surveys.listSurveyVersions,
   getSurveyTranslation: surveys.getSurveyTranslation,
-  putSurveyTranslation: surveys.putSurveyTranslation,
+  upsertSurveyTranslation: surveys.upsertSurveyTranslation,
   deleteSurveyTranslation: surveys.deleteSurveyTranslation,
   updateSurvey: surveys.updateSurvey,
   deleteSurvey: surveys.deleteSurvey,

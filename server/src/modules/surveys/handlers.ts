@@ -66,7 +66,7 @@ export const getSurveyTranslation: Handler<'getSurveyTranslation'> = async ({ pa
   data: await service.getTranslation(deps.db, tenantOf(auth), params.id, params.language),
 });
 
-export const putSurveyTranslation: Handler<'putSurveyTranslation'> = async ({ params, body, auth, deps }) => {
+export const upsertSurveyTranslation: Handler<'upsertSurveyTranslation'> = async ({ params, body, auth, deps }) => {
   const { translation, created } = await service.putTranslation(
     deps.db,
     tenantOf(auth),

@@ -73,7 +73,7 @@ export interface ResponsesTable {
   language: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** A survey's strings in one of its other languages: the body of `putSurveyTranslation`, as sent. */
+/** A survey's strings in one of its other languages: the body of `upsertSurveyTranslation`, as sent. */
 export interface SurveyTranslationsTable {
   organization_id: string;
   environment: Environment;
