@@ -461,6 +461,8 @@ export function exportRecord(r: MResponse) {
     submittedAt: r.submittedAt,
     // The model never changes a launched survey: every response answers its first version.
     surveyVersion: 1,
+    // The model's responses come through the API without a language.
+    language: null,
   };
 }
 

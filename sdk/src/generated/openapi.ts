@@ -3097,7 +3097,7 @@ export interface components {
             submittedAt: string;
             /** @description The version of the survey the response answered — as `Response.surveyVersion`. */
             surveyVersion?: number;
-            /** @description The language the response was answered in — as `Response.language`. */
+            /** @description The language the response was answered in, `null` when not known — as `Response.language`. */
             language?: string | null;
         };
         /**

@@ -130,7 +130,7 @@ export class AnswerMapper {
       answers,
       submittedAt: row.submittedAt,
       surveyVersion: row.surveyVersion,
-      ...(row.language ? { language: row.language } : {}),
+      language: row.language ?? null,
     };
   }
 
