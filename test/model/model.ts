@@ -461,8 +461,8 @@ export function exportRecord(r: MResponse) {
     submittedAt: r.submittedAt,
     // The model never changes a launched survey: every response answers its first version.
     surveyVersion: 1,
-    // The model's responses come through the API without a language.
-    language: null,
+    // The model's surveys are in English alone: the answer page answers in it; the API says no language.
+    language: r.channel === 'link' ? 'en' : null,
   };
 }
 
