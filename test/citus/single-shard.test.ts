@@ -330,6 +330,10 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       params: { path: { id: surveyId }, query: { compareTo: 'previousCycle' } },
     });
     await live.GET('/api/v1/analytics/trends', { params: { query: { questionKey: 'engagement.recommend' } } });
+    // A manager's tree (each response's frozen chain), static and smart.
+    const managerTree = { params: { path: { id: surveyId }, query: { segmentBy: 'managerTree', manager: 'E-1' } } };
+    await live.GET('/api/v1/surveys/{id}/analytics/static', managerTree);
+    await live.GET('/api/v1/surveys/{id}/analytics/smart', managerTree);
     const analysis = await dataOf(live.POST('/api/v1/surveys/{id}/analytics/ai/generate', { ...survey, body: {} }));
     await live.GET('/api/v1/surveys/{id}/analytics/ai', survey);
     await live.GET('/api/v1/surveys/{id}/analytics/ai/{analysisId}', {
@@ -357,7 +361,8 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
           mode: 'upsert',
           respondents: [
             { externalId: 'E-3', email: 'alan@example.com', department: 'Sales' },
-            { externalId: 'E-4', email: 'edsger@example.com', department: 'Support' },
+            // A manager edge: the sync's cycle check reads the chain above E-3.
+            { externalId: 'E-4', email: 'edsger@example.com', department: 'Support', managerId: 'E-3' },
           ],
         },
       }),
@@ -369,6 +374,11 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await live.POST('/api/v1/surveys/{surveyId}/distribute/preview', {
       params: { path: { surveyId } },
       body: { targeting },
+    });
+    // Everyone below a manager: the recursive walk of `under`, tenant-scoped at every step.
+    await live.POST('/api/v1/surveys/{surveyId}/distribute/preview', {
+      params: { path: { surveyId } },
+      body: { targeting: { filters: [{ field: 'managerId', operator: 'under', value: 'E-3' }] } },
     });
     const distribution = await dataOf(
       live.POST('/api/v1/surveys/{surveyId}/distribute', {
@@ -401,10 +411,16 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await live.GET('/scim/v2/ServiceProviderConfig');
     await live.GET('/scim/v2/ResourceTypes');
     await live.GET('/scim/v2/Schemas');
+    await live.GET('/scim/v2/ResourceTypes/{id}', { params: { path: { id: 'User' } } });
+    await live.GET('/scim/v2/Schemas/{id}', {
+      params: { path: { id: 'urn:ietf:params:scim:schemas:extension:survey-service:2.0:User' } },
+    });
     const scimUser = { userName: 'scim@example.com', externalId: 'E-scim' };
     const scimId = ((await live.POST('/scim/v2/Users', { body: scimUser })).data as { id: string }).id;
     const scimPath = { params: { path: { id: scimId } } };
     await live.GET('/scim/v2/Users', { params: { query: { filter: 'userName eq "scim@example.com"' } } });
+    const byAttribute = 'urn:ietf:params:scim:schemas:extension:survey-service:2.0:User:attributes.level ge 3';
+    await live.GET('/scim/v2/Users', { params: { query: { filter: byAttribute } } });
     await live.GET('/scim/v2/Users/{id}', scimPath);
     await live.PUT('/scim/v2/Users/{id}', { ...scimPath, body: { ...scimUser, title: 'Engineer' } });
     await live.PATCH('/scim/v2/Users/{id}', {
