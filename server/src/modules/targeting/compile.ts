@@ -52,11 +52,17 @@ const comparison = { gte: sql.raw('>='), lte: sql.raw('<=') } as const;
  * the whole statement to the tenant's shard). UNION, not UNION ALL: a respondent already found is not walked
  * again, so a cycle that SQL wrote past the writer's refusal ends the walk. The manager themselves is left out,
  * also when such a cycle leads back to them.
+ *
+ * `= any(array(…))`, not `in (…)`: PostgreSQL cannot know how many people the walk finds (it plans for a few
+ * hundred), so `in` becomes one primary-key probe per person in hash order, which for a whole company cost more
+ * than the walk itself. The array is one value computed once; the outer scan then reads the key index once in key
+ * order for all of them (which also gives a preview its order by `external_id` without a sort). BENCHMARKS.md,
+ * "Manager hierarchy", has the numbers.
  */
 function compileUnder(manager: string, target: TargetShape): RawBuilder<SqlBool> {
   const tenant = target.hierarchy;
   if (!tenant) throw new Error(`targeting: under needs the tenant's hierarchy (target ${target.alias})`);
-  return sql<SqlBool>`${columnRef(target, 'externalId')} in (
+  return sql<SqlBool>`${columnRef(target, 'externalId')} = any(array(
     with recursive under_below (external_id) as (
       select under_r.external_id from respondents under_r
       where ${tenantIs(tenant, 'under_r')} and under_r.manager_id = ${manager}
@@ -64,7 +70,7 @@ function compileUnder(manager: string, target: TargetShape): RawBuilder<SqlBool>
       select under_r.external_id from respondents under_r join under_below b on under_r.manager_id = b.external_id
       where ${tenantIs(tenant, 'under_r')}
     )
-    select external_id from under_below where external_id <> ${manager})`;
+    select external_id from under_below where external_id <> ${manager}))`;
 }
 
 function compileColumn(
