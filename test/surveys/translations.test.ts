@@ -135,13 +135,19 @@ describe('translations', () => {
       ['/body/questions/q_3/rows', 'not_found'],
       ['/body/questions/q_5/columns', 'not_found'],
     ]);
+    // The schema's problems and the survey's, in one 400.
     const schema = await failure(
-      live.surveys.translations.upsert(survey.id, 'de', { title: '', questions: { q_1: {} } } as never),
+      live.surveys.translations.upsert(survey.id, 'fr', {
+        title: '',
+        questions: { q_1: {}, q_9: { text: 'Gibt es nicht' } },
+      } as never),
     );
     expect(schema.details).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ path: '/body/title', code: 'min_length' }),
         expect.objectContaining({ path: '/body/questions/q_1/text', code: 'required' }),
+        expect.objectContaining({ path: '/path/language', code: 'not_found' }),
+        expect.objectContaining({ path: '/body/questions/q_9', code: 'not_found' }),
       ]),
     );
     expect((await failure(live.surveys.translations.get(survey.id, 'de'))).status).toBe(404);

@@ -108,4 +108,5 @@ export const semanticChecks: SemanticChecks = {
   submitResponse: surveys.checkSubmitResponse,
   createSurvey: surveys.checkSurveyQuestions,
   updateSurvey: surveys.checkSurveyQuestions,
+  upsertSurveyTranslation: surveys.checkSurveyTranslation,
 };

@@ -115,3 +115,7 @@ export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, d
 
 /** The question checks of createSurvey and updateSurvey, for a request refused by the schema too. */
 export const checkSurveyQuestions: SemanticCheck = async ({ body }) => service.questionProblems(body);
+
+/** The language and id checks of upsertSurveyTranslation, for a request refused by the schema too. */
+export const checkSurveyTranslation: SemanticCheck = async ({ params, body, auth, deps }) =>
+  service.translationCheckProblems(deps.db, tenantOf(auth), params.id, params.language, body);

@@ -617,3 +617,42 @@ export async function findTranslationContent(
   if (!listed || listed === survey.languages[0]) return undefined;
   return (await translations.findTranslation(db, tenant, survey.id, listed))?.content;
 }
+
+/**
+ * The checks of `upsertSurveyTranslation` that the schema cannot express (the language against the survey's, ids
+ * against its questions), for a request the schema refuses too. Tolerant of a malformed body: members that are
+ * not objects are read as absent.
+ */
+export async function translationCheckProblems(
+  db: Db,
+  tenant: Tenant,
+  idParam: unknown,
+  languageParam: unknown,
+  body: unknown,
+): Promise<ErrorDetail[]> {
+  const surveyId = typeof idParam === 'string' && isId('srv', idParam) ? idParam : undefined;
+  if (!surveyId || typeof languageParam !== 'string') return [];
+  const survey = await surveys.findSurvey(db, tenant, surveyId);
+  if (!survey) return [];
+  const problems: ErrorDetail[] = [];
+  try {
+    translatedLanguageOrThrow(survey, languageParam);
+  } catch (error) {
+    if (error instanceof ApiError) problems.push(...(error.details ?? []));
+  }
+  const isObject = (value: unknown): value is Record<string, unknown> =>
+    typeof value === 'object' && value !== null && !Array.isArray(value);
+  const given = isObject(body) && isObject(body.questions) ? body.questions : {};
+  const questions: TranslationInput['questions'] = {};
+  for (const [id, strings] of Object.entries(given)) {
+    if (!isObject(strings)) continue;
+    const read: TranslationInput['questions'][string] = { text: '' };
+    for (const label of ['minLabel', 'maxLabel'] as const) if (typeof strings[label] === 'string') read[label] = '';
+    for (const member of ['choices', 'rows', 'columns'] as const) {
+      const items = strings[member];
+      if (isObject(items)) read[member] = Object.fromEntries(Object.keys(items).map((key) => [key, '']));
+    }
+    questions[id] = read;
+  }
+  return [...problems, ...translationProblems(survey.questions, { title: '', questions })];
+}
