@@ -238,6 +238,8 @@ export async function findSurveyOrThrow(db: Db, tenant: Tenant, id: string): Pro
  * statement still checks that the survey is active, and still exists). Answers a cached copy refuses are checked
  * again against the survey as it is now: another process may have added the question or choice they use.
  */
+// A language removed after the launch may still be accepted by another process's cached copy for a while: the
+// response then records a language the survey offered moments before, which is what its respondent saw.
 const frozenSurveys = new Map<string, Pick<SurveyRow, 'questions' | 'settings' | 'languages'>>();
 const frozenSurveysMax = 10_000;
 
