@@ -103,6 +103,15 @@ describe('translations', () => {
     expect(await live.surveys.translations.delete(survey.id, 'de')).toEqual({ id: 'de', deleted: true });
     expect((await failure(live.surveys.translations.get(survey.id, 'de'))).status).toBe(404);
     expect((await failure(live.surveys.translations.delete(survey.id, 'de'))).status).toBe(404);
+
+    // Before the launch the default language may change; a language that becomes the default loses its
+    // translation (its strings are now the survey's own), and a survey may go back to one language.
+    await live.surveys.translations.upsert(survey.id, 'de', german);
+    expect((await live.surveys.update(survey.id, { languages: ['de', 'en'] })).languages).toEqual(['de', 'en']);
+    expect((await failure(live.surveys.translations.get(survey.id, 'de'))).status).toBe(404);
+    await live.surveys.translations.upsert(survey.id, 'en', german);
+    expect((await live.surveys.update(survey.id, { languages: ['de'] })).languages).toEqual(['de']);
+    expect((await failure(live.surveys.translations.get(survey.id, 'en'))).status).toBe(404);
   });
 
   it('refuses a language the survey does not list, ids it does not have, and parts a question lacks; stores nothing', async () => {

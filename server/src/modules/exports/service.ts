@@ -8,7 +8,7 @@ import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
-import { findSurvey, listedLanguage } from '../surveys/index.js';
+import { findSurvey, listedLanguage, offeredLanguages } from '../surveys/index.js';
 import type { Readable } from 'node:stream';
 import { fileStream, parseRange } from './download.js';
 import { mediaTypes } from './formats.js';
@@ -129,7 +129,7 @@ export async function startExport(
     problems.push({
       path: '/body/language',
       code: 'not_found',
-      message: `survey ${surveyId} is not offered in ${body.language} (its languages: ${survey.languages.join(', ')})`,
+      message: `survey ${surveyId} is not offered in ${body.language} (its languages: ${offeredLanguages(survey.languages)})`,
     });
   }
   if (body.bom === true && body.format !== 'csv') {

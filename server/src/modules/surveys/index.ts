@@ -22,5 +22,6 @@ export {
   chooseLanguage,
   listedLanguage,
   localizeSurvey,
+  offeredLanguages,
   type TranslationInput,
 } from './translations.js';

@@ -34,6 +34,7 @@ import type { ResponseRow } from './responses-repository.js';
 import {
   listedLanguage,
   missingStrings,
+  offeredLanguages,
   repeatedLanguage,
   translationProblems,
   type TranslationInput,
@@ -188,8 +189,9 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
       version,
       languages: body.languages,
     });
-    // A language no longer listed takes its translation with it.
-    if (body.languages !== undefined) await translations.keepTranslations(trx, tenant, id, body.languages);
+    // A language no longer listed takes its translation with it, and so does one that became the default (its
+    // strings are now the survey's own).
+    if (body.languages !== undefined) await translations.keepTranslations(trx, tenant, id, body.languages.slice(1));
     if (version !== undefined) await surveys.recordVersion(trx, tenant, id, version);
     return updated;
   });
@@ -352,7 +354,7 @@ function submissionChecks(survey: Pick<SurveyRow, 'questions' | 'languages'>, bo
     problems.push({
       path: '/body/language',
       code: 'not_found',
-      message: `the survey is not offered in ${body.language} (its languages: ${survey.languages.join(', ')})`,
+      message: `the survey is not offered in ${body.language} (its languages: ${offeredLanguages(survey.languages)})`,
     });
   return problems;
 }
@@ -523,7 +525,7 @@ function translatedLanguageOrThrow(survey: SurveyRow, language: string): string 
       {
         path: '/path/language',
         code: 'not_found',
-        message: `survey ${survey.id} is not offered in ${language.slice(0, 35)} (its languages: ${survey.languages.join(', ')}); add it to languages first`,
+        message: `survey ${survey.id} is not offered in ${language.slice(0, 35)} (its languages: ${offeredLanguages(survey.languages)}); add it to languages first`,
       },
     ]);
   if (listed === survey.languages[0])

@@ -61,12 +61,9 @@ export async function deleteTranslation(
   return Number(result.numDeletedRows) > 0;
 }
 
-/** Removes the translations of languages the survey no longer lists. */
+/** Removes the translations of every language but `languages` (none left: all of them). */
 export async function keepTranslations(db: DbOrTx, tenant: Tenant, surveyId: string, languages: readonly string[]) {
-  await db
-    .deleteFrom('survey_translations')
-    .where(tenantIs(tenant))
-    .where('survey_id', '=', surveyId)
-    .where('language', 'not in', [...languages])
-    .execute();
+  let query = db.deleteFrom('survey_translations').where(tenantIs(tenant)).where('survey_id', '=', surveyId);
+  if (languages.length > 0) query = query.where('language', 'not in', [...languages]);
+  await query.execute();
 }

@@ -39,6 +39,12 @@ export function listedLanguage(languages: readonly string[], tag: string): strin
   return languages.find((language) => sameTag(language, tag));
 }
 
+/** A survey's languages for a message, kept short (a message has at most 1,000 characters). */
+export function offeredLanguages(languages: readonly string[]): string {
+  const list = languages.join(', ');
+  return list.length > 200 ? `${list.slice(0, 199)}…` : list;
+}
+
 /** The first of the tags that repeats an earlier one (case aside), by index; -1 when all differ. */
 export function repeatedLanguage(languages: readonly string[]): number {
   return languages.findIndex((tag, i) => languages.slice(0, i).some((earlier) => sameTag(earlier, tag)));
