@@ -279,6 +279,15 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await live.PATCH('/api/v1/surveys/{id}', { ...survey, body: { description: 'Measured, version 2' } });
     await live.GET('/api/v1/surveys/{id}/versions', survey);
     await live.GET('/api/v1/surveys/{id}', { params: { path: { id: surveyId }, query: { version: 1 } } });
+    // Translations: a language added (a version), its strings written, read and removed.
+    await live.PATCH('/api/v1/surveys/{id}', { ...survey, body: { languages: ['en', 'de'] } });
+    const german = { params: { path: { id: surveyId, language: 'de' } } };
+    await live.PUT('/api/v1/surveys/{id}/translations/{language}', {
+      ...german,
+      body: { title: 'Gemessen', questions: {} },
+    });
+    await live.GET('/api/v1/surveys/{id}/translations/{language}', german);
+    await live.DELETE('/api/v1/surveys/{id}/translations/{language}', german);
     const generated = await dataOf(
       live.POST('/api/v1/surveys/generate', { body: { prompt: 'Weekly team pulse on workload', questionCount: 3 } }),
     );
