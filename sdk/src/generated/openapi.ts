@@ -2118,6 +2118,8 @@ export interface components {
             description: string | null;
             /** @description Whether every response must answer this question. */
             required: boolean;
+            /** @description Whether respondents may answer N/A (a `null` value), counted apart from the scale everywhere. */
+            allowNotApplicable?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2148,6 +2150,8 @@ export interface components {
             minLabel: string | null;
             /** @description Label of the highest value (for example "Strongly agree"); `null` when none. */
             maxLabel: string | null;
+            /** @description Whether respondents may answer N/A (a `null` value), counted apart from the scale everywhere. */
+            allowNotApplicable?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /** @description One option of a choice question. */
@@ -2179,6 +2183,8 @@ export interface components {
             required: boolean;
             /** @description The options, in display order. */
             choices: components["schemas"]["Choice"][];
+            /** @description Whether the question offers an "Other" entry with free text; its choice id is `other` and the answer carries the text in `other`. */
+            allowOther?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2207,6 +2213,8 @@ export interface components {
             minSelections: number | null;
             /** @description Most choices an answer may select; `null` for no maximum beyond the number of choices. */
             maxSelections: number | null;
+            /** @description Whether the question offers an "Other" entry with free text; its choice id is `other` and the answer carries the text in `other`. */
+            allowOther?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2233,6 +2241,141 @@ export interface components {
             maxLength: number;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
+        /** @description One statement (row) of a matrix question. */
+        MatrixRow: {
+            /** @description Stable id of the row, unique within its question. A matrix answer's `value` is keyed by row ids. */
+            id: string;
+            /** @description The statement shown to respondents. */
+            text: string;
+        };
+        /** @description The numeric scale every row of a matrix shares, like a rating question's. */
+        MatrixScale: {
+            /** @description Lowest value of the scale, 0 or 1. */
+            min: number;
+            /** @description Highest value of the scale, 2 to 10. */
+            max: number;
+            /** @description Label of the lowest value (for example "Strongly disagree"); `null` when none. */
+            minLabel: string | null;
+            /** @description Label of the highest value (for example "Strongly agree"); `null` when none. */
+            maxLabel: string | null;
+        };
+        /**
+         * MatrixQuestion
+         * @description A grid of statements (`rows`) answered on one shared scale: either a numeric `scale` (a Likert grid, each row
+         *     treated like a rating question in analytics) or labelled `columns` (each row like a single choice). The answer's
+         *     `value` is an object `{rowId: integer | columnId}`; unanswered rows are absent, `required` means every row, and
+         *     with `allowNotApplicable` a row may be `null` (N/A).
+         */
+        MatrixQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
+            /**
+             * @description The question type, `matrix`.
+             * @constant
+             */
+            type: "matrix";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description The statements, in display order. */
+            rows: components["schemas"]["MatrixRow"][];
+            /** @description The numeric scale shared by every row; `null` when the matrix has `columns`. */
+            scale: components["schemas"]["MatrixScale"] | null;
+            /** @description The labelled answer columns shared by every row; `null` when the matrix has a numeric `scale`. */
+            columns: components["schemas"]["Choice"][] | null;
+            /** @description Whether respondents may answer N/A (a `null` value), counted apart from the scale everywhere. */
+            allowNotApplicable: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * RankingQuestion
+         * @description Put every choice in order. The answer's `value` is an array of every choice id, most preferred first.
+         */
+        RankingQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
+            /**
+             * @description The question type, `ranking`.
+             * @constant
+             */
+            type: "ranking";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description The items to rank, in display order. */
+            choices: components["schemas"]["Choice"][];
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * NumberQuestion
+         * @description A number (an age, a count of days, an amount). The answer's `value` is a JSON number within `min` and `max`, a whole number when `integer`.
+         */
+        NumberQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
+            /**
+             * @description The question type, `number`.
+             * @constant
+             */
+            type: "number";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /** @description Smallest accepted answer; `null` when unbounded (answers stay within ±10¹²). */
+            min: number | null;
+            /** @description Largest accepted answer; `null` when unbounded (answers stay within ±10¹²). */
+            max: number | null;
+            /** @description Whether answers must be whole numbers. */
+            integer: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * DateQuestion
+         * @description A calendar date from 1900-01-01 to 2170-12-31. The answer's `value` is `YYYY-MM-DD` within `min` and `max`; impossible dates such as `2026-02-30` are 400s.
+         */
+        DateQuestion: {
+            /** @description Stable id of the question, unique within the survey. Answers refer to questions by this id. */
+            id: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`), the same in every survey that asks it, so that cycles compare (`GET /analytics/trends`, smart analytics `compareTo: previousCycle`). Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Absent when the question has none. */
+            key?: string;
+            /**
+             * @description The question type, `date`.
+             * @constant
+             */
+            type: "date";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question; `null` when none. */
+            description: string | null;
+            /** @description Whether every response must answer this question. */
+            required: boolean;
+            /**
+             * Format: date
+             * @description Earliest accepted date; `null` when none.
+             */
+            min: string | null;
+            /**
+             * Format: date
+             * @description Latest accepted date; `null` when none.
+             */
+            max: string | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
         /**
          * @description A question of a survey. The `type` field says which variant it is:
          *
@@ -2243,8 +2386,12 @@ export interface components {
          *     | `single_choice` | one choice id (string) |
          *     | `multiple_choice` | array of distinct choice ids |
          *     | `text` | string of 1 to `maxLength` characters |
+         *     | `matrix` | object `{rowId: integer of the scale | columnId}` |
+         *     | `ranking` | array of every choice id, in order |
+         *     | `number` | JSON number within `min`/`max` |
+         *     | `date` | `YYYY-MM-DD` within `min`/`max` |
          */
-        Question: components["schemas"]["NpsQuestion"] | components["schemas"]["RatingQuestion"] | components["schemas"]["SingleChoiceQuestion"] | components["schemas"]["MultipleChoiceQuestion"] | components["schemas"]["TextQuestion"];
+        Question: components["schemas"]["NpsQuestion"] | components["schemas"]["RatingQuestion"] | components["schemas"]["SingleChoiceQuestion"] | components["schemas"]["MultipleChoiceQuestion"] | components["schemas"]["TextQuestion"] | components["schemas"]["MatrixQuestion"] | components["schemas"]["RankingQuestion"] | components["schemas"]["NumberQuestion"] | components["schemas"]["DateQuestion"];
         /**
          * @description A language as a BCP 47 tag (`en`, `de`, `pt-BR`, `zh-Hant`): a 2- or 3-letter language subtag, then optional
          *     subtags of 1 to 8 letters or digits, separated by `-`. Compared without regard to letter case.
@@ -2467,6 +2614,8 @@ export interface components {
             description?: string | null;
             /** @description Whether every response must answer this question. Default `true`. */
             required?: boolean;
+            /** @description Whether respondents may answer N/A with a `null` value. Counted apart from the scale in analytics. Default `false`. */
+            allowNotApplicable?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2497,6 +2646,8 @@ export interface components {
             minLabel?: string | null;
             /** @description Optional label of the highest value. */
             maxLabel?: string | null;
+            /** @description Whether respondents may answer N/A with a `null` value. Counted apart from the scale in analytics. Default `false`. */
+            allowNotApplicable?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /** @description One option of a choice question, as sent by the client. */
@@ -2528,6 +2679,8 @@ export interface components {
             required?: boolean;
             /** @description The options, in display order. Choice ids must be unique within the question. */
             choices: components["schemas"]["ChoiceInput"][];
+            /** @description Adds an "Other" entry with free text. Its choice id is `other` (so no choice may have that id); the answer carries the text in `other` beside `value`. Default `false`. */
+            allowOther?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2556,6 +2709,8 @@ export interface components {
             minSelections?: number | null;
             /** @description Optional most choices an answer may select; at most the number of choices. */
             maxSelections?: number | null;
+            /** @description Adds an "Other" entry with free text. Its choice id is `other` (so no choice may have that id); the answer carries the text in `other` beside `value`. Default `false`. */
+            allowOther?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
         /**
@@ -2582,12 +2737,143 @@ export interface components {
             maxLength?: number;
             displayIf?: components["schemas"]["DisplayCondition"];
         };
+        /** @description One statement (row) of a matrix question, as sent by the client. */
+        MatrixRowInput: {
+            /** @description Id of the row, unique within its question. When absent the server assigns the first free `r_1`, `r_2`, … */
+            id?: string;
+            /** @description The statement shown to respondents. */
+            text: string;
+        };
+        /** @description The numeric scale every row of a matrix shares, as sent by the client. */
+        MatrixScaleInput: {
+            /** @description Lowest value of the scale, 0 or 1. Default 1. */
+            min?: number;
+            /** @description Highest value of the scale, 2 to 10. */
+            max: number;
+            /** @description Label of the lowest value (for example "Strongly disagree"). */
+            minLabel?: string | null;
+            /** @description Label of the highest value (for example "Strongly agree"). */
+            maxLabel?: string | null;
+        };
+        /**
+         * MatrixQuestionInput
+         * @description A grid of statements answered on one shared scale. Give exactly one of `scale` (numeric, a Likert grid) and `columns` (labels); both or neither is 400 `validation_failed` with code `one_of`.
+         */
+        MatrixQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
+            /**
+             * @description The question type, `matrix`.
+             * @constant
+             */
+            type: "matrix";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /** @description Whether every response must answer this question. Default `true`. */
+            required?: boolean;
+            /** @description The statements, in display order. Row ids must be unique within the question. */
+            rows: components["schemas"]["MatrixRowInput"][];
+            scale?: components["schemas"]["MatrixScaleInput"];
+            /** @description Labelled answer columns shared by every row (ids `c_<n>` when absent). */
+            columns?: components["schemas"]["ChoiceInput"][];
+            /** @description Whether respondents may answer N/A with a `null` value (a matrix row with `null`). Counted apart from the scale in analytics, an empty cell in CSV and XLSX. Default `false`. */
+            allowNotApplicable?: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * RankingQuestionInput
+         * @description Put every choice in order; answered with an array of every choice id, most preferred first.
+         */
+        RankingQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
+            /**
+             * @description The question type, `ranking`.
+             * @constant
+             */
+            type: "ranking";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /** @description Whether every response must answer this question. Default `true`. */
+            required?: boolean;
+            /** @description The items to rank, in display order. Choice ids must be unique within the question. */
+            choices: components["schemas"]["ChoiceInput"][];
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * NumberQuestionInput
+         * @description A number question, answered with a JSON number within `min` and `max` (a whole number when `integer`).
+         */
+        NumberQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
+            /**
+             * @description The question type, `number`.
+             * @constant
+             */
+            type: "number";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /** @description Whether every response must answer this question. Default `true`. */
+            required?: boolean;
+            /** @description Optional smallest accepted answer. */
+            min?: number | null;
+            /** @description Optional largest accepted answer; not below `min`. */
+            max?: number | null;
+            /** @description Whether answers must be whole numbers. Default `false`. */
+            integer?: boolean;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
+        /**
+         * DateQuestionInput
+         * @description A date question, answered with `YYYY-MM-DD` within `min` and `max`.
+         */
+        DateQuestionInput: {
+            /** @description Id of the question, unique within the survey. When absent the server assigns the first free `q_1`, `q_2`, … Keep ids when you replace the question list so answers stay linked. Duplicates give 400 `validation_failed`. */
+            id?: string;
+            /** @description Optional stable key of what the question measures (for example `engagement.recommend`): give the same key to the question in every survey (cycle) that asks it, so that `GET /analytics/trends` and smart analytics' `compareTo: previousCycle` compare them. Lowercase letters, digits, `_`, `.` and `-`, starting with a letter or digit, up to 100 characters. Unique within the survey (a duplicate is 400 `validation_failed` naming its path). It may be set, changed or removed after the launch; each such change is a new version. */
+            key?: string | null;
+            /**
+             * @description The question type, `date`.
+             * @constant
+             */
+            type: "date";
+            /** @description The question as shown to respondents. */
+            text: string;
+            /** @description Optional help text shown under the question. */
+            description?: string | null;
+            /** @description Whether every response must answer this question. Default `true`. */
+            required?: boolean;
+            /**
+             * Format: date
+             * @description Optional earliest accepted date.
+             */
+            min?: string | null;
+            /**
+             * Format: date
+             * @description Optional latest accepted date; not before `min`.
+             */
+            max?: string | null;
+            displayIf?: components["schemas"]["DisplayCondition"];
+        };
         /**
          * @description A question as sent by the client: the same variants as `Question`, selected by `type`, with `id` and
          *     choice ids optional (assigned by the server as `q_<n>` and `c_<n>`, the first numbers not yet used) and
          *     the other optional fields defaulted (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`).
          */
-        QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"];
+        QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"] | components["schemas"]["MatrixQuestionInput"] | components["schemas"]["RankingQuestionInput"] | components["schemas"]["NumberQuestionInput"] | components["schemas"]["DateQuestionInput"];
         /** @description Settings to set. Omitted fields keep their current value (on create, their default). No schema `default` is declared on purpose, so that an update changes only the fields it sends. */
         SurveySettingsInput: {
             /** @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`. */
@@ -2831,14 +3117,24 @@ export interface components {
          *     | `single_choice` | the id of one of its choices |
          *     | `multiple_choice` | array of distinct choice ids, within `minSelections`/`maxSelections` |
          *     | `text` | string of 1 to the question's `maxLength` characters |
+         *     | `matrix` | object `{rowId: value}`: an integer of the `scale` or a column id per answered row |
+         *     | `ranking` | array of every choice id, most preferred first |
+         *     | `number` | a JSON number within `min`/`max` (whole when `integer`) |
+         *     | `date` | `YYYY-MM-DD` within `min`/`max` |
          *
-         *     Optional questions are skipped by leaving their answer out.
+         *     Optional questions are skipped by leaving their answer out. `null` answers N/A where the question has
+         *     `allowNotApplicable` (a matrix row likewise). With `allowOther`, the choice id `other` selects "Other" and
+         *     `other` carries its text.
          */
         Answer: {
             /** @description Id of the answered question. */
             questionId: string;
-            /** @description The answer; its type depends on the question's type (see above). */
-            value: number | string | string[];
+            /** @description The answer; its type depends on the question's type (see above). Numbers are checked against the question (an NPS of 11 is `out_of_range`). */
+            value: number | string | string[] | {
+                [key: string]: number | string | null;
+            } | null;
+            /** @description The text of the "Other" entry, when `value` selects the choice `other` (questions with `allowOther`). */
+            other?: string;
         };
         /** @description One submitted response to a survey. Responses cannot be edited; delete and resubmit instead. */
         Response: {
@@ -3087,8 +3383,17 @@ export interface components {
             answers: {
                 /** @description Id of the answered question. */
                 questionId: string;
-                /** @description As in `Answer`, or the choice label(s) with `choiceValues` `labels`. */
-                value: number | string | string[];
+                /** @description As in `Answer`, or the choice (and matrix column) label(s) with `choiceValues` `labels`; `null` for N/A. */
+                value: number | string | string[] | {
+                    [key: string]: number | string | null;
+                } | null;
+                /** @description The text of the "Other" entry, as in `Answer`. */
+                other?: string;
+                /**
+                 * @description Present, `true`, when the answer is N/A (`value` is `null`).
+                 * @constant
+                 */
+                notApplicable?: true;
             }[];
             /**
              * Format: date-time
@@ -3213,6 +3518,8 @@ export interface components {
             passives: number;
             /** @description Answers of 0 to 6. */
             detractors: number;
+            /** @description Responses that answered N/A (questions with `allowNotApplicable`); they are in no other figure. */
+            notApplicableCount?: number;
             /** @description Answer counts for every value 0 to 10, in order. */
             distribution: components["schemas"]["AnalyticsValueCount"][];
             outcomeCorrelation?: components["schemas"]["OutcomeCorrelation"];
@@ -3243,6 +3550,8 @@ export interface components {
             median: number | null;
             /** @description Sample standard deviation of the answers, √(Σ(x − mean)² / (n − 1)), rounded to two decimals; `null` with fewer than two answers. */
             standardDeviation: number | null;
+            /** @description Responses that answered N/A (questions with `allowNotApplicable`); they are in no other figure. */
+            notApplicableCount?: number;
             /** @description Answer counts for every value from `min` to `max`, in order. */
             distribution: components["schemas"]["AnalyticsValueCount"][];
             outcomeCorrelation?: components["schemas"]["OutcomeCorrelation"];
@@ -3263,6 +3572,8 @@ export interface components {
             text: string;
             /** @description Responses that answered this question. */
             answeredCount: number;
+            /** @description Responses that chose "Other" (questions with `allowOther`); their texts are in exports and the AI analysis. */
+            otherCount?: number;
             /** @description Every choice of the question, in display order, including those nobody chose. */
             choices: {
                 /** @description Id of the choice. */
@@ -3294,8 +3605,166 @@ export interface components {
             /** @description Mean answer length in characters, rounded to one decimal; `null` when nobody answered. */
             averageLength: number | null;
         };
+        /** @description Statistics of one row of a matrix question. */
+        MatrixRowStats: {
+            /** @description Id of the row. */
+            rowId: string;
+            /** @description The row's statement. */
+            text: string;
+            /** @description Responses that answered the row on its scale or columns (N/A not included). */
+            answeredCount: number;
+            /** @description Responses that answered the row N/A; they are in no other figure. */
+            notApplicableCount: number;
+            /** @description Mean answer of a numeric scale, rounded to two decimals; `null` with labelled columns or no answer. */
+            average: number | null;
+            /** @description Median answer of a numeric scale (as `percentile_cont(0.5)`); `null` with labelled columns or no answer. */
+            median: number | null;
+            /** @description Answer counts for every value of the numeric scale, in order; empty with labelled columns. */
+            distribution: components["schemas"]["AnalyticsValueCount"][];
+            /** @description Answer counts per labelled column, in order; empty with a numeric scale. */
+            columns: {
+                /** @description Id of the column. */
+                columnId: string;
+                /** @description The column's label. */
+                label: string;
+                /** @description Answers in this column. */
+                count: number;
+                /** @description Share of the row's `answeredCount`, in percent, one decimal. */
+                percentage: number;
+            }[];
+        };
+        /**
+         * MatrixQuestionStats
+         * @description Statistics of a `matrix` question, one entry per row: a row of a numeric scale is treated like a rating question, a row of labelled columns like a single choice.
+         */
+        MatrixQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `matrix`.
+             * @constant
+             */
+            type: "matrix";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Every row, in display order. */
+            rows: components["schemas"]["MatrixRowStats"][];
+        };
+        /**
+         * RankingQuestionStats
+         * @description Statistics of a `ranking` question: per choice, its mean rank and how often it was ranked first.
+         */
+        RankingQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `ranking`.
+             * @constant
+             */
+            type: "ranking";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Every choice, in display order. */
+            choices: {
+                /** @description Id of the choice. */
+                choiceId: string;
+                /** @description The choice's label. */
+                label: string;
+                /** @description Mean of its ranks (1 = first), two decimals; `null` when nobody answered. */
+                meanRank: number | null;
+                /** @description Responses that ranked it first. */
+                rankedFirst: number;
+                /** @description `rankedFirst` as a share of `answeredCount`, in percent, one decimal. */
+                rankedFirstShare: number;
+            }[];
+        };
+        /**
+         * NumberQuestionStats
+         * @description Statistics of a `number` question.
+         */
+        NumberQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `number`.
+             * @constant
+             */
+            type: "number";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /** @description Smallest answer; `null` when nobody answered. */
+            min: number | null;
+            /** @description Largest answer; `null` when nobody answered. */
+            max: number | null;
+            /** @description Mean answer, rounded to four significant decimals (two decimals at most for whole-number questions' means above 1); `null` when nobody answered. */
+            mean: number | null;
+            /** @description Median answer (as `percentile_cont(0.5)`); `null` when nobody answered. */
+            median: number | null;
+            /** @description Up to ten bins of equal width from `min` to `max` (the last bin includes `max`); one bin when every answer is the same; empty when nobody answered. */
+            histogram: {
+                /** @description Lower bound (included). */
+                from: number;
+                /** @description Upper bound (excluded, except in the last bin). */
+                to: number;
+                /** @description Answers in the bin. */
+                count: number;
+            }[];
+        };
+        /**
+         * DateQuestionStats
+         * @description Statistics of a `date` question.
+         */
+        DateQuestionStats: {
+            /** @description Id of the question. */
+            questionId: string;
+            /**
+             * @description Always `date`.
+             * @constant
+             */
+            type: "date";
+            /** @description The question text, for convenience. */
+            text: string;
+            /** @description Responses that answered this question. */
+            answeredCount: number;
+            /**
+             * Format: date
+             * @description Earliest answer; `null` when nobody answered.
+             */
+            min: string | null;
+            /**
+             * Format: date
+             * @description Latest answer; `null` when nobody answered.
+             */
+            max: string | null;
+            /**
+             * Format: date
+             * @description Median answer (the middle date; the earlier of the two middle dates for an even count); `null` when nobody answered.
+             */
+            median: string | null;
+            /** @description Answers per calendar month from the month of `min` to the month of `max` when they span at most ten years, else per calendar year; empty when nobody answered. */
+            histogram: {
+                /**
+                 * Format: date
+                 * @description First day of the bin.
+                 */
+                from: string;
+                /**
+                 * Format: date
+                 * @description First day after the bin.
+                 */
+                to: string;
+                /** @description Answers in the bin. */
+                count: number;
+            }[];
+        };
         /** @description Statistics of one question; the variant follows the question `type`. */
-        QuestionStats: components["schemas"]["NpsQuestionStats"] | components["schemas"]["RatingQuestionStats"] | components["schemas"]["ChoiceQuestionStats"] | components["schemas"]["TextQuestionStats"];
+        QuestionStats: components["schemas"]["NpsQuestionStats"] | components["schemas"]["RatingQuestionStats"] | components["schemas"]["ChoiceQuestionStats"] | components["schemas"]["TextQuestionStats"] | components["schemas"]["MatrixQuestionStats"] | components["schemas"]["RankingQuestionStats"] | components["schemas"]["NumberQuestionStats"] | components["schemas"]["DateQuestionStats"];
         /** @description Responses submitted on one calendar day (UTC). */
         AnalyticsDailyCount: {
             /**
@@ -3419,7 +3888,7 @@ export interface components {
              * @description The question's type.
              * @enum {string}
              */
-            type: "nps" | "rating" | "single_choice" | "multiple_choice" | "text";
+            type: "nps" | "rating" | "single_choice" | "multiple_choice" | "text" | "matrix" | "ranking" | "number" | "date";
             /** @description The question's text. */
             text: string;
             /** @description Analysed answers to this question. */

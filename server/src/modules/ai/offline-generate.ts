@@ -79,7 +79,19 @@ export function detectTopics(prompt: string, audience: Audience = detectAudience
 
 const wantsEnps = (prompt: string) => /\b(e-?nps|employee net promoter)\b/i.test(prompt);
 
-const rank = (q: QuestionInput) => ({ nps: 0, rating: 1, single_choice: 2, multiple_choice: 3, text: 4 })[q.type];
+/** Where a question type goes in a draft: scores first, open text last. */
+const rank = (q: QuestionInput) =>
+  ({
+    nps: 0,
+    rating: 1,
+    matrix: 2,
+    single_choice: 3,
+    multiple_choice: 4,
+    ranking: 5,
+    number: 6,
+    date: 7,
+    text: 8,
+  })[q.type];
 
 export function generateOffline(request: GenerateRequest): SurveyDraft {
   const audience = detectAudience(request.prompt);

@@ -52,7 +52,7 @@ function segmentExpression(
 }
 
 /** FROM … WHERE … of the responses in scope. */
-function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
+function fromScope(scope: AnalyticsScope, joined: RawBuilder<unknown> = sql``): RawBuilder<unknown> {
   const conditions: RawBuilder<unknown>[] = [tenantIs(scope.tenant, 'ar'), sql`ar.survey_id = ${scope.surveyId}`];
   if (scope.submittedAfter) conditions.push(sql`ar.submitted_at >= ${scope.submittedAfter}`);
   if (scope.submittedBefore) conditions.push(sql`ar.submitted_at < ${scope.submittedBefore}`);
@@ -60,7 +60,7 @@ function fromScope(scope: AnalyticsScope): RawBuilder<unknown> {
   // The copy holds each response's subject (the respondent as they were when asked) under the respondent
   // columns' names, so filters and segments read it in place. Responses without a subject never match a filter.
   if (scope.filter) conditions.push(sql`ar.external_id is not null and coalesce((${scope.filter}), false)`);
-  return sql`from analytics_responses ar where ${sql.join(conditions, sql` and `)}`;
+  return sql`from analytics_responses ar ${joined} where ${sql.join(conditions, sql` and `)}`;
 }
 
 const responseSegment = (scope: AnalyticsScope) => segmentExpression(scope.segment, 'ar', sql`ar.submitted_at`);
@@ -116,6 +116,46 @@ export async function cellCounts(
     from (select ${responseSegment(scope)} as segment, ${cells} as cells ${fromScope(scope)}) s, unnest(s.cells) as code
     group by ${groups}`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
+}
+
+export interface NumberValuesRow {
+  whole: boolean;
+  segment: string | null;
+  questionId: string;
+  values: number[];
+}
+
+/**
+ * The answers of `number` questions, per question, for the whole result and each segment: numbers are not
+ * encoded in cells (any real number), so their figures come from the answers, read through the scope's copies
+ * (the same rows, filters and segments as `cellCounts`) joined to their responses by key.
+ */
+export async function numberValues(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  questionIds: readonly string[],
+): Promise<NumberValuesRow[]> {
+  if (questionIds.length === 0) return [];
+  const segment = scope.segment ? responseSegment(scope) : sql`null::text`;
+  const { rows } = await sql<{ whole: number; segment: string | null; question_id: string; values: number[] }>`
+    select grouping(segment) as whole, segment, question_id, array_agg(value) as values
+    from (
+      select ${segment} as segment, a->>'questionId' as question_id, (a->>'value')::float8 as value
+      ${fromScope(
+        scope,
+        sql`join responses r on r.organization_id = ar.organization_id and r.environment = ar.environment
+              and r.id = ar.response_id
+            cross join jsonb_array_elements(r.answers) a`,
+      )}
+        and a->>'questionId' = any(${[...questionIds]}::text[]) and jsonb_typeof(a->'value') = 'number'
+    ) s
+    group by grouping sets ((segment, question_id), (question_id))`.execute(db);
+  return rows.map((row) => ({
+    whole: row.whole === 1,
+    segment: row.segment,
+    questionId: row.question_id,
+    values: row.values.map(Number),
+  }));
 }
 
 const isMidnightUtc = (date: Date | undefined) => date === undefined || date.getTime() % 86_400_000 === 0;

@@ -15,7 +15,7 @@ import { compileTargeting, recipientsTarget, type TargetShape } from '../targeti
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
 import { measureManagerTree } from './manager-tree.js';
-import { histogramsByPosition, questionStats, round, type Histogram } from './statistics.js';
+import { histogramsByPosition, MARKS_POSITION, questionStats, round, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
 /** The surveys module's id check, for this module's handlers. */
@@ -404,7 +404,8 @@ export async function getStaticAnalytics(
       : survey.questions.flatMap((q, position) =>
           (q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : [],
         );
-  const [measured, participation, correlations, tree] = await Promise.all([
+  const numberQuestions = survey.questions.filter((q) => q.type === 'number').map((q) => q.id);
+  const [measured, participation, correlations, tree, numbers] = await Promise.all([
     measureScope(db, scope, threshold, early),
     participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
     outcome === undefined
@@ -416,7 +417,22 @@ export async function getStaticAnalytics(
           others.map((p) => p + 1),
         ),
     manager === undefined ? Promise.resolve(undefined) : measureManagerTree(db, scope, manager, threshold),
+    repository.numberValues(db, manager === undefined ? scope : { ...scope, segment: undefined }, numberQuestions),
   ]);
+  /** The figures of one question for the whole result (`segment` undefined) or one segment's group. */
+  const statsOf = (question: Question, position: number, histograms: Map<number, Histogram>, segment?: string | null) =>
+    questionStats(
+      question,
+      histograms.get(position),
+      histograms.get(MARKS_POSITION + position),
+      question.type === 'number'
+        ? (numbers.find(
+            (row) =>
+              row.questionId === question.id &&
+              (segment === undefined ? row.whole : !row.whole && row.segment === segment),
+          )?.values ?? [])
+        : [],
+    );
   const withOutcome = (
     stats: components['schemas']['QuestionStats'],
     position: number,
@@ -463,7 +479,7 @@ export async function getStaticAnalytics(
     suppressed: false,
     responseCount: measured.whole.responses,
     questions: questions.map((question, position) =>
-      withOutcome(questionStats(question, measured.whole.histograms.get(position)), position),
+      withOutcome(statsOf(question, position, measured.whole.histograms), position),
     ),
     daily: measured.days,
     segments: tree
@@ -481,8 +497,9 @@ export async function getStaticAnalytics(
                 managerTreeGroup: group.group,
                 suppressed: false,
                 responseCount: group.responses,
+                // Number answers are read per segment of a column, not yet per branch of a tree: none here.
                 questions: questions.map((question, position) =>
-                  questionStats(question, group.histograms.get(position)),
+                  statsOf(question, position, group.histograms, question.type === 'number' ? '\u0000' : undefined),
                 ),
               },
         )
@@ -495,7 +512,7 @@ export async function getStaticAnalytics(
                   suppressed: false,
                   responseCount: group.responses,
                   questions: questions.map((question, position) =>
-                    questionStats(question, group.histograms.get(position)),
+                    statsOf(question, position, group.histograms, group.value),
                   ),
                 },
           )

@@ -9,9 +9,26 @@ type Question = components['schemas']['Question'];
 type QuestionStats = components['schemas']['QuestionStats'];
 export type Histogram = Map<number, number>;
 
-/** Marks "this multiple_choice question was answered" in the cells encoding (see the migration). */
+/** Marks "this question was answered" in the cells encoding of multiple choice, matrix, ranking and number. */
 export const ANSWERED_MARK = 99999;
 export const CELL_BASE = 100000;
+/**
+ * N/A answers and "Other" choices are counted at position `MARKS_POSITION + position`, apart from the question's
+ * own histogram, so that no figure of the scale ever includes them (see the encoding's migration): key 0 an N/A of
+ * nps or rating, key 1 an "Other" choice, `MATRIX_NA + row` a matrix row's N/A.
+ */
+export const MARKS_POSITION = 10000;
+const NOT_APPLICABLE_MARK = 0;
+const OTHER_MARK = 1;
+const MATRIX_NA = 1000;
+/** Matrix cells are `row * MATRIX_ROW + value`; ranking cells `choice * RANKING_CHOICE + rank`. */
+const MATRIX_ROW = 1000;
+const RANKING_CHOICE = 100;
+/** Date cells are days since 1900-01-01. */
+const DAY_ZERO = Date.UTC(1900, 0, 1);
+
+/** The answers of a number question, which cells do not hold (see `numberValues`). */
+export type NumberAnswers = readonly number[];
 
 /** Half away from zero, the same for negative figures as for positive ones (Math.round takes −0.5 up to −0). */
 export const round = (value: number, decimals: number) => {
@@ -128,7 +145,12 @@ function distributionOf(histogram: Histogram, min: number, max: number): { value
  * The statistics of one question from its histogram. Object literals without spread: V8 (Node 20) builds
  * `{ ...base, more }` ~80× slower, and this runs per group and question.
  */
-export function questionStats(question: Question, histogram: Histogram = new Map()): QuestionStats {
+export function questionStats(
+  question: Question,
+  histogram: Histogram = new Map(),
+  marks: Histogram = new Map(),
+  numbers: NumberAnswers = [],
+): QuestionStats {
   switch (question.type) {
     case 'nps': {
       const nps = npsOf(histogram);
@@ -142,6 +164,7 @@ export function questionStats(question: Question, histogram: Histogram = new Map
         promoters: nps.promoters,
         passives: nps.passives,
         detractors: nps.detractors,
+        ...notApplicableOf(question, marks),
         distribution: distributionOf(histogram, 0, 10),
       };
     }
@@ -159,6 +182,7 @@ export function questionStats(question: Question, histogram: Histogram = new Map
         average: mean === null ? null : round(mean, 2),
         median,
         standardDeviation: sd === null ? null : round(sd, 2),
+        ...notApplicableOf(question, marks),
         distribution: distributionOf(histogram, question.min, question.max),
       };
     }
@@ -170,6 +194,7 @@ export function questionStats(question: Question, histogram: Histogram = new Map
         text: question.text,
         type: question.type,
         answeredCount: answered,
+        ...(question.allowOther === true ? { otherCount: marks.get(OTHER_MARK) ?? 0 } : {}),
         choices: question.choices.map((choice, index) => {
           const count = histogram.get(index) ?? 0;
           return {
@@ -191,7 +216,146 @@ export function questionStats(question: Question, histogram: Histogram = new Map
         averageLength: mean === null ? null : round(mean, 1),
       };
     }
+    case 'matrix':
+      return matrixStats(question, histogram, marks);
+    case 'ranking':
+      return rankingStats(question, histogram);
+    case 'number':
+      return numberStats(question, numbers);
+    case 'date':
+      return dateStats(question, histogram);
   }
+}
+
+const notApplicableOf = (question: Question, marks: Histogram) =>
+  'allowNotApplicable' in question && question.allowNotApplicable === true
+    ? { notApplicableCount: marks.get(NOT_APPLICABLE_MARK) ?? 0 }
+    : {};
+
+/** The part of a question's histogram under `part` (a matrix row, a ranked choice), keyed by what follows it. */
+function partOf(histogram: Histogram, width: number, part: number): Histogram {
+  const out: Histogram = new Map();
+  for (const [code, count] of histogram)
+    if (code !== ANSWERED_MARK && Math.floor(code / width) === part) out.set(code % width, count);
+  return out;
+}
+
+function matrixStats(question: Extract<Question, { type: 'matrix' }>, histogram: Histogram, marks: Histogram) {
+  return {
+    questionId: question.id,
+    text: question.text,
+    type: 'matrix' as const,
+    answeredCount: histogram.get(ANSWERED_MARK) ?? 0,
+    rows: question.rows.map((row, index) => {
+      const cells = partOf(histogram, MATRIX_ROW, index);
+      const answered = countOf(cells);
+      const mean = question.scale ? meanOf(cells) : null;
+      return {
+        rowId: row.id,
+        text: row.text,
+        answeredCount: answered,
+        notApplicableCount: marks.get(MATRIX_NA + index) ?? 0,
+        average: mean === null ? null : round(mean, 2),
+        median: question.scale ? medianOf(cells) : null,
+        distribution: question.scale ? distributionOf(cells, question.scale.min, question.scale.max) : [],
+        columns: (question.columns ?? []).map((column, k) => {
+          const count = cells.get(k) ?? 0;
+          return {
+            columnId: column.id,
+            label: column.label,
+            count,
+            percentage: answered === 0 ? 0 : round((100 * count) / answered, 1),
+          };
+        }),
+      };
+    }),
+  };
+}
+
+function rankingStats(question: Extract<Question, { type: 'ranking' }>, histogram: Histogram) {
+  const answered = histogram.get(ANSWERED_MARK) ?? 0;
+  return {
+    questionId: question.id,
+    text: question.text,
+    type: 'ranking' as const,
+    answeredCount: answered,
+    choices: question.choices.map((choice, index) => {
+      const ranks = partOf(histogram, RANKING_CHOICE, index);
+      const mean = meanOf(ranks);
+      const first = ranks.get(1) ?? 0;
+      return {
+        choiceId: choice.id,
+        label: choice.label,
+        meanRank: mean === null ? null : round(mean, 2),
+        rankedFirst: first,
+        rankedFirstShare: answered === 0 ? 0 : round((100 * first) / answered, 1),
+      };
+    }),
+  };
+}
+
+/** Up to ten bins of equal width from the smallest to the largest answer; the last bin holds the largest. */
+function numberStats(question: Extract<Question, { type: 'number' }>, numbers: NumberAnswers) {
+  const base = { questionId: question.id, text: question.text, type: 'number' as const, answeredCount: numbers.length };
+  if (numbers.length === 0) return { ...base, min: null, max: null, mean: null, median: null, histogram: [] };
+  const sorted = [...numbers].sort(ascending);
+  const min = sorted[0]!;
+  const max = sorted[sorted.length - 1]!;
+  const n = sorted.length;
+  const median = n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  const mean = sorted.reduce((sum, v) => sum + v, 0) / n;
+  const bins = min === max ? 1 : Math.min(10, question.integer ? max - min + 1 : 10);
+  const width = (max - min) / bins;
+  const counts = new Array<number>(bins).fill(0);
+  for (const v of sorted) counts[width === 0 ? 0 : Math.min(bins - 1, Math.floor((v - min) / width))]!++;
+  return {
+    ...base,
+    min,
+    max,
+    mean: round(mean, 4),
+    median,
+    histogram: counts.map((count, k) => ({
+      from: round(min + k * width, 6),
+      to: k === bins - 1 ? max : round(min + (k + 1) * width, 6),
+      count,
+    })),
+  };
+}
+
+const dayText = (days: number) => new Date(DAY_ZERO + days * 86_400_000).toISOString().slice(0, 10);
+
+/** Dates from their day histogram: exact min, max and median, and counts per month (or per year over ten years). */
+function dateStats(question: Extract<Question, { type: 'date' }>, histogram: Histogram) {
+  const days = [...histogram.keys()].filter((d) => d !== ANSWERED_MARK).sort(ascending);
+  const n = days.reduce((sum, d) => sum + histogram.get(d)!, 0);
+  const base = { questionId: question.id, text: question.text, type: 'date' as const, answeredCount: n };
+  if (n === 0) return { ...base, min: null, max: null, median: null, histogram: [] };
+  const day = new Map(days.map((d) => [d, histogram.get(d)!]));
+  const first = new Date(DAY_ZERO + days[0]! * 86_400_000);
+  const last = new Date(DAY_ZERO + days[days.length - 1]! * 86_400_000);
+  const monthly = last.getUTCFullYear() - first.getUTCFullYear() < 10;
+  const bins: { from: string; to: string; count: number }[] = [];
+  let start = Date.UTC(first.getUTCFullYear(), monthly ? first.getUTCMonth() : 0, 1);
+  while (start <= last.getTime()) {
+    const from = new Date(start);
+    const end = monthly
+      ? Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1)
+      : Date.UTC(from.getUTCFullYear() + 1, 0, 1);
+    let count = 0;
+    for (const [d, c] of day) {
+      const at = DAY_ZERO + d * 86_400_000;
+      if (at >= start && at < end) count += c;
+    }
+    bins.push({ from: from.toISOString().slice(0, 10), to: new Date(end).toISOString().slice(0, 10), count });
+    start = end;
+  }
+  return {
+    ...base,
+    min: dayText(days[0]!),
+    max: dayText(days[days.length - 1]!),
+    median: dayText(valueAtRank(day, days, Math.ceil(n / 2))),
+    histogram: bins,
+  };
 }
 
 /** Splits (code, count) rows into one histogram per question position. */

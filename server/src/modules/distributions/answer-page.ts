@@ -17,6 +17,8 @@ import { storeResponse } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
 import {
   messagePage,
+  NOT_APPLICABLE,
+  partField,
   SHOWN_FIELD,
   surveyPage,
   unsubscribePage,
@@ -195,16 +197,51 @@ function shownFor(questions: readonly Question[], answers: readonly Answer[]) {
   return { questions: visible, shown: visible.map((q) => q.id) };
 }
 
-/** Form fields to answers: numbers for scales, arrays for multiple choice; empty fields are unanswered. */
+const filled = (form: FormValues, field: string) => {
+  const raw = form[field];
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v) => v !== '');
+};
+/** A scale's field: a number when it reads as one, N/A as null, anything else as sent (the checks refuse it). */
+const scaleValue = (text: string) => (text === NOT_APPLICABLE ? null : /^-?\d{1,6}$/.test(text) ? Number(text) : text);
+
+/**
+ * Form fields to answers: numbers for scales and number questions, arrays for multiple choice and rankings (the
+ * items chosen for the places, in order), an object of rows for a matrix; empty fields are unanswered.
+ */
 export function answersFromForm(questions: readonly Question[], form: FormValues): Answer[] {
   const answers: Answer[] = [];
   for (const q of questions) {
-    const raw = form[q.id];
-    const values = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v) => v !== '');
-    if (values.length === 0) continue;
-    if (q.type === 'multiple_choice') answers.push({ questionId: q.id, value: values });
-    else if (q.type === 'nps' || q.type === 'rating')
-      answers.push({ questionId: q.id, value: /^-?\d{1,6}$/.test(values[0]!) ? Number(values[0]) : values[0]! });
+    const other = filled(form, partField(q.id, 'other'))[0];
+    const withOther = (answer: Answer) => answers.push(other !== undefined ? { ...answer, other } : answer);
+    if (q.type === 'matrix') {
+      const cells = q.rows.flatMap((row) => {
+        const [cell] = filled(form, partField(q.id, row.id));
+        return cell === undefined ? [] : [[row.id, q.scale ? scaleValue(cell) : cell === NOT_APPLICABLE ? null : cell]];
+      });
+      if (cells.length > 0) answers.push({ questionId: q.id, value: Object.fromEntries(cells) as Answer['value'] });
+      continue;
+    }
+    if (q.type === 'ranking') {
+      const places = q.choices.map((_, k) => filled(form, partField(q.id, String(k + 1)))[0]);
+      if (places.some((p) => p !== undefined))
+        answers.push({ questionId: q.id, value: places.filter((p): p is string => p !== undefined) });
+      continue;
+    }
+    const values = filled(form, q.id);
+    if (values.length === 0) {
+      // Text in "Other" without its box ticked still says which answer was meant.
+      if (other !== undefined && (q.type === 'single_choice' || q.type === 'multiple_choice'))
+        withOther({ questionId: q.id, value: q.type === 'single_choice' ? 'other' : ['other'] });
+      continue;
+    }
+    if (q.type === 'multiple_choice') withOther({ questionId: q.id, value: values });
+    else if (q.type === 'single_choice') withOther({ questionId: q.id, value: values[0]! });
+    else if (q.type === 'nps' || q.type === 'rating') answers.push({ questionId: q.id, value: scaleValue(values[0]!) });
+    else if (q.type === 'number')
+      answers.push({
+        questionId: q.id,
+        value: /^-?\d{1,13}(\.\d{1,10})?$/.test(values[0]!.trim()) ? Number(values[0]!.trim()) : values[0]!,
+      });
     else answers.push({ questionId: q.id, value: values[0]! });
   }
   return answers;
@@ -220,6 +257,7 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
     const q = questions.find((x) => x.id === id);
     if (!q) continue;
     if (!index) add(q.id, 'Please answer this question.');
+    else if (/\/other$/.test(problem.path ?? '')) add(q.id, 'Say what "Other" is, or untick it.');
     else if (q.type === 'nps') add(q.id, 'Choose a number from 0 to 10.');
     else if (q.type === 'rating') add(q.id, `Choose a number from ${q.min} to ${q.max}.`);
     else if (q.type === 'single_choice') add(q.id, 'Choose one of the options.');
@@ -229,6 +267,15 @@ export function problemsByQuestion(questions: readonly Question[], answers: read
       add(q.id, `Choose at most ${q.maxSelections}.`);
     else if (q.type === 'multiple_choice') add(q.id, 'Choose from the options shown.');
     else if (q.type === 'text') add(q.id, `Use at most ${q.maxLength} characters.`);
+    else if (q.type === 'matrix') add(q.id, 'Choose one answer in each row.');
+    else if (q.type === 'ranking') add(q.id, 'Give each place a different item, so that every item has a place.');
+    else if (q.type === 'number')
+      add(
+        q.id,
+        `Enter ${q.integer ? 'a whole number' : 'a number'}${q.min !== null ? ` from ${q.min}` : ''}${q.max !== null ? ` up to ${q.max}` : ''}.`,
+      );
+    else if (q.type === 'date')
+      add(q.id, `Enter a date${q.min !== null ? ` from ${q.min}` : ''}${q.max !== null ? ` up to ${q.max}` : ''}.`);
   }
   return byQuestion;
 }

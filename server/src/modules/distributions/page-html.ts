@@ -28,6 +28,13 @@ legend{font-weight:600;padding:0 6px}
 .option{display:flex;align-items:center;gap:10px;padding:8px 0;min-height:44px}
 input[type=radio],input[type=checkbox]{width:22px;height:22px;margin:0}
 textarea{width:100%;min-height:120px;font:inherit;padding:10px;border:1px solid #8a9099;border-radius:6px}
+input[type=text],input[type=number],input[type=date],select{font:inherit;padding:8px 10px;border:1px solid #8a9099;border-radius:6px;min-height:44px;max-width:100%}
+.grid{width:100%;border-collapse:collapse}
+.grid th,.grid td{padding:8px 4px;text-align:center;border-bottom:1px solid #e2e5e9}
+.grid th[scope=row]{text-align:left;font-weight:400}
+.rank{display:flex;align-items:center;gap:10px;margin:0 0 8px}
+@media (max-width:560px){.grid thead{display:none}.grid tr{display:block;padding:8px 0;border-bottom:1px solid #e2e5e9}.grid th[scope=row]{display:block;border:0}.grid td{display:inline-flex;flex-direction:column;align-items:center;border:0;min-width:44px}.grid td span{display:block;font-size:.8rem;color:#555}}
+@media (min-width:561px){.grid td span{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}}
 :focus-visible{outline:3px solid #1f4fd1;outline-offset:2px}
 button{font:inherit;font-weight:600;color:#fff;background:#1f4fd1;border:0;border-radius:8px;padding:12px 28px;min-height:48px;cursor:pointer}
 .summary{border:2px solid #b3261e;border-radius:8px;padding:12px 16px;margin:0 0 24px}
@@ -65,10 +72,70 @@ const has = (values: FormValues, name: string, value: string) => {
   return Array.isArray(v) ? v.includes(value) : v === value;
 };
 
+/** The value of the N/A radio of a question with `allowNotApplicable` (a scale value is a number, never this). */
+export const NOT_APPLICABLE = 'na';
+/** The form field of a part of a question (a matrix row, a rank, the "Other" text); ids never contain a dot. */
+export const partField = (questionId: string, part: string) => `${questionId}.${part}`;
+const ordinal = (n: number) =>
+  `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
+
+function matrixBody(q: Extract<Question, { type: 'matrix' }>, values: FormValues, describedBy: string): string {
+  const columns: { value: string; label: string }[] = q.scale
+    ? Array.from({ length: q.scale.max - q.scale.min + 1 }, (_, k) => {
+        const v = q.scale!.min + k;
+        const end = v === q.scale!.min ? q.scale!.minLabel : v === q.scale!.max ? q.scale!.maxLabel : null;
+        return { value: String(v), label: end ? `${v} (${end})` : String(v) };
+      })
+    : (q.columns ?? []).map((c) => ({ value: c.id, label: c.label }));
+  if (q.allowNotApplicable) columns.push({ value: NOT_APPLICABLE, label: 'N/A' });
+  const head = `<thead><tr><td></td>${columns.map((c) => `<th scope="col">${e(c.label)}</th>`).join('')}</tr></thead>`;
+  const rows = q.rows
+    .map((row) => {
+      const field = partField(q.id, row.id);
+      const cells = columns
+        .map((c) => {
+          const id = `${field}-${c.value}`;
+          return `<td><input type="radio" name="${e(field)}" id="${e(id)}" value="${e(c.value)}" aria-label="${e(`${row.text}: ${c.label}`)}"${has(values, field, c.value) ? ' checked' : ''}${describedBy}><span aria-hidden="true">${e(c.label)}</span></td>`;
+        })
+        .join('');
+      return `<tr><th scope="row">${e(row.text)}</th>${cells}</tr>`;
+    })
+    .join('');
+  return `<table class="grid">${head}<tbody>${rows}</tbody></table>`;
+}
+
+function rankingBody(q: Extract<Question, { type: 'ranking' }>, values: FormValues, describedBy: string): string {
+  // One list per place, so ranking works by keyboard and without a script; the answer is the places in order.
+  const hint = `<p class="hint">Put the ${q.choices.length} items in order: choose the item for each place, 1st = most important.</p>`;
+  return (
+    hint +
+    q.choices
+      .map((_, k) => {
+        const field = partField(q.id, String(k + 1));
+        const options = q.choices
+          .map((c) => `<option value="${e(c.id)}"${has(values, field, c.id) ? ' selected' : ''}>${e(c.label)}</option>`)
+          .join('');
+        return `<div class="rank"><label for="${e(field)}">${ordinal(k + 1)}</label><select name="${e(field)}" id="${e(field)}"${describedBy}><option value="">Choose…</option>${options}</select></div>`;
+      })
+      .join('')
+  );
+}
+
+function otherEntry(q: Question, values: FormValues, control: string, describedBy: string): string {
+  if (!('allowOther' in q) || q.allowOther !== true) return '';
+  const field = partField(q.id, 'other');
+  const text = values[field];
+  return `<div class="option">${control}<label for="${e(q.id)}-other">Other:</label><input type="text" name="${e(field)}" id="${e(field)}" maxlength="500" aria-label="Other, please say" value="${e(typeof text === 'string' ? text : '')}"${describedBy}></div>`;
+}
+
 function questionBody(q: Question, values: FormValues, describedBy: string): string {
   const name = e(q.id);
   const radio = (value: string, label: string, extra = '') =>
     `<input type="radio" name="${name}" id="${name}-${e(value)}" value="${e(value)}"${has(values, q.id, value) ? ' checked' : ''}${q.required ? ' required' : ''}${describedBy}${extra}>`;
+  const notApplicable =
+    'allowNotApplicable' in q && q.allowNotApplicable === true
+      ? `<label for="${name}-${NOT_APPLICABLE}">${radio(NOT_APPLICABLE, 'N/A')}<span>N/A</span></label>`
+      : '';
   switch (q.type) {
     case 'nps':
     case 'rating': {
@@ -84,15 +151,17 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
           : '';
       const scaleHint =
         low || high ? `<p class="hint">${min} = ${e(low ?? String(min))}, ${max} = ${e(high ?? String(max))}</p>` : '';
-      return `${scaleHint}<div class="scale">${options.join('')}</div>${ends}`;
+      return `${scaleHint}<div class="scale">${options.join('')}${notApplicable}</div>${ends}`;
     }
     case 'single_choice':
-      return q.choices
-        .map(
-          (c) =>
-            `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
-        )
-        .join('');
+      return (
+        q.choices
+          .map(
+            (c) =>
+              `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
+          )
+          .join('') + otherEntry(q, values, radio('other', 'Other'), describedBy)
+      );
     case 'multiple_choice': {
       const bounds = [
         q.minSelections !== null ? `at least ${q.minSelections}` : '',
@@ -108,12 +177,29 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
             (c) =>
               `<div class="option"><input type="checkbox" name="${name}" id="${name}-${e(c.id)}" value="${e(c.id)}"${has(values, q.id, c.id) ? ' checked' : ''}${describedBy}><label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
           )
-          .join('')
+          .join('') +
+        otherEntry(
+          q,
+          values,
+          `<input type="checkbox" name="${name}" id="${name}-other" value="other"${has(values, q.id, 'other') ? ' checked' : ''}${describedBy}>`,
+          describedBy,
+        )
       );
     }
     case 'text': {
       const v = values[q.id];
       return `<textarea name="${name}" id="${name}" maxlength="${q.maxLength}" aria-labelledby="${name}-legend"${q.required ? ' required' : ''}${describedBy}>${e(typeof v === 'string' ? v : '')}</textarea>`;
+    }
+    case 'matrix':
+      return matrixBody(q, values, describedBy);
+    case 'ranking':
+      return rankingBody(q, values, describedBy);
+    case 'number':
+    case 'date': {
+      const v = values[q.id];
+      const bounds = `${q.min !== null ? ` min="${e(String(q.min))}"` : ''}${q.max !== null ? ` max="${e(String(q.max))}"` : ''}`;
+      const kind = q.type === 'date' ? 'date' : `number" step="${q.integer ? '1' : 'any'}" inputmode="decimal`;
+      return `<input type="${kind}" name="${name}" id="${name}" aria-labelledby="${name}-legend"${bounds}${q.required ? ' required' : ''}${describedBy} value="${e(typeof v === 'string' ? v : '')}">`;
     }
   }
 }

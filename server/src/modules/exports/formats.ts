@@ -28,7 +28,7 @@ export interface SourceRow {
   surveyVersion: number;
   /** The language it was answered in; null when not known. */
   language?: string | null;
-  answers: { questionId: string; value: AnswerValue }[];
+  answers: { questionId: string; value: AnswerValue; other?: string }[];
   /** ISO 8601 UTC, as the API shows it. */
   submittedAt: string;
 }
@@ -82,9 +82,21 @@ async function end(sink: Writable): Promise<void> {
   await finished(sink);
 }
 
+/** Separator between a question's column name and the part of it a column holds (a matrix row, a ranked item). */
+export const PART_SEPARATOR = ' · ';
+
+type Cell = string | number | null;
+/** One column of the tabular formats: its header, and its cell from a response's answers by question id. */
+interface Column {
+  header: string;
+  cell(answers: ReadonlyMap<string, { value: AnswerValue; other?: string }>): Cell;
+}
+
 /** Maps answers to the exported questions, in survey order, with labels when asked. */
 export class AnswerMapper {
   private readonly labels = new Map<string, Map<string, string>>();
+  /** The tabular formats' answer columns: one per question, per matrix row and per ranked item, plus "Other". */
+  readonly columns: readonly Column[];
   constructor(
     readonly questions: readonly Question[],
     private readonly choiceValues: ChoiceValues,
@@ -94,6 +106,52 @@ export class AnswerMapper {
     for (const q of questions) {
       if (q.type === 'single_choice' || q.type === 'multiple_choice')
         this.labels.set(q.id, new Map(q.choices.map((c) => [c.id, c.label])));
+      if (q.type === 'matrix' && q.columns) this.labels.set(q.id, new Map(q.columns.map((c) => [c.id, c.label])));
+    }
+    this.columns = questions.flatMap((q) => this.columnsOf(q));
+  }
+
+  private columnsOf(q: Question): Column[] {
+    const part = (name: string) => `${this.columnName(q)}${PART_SEPARATOR}${name}`;
+    switch (q.type) {
+      case 'matrix':
+        // N/A and an unanswered row are both an empty cell; the JSON formats tell them apart.
+        return q.rows.map((row) => ({
+          header: part(row.text),
+          cell: (answers) => {
+            const value = answers.get(q.id)?.value;
+            const given = value && typeof value === 'object' && !Array.isArray(value) ? value[row.id] : undefined;
+            return given === undefined || given === null
+              ? null
+              : typeof given === 'string'
+                ? this.label(q.id, given)
+                : given;
+          },
+        }));
+      case 'ranking':
+        return q.choices.map((choice) => ({
+          header: part(choice.label),
+          cell: (answers) => {
+            const value = answers.get(q.id)?.value;
+            const place = Array.isArray(value) ? value.indexOf(choice.id) : -1;
+            return place < 0 ? null : place + 1;
+          },
+        }));
+      default: {
+        const whole: Column = {
+          header: this.columnName(q),
+          cell: (answers) => {
+            const raw = answers.get(q.id)?.value;
+            if (raw === undefined || raw === null) return null;
+            const value = this.value(q.id, raw);
+            if (Array.isArray(value))
+              return value.map((v) => v.replaceAll(MULTI_SEPARATOR, `\\${MULTI_SEPARATOR}`)).join(MULTI_SEPARATOR);
+            return typeof value === 'object' ? JSON.stringify(value) : value;
+          },
+        };
+        if (!('allowOther' in q) || q.allowOther !== true) return [whole];
+        return [whole, { header: part('Other'), cell: (answers) => answers.get(q.id)?.other ?? null }];
+      }
     }
   }
 
@@ -109,18 +167,31 @@ export class AnswerMapper {
   }
 
   value(questionId: string, value: AnswerValue): AnswerValue {
-    if (!this.labels.has(questionId)) return value;
+    if (!this.labels.has(questionId) || value === null) return value;
     if (Array.isArray(value)) return value.map((v) => this.label(questionId, v));
+    if (typeof value === 'object')
+      return Object.fromEntries(
+        Object.entries(value).map(([row, cell]) => [
+          row,
+          typeof cell === 'string' ? this.label(questionId, cell) : cell,
+        ]),
+      );
     return typeof value === 'string' ? this.label(questionId, value) : value;
   }
 
   /** The record of the JSON formats: only exported questions, in survey order. */
   record(row: SourceRow): ExportRecord {
-    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a.value]));
+    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a]));
     const answers: ExportRecord['answers'] = [];
     for (const q of this.questions) {
-      const value = byQuestion.get(q.id);
-      if (value !== undefined) answers.push({ questionId: q.id, value: this.value(q.id, value) });
+      const answer = byQuestion.get(q.id);
+      if (answer === undefined) continue;
+      answers.push({
+        questionId: q.id,
+        value: this.value(q.id, answer.value),
+        ...(answer.other !== undefined ? { other: answer.other } : {}),
+        ...(answer.value === null ? { notApplicable: true as const } : {}),
+      });
     }
     return {
       id: row.id,
@@ -134,17 +205,10 @@ export class AnswerMapper {
     };
   }
 
-  /** One cell per question for the tabular formats; null when unanswered. */
-  cells(row: SourceRow): (string | number | null)[] {
-    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a.value]));
-    return this.questions.map((q) => {
-      const raw = byQuestion.get(q.id);
-      if (raw === undefined) return null;
-      const value = this.value(q.id, raw);
-      if (Array.isArray(value))
-        return value.map((v) => v.replaceAll(MULTI_SEPARATOR, `\\${MULTI_SEPARATOR}`)).join(MULTI_SEPARATOR);
-      return value;
-    });
+  /** The answer cells of the tabular formats, one per column; null when unanswered or N/A. */
+  cells(row: SourceRow): Cell[] {
+    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a]));
+    return this.columns.map((column) => column.cell(byQuestion));
   }
 }
 
@@ -172,8 +236,7 @@ function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas }
     started = true;
     await write(
       sink,
-      (bom ? '\ufeff' : '') +
-        stringify([[...fixedColumns, ...mapper.questions.map((q) => text(mapper.columnName(q)))]], csvOptions),
+      (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.columns.map((c) => text(c.header))]], csvOptions),
     );
   };
   return {
@@ -237,7 +300,7 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
     { header: 'responseId', key: 'responseId', width: 32 },
     { header: 'submittedAt', key: 'submittedAt', width: 22, style: { numFmt: 'yyyy-mm-dd hh:mm:ss.000' } },
     { header: 'respondentExternalId', key: 'respondentExternalId', width: 20 },
-    ...mapper.questions.map((q) => ({ header: mapper.columnName(q), key: q.id, width: 14 })),
+    ...mapper.columns.map((c, i) => ({ header: c.header, key: `answer${i}`, width: 14 })),
   ];
   return {
     async writeRows(rows) {

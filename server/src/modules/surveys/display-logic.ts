@@ -14,7 +14,10 @@ type DisplayCondition = components['schemas']['DisplayCondition'];
 const rulesOf = (condition: DisplayCondition): { kind: 'all' | 'any'; rules: DisplayRule[] } =>
   condition.all ? { kind: 'all', rules: condition.all } : { kind: 'any', rules: condition.any ?? [] };
 
-const numeric = (q: Question) => q.type === 'nps' || q.type === 'rating';
+const numeric = (q: Question) => q.type === 'nps' || q.type === 'rating' || q.type === 'number';
+/** Questions whose answers no single value compares with: rules on them only ask whether they were answered. */
+const presenceOnly = (q: Question) =>
+  q.type === 'text' || q.type === 'matrix' || q.type === 'ranking' || q.type === 'date';
 const chosen = (q: Question) => q.type === 'single_choice' || q.type === 'multiple_choice';
 
 /** Whether a rule holds for an answer (`undefined`: unanswered, or its question is not shown). */
@@ -91,10 +94,16 @@ export function logicProblems(questions: readonly Question[], basePath = '/body/
         if (rule.value !== undefined) problem(`${rule.op} takes no value`, `${path}/value`);
         return;
       }
-      if (target.type === 'text')
-        return problem(`question ${target.id} is a text question: only answered and notAnswered apply`, `${path}/op`);
+      if (presenceOnly(target))
+        return problem(
+          `question ${target.id} is a ${target.type} question: only answered and notAnswered apply`,
+          `${path}/op`,
+        );
       if ((rule.op === 'gte' || rule.op === 'lte') && !numeric(target))
-        return problem(`${rule.op} applies to nps and rating questions; ${target.id} is ${target.type}`, `${path}/op`);
+        return problem(
+          `${rule.op} applies to nps, rating and number questions; ${target.id} is ${target.type}`,
+          `${path}/op`,
+        );
       if (rule.value === undefined) return problem(`${rule.op} needs a value`, `${path}/value`);
       const many = rule.op === 'in';
       if (many !== Array.isArray(rule.value))
@@ -105,7 +114,8 @@ export function logicProblems(questions: readonly Question[], basePath = '/body/
         if (numeric(target)) {
           if (typeof value !== 'number') problem(`question ${target.id} is answered with a number`, valuePath);
         } else if (chosen(target) && 'choices' in target) {
-          if (typeof value !== 'string' || !target.choices.some((c) => c.id === value))
+          const other = 'allowOther' in target && target.allowOther === true && value === 'other';
+          if (typeof value !== 'string' || !(other || target.choices.some((c) => c.id === value)))
             problem(`question ${target.id} has no choice ${JSON.stringify(value)}`, valuePath);
         }
       });

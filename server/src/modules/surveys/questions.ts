@@ -50,9 +50,69 @@ function assignIds<T extends { id?: string }>(
   });
 }
 
-function normaliseChoices(choices: readonly ChoiceInput[], questionPath: string, problems: ErrorDetail[]): Choice[] {
-  const ids = assignIds(choices, 'c_', (j) => `${questionPath}/choices/${j}/id`, problems, 'choice');
+function normaliseChoices(
+  choices: readonly ChoiceInput[],
+  questionPath: string,
+  problems: ErrorDetail[],
+  member = 'choices',
+): Choice[] {
+  const ids = assignIds(choices, 'c_', (j) => `${questionPath}/${member}/${j}/id`, problems, 'choice');
   return choices.map((choice, j) => ({ id: ids[j]!, label: choice.label }));
+}
+
+/** The id an answer gives the "Other" entry of a question with `allowOther`: no choice of it may take the id. */
+export const OTHER_CHOICE_ID = 'other';
+
+function otherOption(
+  choices: readonly Choice[],
+  allowOther: boolean | undefined,
+  questionPath: string,
+  problems: ErrorDetail[],
+): { allowOther: boolean } {
+  const index = choices.findIndex((choice) => choice.id === OTHER_CHOICE_ID);
+  if (allowOther === true && index >= 0)
+    problems.push({
+      path: `${questionPath}/choices/${index}/id`,
+      message: `the choice id "${OTHER_CHOICE_ID}" names the "Other" entry of a question with allowOther; give this choice another id`,
+      code: 'duplicate',
+    });
+  return { allowOther: allowOther === true };
+}
+
+function normaliseMatrix(
+  input: Extract<QuestionInput, { type: 'matrix' }>,
+  path: string,
+  problems: ErrorDetail[],
+): Pick<Extract<Question, { type: 'matrix' }>, 'rows' | 'scale' | 'columns' | 'allowNotApplicable'> {
+  const rowIds = assignIds(input.rows, 'r_', (j) => `${path}/rows/${j}/id`, problems, 'row');
+  const rows = input.rows.map((row, j) => ({ id: rowIds[j]!, text: row.text }));
+  if ((input.scale === undefined) === (input.columns === undefined))
+    problems.push({
+      path,
+      message: 'a matrix question has either a numeric scale or labelled columns: give exactly one of them',
+      code: 'one_of',
+    });
+  const scale = input.scale
+    ? {
+        min: input.scale.min ?? 1,
+        max: input.scale.max,
+        minLabel: input.scale.minLabel ?? null,
+        maxLabel: input.scale.maxLabel ?? null,
+      }
+    : null;
+  const columns = input.columns ? normaliseChoices(input.columns, path, problems, 'columns') : null;
+  return { rows, scale, columns, allowNotApplicable: input.allowNotApplicable ?? false };
+}
+
+function normaliseBounds<T extends number | string>(
+  min: T | null,
+  max: T | null,
+  path: string,
+  problems: ErrorDetail[],
+) {
+  if (min !== null && max !== null && min > max)
+    problems.push({ path: `${path}/min`, message: `min (${min}) must not exceed max (${max})`, code: 'out_of_range' });
+  return { min, max };
 }
 
 /**
@@ -76,6 +136,9 @@ function duplicateKeys(inputs: readonly QuestionInput[], basePath: string): Erro
   return problems;
 }
 
+/** Present only when allowed, so that questions stored before N/A existed read the same. */
+const notApplicable = (allowed: boolean | undefined) => (allowed === true ? { allowNotApplicable: true } : {});
+
 export function normaliseQuestions(
   inputs: readonly QuestionInput[],
   basePath = '/body/questions',
@@ -98,7 +161,7 @@ export function normaliseQuestions(
     };
     switch (input.type) {
       case 'nps':
-        return { ...common, type: 'nps' };
+        return { ...common, type: 'nps', ...notApplicable(input.allowNotApplicable) };
       case 'rating':
         return {
           ...common,
@@ -107,11 +170,16 @@ export function normaliseQuestions(
           max: input.max ?? 5,
           minLabel: input.minLabel ?? null,
           maxLabel: input.maxLabel ?? null,
+          ...notApplicable(input.allowNotApplicable),
         };
-      case 'single_choice':
-        return { ...common, type: 'single_choice', choices: normaliseChoices(input.choices, path, problems) };
+      case 'single_choice': {
+        const choices = normaliseChoices(input.choices, path, problems);
+        return { ...common, type: 'single_choice', choices, ...otherOption(choices, input.allowOther, path, problems) };
+      }
       case 'multiple_choice': {
         const choices = normaliseChoices(input.choices, path, problems);
+        const other = otherOption(choices, input.allowOther, path, problems);
+        const entries = choices.length + (other.allowOther ? 1 : 0);
         const minSelections = input.minSelections ?? null;
         const maxSelections = input.maxSelections ?? null;
         if (minSelections !== null && maxSelections !== null && minSelections > maxSelections) {
@@ -121,17 +189,30 @@ export function normaliseQuestions(
             code: 'out_of_range',
           });
         }
-        if (minSelections !== null && minSelections > choices.length) {
+        if (minSelections !== null && minSelections > entries) {
           problems.push({
             path: `${path}/minSelections`,
-            message: `minSelections (${minSelections}) exceeds the number of choices (${choices.length})`,
+            message: `minSelections (${minSelections}) exceeds the number of choices (${entries})`,
             code: 'out_of_range',
           });
         }
-        return { ...common, type: 'multiple_choice', choices, minSelections, maxSelections };
+        return { ...common, type: 'multiple_choice', choices, minSelections, maxSelections, ...other };
       }
       case 'text':
         return { ...common, type: 'text', maxLength: input.maxLength ?? 2000 };
+      case 'matrix':
+        return { ...common, type: 'matrix', ...normaliseMatrix(input, path, problems) };
+      case 'ranking':
+        return { ...common, type: 'ranking', choices: normaliseChoices(input.choices, path, problems) };
+      case 'number':
+        return {
+          ...common,
+          type: 'number',
+          ...normaliseBounds(input.min ?? null, input.max ?? null, path, problems),
+          integer: input.integer ?? false,
+        };
+      case 'date':
+        return { ...common, type: 'date', ...normaliseBounds(input.min ?? null, input.max ?? null, path, problems) };
     }
   });
   problems.push(...logicProblems(questions, basePath));
@@ -144,7 +225,18 @@ export function normaliseQuestions(
  * (which cycle series the question belongs to is a label across surveys, read when trends are asked; no stored
  * answer or count depends on it).
  */
-const rewordable = new Set(['id', 'key', 'text', 'description', 'minLabel', 'maxLabel', 'choices', 'displayIf']);
+const rewordable = new Set([
+  'id',
+  'key',
+  'text',
+  'description',
+  'minLabel',
+  'maxLabel',
+  'choices',
+  'rows',
+  'columns',
+  'displayIf',
+]);
 /** JSON with object keys sorted: questions read back from jsonb come with their keys in jsonb's order, not ours. */
 function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
@@ -154,6 +246,11 @@ function canonicalJson(value: unknown): string {
   );
 }
 const sameValue = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+
+const scaleBounds = (scale: unknown) =>
+  scale && typeof scale === 'object'
+    ? { min: (scale as { min: unknown }).min, max: (scale as { max: unknown }).max }
+    : scale;
 
 /** Whether two question lists are the same, whatever order their objects' keys come in. */
 export const sameQuestions = (a: readonly Question[], b: readonly Question[]) => sameValue(a, b);
@@ -195,25 +292,38 @@ export function changesAfterLaunch(
       if (rewordable.has(key)) continue;
       const was = (before as Record<string, unknown>)[key];
       const now = (after as Record<string, unknown>)[key];
-      if (sameValue(was, now)) continue;
+      // A matrix scale's labels are words; its bounds are what answers mean.
+      if (key === 'scale' ? sameValue(scaleBounds(was), scaleBounds(now)) : sameValue(was, now)) continue;
       const code =
-        key === 'min' || key === 'max' ? 'scale_changed' : key === 'required' ? 'required_changed' : 'rule_changed';
+        key === 'min' || key === 'max' || key === 'scale'
+          ? 'scale_changed'
+          : key === 'required'
+            ? 'required_changed'
+            : 'rule_changed';
       problems.push({
         path: `${path}/${key}`,
         message: `the ${key} of question ${before.id} cannot change after the launch (was ${JSON.stringify(was) ?? 'absent'})`,
         code,
       });
     }
-    if ('choices' in before && 'choices' in after) {
-      before.choices.forEach((choice, j) => {
-        if (after.choices[j]?.id !== choice.id) {
+    for (const member of ['choices', 'rows', 'columns'] as const) {
+      const was = (before as Partial<Record<typeof member, { id: string }[] | null>>)[member] ?? [];
+      const now = (after as Partial<Record<typeof member, { id: string }[] | null>>)[member] ?? [];
+      was.forEach((item, j) => {
+        if (now[j]?.id !== item.id)
           problems.push({
-            path: `${path}/choices/${j}`,
-            message: `choice ${choice.id} of question ${before.id} was removed or moved; add new choices after the existing ones`,
+            path: `${path}/${member}/${j}`,
+            message: `${member === 'choices' ? 'choice' : member === 'rows' ? 'row' : 'column'} ${item.id} of question ${before.id} was removed or moved; add new ones after the existing ones`,
             code: 'choice_moved',
           });
-        }
       });
+      // A ranking's answer names every choice, so a new choice would make every earlier answer incomplete.
+      if (member === 'choices' && before.type === 'ranking' && now.length !== was.length)
+        problems.push({
+          path: `${path}/choices`,
+          message: `the choices of ranking question ${before.id} cannot change in number after the launch: every answer ranks all of them`,
+          code: 'rule_changed',
+        });
     }
   });
   next.slice(launched.length).forEach((added, k) => {
