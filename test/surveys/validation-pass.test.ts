@@ -63,7 +63,7 @@ const get = (path: string): Promise<RawAnswer> =>
 
 describe('submitResponse lists every problem', () => {
   it('three wrong answers and a missing required question are four problems', async () => {
-    // q_1 (nps) out of the schema's bounds, q_3 (single_choice) of the wrong JSON type, q_4 (multiple_choice)
+    // q_1 (nps) out of its question's bounds, q_3 (single_choice) of the wrong JSON type, q_4 (multiple_choice)
     // empty: three schema problems; q_2 (rating, required) is not answered: a semantic one.
     const answers = [
       { questionId: 'q_1', value: 11 },
