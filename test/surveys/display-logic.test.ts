@@ -198,7 +198,9 @@ describe('display logic', () => {
     );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
     const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
-    const groups = (html: string) => [...html.matchAll(/<fieldset id="(q_\d+)-group"/g)].map((m) => m[1]);
+    // The questions shown; the others are on the page too, hidden and disabled, for the page's script.
+    const groups = (html: string) =>
+      [...html.matchAll(/<fieldset id="(q_\d+)-group"( hidden disabled)?/g)].filter((m) => !m[2]).map((m) => m[1]);
     const post = (fields: Array<[string, string]>) =>
       fetch(url, {
         method: 'POST',
@@ -208,6 +210,7 @@ describe('display logic', () => {
 
     const first = await (await fetch(url)).text();
     expect(groups(first)).toEqual(['q_1', 'q_3']);
+    expect(first).toContain('<fieldset id="q_2-group" hidden disabled>');
     expect(first).toContain('name="survey.shown" value="q_1,q_3"');
     // A low score shows "What went wrong?": the page comes back with it, and stores nothing yet.
     const second = await post([

@@ -127,3 +127,55 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       end loop;
     end $$`.execute(db);
 }
+
+/** The encoding of the five first types, as 2026-11-24T0600 wrote it. */
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
+    create or replace function analytics_encode(answers jsonb, questions jsonb, out nums smallint[], out cells integer[])
+    language plpgsql immutable parallel safe as $$
+    declare
+      by_id jsonb := '{}';
+      question jsonb;
+      choice jsonb;
+      answer jsonb;
+      kind text;
+      pos integer := 0;
+      choice_pos integer;
+      number_value integer;
+    begin
+      nums := '{}';
+      cells := '{}';
+      if jsonb_typeof(questions) is distinct from 'array' then
+        return;
+      end if;
+      if jsonb_typeof(answers) = 'array' then
+        select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id
+        from jsonb_array_elements(answers) as item
+        where jsonb_typeof(item) = 'object' and jsonb_typeof(item->'questionId') = 'string';
+      end if;
+      for question in select value from jsonb_array_elements(questions) loop
+        answer := by_id -> (question->>'id');
+        kind := question->>'type';
+        number_value := case when jsonb_typeof(answer) = 'number' and (answer #>> '{}') ~ '^[0-9]{1,4}$' then (answer #>> '{}')::integer end;
+        nums := array_append(nums, case when kind in ('nps', 'rating') then number_value::smallint end);
+        if kind in ('nps', 'rating') and number_value is not null then
+          cells := array_append(cells, pos * 100000 + number_value);
+        elsif kind = 'text' and jsonb_typeof(answer) = 'string' then
+          cells := array_append(cells, pos * 100000 + least(length(answer #>> '{}'), 99998));
+        elsif jsonb_typeof(question->'choices') = 'array'
+              and ((kind = 'single_choice' and jsonb_typeof(answer) = 'string') or (kind = 'multiple_choice' and jsonb_typeof(answer) = 'array')) then
+          if kind = 'multiple_choice' then
+            cells := array_append(cells, pos * 100000 + 99999);
+          end if;
+          choice_pos := 0;
+          for choice in select value from jsonb_array_elements(question->'choices') loop
+            if (kind = 'single_choice' and choice->>'id' = answer #>> '{}') or (kind = 'multiple_choice' and answer ? (choice->>'id')) then
+              cells := array_append(cells, pos * 100000 + choice_pos);
+            end if;
+            choice_pos := choice_pos + 1;
+          end loop;
+        end if;
+        pos := pos + 1;
+      end loop;
+    end $$`.execute(db);
+}

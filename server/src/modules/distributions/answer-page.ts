@@ -29,6 +29,7 @@ import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
 import { spendEmbedAnswer } from './embed-limits.js';
 import { readForm } from './form-body.js';
+import { liveLogicHash } from './live-logic.js';
 import { parseToken } from './tokens.js';
 
 type Question = components['schemas']['Question'];
@@ -67,10 +68,10 @@ function setPageHeaders(res: Response, frameableBy: readonly string[]): void {
   res.setHeader('Referrer-Policy', 'no-referrer');
   res.setHeader('X-Content-Type-Options', 'nosniff');
   const ancestors = frameableBy.length > 0 ? frameableBy.join(' ') : "'none'";
-  // Nothing but inline styles and same-origin form posts.
+  // Nothing but inline styles, the page's one script (display logic), and same-origin form posts.
   res.setHeader(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`,
+    `default-src 'none'; style-src 'unsafe-inline'; script-src ${liveLogicHash}; form-action 'self'; base-uri 'none'; frame-ancestors ${ancestors}`,
   );
   // X-Frame-Options cannot name several origins; browsers that know CSP ignore it when frame-ancestors is set.
   if (frameableBy.length === 0) res.setHeader('X-Frame-Options', 'DENY');
@@ -190,11 +191,10 @@ async function inLanguage(deps: Dependencies, req: Request, found: Exclude<Resol
   };
 }
 
-/** The questions a page shows for these answers (display logic), and their ids for the form to carry. */
+/** The page's questions, and the ids of those these answers show (display logic), for the form to carry. */
 function shownFor(questions: readonly Question[], answers: readonly Answer[]) {
   const shown = displayedQuestions(questions, new Map(answers.map((a) => [a.questionId, a.value])));
-  const visible = questions.filter((q) => shown.has(q.id));
-  return { questions: visible, shown: visible.map((q) => q.id) };
+  return { questions, shown: questions.filter((q) => shown.has(q.id)).map((q) => q.id) };
 }
 
 const filled = (form: FormValues, field: string) => {

@@ -4,6 +4,7 @@
  * aria-describedby and listed in a summary at the top), a viewport for phones. Every value is escaped.
  */
 import type { components } from '../../generated/openapi.js';
+import { liveLogicScript } from './live-logic.js';
 import { escapeHtml as e } from './messages.js';
 
 type Question = components['schemas']['Question'];
@@ -19,6 +20,9 @@ h1{font-size:1.6rem;line-height:1.25;margin:0 0 8px}
 fieldset{border:1px solid #d0d4da;border-radius:8px;margin:0 0 20px;padding:16px}
 fieldset.invalid{border-color:#b3261e;border-width:2px}
 legend{font-weight:600;padding:0 6px}
+form{counter-reset:question}
+legend::before{counter-increment:question;content:counter(question) ". "}
+fieldset[hidden]{display:none}
 .hint{color:#555;font-size:.95rem;margin:0 0 10px}
 .req{color:#b3261e}
 .error{color:#b3261e;font-weight:600;margin:0 0 10px}
@@ -45,7 +49,7 @@ button{font:inherit;font-weight:600;color:#fff;background:#1f4fd1;border:0;borde
 .languages a,.languages span{display:inline-block;padding:6px 2px;min-height:44px}
 `;
 
-export function layout(title: string, body: string, language = 'en'): string {
+export function layout(title: string, body: string, language = 'en', script?: string): string {
   return `<!doctype html>
 <html lang="${e(language)}">
 <head>
@@ -58,7 +62,7 @@ export function layout(title: string, body: string, language = 'en'): string {
 <body>
 <main>
 ${body}
-</main>
+</main>${script ? `\n<script>${script}</script>` : ''}
 </body>
 </html>`;
 }
@@ -265,9 +269,17 @@ export function surveyPage(page: SurveyPage): string {
       `<div class="summary" role="alert" tabindex="-1" id="errors"><h2>There ${page.errors.size === 1 ? 'is 1 problem' : `are ${page.errors.size} problems`} with your answers</h2><ul>${items}</ul></div>`,
     );
   }
-  parts.push(`<form method="post" action="${e(page.action)}" novalidate>`);
+  const logic = page.questions.some((q) => q.displayIf);
+  // What the page's script needs to apply display logic: each question's id, type and rules (never its texts).
+  const logicData = logic
+    ? ` data-logic="${e(JSON.stringify(page.questions.map((q) => ({ id: q.id, type: q.type, ...(q.displayIf ? { displayIf: q.displayIf } : {}) }))))}"`
+    : '';
+  parts.push(`<form method="post" action="${e(page.action)}" novalidate${logicData}>`);
   if (page.shown) parts.push(`<input type="hidden" name="${SHOWN_FIELD}" value="${e(page.shown.join(','))}">`);
-  page.questions.forEach((q, i) => {
+  page.questions.forEach((q) => {
+    // A question the answers do not call for is on the page, hidden and disabled (so its fields are not sent), for
+    // the script to show when they do; without a script the server shows it after a post.
+    const hidden = page.shown && !page.shown.includes(q.id) ? ' hidden disabled' : '';
     const errors = page.errors.get(q.id) ?? [];
     const ids = [q.description ? `${q.id}-hint` : '', errors.length > 0 ? `${q.id}-error` : '']
       .filter(Boolean)
@@ -276,8 +288,8 @@ export function surveyPage(page: SurveyPage): string {
     const describedBy = ids ? ` aria-describedby="${ids}"` : '';
     const invalid = errors.length > 0 ? ' aria-invalid="true"' : '';
     parts.push(
-      `<fieldset id="${e(q.id)}-group"${errors.length > 0 ? ' class="invalid"' : ''}>`,
-      `<legend id="${e(q.id)}-legend" tabindex="-1">${i + 1}. ${e(q.text)}${q.required ? ' <span class="req">(required)</span>' : ' (optional)'}</legend>`,
+      `<fieldset id="${e(q.id)}-group"${hidden}${errors.length > 0 ? ' class="invalid"' : ''}>`,
+      `<legend id="${e(q.id)}-legend" tabindex="-1">${e(q.text)}${q.required ? ' <span class="req">(required)</span>' : ' (optional)'}</legend>`,
       q.description ? `<p class="hint" id="${e(q.id)}-hint">${e(q.description)}</p>` : '',
       errors.length > 0 ? `<p class="error" id="${e(q.id)}-error">${errors.map(e).join('<br>')}</p>` : '',
       questionBody(q, page.values, describedBy + invalid),
@@ -289,6 +301,7 @@ export function surveyPage(page: SurveyPage): string {
     page.errors.size > 0 ? `Check your answers – ${page.title}` : page.title,
     parts.join('\n'),
     page.language,
+    logic ? liveLogicScript : undefined,
   );
 }
 

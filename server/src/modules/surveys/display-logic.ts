@@ -123,3 +123,17 @@ export function logicProblems(questions: readonly Question[], basePath = '/body/
   });
   return problems;
 }
+
+/**
+ * The source of `displayedQuestions` and what it calls, for the answer page's script: the browser decides what to
+ * show with the very code the API's checks use, so the page and the API cannot disagree. Types are gone in the
+ * compiled functions; `__name` is the helper some compilers wrap named functions in.
+ */
+export function displayLogicSource(): string {
+  return [
+    'var __name = function (target) { return target; };',
+    `var rulesOf = ${String(rulesOf)};`,
+    String(holds),
+    String(displayedQuestions),
+  ].join('\n');
+}

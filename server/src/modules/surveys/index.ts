@@ -5,7 +5,7 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { validateAnswers } from './answers.js';
-export { displayedQuestions } from './display-logic.js';
+export { displayedQuestions, displayLogicSource } from './display-logic.js';
 export { surveysJobs } from './jobs.js';
 export { normaliseQuestions } from './questions.js';
 export {
