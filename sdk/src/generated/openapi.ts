@@ -4388,7 +4388,7 @@ export interface components {
              * @description That question's type, which decides `metric`.
              * @enum {string}
              */
-            questionType: "nps" | "rating" | "single_choice" | "multiple_choice" | "text";
+            questionType: "nps" | "rating" | "single_choice" | "multiple_choice" | "text" | "matrix" | "ranking" | "number" | "date";
             /** @description `true` when the survey has fewer respondents than the anonymity threshold; its figures are then `null`. */
             suppressed: boolean;
             /** @description The survey's responses (static `responseCount`); `null` when suppressed. */

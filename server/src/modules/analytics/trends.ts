@@ -13,7 +13,7 @@ import { findPreviousCycle, listLaunchedSurveysWithKey, type CycleSurveyRow } fr
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
 import { measureScope, measureWholeSurveys, type Context, type Measured } from './service.js';
-import { favourableShareOf, meanOf, npsOf, questionStats, round, type Histogram } from './statistics.js';
+import { ANSWERED_MARK, favourableShareOf, type Histogram, meanOf, npsOf, questionStats, round } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
 
 type Question = components['schemas']['Question'];
@@ -79,7 +79,8 @@ function trendPoint(survey: CycleSurveyRow, key: string, measured: Measured, thr
     ...base,
     suppressed: false,
     responseCount: measured.whole.responses,
-    answeredCount: stats.answeredCount,
+    // Number answers are not in cells, only their "answered" mark is (their figures come from the answers).
+    answeredCount: question.type === 'number' ? (histogram?.get(ANSWERED_MARK) ?? 0) : stats.answeredCount,
     score,
     favourableShare: favourable === null ? null : round(favourable, 1),
   };
