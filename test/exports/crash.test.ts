@@ -23,10 +23,11 @@ afterAll(async () => {
   await t?.close();
 });
 
-// A file of about 15 MiB (15 chunks), so the worker can be killed mid-file; wide rows keep the per-row costs of
-// the set-up and of the check low. The Citus cluster's distributed planner makes every step slower: more time.
-const ROWS = 36_000;
-const TEXT = 400;
+// A file of about 21 MiB (21 chunks), so the worker can be killed mid-file even when this process is slowed; wide
+// rows keep the per-row costs of the set-up and of the check low. The Citus cluster's distributed planner makes
+// every step slower: more time.
+const ROWS = 60_000;
+const TEXT = 300;
 const timeout = citusMode ? 360_000 : 180_000;
 
 it('an export survives SIGKILL of its worker and produces one complete file', { timeout }, async () => {
