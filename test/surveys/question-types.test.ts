@@ -5,12 +5,15 @@
  * `notApplicable`), and static analytics (matrix rows as ratings, ranks, exact date figures, number figures, N/A
  * and Other counted apart from the scale).
  */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '@survey-service/sdk';
 import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client } from '../distributions/fixtures.js';
 import type { TestSmtp } from '../distributions/smtp.js';
 import { exportToBuffer, parseCsv } from '../exports/fixtures.js';
+import { repoRoot } from '../helpers/process.js';
 import type { TestService } from '../helpers/service.js';
 
 type QuestionInput = components['schemas']['QuestionInput'];
@@ -117,6 +120,28 @@ describe('the survey', () => {
     expect(date).toMatchObject({ type: 'date', min: '1990-01-01', max: '2026-12-31' });
     expect(choice).toMatchObject({ allowOther: true });
     expect(rating).toMatchObject({ allowNotApplicable: true });
+  });
+
+  it("accepts the contract's Likert example as it is, and launches it", async () => {
+    const document = JSON.parse(await readFile(path.join(repoRoot, 'openapi/bundled/openapi.json'), 'utf8')) as {
+      paths: Record<
+        string,
+        { post: { requestBody: { content: Record<string, { examples: Record<string, { value: unknown }> }> } } }
+      >;
+    };
+    const example =
+      document.paths['/api/v1/surveys']!.post.requestBody.content['application/json']!.examples.likert!.value;
+    const created = await live.unwrap(live.POST('/api/v1/surveys', { body: example as never }));
+    expect(created.questions.map((q) => q.type)).toEqual([
+      'matrix',
+      'nps',
+      'text',
+      'ranking',
+      'number',
+      'date',
+      'single_choice',
+    ]);
+    await live.unwrap(live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: created.id } } }));
   });
 
   it('refuses impossible definitions, each at its path', async () => {
