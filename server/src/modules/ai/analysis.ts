@@ -79,8 +79,15 @@ export function prepareInput(
       const question = byId.get(answer.questionId);
       if (!question) continue;
       const s = sums.get(question.id) ?? { total: 0, count: 0 };
-      if ((question.type === 'nps' || question.type === 'rating') && typeof answer.value === 'number')
-        s.total += answer.value;
+      const scored = question.type === 'nps' || question.type === 'rating';
+      // N/A (null) is no score: it stays out of the average, as in analytics.
+      if (scored && typeof answer.value !== 'number') continue;
+      if (scored) s.total += answer.value as number;
+      // The text of an "Other" choice is a comment too, tied to its question.
+      if (typeof answer.other === 'string' && answer.other.trim().length > 0) {
+        comments.push({ questionId: question.id, text: redact(answer.other) });
+        commentResponse.push(r);
+      }
       if (question.type === 'text' && typeof answer.value === 'string') {
         if (answer.value.trim().length === 0) continue;
         comments.push({ questionId: question.id, text: redact(answer.value) });
