@@ -94,3 +94,31 @@ describe('offline survey generation stays on the prompt’s audience and subject
     expect(questions[0]!.text).toMatch(/place to work/);
   });
 });
+
+describe('drafts a designer would write', () => {
+  it('key every question uniquely and stably, fold agreement statements into a grid when asked, and add follow-up logic', () => {
+    for (const { prompt } of labelled) {
+      const questions = draft(prompt, 12);
+      const keys = questions.map((q) => q.key);
+      expect(
+        keys.every((k) => typeof k === 'string' && /^[a-z0-9][a-z0-9_.-]{0,99}$/.test(k)),
+        prompt,
+      ).toBe(true);
+      expect(new Set(keys).size, prompt).toBe(keys.length);
+      // The same bank question gets the same key in another draft: cycles of generated surveys compare.
+      expect(draft(prompt, 12).map((q) => q.key)).toEqual(keys);
+    }
+    const grid = draft('Quarterly engagement survey for employees as a Likert grid', 8);
+    expect(grid).toHaveLength(8);
+    const matrix = grid.find((q) => q.type === 'matrix');
+    expect(matrix).toMatchObject({
+      scale: { min: 1, max: 5, minLabel: 'Strongly disagree', maxLabel: 'Strongly agree' },
+    });
+    expect(matrix!.type === 'matrix' && matrix!.rows.length).toBeGreaterThanOrEqual(3);
+    expect(grid.filter((q) => q.type === 'rating' && q.minLabel === 'Strongly disagree')).toEqual([]);
+    const customer = draft('Customer NPS after onboarding', 8);
+    const followUp = customer.find((q) => q.displayIf);
+    expect(followUp).toMatchObject({ type: 'text', displayIf: { all: [{ questionId: 'q_1', op: 'lte', value: 8 }] } });
+    expect(customer[0]).toMatchObject({ id: 'q_1', type: 'nps' });
+  });
+});

@@ -61,6 +61,24 @@ describe('generateSurvey (offline)', () => {
     expect(again.id).not.toBe(survey.id);
   });
 
+  it('stores drafts with keys, a Likert grid when asked, and follow-up logic, as surveys that launch', async () => {
+    const client = tenant.live;
+    const grid = await client.unwrap(
+      client.POST('/api/v1/surveys/generate', {
+        body: { prompt: 'Quarterly engagement survey for employees as a Likert grid', questionCount: 8 },
+      }),
+    );
+    expect(grid.questions).toHaveLength(8);
+    expect(grid.questions.filter((q) => q.type === 'matrix')).toHaveLength(1);
+    expect(grid.questions.every((q) => typeof q.key === 'string')).toBe(true);
+    const customer = await client.unwrap(
+      client.POST('/api/v1/surveys/generate', { body: { prompt: 'Customer NPS after onboarding', questionCount: 8 } }),
+    );
+    expect(customer.questions.filter((q) => q.displayIf)).toHaveLength(1);
+    for (const survey of [grid, customer])
+      await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
+  });
+
   it('follows questionCount and the title, and detects the topic', async () => {
     const client = tenant.live;
     const survey = await client.unwrap(

@@ -123,10 +123,24 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   for (const q of opened) add(q);
   // A short bank for this prompt: fill up from the audience's other topics, never from another audience's.
   for (const topic of topics) if (topic.audience === audience) for (const q of topic.questions) add(q);
-  const questions = chosen
+  const ordered = chosen
     .map((q, i) => ({ q, i }))
     .sort((a, b) => rank(a.q) - rank(b.q) || a.i - b.i)
     .map(({ q }) => structuredClone(q));
+  const grid = wantsGrid(request.prompt)
+    ? asGrid(ordered, [...pool, ...topics.filter((t) => t.audience === audience)])
+    : ordered;
+  // Keys are unique within a survey: a second question whose first words are the same gets a number.
+  const keys = new Set<string>();
+  const questions = withFollowUpLogic(
+    grid.map((q) => {
+      const base = keyOf(audience, q);
+      let key = base;
+      for (let n = 2; keys.has(key); n++) key = `${base.slice(0, 96)}-${n}`;
+      keys.add(key);
+      return { ...q, key };
+    }),
+  );
   const primary = detected[0]!;
   return {
     title: request.title ?? primary.title,
@@ -135,6 +149,78 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
     // Customers answer as themselves (a follow-up needs to know who); every other audience answers anonymously.
     settings: { anonymous: audience !== 'customers', allowMultipleResponses: false },
   };
+}
+
+/**
+ * A question's key in drafts: its audience and the first words of its text, so that the same bank question gets
+ * the same key in every draft, and cycles of a generated survey compare (`GET /analytics/trends`).
+ */
+function keyOf(audience: string, question: QuestionInput): string {
+  const words = (question.type === 'matrix' ? question.rows.map((row) => row.text).join(' ') : question.text)
+    .toLowerCase()
+    .normalize('NFKD')
+    .replace(/[^a-z0-9 ]+/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .slice(0, 6);
+  return `${audience}.${question.type === 'matrix' ? 'grid.' : ''}${words.join('-')}`
+    .slice(0, 100)
+    .replace(/[-.]+$/, '');
+}
+
+const wantsGrid = (prompt: string) => /\b(grid|matrix|likert)\b/i.test(prompt);
+
+const isAgreement = (q: QuestionInput) =>
+  q.type === 'rating' && q.minLabel === 'Strongly disagree' && q.maxLabel === 'Strongly agree';
+
+/**
+ * A prompt that asks for a grid gets its agreement statements as one Likert matrix (at the first statement's
+ * place), filled up from the same topics' other statements so that the draft keeps its number of questions.
+ */
+function asGrid(questions: QuestionInput[], sources: readonly Topic[]): QuestionInput[] {
+  const statements = questions.filter(isAgreement);
+  if (statements.length === 0) return questions;
+  const texts = new Set(questions.map((q) => q.text));
+  const more = sources
+    .flatMap((t) => t.questions)
+    .filter((q) => isAgreement(q) && !texts.has(q.text) && texts.add(q.text));
+  // The matrix replaces the statements: bring the count back with more statements as rows, or other questions.
+  const rows = [...statements, ...more].slice(0, Math.min(30, Math.max(3, statements.length + 2)));
+  if (rows.length < 2) return questions;
+  const matrix: QuestionInput = {
+    type: 'matrix',
+    text: 'How much do you agree with each statement?',
+    required: true,
+    rows: rows.map((q) => ({ text: q.text })),
+    scale: { min: 1, max: 5, minLabel: 'Strongly disagree', maxLabel: 'Strongly agree' },
+    allowNotApplicable: true,
+  };
+  const first = questions.indexOf(statements[0]!);
+  const others = questions.filter((q) => !isAgreement(q));
+  const fill = sources
+    .flatMap((t) => t.questions)
+    .filter((q) => !isAgreement(q) && q.type !== 'nps' && !texts.has(q.text) && texts.add(q.text))
+    .sort((a, b) => rank(a) - rank(b));
+  const result = [...others.slice(0, first), matrix, ...others.slice(first)];
+  while (result.length < questions.length && fill.length > 0) result.splice(result.length - 1, 0, fill.shift()!);
+  return result;
+}
+
+/**
+ * Logic a designer would add: an open question about what to improve follows an NPS question, and is shown to
+ * those who would not promote (0–8). Ids are then given, as rules name questions by id.
+ */
+function withFollowUpLogic(questions: QuestionInput[]): QuestionInput[] {
+  const score = questions.findIndex((q) => q.type === 'nps');
+  const followUp = questions.findIndex(
+    (q, i) => i > score && q.type === 'text' && /\b(improve|better|change|differently)\b/i.test(q.text),
+  );
+  if (score < 0 || followUp < 0) return questions;
+  return questions.map((q, i) => ({
+    ...q,
+    id: `q_${i + 1}`,
+    ...(i === followUp ? { displayIf: { all: [{ questionId: `q_${score + 1}`, op: 'lte' as const, value: 8 }] } } : {}),
+  }));
 }
 
 /** A count stated in the prompt ("10 questions"), if any. */
