@@ -372,6 +372,17 @@ describe('exports and analytics', () => {
     expect(dates[0]).toEqual({ from: '2019-03-01', to: '2019-04-01', count: 1 });
     expect(dates.at(-1)).toEqual({ from: '2021-07-01', to: '2021-08-01', count: 1 });
     expect(byId.get('q_6')).toMatchObject({ answeredCount: 2, otherCount: 1 });
+    // Smart analytics: each row of the Likert grid is a heatmap column, scored like a rating of its scale.
+    const smart = await live.unwrap(
+      live.GET('/api/v1/surveys/{id}/analytics/smart', { params: { path: { id: surveyId } } }),
+    );
+    const gridColumns = smart.heatmap.questions.filter((c) => c.questionId === 'q_1');
+    expect(gridColumns).toEqual([
+      { questionId: 'q_1', rowId: 'r_1', text: 'I know what is expected of me', type: 'matrix', overall: 3.67 },
+      { questionId: 'q_1', rowId: 'r_2', text: 'I have the tools I need', type: 'matrix', overall: 4 },
+    ]);
+    // The labelled grid has no scale to score: no columns.
+    expect(smart.heatmap.questions.some((c) => c.questionId === 'q_2')).toBe(false);
     // N/A is apart from the scale: two ratings of 3, one N/A.
     expect(byId.get('q_7')).toMatchObject({ answeredCount: 2, average: 3, notApplicableCount: 1 });
   });

@@ -4071,8 +4071,8 @@ export interface components {
             averageRating: number | null;
         };
         /**
-         * @description Segment × question: for every `nps` and `rating` question, the score of the whole result and of each group
-         *     of `segmentBy`, with the group's difference to the whole (group − whole, same unit). Rows of suppressed groups
+         * @description Segment × question: for every `nps` and `rating` question and every row of a `matrix` with a numeric scale (a
+         *     column each, named by `questionId` and `rowId`), the score of the whole result and of each group of `segmentBy`, with the group's difference to the whole (group − whole, same unit). Rows of suppressed groups
          *     carry no cells' values.
          */
         SmartAnalyticsHeatmap: {
@@ -4081,17 +4081,19 @@ export interface components {
              * @enum {string}
              */
             metric: "mean" | "favourable";
-            /** @description The columns, in survey order, with the whole result's score. */
+            /** @description The columns, in survey order (a matrix's rows in row order), with the whole result's score. */
             questions: {
                 /** @description Id of the question. */
                 questionId: string;
-                /** @description The question text. */
+                /** @description The matrix row of the column; absent for nps and rating questions. */
+                rowId?: string;
+                /** @description The question text, or the matrix row's statement. */
                 text: string;
                 /**
                  * @description The question type.
                  * @enum {string}
                  */
-                type: "nps" | "rating";
+                type: "nps" | "rating" | "matrix";
                 /** @description The whole result's score; `null` when nobody answered. */
                 overall: number | null;
             }[];
@@ -4110,6 +4112,8 @@ export interface components {
                 cells: {
                     /** @description Id of the question. */
                     questionId: string;
+                    /** @description The matrix row of the column, as in `questions`. */
+                    rowId?: string;
                     /** @description The group's score; `null` when suppressed or nobody in the group answered. */
                     score: number | null;
                     /** @description `score − overall`, from the unrounded values, rounded like `score`; `null` when either is `null`. */

@@ -21,7 +21,15 @@ import {
   type Context,
   type Measured,
 } from './service.js';
-import { favourableCut, favourableShareOf, meanOf, npsOf, round, type Histogram } from './statistics.js';
+import {
+  favourableCut,
+  favourableShareOf,
+  matrixRowHistogram,
+  meanOf,
+  npsOf,
+  round,
+  type Histogram,
+} from './statistics.js';
 import { resultSuppressed } from './suppression.js';
 import { previousCycleComparison } from './trends.js';
 
@@ -41,6 +49,14 @@ export interface SmartRequest extends AnalyticsRequest {
   heatmapMetric?: 'mean' | 'favourable';
   /** `previousCycle`: compare with the survey cycle before (trends.ts); otherwise the distribution or period. */
   compareTo?: 'auto' | 'previousCycle';
+}
+
+/** A heatmap column: a scored question, or one row of a Likert grid scored as a rating of the grid's scale. */
+interface HeatmapColumn {
+  question: Question;
+  row?: { id: string; text: string };
+  scored: Question;
+  histogramOf(histograms: Map<number, Histogram>): Histogram | undefined;
 }
 
 function scoreOf(question: Question, histogram: Histogram | undefined, metric: 'mean' | 'favourable'): number | null {
@@ -228,9 +244,22 @@ export async function getSmartAnalytics(
     manager === undefined ? undefined : measureManagerTree(db, scope, manager, threshold),
   ]);
   const groups = managerTreeRows(measured, tree);
-  const columns = questions.flatMap((question, position) =>
-    question.type === 'nps' || question.type === 'rating' ? [{ question, position }] : [],
-  );
+  // One column per scored question, and per row of a Likert grid, scored like a rating of its scale.
+  const columns: HeatmapColumn[] = questions.flatMap((question, position): HeatmapColumn[] => {
+    if (question.type === 'nps' || question.type === 'rating')
+      return [{ question, scored: question, histogramOf: (histograms) => histograms.get(position) }];
+    if (question.type !== 'matrix' || !question.scale) return [];
+    const { min, max } = question.scale;
+    return question.rows.map((row, index) => ({
+      question,
+      row,
+      scored: { ...question, type: 'rating', min, max, minLabel: null, maxLabel: null },
+      histogramOf: (histograms) => {
+        const whole = histograms.get(position);
+        return whole && matrixRowHistogram(whole, index);
+      },
+    }));
+  });
   const base = {
     surveyId,
     segmentBy,
@@ -278,26 +307,28 @@ export async function getSmartAnalytics(
     };
   });
   const decimals = metric === 'mean' ? 2 : 1;
-  const overall = columns.map(({ question, position }) =>
-    scoreOf(question, measured.whole.histograms.get(position), metric),
+  const overall = columns.map((column) =>
+    scoreOf(column.scored, column.histogramOf(measured.whole.histograms), metric),
   );
   const heatmap: Heatmap = {
     metric,
-    questions: columns.map(({ question }, i) => ({
+    questions: columns.map(({ question, row }, i) => ({
       questionId: question.id,
-      text: question.text,
-      type: question.type as 'nps' | 'rating',
+      ...(row ? { rowId: row.id } : {}),
+      text: row ? row.text : question.text,
+      type: question.type as 'nps' | 'rating' | 'matrix',
       overall: overall[i] === null ? null : round(overall[i]!, decimals),
     })),
     rows: groups.map((group) => ({
       value: group.value,
       ...treeGroupOf(group),
       suppressed: group.suppressed,
-      cells: columns.map(({ question, position }, i) => {
-        const score = group.suppressed ? null : scoreOf(question, group.histograms.get(position), metric);
+      cells: columns.map((column, i) => {
+        const score = group.suppressed ? null : scoreOf(column.scored, column.histogramOf(group.histograms), metric);
         const whole = overall[i] ?? null;
         return {
-          questionId: question.id,
+          questionId: column.question.id,
+          ...(column.row ? { rowId: column.row.id } : {}),
           score: score === null ? null : round(score, decimals),
           difference: score === null || whole === null ? null : round(score - whole, decimals),
         };

@@ -240,6 +240,9 @@ function partOf(histogram: Histogram, width: number, part: number): Histogram {
   return out;
 }
 
+/** The histogram of one matrix row (values of its scale, or column positions). */
+export const matrixRowHistogram = (histogram: Histogram, row: number) => partOf(histogram, MATRIX_ROW, row);
+
 function matrixStats(question: Extract<Question, { type: 'matrix' }>, histogram: Histogram, marks: Histogram) {
   return {
     questionId: question.id,
