@@ -388,6 +388,62 @@ describe('exports and analytics', () => {
   });
 });
 
+describe('translations of the new types', () => {
+  it('take a grid’s rows and scale labels, list what is missing, and show them on the page in German', async () => {
+    const surveyId = await activeSurvey(live, {
+      questions: everyType,
+      languages: ['en', 'de'],
+      settings: { anonymous: true },
+    });
+    await live.unwrap(
+      live.PUT('/api/v1/surveys/{id}/translations/{language}', {
+        params: { path: { id: surveyId, language: 'de' } },
+        body: {
+          title: 'Umfrage',
+          questions: {
+            q_1: {
+              text: 'Wie sehr stimmen Sie zu?',
+              minLabel: 'Stimme gar nicht zu',
+              maxLabel: 'Stimme voll zu',
+              rows: { r_1: 'Ich weiß, was von mir erwartet wird', r_2: 'Ich habe die Werkzeuge, die ich brauche' },
+            },
+            q_2: { text: 'Wie oft?', columns: { never: 'Nie' } },
+          },
+        },
+      }),
+    );
+    const read = await live.unwrap(
+      live.GET('/api/v1/surveys/{id}/translations/{language}', { params: { path: { id: surveyId, language: 'de' } } }),
+    );
+    expect(read.missing).toEqual(
+      expect.arrayContaining(['/questions/q_2/rows/meetings', '/questions/q_2/columns/weekly', '/questions/q_3/text']),
+    );
+    expect(read.missing).not.toContain('/questions/q_1/rows/r_1');
+    // A row the grid does not have is refused at its path, and nothing changes.
+    const unknown = await live.PUT('/api/v1/surveys/{id}/translations/{language}', {
+      params: { path: { id: surveyId, language: 'de' } },
+      body: { title: 'Umfrage', questions: { q_1: { text: 'x', rows: { r_9: 'y' } } } },
+    });
+    expect(unknown.response.status).toBe(400);
+    expect(unknown.error!.error.details!.map((d) => d.path)).toContain('/body/questions/q_1/rows/r_9');
+
+    const d = await live.unwrap(
+      live.POST('/api/v1/surveys/{surveyId}/distribute', {
+        params: { path: { surveyId } },
+        body: { targeting: { filters: [] }, distribution: { method: 'embed' } },
+      }),
+    );
+    const done = await waitForStatus(live, surveyId, d.id, ['sent']);
+    const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
+    const page = await (await fetch(url, { headers: { 'accept-language': 'de-DE,de;q=0.9' } })).text();
+    expect(page).toContain('<th scope="row">Ich weiß, was von mir erwartet wird</th>');
+    expect(page).toContain('1 (Stimme gar nicht zu)');
+    expect(page).toContain('<th scope="col">Nie</th>');
+    // Untranslated strings fall back to the default language.
+    expect(page).toContain('<th scope="row">Team meetings</th>');
+  });
+});
+
 describe('the answer page', () => {
   it('renders every type with labels and takes a post of each without a script', async () => {
     const surveyId = await activeSurvey(live, { questions: everyType, settings: { anonymous: true } });
