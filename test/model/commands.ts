@@ -16,6 +16,7 @@ import type { TestSmtp } from '../distributions/smtp.js';
 import { found } from './findings.js';
 import {
   answersOf,
+  type ModelAnswer,
   BOUNCING_PERSON,
   DEPARTMENTS,
   describeFilter,
@@ -124,13 +125,18 @@ export const filterArb: fc.Arbitrary<DeptFilter> = fc.oneof(
 const answerArb = fc
   .tuple(
     fc.option(fc.integer({ min: 0, max: 10 }), { freq: 6 }),
-    fc.option(fc.integer({ min: 1, max: 5 }), { freq: 4 }),
+    fc.option(
+      fc.oneof(
+        { weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) },
+        { weight: 1, arbitrary: fc.constant('na' as const) },
+      ),
+      { freq: 4 },
+    ),
   )
   .filter(([nps, rating]) => nps !== null || rating !== null)
-  .map(([nps, rating]) => ({ nps, rating }));
+  .map(([nps, rating]): ModelAnswer => ({ nps, rating }));
 
-const answerText = (a: { nps: number | null; rating: number | null }) =>
-  `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'}`;
+const answerText = (a: ModelAnswer) => `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'}`;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys
@@ -237,13 +243,7 @@ const whoId = (who: Who) =>
 const hasLiveResponse = (m: Model, survey: MSurvey, respondent: string) =>
   live(m, survey).some((x) => x.respondent === respondent);
 
-async function submitApi(
-  m: Model,
-  r: Real,
-  survey: MSurvey,
-  who: Who,
-  answer: { nps: number | null; rating: number | null },
-) {
+async function submitApi(m: Model, r: Real, survey: MSurvey, who: Who, answer: ModelAnswer) {
   const sent = whoId(who);
   const result = await answered(
     r.client.POST('/api/v1/surveys/{id}/responses', {
@@ -310,7 +310,7 @@ async function submitApi(
 export class SubmitApi implements Cmd {
   constructor(
     readonly survey: number,
-    readonly answers: { who: Who; answer: { nps: number | null; rating: number | null } }[],
+    readonly answers: { who: Who; answer: ModelAnswer }[],
   ) {}
   check = (m: Readonly<Model>) => m.surveys.length > 0;
   async run(m: Model, r: Real) {
@@ -337,13 +337,7 @@ async function listed(r: Real, survey: MSurvey) {
   return all;
 }
 
-async function submitLink(
-  m: Model,
-  r: Real,
-  distribution: MDistribution,
-  recipient: MRecipient,
-  answer: { nps: number | null; rating: number | null },
-) {
+async function submitLink(m: Model, r: Real, distribution: MDistribution, recipient: MRecipient, answer: ModelAnswer) {
   const survey = distribution.survey;
   const form = new URLSearchParams();
   if (answer.nps !== null) form.append('nps', String(answer.nps));
@@ -432,7 +426,7 @@ export class SubmitLink implements Cmd {
   constructor(
     /** Picks a distribution (of any survey), then recipients of it. */
     readonly distribution: number,
-    readonly answers: { recipient: number; answer: { nps: number | null; rating: number | null } }[],
+    readonly answers: { recipient: number; answer: ModelAnswer }[],
   ) {}
   check = (m: Readonly<Model>) => m.surveys.some((s) => s.distributions.some((d) => d.recipients.size > 0));
   async run(m: Model, r: Real) {

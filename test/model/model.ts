@@ -25,8 +25,14 @@ export const strangerId = (i: number) => `X-${i}`;
 
 export const QUESTIONS = [
   { id: 'nps', type: 'nps', text: 'How likely are you to recommend us?', required: false },
-  { id: 'rating', type: 'rating', text: 'I have the tools I need.', required: false },
+  { id: 'rating', type: 'rating', text: 'I have the tools I need.', required: false, allowNotApplicable: true },
 ] as const;
+/** A rating answer: a value of the scale, N/A, or none. */
+export type RatingAnswer = number | 'na' | null;
+export interface ModelAnswer {
+  nps: number | null;
+  rating: RatingAnswer;
+}
 export const RATING_MIN = 1;
 export const RATING_MAX = 5;
 
@@ -87,7 +93,7 @@ export interface MResponse {
   survey: MSurvey;
   respondent: string | null;
   nps: number | null;
-  rating: number | null;
+  rating: RatingAnswer;
   distributionId: string | null;
   subject: Subject | null;
   submittedAt: string;
@@ -155,10 +161,11 @@ export const describeFilter = (f: DeptFilter) => `department ${f.operator} ${JSO
 export const live = (m: Model, survey: MSurvey) => m.responses.filter((r) => r.survey === survey && r.deleted === null);
 
 /** The answers as submitted and as exported: in the survey's question order, unanswered ones left out. */
-export function answersOf(r: { nps: number | null; rating: number | null }) {
-  const answers: { questionId: string; value: number }[] = [];
+export function answersOf(r: ModelAnswer) {
+  const answers: { questionId: string; value: number | null }[] = [];
   if (r.nps !== null) answers.push({ questionId: 'nps', value: r.nps });
-  if (r.rating !== null) answers.push({ questionId: 'rating', value: r.rating });
+  // N/A is the answer null.
+  if (r.rating !== null) answers.push({ questionId: 'rating', value: r.rating === 'na' ? null : r.rating });
   return answers;
 }
 
@@ -240,7 +247,7 @@ export function npsStats(values: number[], halves: Halves = 'away') {
   };
 }
 
-export function ratingStats(values: number[]) {
+export function ratingStats(values: number[], notApplicable = 0) {
   const n = values.length;
   const sum = values.reduce((a, b) => a + b, 0);
   const sorted = [...values].sort((a, b) => a - b);
@@ -262,6 +269,7 @@ export function ratingStats(values: number[]) {
     average: n === 0 ? null : roundRational(sum, n, 2),
     median,
     standardDeviation,
+    notApplicableCount: notApplicable,
     distribution: Array.from({ length: RATING_MAX - RATING_MIN + 1 }, (_, i) => ({
       value: RATING_MIN + i,
       count: values.filter((v) => v === RATING_MIN + i).length,
@@ -274,7 +282,10 @@ const questionsOf = (responses: MResponse[], halves: Halves = 'away') => [
     responses.flatMap((r) => (r.nps === null ? [] : [r.nps])),
     halves,
   ),
-  ratingStats(responses.flatMap((r) => (r.rating === null ? [] : [r.rating]))),
+  ratingStats(
+    responses.flatMap((r) => (typeof r.rating === 'number' ? [r.rating] : [])),
+    responses.filter((r) => r.rating === 'na').length,
+  ),
 ];
 
 /** Respondents: distinct respondent ids, each response without one counting as its own. */
@@ -457,7 +468,8 @@ export function exportRecord(r: MResponse) {
     surveyId: r.survey.id,
     respondentExternalId: r.respondent,
     distributionId: r.distributionId,
-    answers: answersOf(r),
+    // An export says N/A in so many words.
+    answers: answersOf(r).map((a) => (a.value === null ? { ...a, notApplicable: true } : a)),
     submittedAt: r.submittedAt,
     // The model never changes a launched survey: every response answers its first version.
     surveyVersion: 1,
