@@ -141,12 +141,10 @@ AS $function$
       by_id jsonb := '{}';
       question jsonb;
       choice jsonb;
-      item jsonb;
       answer jsonb;
       cell jsonb;
       kind text;
       pos integer := 0;
-      marks integer;
       choice_pos integer;
       row_pos integer;
       number_value integer;
@@ -158,22 +156,19 @@ AS $function$
         return;
       end if;
       if jsonb_typeof(answers) = 'array' then
-        select coalesce(jsonb_object_agg(a->>'questionId', jsonb_build_object('v', a->'value', 'o', a->'other')), '{}')
-        into by_id
-        from jsonb_array_elements(answers) as a
-        where jsonb_typeof(a) = 'object' and jsonb_typeof(a->'questionId') = 'string';
+        select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id
+        from jsonb_array_elements(answers) as item
+        where jsonb_typeof(item) = 'object' and jsonb_typeof(item->'questionId') = 'string';
       end if;
       for question in select value from jsonb_array_elements(questions) loop
-        item := by_id -> (question->>'id');
-        answer := item -> 'v';
+        answer := by_id -> (question->>'id');
         kind := question->>'type';
-        marks := (10000 + pos) * 100000;
         number_value := case when jsonb_typeof(answer) = 'number' and (answer #>> '{}') ~ '^[0-9]{1,4}$' then (answer #>> '{}')::integer end;
         nums := array_append(nums, case when kind in ('nps', 'rating') then number_value::smallint end);
         if kind in ('nps', 'rating') and number_value is not null then
           cells := array_append(cells, pos * 100000 + number_value);
         elsif kind in ('nps', 'rating') and jsonb_typeof(answer) = 'null' then
-          cells := array_append(cells, marks);
+          cells := array_append(cells, (10000 + pos) * 100000);
         elsif kind = 'text' and jsonb_typeof(answer) = 'string' then
           cells := array_append(cells, pos * 100000 + least(length(answer #>> '{}'), 99998));
         elsif kind in ('single_choice', 'multiple_choice') and jsonb_typeof(question->'choices') = 'array'
@@ -188,8 +183,16 @@ AS $function$
             end if;
             choice_pos := choice_pos + 1;
           end loop;
-          if (question->>'allowOther') = 'true' and jsonb_typeof(item->'o') = 'string' then
-            cells := array_append(cells, marks + 1);
+          -- "Other" is rare: its text is looked up only when the answer selects it (nested, as a SQL and goes on
+          -- evaluating after a null).
+          if question ? 'allowOther' then
+            if (question->>'allowOther') = 'true'
+               and (answer #>> '{}' = 'other' or (jsonb_typeof(answer) = 'array' and answer ? 'other')) then
+              if exists (select 1 from jsonb_array_elements(answers) as a
+                         where a->>'questionId' = question->>'id' and jsonb_typeof(a->'other') = 'string') then
+                cells := array_append(cells, (10000 + pos) * 100000 + 1);
+              end if;
+            end if;
           end if;
         elsif kind = 'matrix' and jsonb_typeof(answer) = 'object' and jsonb_typeof(question->'rows') = 'array' then
           cells := array_append(cells, pos * 100000 + 99999);
@@ -197,7 +200,7 @@ AS $function$
           for choice in select value from jsonb_array_elements(question->'rows') loop
             cell := answer -> (choice->>'id');
             if jsonb_typeof(cell) = 'null' then
-              cells := array_append(cells, marks + 1000 + row_pos);
+              cells := array_append(cells, (10000 + pos) * 100000 + 1000 + row_pos);
             elsif jsonb_typeof(cell) = 'number' and (cell #>> '{}') ~ '^[0-9]{1,2}$' then
               cells := array_append(cells, pos * 100000 + row_pos * 1000 + (cell #>> '{}')::integer);
             elsif jsonb_typeof(cell) = 'string' and jsonb_typeof(question->'columns') = 'array' then

@@ -15,6 +15,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   ai: () => import('./ai.js'),
   citus: () => import('./citus.js'),
   hierarchy: () => import('./hierarchy.js'),
+  encoding: () => import('./encoding.js'),
 };
 
 const name = process.argv[2];
