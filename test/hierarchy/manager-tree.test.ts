@@ -89,6 +89,46 @@ describe('analytics by manager tree', () => {
     ]);
   });
 
+  it('gives number questions their figures per row, from the answers of that row only', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    await organization(client);
+    for (const id of ids('F', 5)) await person(client, id, 'D2');
+    const survey = await client.unwrap(
+      client.POST('/api/v1/surveys', {
+        body: { title: 'Pulse', questions: [{ id: 'years', type: 'number', text: 'Years here?', integer: true }] },
+      }),
+    );
+    await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
+    // Years: D1..D6 answer 1..6, E1..E4 answer 10, F1..F5 answer 20; outside the organization 100.
+    const years: Array<[string, number]> = [
+      ...ids('D', 6).map((id, i): [string, number] => [id, i + 1]),
+      ...ids('E', 4).map((id): [string, number] => [id, 10]),
+      ...ids('F', 5).map((id): [string, number] => [id, 20]),
+      ...ids('OUT', 5).map((id): [string, number] => [id, 100]),
+    ];
+    for (const [respondentExternalId, value] of years)
+      await client.unwrap(
+        client.POST('/api/v1/surveys/{id}/responses', {
+          params: { path: { id: survey.id } },
+          body: { respondentExternalId, answers: [{ questionId: 'years', value }] },
+        }),
+      );
+    const result = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/static', {
+        params: { path: { id: survey.id }, query: { segmentBy: 'managerTree', manager: 'M' } },
+      }),
+    );
+    const figures = (index: number) => result.segments[index]!.questions?.[0];
+    // The whole survey: 20 answers.
+    expect(result.questions[0]).toMatchObject({ answeredCount: 20, min: 1, max: 100 });
+    // M's organization: 15 answers (D, E, F), mean (21 + 40 + 100) / 15.
+    expect(figures(0)).toMatchObject({ type: 'number', answeredCount: 15, min: 1, max: 20, mean: 10.7333 });
+    // The direct reports: D1..D6.
+    expect(figures(1)).toMatchObject({ answeredCount: 6, min: 1, max: 6, mean: 3.5 });
+    // Suppressed rows carry no figures.
+    expect(result.segments.filter((s) => s.suppressed).every((s) => s.questions === null)).toBe(true);
+  });
+
   it('hides the organization when the rest of the survey is a handful (the manager alone), and guards the parts', async () => {
     const { live: client } = await tenantWithRaisedLimits(t);
     await organization(client);

@@ -12,7 +12,7 @@
  */
 import type { Db } from '../../db/database.js';
 import * as repository from './repository.js';
-import type { AnalyticsScope, CellRow, TreeSizeRow } from './repository.js';
+import type { AnalyticsScope, CellRow, NumberValuesRow, TreeSizeRow } from './repository.js';
 import { histogramsByPosition, type Histogram } from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
@@ -24,6 +24,8 @@ export interface TreeGroup {
   respondents: number;
   suppressed: boolean;
   histograms: Map<number, Histogram>;
+  /** The answers of number questions, by question id (none when suppressed): cells do not hold them. */
+  numbers: Map<string, number[]>;
 }
 
 const keyOf = (kind: 'direct' | 'sub', value: string | null) => `${kind}:${value ?? ''}`;
@@ -34,6 +36,7 @@ export function managerTreeGroups(
   sizes: readonly TreeSizeRow[],
   cells: readonly CellRow[],
   threshold: number,
+  numbers: readonly NumberValuesRow[] = [],
 ): TreeGroup[] {
   const sized = (kind: TreeSizeRow['kind']) =>
     sizes.find((row) => row.kind === kind) ?? { responses: 0, respondents: 0 };
@@ -68,6 +71,14 @@ export function managerTreeGroups(
   }
   const histogramsOf = (key: string | null, suppressed: boolean) =>
     suppressed ? new Map<number, Histogram>() : histogramsByPosition(cellsOf.get(key) ?? []);
+  const numbersOf = (key: string | null, suppressed: boolean) =>
+    new Map(
+      suppressed
+        ? []
+        : numbers
+            .filter((row) => (key === null ? row.whole : !row.whole && row.segment === key))
+            .map((row) => [row.questionId, row.values] as const),
+    );
 
   const directIndex = parts.findIndex((part) => part.group === 'directReports');
   const direct =
@@ -88,8 +99,13 @@ export function managerTreeGroups(
       respondents: organization.respondents,
       suppressed: !organizationShown,
       histograms: histogramsOf(null, !organizationShown),
+      numbers: numbersOf(null, !organizationShown),
     },
-    { ...direct, histograms: histogramsOf(keyOf('direct', null), direct.suppressed) },
+    {
+      ...direct,
+      histograms: histogramsOf(keyOf('direct', null), direct.suppressed),
+      numbers: numbersOf(keyOf('direct', null), direct.suppressed),
+    },
     ...subOrganizations.map((part) => ({
       group: part.group,
       value: part.value,
@@ -97,6 +113,7 @@ export function managerTreeGroups(
       respondents: part.respondents,
       suppressed: part.suppressed,
       histograms: histogramsOf(part.key, part.suppressed),
+      numbers: numbersOf(part.key, part.suppressed),
     })),
   ];
 }
@@ -107,10 +124,13 @@ export async function measureManagerTree(
   scope: AnalyticsScope,
   manager: string,
   threshold: number,
+  /** The survey's number questions, whose figures come from their answers. */
+  numberQuestionIds: readonly string[] = [],
 ): Promise<TreeGroup[]> {
-  const [sizes, cells] = await Promise.all([
+  const [sizes, cells, numbers] = await Promise.all([
     repository.treeSizes(db, scope, manager),
     repository.treeCellCounts(db, scope, manager),
+    repository.treeNumberValues(db, scope, manager, numberQuestionIds),
   ]);
-  return managerTreeGroups(manager, sizes, cells, threshold);
+  return managerTreeGroups(manager, sizes, cells, threshold, numbers);
 }

@@ -135,8 +135,34 @@ export async function numberValues(
   scope: AnalyticsScope,
   questionIds: readonly string[],
 ): Promise<NumberValuesRow[]> {
+  return numberValuesBy(db, scope, questionIds, scope.segment ? responseSegment(scope) : sql`null::text`, sql``);
+}
+
+/** The answers of `number` questions in `manager`'s tree: the whole organization, and its parts as `treeCellCounts`. */
+export async function treeNumberValues(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  manager: string,
+  questionIds: readonly string[],
+): Promise<NumberValuesRow[]> {
+  const part = treePart(manager);
+  return numberValuesBy(
+    db,
+    scope,
+    questionIds,
+    sql`${part.kind} || ':' || coalesce(${part.value}, '')`,
+    sql`and cast(${manager} as text) = any(ar.manager_chain)`,
+  );
+}
+
+async function numberValuesBy(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  questionIds: readonly string[],
+  segment: RawBuilder<unknown>,
+  narrowed: RawBuilder<unknown>,
+): Promise<NumberValuesRow[]> {
   if (questionIds.length === 0) return [];
-  const segment = scope.segment ? responseSegment(scope) : sql`null::text`;
   const { rows } = await sql<{ whole: number; segment: string | null; question_id: string; values: number[] }>`
     select grouping(segment) as whole, segment, question_id, array_agg(value) as values
     from (
@@ -147,6 +173,7 @@ export async function numberValues(
               and r.id = ar.response_id
             cross join jsonb_array_elements(r.answers) a`,
       )}
+        ${narrowed}
         and a->>'questionId' = any(${[...questionIds]}::text[]) and jsonb_typeof(a->'value') = 'number'
     ) s
     group by grouping sets ((segment, question_id), (question_id))`.execute(db);

@@ -416,22 +416,30 @@ export async function getStaticAnalytics(
           outcome + 1,
           others.map((p) => p + 1),
         ),
-    manager === undefined ? Promise.resolve(undefined) : measureManagerTree(db, scope, manager, threshold),
-    repository.numberValues(db, manager === undefined ? scope : { ...scope, segment: undefined }, numberQuestions),
+    manager === undefined
+      ? Promise.resolve(undefined)
+      : measureManagerTree(db, scope, manager, threshold, numberQuestions),
+    // The whole result's number answers (and a column's segments'; a tree reads its own).
+    repository.numberValues(db, scope, numberQuestions),
   ]);
-  /** The figures of one question for the whole result (`segment` undefined) or one segment's group. */
-  const statsOf = (question: Question, position: number, histograms: Map<number, Histogram>, segment?: string | null) =>
+  /** Number answers of the whole result (`segment` undefined) or of one segment's group. */
+  const numbersOf = (segment?: string | null) => (questionId: string) =>
+    numbers.find(
+      (row) =>
+        row.questionId === questionId && (segment === undefined ? row.whole : !row.whole && row.segment === segment),
+    )?.values ?? [];
+  /** The figures of one question, from its histograms and (number questions) its answers. */
+  const statsOf = (
+    question: Question,
+    position: number,
+    histograms: Map<number, Histogram>,
+    answersOf: (questionId: string) => readonly number[],
+  ) =>
     questionStats(
       question,
       histograms.get(position),
       histograms.get(MARKS_POSITION + position),
-      question.type === 'number'
-        ? (numbers.find(
-            (row) =>
-              row.questionId === question.id &&
-              (segment === undefined ? row.whole : !row.whole && row.segment === segment),
-          )?.values ?? [])
-        : [],
+      question.type === 'number' ? answersOf(question.id) : [],
     );
   const withOutcome = (
     stats: components['schemas']['QuestionStats'],
@@ -479,7 +487,7 @@ export async function getStaticAnalytics(
     suppressed: false,
     responseCount: measured.whole.responses,
     questions: questions.map((question, position) =>
-      withOutcome(statsOf(question, position, measured.whole.histograms), position),
+      withOutcome(statsOf(question, position, measured.whole.histograms, numbersOf()), position),
     ),
     daily: measured.days,
     segments: tree
@@ -497,9 +505,8 @@ export async function getStaticAnalytics(
                 managerTreeGroup: group.group,
                 suppressed: false,
                 responseCount: group.responses,
-                // Number answers are read per segment of a column, not yet per branch of a tree: none here.
                 questions: questions.map((question, position) =>
-                  statsOf(question, position, group.histograms, question.type === 'number' ? '\u0000' : undefined),
+                  statsOf(question, position, group.histograms, (id) => group.numbers.get(id) ?? []),
                 ),
               },
         )
@@ -512,7 +519,7 @@ export async function getStaticAnalytics(
                   suppressed: false,
                   responseCount: group.responses,
                   questions: questions.map((question, position) =>
-                    statsOf(question, position, group.histograms, group.value),
+                    statsOf(question, position, group.histograms, numbersOf(group.value)),
                   ),
                 },
           )
