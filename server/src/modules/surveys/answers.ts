@@ -131,6 +131,40 @@ function checkMatrix(question: Extract<Question, { type: 'matrix' }>, value: unk
   return problems;
 }
 
+/** The items of a list of choice ids (a multiple choice, a ranking): each a known id, none twice. */
+function choiceListProblems(
+  questionId: string,
+  known: ReadonlySet<string>,
+  value: readonly unknown[],
+  path: string,
+  verb: 'selected' | 'ranked',
+): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  const seen = new Set<unknown>();
+  value.forEach((item, j) => {
+    if (seen.has(item))
+      problems.push({
+        path: `${path}/${j}`,
+        message: `choice "${clip(String(item))}" is ${verb} twice`,
+        code: 'duplicate',
+      });
+    else if (typeof item !== 'string')
+      problems.push({
+        path: `${path}/${j}`,
+        message: `choice ids are strings, got ${describe(item)}`,
+        code: 'answer_type',
+      });
+    else if (!known.has(item))
+      problems.push({
+        path: `${path}/${j}`,
+        message: `question ${questionId} has no choice "${clip(item)}"`,
+        code: 'not_found',
+      });
+    seen.add(item);
+  });
+  return problems;
+}
+
 function checkRanking(question: Extract<Question, { type: 'ranking' }>, value: unknown, path: string): ErrorDetail[] {
   if (!Array.isArray(value))
     return [
@@ -140,25 +174,9 @@ function checkRanking(question: Extract<Question, { type: 'ranking' }>, value: u
         code: 'answer_type',
       },
     ];
-  const problems: ErrorDetail[] = [];
-  const known = new Set(question.choices.map((choice) => choice.id));
-  const seen = new Set<unknown>();
-  value.forEach((item, j) => {
-    if (seen.has(item))
-      problems.push({
-        path: `${path}/${j}`,
-        message: `choice "${clip(String(item))}" is ranked twice`,
-        code: 'duplicate',
-      });
-    else if (typeof item !== 'string' || !known.has(item))
-      problems.push({
-        path: `${path}/${j}`,
-        message: `question ${question.id} has no choice "${clip(String(item))}"`,
-        code: 'not_found',
-      });
-    seen.add(item);
-  });
-  const missing = question.choices.filter((choice) => !seen.has(choice.id)).map((choice) => choice.id);
+  const problems = choiceListProblems(question.id, new Set(question.choices.map((c) => c.id)), value, path, 'ranked');
+  const given = new Set<unknown>(value);
+  const missing = question.choices.filter((choice) => !given.has(choice.id)).map((choice) => choice.id);
   if (missing.length > 0)
     problems.push({
       path,
@@ -219,31 +237,9 @@ function checkValue(question: Question, value: unknown, path: string): ErrorDeta
           'answer_type',
           `question ${question.id} is a multiple_choice question: answer with an array of choice ids, got ${describe(value)}`,
         );
-      const problems: ErrorDetail[] = [];
       const known = new Set(question.choices.map((choice) => choice.id));
       if (allowsOther(question)) known.add(OTHER_CHOICE_ID);
-      const seen = new Set<unknown>();
-      value.forEach((item, j) => {
-        if (seen.has(item))
-          problems.push({
-            path: `${path}/${j}`,
-            message: `choice "${clip(String(item))}" is selected twice`,
-            code: 'duplicate',
-          });
-        else if (typeof item !== 'string')
-          problems.push({
-            path: `${path}/${j}`,
-            message: `choice ids are strings, got ${describe(item)}`,
-            code: 'answer_type',
-          });
-        else if (!known.has(item))
-          problems.push({
-            path: `${path}/${j}`,
-            message: `question ${question.id} has no choice "${clip(item)}"`,
-            code: 'not_found',
-          });
-        seen.add(item);
-      });
+      const problems = choiceListProblems(question.id, known, value, path, 'selected');
       if (question.minSelections !== null && value.length < question.minSelections) {
         problems.push({
           path,
