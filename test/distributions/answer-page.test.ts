@@ -17,6 +17,7 @@ import {
   tenant,
   waitForStatus,
   type Client,
+  embedUrl,
 } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
@@ -179,7 +180,7 @@ describe('GET and POST /s/{token}', () => {
       }),
     );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
-    const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
+    const url = embedUrl(done);
     const first = await fetch(url, form(validForm));
     expect(first.status).toBe(200);
     const cookie = first.headers.get('set-cookie')!;

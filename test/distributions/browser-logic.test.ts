@@ -11,7 +11,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/process.js';
 import type { TestService } from '../helpers/service.js';
-import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client } from './fixtures.js';
+import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client, embedUrl } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
 const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -96,7 +96,7 @@ describe.skipIf(!available)('the answer page script in headless Chromium', () =>
       });
       let loads = 0;
       page.on('load', () => loads++);
-      await page.goto(done.embedCode!.match(/src="([^"]+)"/)![1]!);
+      await page.goto(embedUrl(done));
       const followUp = page.getByRole('group', { name: /What would make it better/ });
       expect(await followUp.isVisible()).toBe(false);
 

@@ -14,6 +14,7 @@ import {
   tenant,
   waitForStatus,
   type Client,
+  embedUrl,
 } from './fixtures.js';
 import { startWithSmtp } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
@@ -348,7 +349,7 @@ describe('link and embed', () => {
     expect(done.embedCode).toMatch(
       new RegExp(`^<iframe src="${t.url}/s/[0-9A-Z]{26}L[A-Za-z0-9_-]{43}" title="Survey"`),
     );
-    const page = await fetch(done.embedCode!.match(/src="([^"]+)"/)![1]!);
+    const page = await fetch(embedUrl(done));
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<form method="post"');
   });

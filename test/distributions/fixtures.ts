@@ -99,3 +99,7 @@ export async function allRecipients(client: Client, surveyId: string, distributi
   }
   return out;
 }
+
+/** The answer page an embed distribution's snippet frames (its iframe's `src`). */
+export const embedUrl = (distribution: { embedCode?: string | null }) =>
+  distribution.embedCode!.match(/src="([^"]+)"/)![1]!;

@@ -6,7 +6,14 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '@survey-service/sdk';
-import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client } from '../distributions/fixtures.js';
+import {
+  activeSurvey,
+  startWithSmtp,
+  tenant,
+  waitForStatus,
+  type Client,
+  embedUrl,
+} from '../distributions/fixtures.js';
 import type { TestSmtp } from '../distributions/smtp.js';
 import type { TestService } from '../helpers/service.js';
 
@@ -197,7 +204,7 @@ describe('display logic', () => {
       }),
     );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
-    const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
+    const url = embedUrl(done);
     // The questions shown; the others are on the page too, hidden and disabled, for the page's script.
     const groups = (html: string) =>
       [...html.matchAll(/<fieldset id="(q_\d+)-group"( hidden disabled)?/g)].filter((m) => !m[2]).map((m) => m[1]);

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '@survey-service/sdk';
-import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client } from '../distributions/fixtures.js';
+import {
+  activeSurvey,
+  startWithSmtp,
+  tenant,
+  waitForStatus,
+  type Client,
+  embedUrl,
+} from '../distributions/fixtures.js';
 import type { TestSmtp } from '../distributions/smtp.js';
 import { exportToBuffer, parseCsv } from '../exports/fixtures.js';
 import { repoRoot } from '../helpers/process.js';
@@ -434,7 +441,7 @@ describe('translations of the new types', () => {
       }),
     );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
-    const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
+    const url = embedUrl(done);
     const page = await (await fetch(url, { headers: { 'accept-language': 'de-DE,de;q=0.9' } })).text();
     expect(page).toContain('<th scope="row">Ich weiß, was von mir erwartet wird</th>');
     expect(page).toContain('1 (Stimme gar nicht zu)');
@@ -454,7 +461,7 @@ describe('the answer page', () => {
       }),
     );
     const done = await waitForStatus(live, surveyId, d.id, ['sent']);
-    const url = done.embedCode!.match(/src="([^"]+)"/)![1]!;
+    const url = embedUrl(done);
     const page = await (await fetch(url)).text();
     expect(page).toContain('<table class="grid">');
     expect(page).toContain('aria-label="I know what is expected of me: 1 (Strongly disagree)"');
