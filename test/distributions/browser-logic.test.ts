@@ -116,7 +116,7 @@ describe.skipIf(!available)('the answer page script in headless Chromium', () =>
       await page.keyboard.press('ArrowRight');
       await page.keyboard.press('ArrowRight');
       expect(await page.locator('input[name="q_3.r_1"]:checked').getAttribute('value')).toBe('4');
-      await page.getByRole('radio', { name: 'I have the tools I need: N/A' }).check();
+      await page.getByRole('radio', { name: 'I have the tools I need: Not applicable' }).check();
       await page.getByLabel('1st').selectOption('growth');
       await page.getByLabel('2nd').selectOption('pay');
       await page.getByLabel('3rd').selectOption('time');

@@ -56,6 +56,17 @@ describe('mail sender', () => {
     expect(reminder.subject).toBe('Reminder: Pulse');
   });
 
+  it("says the service's own words in the recipient's language, the last day written out in it", () => {
+    const german = buildMessage({ ...input, message: null, reminder: true, language: 'de-AT' });
+    expect(german.subject).toBe('Erinnerung: Pulse');
+    expect(german.text).toContain('Eine Erinnerung: Wir würden uns weiterhin über Ihre Teilnahme an „Pulse“ freuen.');
+    expect(german.text).toContain('Er gilt bis zum 22. Jänner 2027 und nimmt eine Antwort an.');
+    expect(german.html).toContain('<html lang="de-AT" dir="ltr">');
+    const english = buildMessage({ ...input, message: null });
+    expect(english.text).toContain('You are invited to answer "Pulse".');
+    expect(english.text).toContain('It works until January 22, 2027 and accepts one answer.');
+  });
+
   it('classifies refusals: 5xx bounced, 4xx deferred, no answer unreachable', () => {
     expect(outcomeOf({ responseCode: 550, response: '550 5.1.1 No such user' })).toMatchObject({ kind: 'bounced' });
     expect(outcomeOf({ responseCode: 451, response: '451 4.3.0 Try later' })).toMatchObject({

@@ -7,9 +7,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '@survey-service/sdk';
 import type { TestService } from '../helpers/service.js';
-import { surveyBody, validForm } from '../helpers/surveys.js';
+import {
+  catalogues,
+  interfaceLanguages,
+  placeholdersOf,
+  wordsFor,
+  type Plural,
+} from '../../server/src/modules/distributions/interface-words.js';
+import { allTypes, surveyBody, validForm } from '../helpers/surveys.js';
 import { exportToBuffer, parseCsv } from '../exports/fixtures.js';
-import { allRecipients, startWithSmtp, tenant, waitForStatus } from './fixtures.js';
+import { allRecipients, embedUrl, startWithSmtp, tenant, waitForStatus } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
 let t: TestService;
@@ -58,7 +65,9 @@ describe('a survey in English and German', () => {
       expect.objectContaining({ path: '/body/language', code: 'pattern' }),
     );
 
-    const survey = await live.surveys.create(surveyBody({ languages: ['en', 'de'] }));
+    // The rating allows N/A, to see the page's words for it.
+    const questions = allTypes.map((q) => (q.type === 'rating' ? { ...q, allowNotApplicable: true } : q));
+    const survey = await live.surveys.create(surveyBody({ languages: ['en', 'de'], questions }));
     await live.surveys.translations.upsert(survey.id, 'de', german);
     await live.surveys.launch(survey.id);
 
@@ -79,9 +88,25 @@ describe('a survey in English and German', () => {
     expect(mailTo('anna@example.com').text).toContain('Bitte nehmen Sie an unserer Puls-Umfrage teil.');
     expect(mailTo('bob@example.com').subject).toBe('Your voice counts');
     expect(mailTo('chloe@example.com').subject).toBe('Your voice counts');
+    // The service's own words of the e-mail in German too; the link's last day written out in German.
+    const [annaMail] = (await allRecipients(live, survey.id, d.id)).filter((r) => r.respondentExternalId === 'P-DE');
+    const lastDay = new Intl.DateTimeFormat('de', { dateStyle: 'long', timeZone: 'UTC' }).format(
+      new Date(annaMail!.expiresAt),
+    );
+    expect(lastDay).toMatch(/^\d{1,2}\. [A-Z][a-zä]+ \d{4}$/);
+    for (const part of [mailTo('anna@example.com').text, mailTo('anna@example.com').html])
+      expect(part).toContain(`Er gilt bis zum ${lastDay} und nimmt eine Antwort an.`);
+    expect(mailTo('anna@example.com').text).toMatch(/^Hallo Anna,\n/);
+    expect(mailTo('anna@example.com').text).toContain('Diese E-Mails nicht mehr erhalten: http');
+    expect(mailTo('anna@example.com').html).toContain('<html lang="de" dir="ltr">');
+    expect(mailTo('anna@example.com').html).toMatch(/>An der Umfrage teilnehmen<\/a>/);
+    expect(mailTo('anna@example.com').html).toMatch(/>Diese E-Mails nicht mehr erhalten<\/a>/);
+    // Chloé's French is not a language of the survey: English throughout.
+    expect(mailTo('chloe@example.com').text).toMatch(/^Hello Chloé,\n/);
+    expect(mailTo('chloe@example.com').html).toMatch(/>Answer the survey<\/a>/);
 
     // Each recipient's personal link, as their e-mail carries it.
-    const linkIn = (address: string) => /Answer here: (\S+)/.exec(mailTo(address).text)![1]!;
+    const linkIn = (address: string) => /(http\S+\/s\/\S+)/.exec(mailTo(address).text)![1]!;
     const links = new Map([
       ['P-DE', linkIn('anna@example.com')],
       ['P-EN', linkIn('bob@example.com')],
@@ -90,17 +115,26 @@ describe('a survey in English and German', () => {
     expect((await allRecipients(live, survey.id, d.id)).map((r) => r.status)).toEqual(['sent', 'sent', 'sent']);
     // The recipient's language.
     const anna = await (await fetch(links.get('P-DE')!)).text();
-    expect(anna).toContain('<html lang="de">');
     expect(anna).toContain('<h1>Puls-Umfrage Q4</h1>');
     expect(anna).toContain('<label for="q_3-c_1">Im Büro</label>');
     expect(anna).toContain('Schlecht');
     // Untranslated strings fall back to the default language.
     expect(anna).toContain('Anything else?');
     // The switcher: plain links, the current language marked.
-    expect(anna).toMatch(/<nav class="languages" aria-label="Language">/);
+    expect(anna).toMatch(/<nav class="languages" aria-label="Sprache">/);
     expect(anna).toMatch(/<a href="\/s\/[^"?]+\?lang=en" hreflang="en" lang="en">English<\/a>/);
     expect(anna).toContain('<span aria-current="true" lang="de">Deutsch</span>');
     expect(anna).toMatch(/<form method="post" action="\/s\/[^"?]+\?lang=de"/);
+    // The page's own words in German; the author's scale labels stay theirs.
+    expect(anna).toContain('<html lang="de" dir="ltr">');
+    expect(anna).toContain('<button type="submit">Antworten absenden</button>');
+    expect(anna).toContain('<span class="req">(Pflichtfrage)</span>');
+    expect(anna).toContain('Wo arbeiten Sie? (optional)');
+    expect(anna).toContain('<span>Überhaupt nicht wahrscheinlich</span><span>Äußerst wahrscheinlich</span>');
+    expect(anna).toContain('<span>Trifft nicht zu</span>');
+    expect(anna).toContain('<span>Schlecht</span><span>Gut</span>');
+    expect(anna).toContain('Wählen Sie 1 bis 2 aus.');
+    expect(anna).not.toMatch(/Submit my answers|\(required\)|Not at all likely|Not applicable/);
 
     // Without a language of their own: the browser's, else the default.
     const bobLink = links.get('P-EN')!;
@@ -108,7 +142,7 @@ describe('a survey in English and German', () => {
     expect(bobGerman).toContain('<h1>Puls-Umfrage Q4</h1>');
     const bobDefault = await (await fetch(bobLink, { headers: { 'accept-language': 'ja' } })).text();
     expect(bobDefault).toContain('<h1>Q4 engagement pulse</h1>');
-    expect(bobDefault).toContain('<html lang="en">');
+    expect(bobDefault).toContain('<html lang="en" dir="ltr">');
     // The switcher overrides both.
     const annaEnglish = await (await fetch(`${links.get('P-DE')!}?lang=en`)).text();
     expect(annaEnglish).toContain('<h1>Q4 engagement pulse</h1>');
@@ -118,6 +152,13 @@ describe('a survey in English and German', () => {
 
     // Each response records the language of the page it was sent from (the form's action keeps it).
     const annaAction = /action="([^"]+)"/.exec(anna)![1]!.replace(/&amp;/g, '&');
+    // A bad answer: the summary and the message next to the question in German.
+    const bad = await fetch(new URL(annaAction, t.url), form(validForm.filter(([name]) => name !== 'q_1')));
+    expect(bad.status).toBe(400);
+    const badPage = await bad.text();
+    expect(badPage).toContain('<h2>Bei Ihren Antworten gibt es 1 Problem</h2>');
+    expect(badPage).toContain('<p class="error" id="q_1-error">Bitte beantworten Sie diese Frage.</p>');
+    expect(badPage).toContain('<title>Bitte prüfen Sie Ihre Antworten – Puls-Umfrage Q4</title>');
     const sent = await fetch(new URL(annaAction, t.url), form(validForm));
     expect(sent.status).toBe(200);
     const bobSent = await fetch(bobLink, form(validForm, { 'accept-language': 'en-GB' }));
@@ -190,5 +231,72 @@ describe('a survey in English and German', () => {
       },
     });
     expect(filtered.response.status).toBe(400);
+  });
+});
+
+describe("the service's own words", () => {
+  it("follow the page's language: the browser's French, an unlisted language's English, and other pages", async () => {
+    const { live } = await tenant(t);
+    const survey = await live.surveys.create(surveyBody({ languages: ['en', 'fr', 'sv'] }));
+    await live.surveys.launch(survey.id);
+    const d = await live.distributions.create(survey.id, {
+      targeting: { filters: [] },
+      distribution: { method: 'embed' },
+    });
+    const url = embedUrl(await waitForStatus(live, survey.id, d.id, ['sent']));
+    const french = await (await fetch(url, { headers: { 'accept-language': 'fr-CA, en;q=0.5' } })).text();
+    expect(french).toContain('<html lang="fr" dir="ltr">');
+    expect(french).toContain('<button type="submit">Envoyer mes réponses</button>');
+    expect(french).toContain('<span class="req">(obligatoire)</span>');
+    expect(french).toContain('<span>Pas du tout probable</span><span>Extrêmement probable</span>');
+    expect(french).toContain('<nav class="languages" aria-label="Langue">');
+    const frenchAction = new URL(/action="([^"]+)"/.exec(french)![1]!.replace(/&amp;/g, '&'), t.url);
+    const frenchBad = await (await fetch(frenchAction, form([['q_1', '11']]))).text();
+    expect(frenchBad).toContain('Il y a 2 problèmes dans vos réponses');
+    expect(frenchBad).toContain('Choisissez un nombre de 0 à 10.');
+    // Swedish is a language of the survey without a catalogue: the page says so, its words are English.
+    const swedish = await (await fetch(`${url}?lang=sv`)).text();
+    expect(swedish).toContain('<html lang="sv" dir="ltr">');
+    expect(swedish).toContain('<button type="submit">Submit my answers</button>');
+    expect(swedish).toContain('<span class="req">(required)</span>');
+    // A link that is not valid: the browser's language, when there are words for it.
+    const unknown = await fetch(`${t.url}/s/not-a-token`, { headers: { 'accept-language': 'es' } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toContain('<h1>Este enlace no es válido</h1>');
+    const unknownJapanese = await fetch(`${t.url}/s/not-a-token`, { headers: { 'accept-language': 'ja' } });
+    expect(await unknownJapanese.text()).toContain('<h1>This link is not valid</h1>');
+  });
+
+  it('every catalogue has every key of English, of the same kind, with the same placeholders', () => {
+    const english = catalogues.en!;
+    const isPlural = (value: unknown): value is Plural => typeof value === 'object' && value !== null;
+    const placeholders = (value: string | Plural) =>
+      [...new Set((isPlural(value) ? Object.values(value) : [value]).flatMap(placeholdersOf))].sort();
+    for (const [tag, catalogue] of Object.entries(catalogues)) {
+      const full = (interfaceLanguages as readonly string[]).includes(tag);
+      if (full) expect(Object.keys(catalogue).sort(), tag).toEqual(Object.keys(english).sort());
+      const categories = new Intl.PluralRules(tag, { type: 'ordinal' }).resolvedOptions().pluralCategories;
+      const cardinal = new Intl.PluralRules(tag).resolvedOptions().pluralCategories;
+      for (const [key, value] of Object.entries(catalogue) as [keyof typeof english, string | Plural][]) {
+        const reference = english[key];
+        expect(reference, `${tag}.${key} is not a key of en`).toBeDefined();
+        expect(isPlural(value), `${tag}.${key}`).toBe(isPlural(reference));
+        expect(placeholders(value), `${tag}.${key}`).toEqual(placeholders(reference!));
+        // Only plural forms the language has (ordinal for places).
+        if (isPlural(value))
+          for (const form of Object.keys(value))
+            expect(key === 'place' ? categories : cardinal, `${tag}.${key}.${form}`).toContain(form);
+        if (typeof value === 'string') expect(value.trim(), `${tag}.${key}`).not.toBe('');
+      }
+    }
+    // Per string: de-AT → de → en; de-CH has its own spelling of one word; an unknown language is English.
+    expect(wordsFor('de-AT').text('submit')).toBe('Antworten absenden');
+    expect(wordsFor('de-AT').date('2027-01-22')).toBe('22. Jänner 2027');
+    expect(wordsFor('de-CH').text('npsHigh')).toBe('Äusserst wahrscheinlich');
+    expect(wordsFor('de-CH').text('npsLow')).toBe('Überhaupt nicht wahrscheinlich');
+    expect(wordsFor('xx').text('submit')).toBe('Submit my answers');
+    expect(wordsFor('en').count('place', 22)).toBe('22nd place');
+    expect(wordsFor('fr').count('place', 1)).toBe('1re place');
+    expect(wordsFor('ar').dir).toBe('rtl');
   });
 });

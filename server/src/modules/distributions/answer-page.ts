@@ -29,6 +29,7 @@ import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow } from './repository.js';
 import { spendEmbedAnswer } from './embed-limits.js';
 import { readForm } from './form-body.js';
+import { interfaceLanguageOf, wordsFor, type InterfaceWords, type Params, type TextKey } from './interface-words.js';
 import { liveLogicHash } from './live-logic.js';
 import { parseToken } from './tokens.js';
 
@@ -81,43 +82,29 @@ function setPageHeaders(res: Response, frameableBy: readonly string[]): void {
 const frameableBy = (found: Resolved): readonly string[] =>
   found.kind !== 'unknown' && found.distribution.method === 'embed' ? found.distribution.embed_origins : [];
 
-const pages = {
-  unknown: () =>
-    messagePage(
-      'This link is not valid',
-      'Check that you opened the whole link from your invitation. If it still does not work, ask the person who sent it for a new one.',
-    ),
-  used: () =>
-    messagePage(
-      'Thank you!',
-      'Your answer has been recorded. This personal link accepts one answer, so there is nothing more to do.',
-    ),
-  expired: () =>
-    messagePage(
-      'This link has expired',
-      'The survey can no longer be answered through this link. Ask the person who sent it if you would still like to take part.',
-    ),
-  unsubscribed: () =>
-    messagePage(
-      'You have unsubscribed',
-      'You asked not to receive these survey e-mails, so this link no longer works.',
-    ),
-  closed: () =>
-    messagePage('This survey is not open', 'The survey is not accepting answers right now. Please try again later.'),
-  embedDone: () => messagePage('Thank you!', 'Your answer from this browser has been recorded.'),
-  tooLarge: () => messagePage('Your answer is too long', 'Please shorten your answers and send them again.'),
-  unsupported: () => messagePage('This answer could not be read', 'Please send the form from the survey page.'),
-  busy: () =>
-    messagePage(
-      'Too many answers',
-      'This survey has received many answers from your network just now. Please try again later.',
-    ),
-  error: (requestId: string) =>
-    messagePage(
-      'Something went wrong',
-      `Your answer could not be handled right now. Please try again in a moment. (Reference ${requestId})`,
-    ),
+/** A page of a title and a sentence, in the words of `language`. */
+const notice = (language: string, title: TextKey, text: TextKey, params?: Params) => {
+  const w = wordsFor(language);
+  return messagePage(w.text(title), w.text(text, params), language);
 };
+
+const pages = {
+  unknown: (language: string) => notice(language, 'unknownTitle', 'unknownText'),
+  used: (language: string) => notice(language, 'thanks', 'usedText'),
+  expired: (language: string) => notice(language, 'expiredTitle', 'expiredText'),
+  unsubscribed: (language: string) => notice(language, 'unsubscribedTitle', 'unsubscribedText'),
+  closed: (language: string) => notice(language, 'closedTitle', 'closedText'),
+  embedDone: (language: string) => notice(language, 'thanks', 'embedDoneText'),
+  tooLarge: (language: string) => notice(language, 'tooLargeTitle', 'tooLargeText'),
+  unsupported: (language: string) => notice(language, 'unsupportedTitle', 'unsupportedText'),
+  busy: (language: string) => notice(language, 'busyTitle', 'busyText'),
+  error: (language: string, requestId: string) =>
+    notice(language, 'errorTitle', 'errorText', { reference: requestId }),
+};
+
+/** The language of a page that knows no survey (an unknown link, a refused form): the browser's, if we have it. */
+const browserLanguage = (req: Request) =>
+  interfaceLanguageOf(surveys.acceptedLanguages(req.get('accept-language')));
 
 async function resolve(deps: Dependencies, token: string): Promise<Resolved> {
   const parsed = parseToken(token);
@@ -151,13 +138,15 @@ async function refusal(
   req: Request,
   found: Exclude<Resolved, { kind: 'unknown' }>,
 ): Promise<[number, string] | undefined> {
-  if (found.kind === 'personal' && found.recipient.status === 'responded') return [410, pages.used()];
-  if (found.kind === 'embed' && answeredCookie(req).includes(found.distribution.id)) return [200, pages.embedDone()];
+  const language = pageLanguage(req, found);
+  if (found.kind === 'personal' && found.recipient.status === 'responded') return [410, pages.used(language)];
+  if (found.kind === 'embed' && answeredCookie(req).includes(found.distribution.id))
+    return [200, pages.embedDone(language)];
   if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now())
-    return [410, pages.expired()];
+    return [410, pages.expired(language)];
   if (found.kind === 'personal' && (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email)))
-    return [410, pages.unsubscribed()];
-  if (found.survey.status !== 'active') return [409, pages.closed()];
+    return [410, pages.unsubscribed(language)];
+  if (found.survey.status !== 'active') return [409, pages.closed(language)];
   return undefined;
 }
 
@@ -165,18 +154,26 @@ async function refusal(
 const LANGUAGE_PARAM = 'lang';
 
 /**
- * The survey in the page's language: the switcher's choice, else the recipient's language, else the browser's
- * (`Accept-Language`), else the survey's default; with the links of the switcher and the form's action, which
- * keeps the language for the next post.
+ * The language of a survey's pages: the switcher's choice, else the recipient's language, else the browser's
+ * (`Accept-Language`), else the survey's default.
  */
-async function inLanguage(deps: Dependencies, req: Request, found: Exclude<Resolved, { kind: 'unknown' }>) {
+function pageLanguage(req: Request, found: Exclude<Resolved, { kind: 'unknown' }>): string {
   const { languages } = found.survey;
   const chosen = typeof req.query[LANGUAGE_PARAM] === 'string' ? req.query[LANGUAGE_PARAM] : undefined;
-  const language = surveys.chooseLanguage(languages, [
+  return surveys.chooseLanguage(languages, [
     chosen && surveys.listedLanguage(languages, chosen),
     found.kind === 'personal' ? found.recipient.language : null,
     ...surveys.acceptedLanguages(req.get('accept-language')),
   ]);
+}
+
+/**
+ * The survey in the page's language (`pageLanguage`), with the links of the switcher and the form's action, which
+ * keeps the language for the next post. The service's own words on the page follow the same language.
+ */
+async function inLanguage(deps: Dependencies, req: Request, found: Exclude<Resolved, { kind: 'unknown' }>) {
+  const { languages } = found.survey;
+  const language = pageLanguage(req, found);
   const translation = await surveys.findTranslationContent(deps.db, found.tenant, found.survey, language);
   const base = `/s/${String(req.params.token)}`;
   const withLanguage = (tag: string) =>
@@ -248,34 +245,48 @@ export function answersFromForm(questions: readonly Question[], form: FormValues
 }
 
 /** The shared rules' problems, placed next to their question and said for a person rather than a program. */
-export function problemsByQuestion(questions: readonly Question[], answers: readonly Answer[]): Map<string, string[]> {
+export function problemsByQuestion(
+  questions: readonly Question[],
+  answers: readonly Answer[],
+  w: InterfaceWords = wordsFor('en'),
+): Map<string, string[]> {
   const byQuestion = new Map<string, string[]>();
   const add = (id: string, message: string) => byQuestion.set(id, [...(byQuestion.get(id) ?? []), message]);
+  // "Enter a number. It must be from 1 to 10."
+  const range = (min: string | null, max: string | null, keys: readonly [TextKey, TextKey, TextKey]) =>
+    min !== null && max !== null
+      ? w.text(keys[0], { min, max })
+      : min !== null
+        ? w.text(keys[1], { min })
+        : max !== null
+          ? w.text(keys[2], { max })
+          : '';
+  const number = (value: number | null) => (value === null ? null : w.number(value));
   for (const problem of validateAnswers(questions, answers, '/answers')) {
     const index = /^\/answers\/(\d+)/.exec(problem.path ?? '');
     const id = index ? answers[Number(index[1])]?.questionId : /question (\S+) is required/.exec(problem.message)?.[1];
     const q = questions.find((x) => x.id === id);
     if (!q) continue;
-    if (!index) add(q.id, 'Please answer this question.');
-    else if (/\/other$/.test(problem.path ?? '')) add(q.id, 'Say what "Other" is, or untick it.');
-    else if (q.type === 'nps') add(q.id, 'Choose a number from 0 to 10.');
-    else if (q.type === 'rating') add(q.id, `Choose a number from ${q.min} to ${q.max}.`);
-    else if (q.type === 'single_choice') add(q.id, 'Choose one of the options.');
+    if (!index) add(q.id, w.text('answerRequired'));
+    else if (/\/other$/.test(problem.path ?? '')) add(q.id, w.text('otherMissing'));
+    else if (q.type === 'nps') add(q.id, w.text('chooseNumber', { min: 0, max: 10 }));
+    else if (q.type === 'rating') add(q.id, w.text('chooseNumber', { min: q.min, max: q.max }));
+    else if (q.type === 'single_choice') add(q.id, w.text('chooseOption'));
     else if (q.type === 'multiple_choice' && /at least/.test(problem.message))
-      add(q.id, `Choose at least ${q.minSelections}.`);
+      add(q.id, w.text('chooseAtLeast', { min: q.minSelections ?? 0 }));
     else if (q.type === 'multiple_choice' && /at most/.test(problem.message))
-      add(q.id, `Choose at most ${q.maxSelections}.`);
-    else if (q.type === 'multiple_choice') add(q.id, 'Choose from the options shown.');
-    else if (q.type === 'text') add(q.id, `Use at most ${q.maxLength} characters.`);
-    else if (q.type === 'matrix') add(q.id, 'Choose one answer in each row.');
-    else if (q.type === 'ranking') add(q.id, 'Give each place a different item, so that every item has a place.');
-    else if (q.type === 'number')
-      add(
-        q.id,
-        `Enter ${q.integer ? 'a whole number' : 'a number'}${q.min !== null ? ` from ${q.min}` : ''}${q.max !== null ? ` up to ${q.max}` : ''}.`,
-      );
-    else if (q.type === 'date')
-      add(q.id, `Enter a date${q.min !== null ? ` from ${q.min}` : ''}${q.max !== null ? ` up to ${q.max}` : ''}.`);
+      add(q.id, w.text('chooseAtMost', { max: q.maxSelections ?? 0 }));
+    else if (q.type === 'multiple_choice') add(q.id, w.text('chooseFromOptions'));
+    else if (q.type === 'text') add(q.id, w.text('tooLong', { max: q.maxLength }));
+    else if (q.type === 'matrix') add(q.id, w.text('matrixRows'));
+    else if (q.type === 'ranking') add(q.id, w.text('rankingPlaces'));
+    else if (q.type === 'number') {
+      const bounds = range(number(q.min), number(q.max), ['numberBetween', 'numberAtLeast', 'numberAtMost']);
+      add(q.id, [w.text(q.integer ? 'enterWholeNumber' : 'enterNumber'), bounds].filter(Boolean).join(' '));
+    } else if (q.type === 'date') {
+      const date = (value: string | null) => (value === null ? null : w.date(value));
+      add(q.id, range(date(q.min), date(q.max), ['dateBetween', 'dateFrom', 'dateUntil']) || w.text('enterDate'));
+    }
   }
   return byQuestion;
 }
@@ -332,7 +343,8 @@ export function answerPages(deps: Dependencies): Router {
   // Refused before the token is looked up, so no distribution's origins apply: not frameable.
   const form = readForm((res, status) => {
     setPageHeaders(res, []);
-    return status === 413 ? pages.tooLarge() : pages.unsupported();
+    const language = browserLanguage(res.req);
+    return status === 413 ? pages.tooLarge(language) : pages.unsupported(language);
   });
   const secure = (req: Request) => req.protocol === 'https' || (deps.config.publicBaseUrl ?? '').startsWith('https:');
 
@@ -341,7 +353,7 @@ export function answerPages(deps: Dependencies): Router {
       await handler(req, res);
     } catch (error) {
       deps.log.error({ err: error, requestId: res.locals.requestId }, 'answer page failed');
-      if (!res.headersSent) sendPage(res, 500, pages.error(String(res.locals.requestId ?? '')));
+      if (!res.headersSent) sendPage(res, 500, pages.error(browserLanguage(req), String(res.locals.requestId ?? '')));
     }
   };
 
@@ -351,7 +363,7 @@ export function answerPages(deps: Dependencies): Router {
     '/s/:token',
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       const framing = frameableBy(found);
       const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
@@ -379,12 +391,13 @@ export function answerPages(deps: Dependencies): Router {
     form,
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown());
+      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       const framing = frameableBy(found);
       const refused = await refusal(deps, req, found);
       if (refused) return sendPage(res, refused[0], refused[1], framing);
       const values = (typeof req.body === 'object' && req.body !== null ? req.body : {}) as FormValues;
       const { survey, language, switcher, action } = await inLanguage(deps, req, found);
+      const w = wordsFor(language);
       const given = answersFromForm(survey.questions, values);
       const page = shownFor(survey.questions, given);
       // Answers to questions these answers do not show are dropped, as if their fields had been hidden.
@@ -407,13 +420,13 @@ export function answerPages(deps: Dependencies): Router {
         return sendPage(
           res,
           200,
-          pageFor(new Map(), 'Your answers changed which questions apply to you. Please check them, then submit.'),
+          pageFor(new Map(), w.text('logicChanged')),
           framing,
         );
       }
-      const errors = problemsByQuestion(survey.questions, answers);
+      const errors = problemsByQuestion(survey.questions, answers, w);
       if (answers.length === 0 && errors.size === 0)
-        errors.set(page.questions[0]?.id ?? '', ['Please answer at least one question.']);
+        errors.set(page.questions[0]?.id ?? '', [w.text('answerSomething')]);
       if (errors.size > 0) return sendPage(res, 400, pageFor(errors), framing);
       if (found.kind === 'embed') {
         const spent = await spendEmbedAnswer(
@@ -423,12 +436,12 @@ export function answerPages(deps: Dependencies): Router {
         );
         if (!spent.ok) {
           res.setHeader('Retry-After', String(spent.retryAfterSeconds));
-          return sendPage(res, 429, pages.busy(), framing);
+          return sendPage(res, 429, pages.busy(language), framing);
         }
       }
       const outcome = await store(deps, found, answers, language);
-      if (outcome === 'closed') return sendPage(res, 409, pages.closed(), framing);
-      if (outcome === 'used') return sendPage(res, 410, pages.used(), framing);
+      if (outcome === 'closed') return sendPage(res, 409, pages.closed(language), framing);
+      if (outcome === 'used') return sendPage(res, 410, pages.used(language), framing);
       if (found.kind === 'embed') {
         const ids = [...new Set([...answeredCookie(req), found.distribution.id])].slice(-20).join('.');
         const attributes = secure(req) ? 'SameSite=None; Secure' : 'SameSite=Lax';
@@ -436,9 +449,9 @@ export function answerPages(deps: Dependencies): Router {
           'Set-Cookie',
           `${EMBED_COOKIE}=${encodeURIComponent(ids)}; Path=/s/; Max-Age=${365 * 86400}; HttpOnly; ${attributes}`,
         );
-        return sendPage(res, 200, pages.embedDone(), framing);
+        return sendPage(res, 200, pages.embedDone(language), framing);
       }
-      sendPage(res, 200, pages.used(), framing);
+      sendPage(res, 200, pages.used(language), framing);
     }),
   );
 
@@ -446,10 +459,11 @@ export function answerPages(deps: Dependencies): Router {
     '/u/:token',
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
+      const language = pageLanguage(req, found);
       if (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email))
-        return sendPage(res, 200, pages.unsubscribed());
-      sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email));
+        return sendPage(res, 200, pages.unsubscribed(language));
+      sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email, language));
     }),
   );
 
@@ -459,9 +473,9 @@ export function answerPages(deps: Dependencies): Router {
     form,
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown());
+      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       await repo.unsubscribe(deps.db, found.tenant, found.recipient.email, found.distribution.id);
-      sendPage(res, 200, pages.unsubscribed());
+      sendPage(res, 200, pages.unsubscribed(pageLanguage(req, found)));
     }),
   );
 

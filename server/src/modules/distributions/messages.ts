@@ -6,9 +6,9 @@
  */
 import { createHash } from 'node:crypto';
 import type Mail from 'nodemailer/lib/mailer/index.js';
+import { escapeHtml, wordsFor } from './interface-words.js';
 
-export const escapeHtml = (value: string) =>
-  value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+export { escapeHtml };
 
 export interface MessageInput {
   from: string;
@@ -25,6 +25,8 @@ export interface MessageInput {
   reminder: boolean;
   /** Host part of Message-IDs. */
   domain: string;
+  /** The language the message is in (BCP 47): the survey's strings and the service's words around them. */
+  language?: string;
 }
 
 export function messageIdOf(distributionId: string, externalId: string, reminder: boolean, domain: string): string {
@@ -33,34 +35,37 @@ export function messageIdOf(distributionId: string, externalId: string, reminder
 }
 
 export function buildMessage(input: MessageInput): Mail.Options {
-  const greeting = input.firstName ? `Hello ${input.firstName},` : 'Hello,';
+  const language = input.language ?? 'en';
+  const w = wordsFor(language);
+  const greeting = input.firstName ? w.text('greetingName', { name: input.firstName }) : w.text('greeting');
   const lead = input.reminder
-    ? `A reminder: we would still love to hear from you in "${input.surveyTitle}".`
-    : (input.message ?? `You are invited to answer "${input.surveyTitle}".`);
-  const until = input.expiresAt.toISOString().slice(0, 10);
+    ? w.text('reminderLead', { title: input.surveyTitle })
+    : (input.message ?? w.text('invitation', { title: input.surveyTitle }));
+  // The last day the link works, written out in the language (UTC, as the expiry is kept).
+  const personal = w.text('personalLink', { date: w.date(input.expiresAt) });
   const text = [
     greeting,
     '',
     lead,
     '',
-    `Answer here: ${input.answerUrl}`,
+    w.text('answerHere', { url: input.answerUrl }),
     '',
-    `This link is personal: please do not forward it. It works until ${until} and accepts one answer.`,
+    personal,
     '',
-    `Stop receiving these e-mails: ${input.unsubscribeUrl}`,
+    w.text('unsubscribeLine', { url: input.unsubscribeUrl }),
   ].join('\n');
   const html = `<!doctype html>
-<html lang="en"><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1a1a1a">
+<html lang="${escapeHtml(language)}" dir="${w.dir}"><body style="font-family:system-ui,sans-serif;line-height:1.5;color:#1a1a1a">
 <p>${escapeHtml(greeting)}</p>
 <p>${escapeHtml(lead).replace(/\n/g, '<br>')}</p>
-<p><a href="${escapeHtml(input.answerUrl)}" style="display:inline-block;padding:12px 20px;background:#1f4fd1;color:#fff;text-decoration:none;border-radius:6px">Answer the survey</a></p>
-<p style="font-size:14px;color:#555">This link is personal: please do not forward it. It works until ${until} and accepts one answer.</p>
-<p style="font-size:13px;color:#555"><a href="${escapeHtml(input.unsubscribeUrl)}">Unsubscribe</a> from these e-mails.</p>
+<p><a href="${escapeHtml(input.answerUrl)}" style="display:inline-block;padding:12px 20px;background:#1f4fd1;color:#fff;text-decoration:none;border-radius:6px">${escapeHtml(w.text('answerButton'))}</a></p>
+<p style="font-size:14px;color:#555">${escapeHtml(personal)}</p>
+<p style="font-size:13px;color:#555"><a href="${escapeHtml(input.unsubscribeUrl)}">${escapeHtml(w.text('unsubscribeLink'))}</a></p>
 </body></html>`;
   return {
     from: input.from,
     to: input.to,
-    subject: input.reminder ? `Reminder: ${input.subject}` : input.subject,
+    subject: input.reminder ? w.text('reminderSubject', { subject: input.subject }) : input.subject,
     text,
     html,
     messageId: messageIdOf(input.distributionId, input.externalId, input.reminder, input.domain),

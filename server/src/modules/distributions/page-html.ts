@@ -5,6 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { liveLogicScript } from './live-logic.js';
+import { directionOf, wordsFor, type InterfaceWords } from './interface-words.js';
 import { escapeHtml as e } from './messages.js';
 
 type Question = components['schemas']['Question'];
@@ -49,9 +50,10 @@ button{font:inherit;font-weight:600;color:#fff;background:#1f4fd1;border:0;borde
 .languages a,.languages span{display:inline-block;padding:6px 2px;min-height:44px}
 `;
 
+/** A page in `language` (BCP 47): `lang`, and `dir` for the scripts written right to left. */
 export function layout(title: string, body: string, language = 'en', script?: string): string {
   return `<!doctype html>
-<html lang="${e(language)}">
+<html lang="${e(language)}" dir="${directionOf(language)}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -67,8 +69,8 @@ ${body}
 </html>`;
 }
 
-export function messagePage(title: string, text: string): string {
-  return layout(title, `<h1>${e(title)}</h1>\n<p class="lead">${e(text)}</p>`);
+export function messagePage(title: string, text: string, language = 'en'): string {
+  return layout(title, `<h1>${e(title)}</h1>\n<p class="lead">${e(text)}</p>`, language);
 }
 
 const has = (values: FormValues, name: string, value: string) => {
@@ -80,10 +82,13 @@ const has = (values: FormValues, name: string, value: string) => {
 export const NOT_APPLICABLE = 'na';
 /** The form field of a part of a question (a matrix row, a rank, the "Other" text); ids never contain a dot. */
 export const partField = (questionId: string, part: string) => `${questionId}.${part}`;
-const ordinal = (n: number) =>
-  `${n}${n % 10 === 1 && n % 100 !== 11 ? 'st' : n % 10 === 2 && n % 100 !== 12 ? 'nd' : n % 10 === 3 && n % 100 !== 13 ? 'rd' : 'th'}`;
 
-function matrixBody(q: Extract<Question, { type: 'matrix' }>, values: FormValues, describedBy: string): string {
+function matrixBody(
+  q: Extract<Question, { type: 'matrix' }>,
+  values: FormValues,
+  describedBy: string,
+  w: InterfaceWords,
+): string {
   const columns: { value: string; label: string }[] = q.scale
     ? Array.from({ length: q.scale.max - q.scale.min + 1 }, (_, k) => {
         const v = q.scale!.min + k;
@@ -91,7 +96,9 @@ function matrixBody(q: Extract<Question, { type: 'matrix' }>, values: FormValues
         return { value: String(v), label: end ? `${v} (${end})` : String(v) };
       })
     : (q.columns ?? []).map((c) => ({ value: c.id, label: c.label }));
-  if (q.allowNotApplicable) columns.push({ value: NOT_APPLICABLE, label: 'N/A' });
+  // N/A: the short form where the grid is narrow, the words for the screen reader.
+  const notApplicable = { value: NOT_APPLICABLE, label: w.text('notApplicableShort'), name: w.text('notApplicable') };
+  if (q.allowNotApplicable) columns.push(notApplicable);
   const head = `<thead><tr><td></td>${columns.map((c) => `<th scope="col">${e(c.label)}</th>`).join('')}</tr></thead>`;
   const rows = q.rows
     .map((row) => {
@@ -99,7 +106,7 @@ function matrixBody(q: Extract<Question, { type: 'matrix' }>, values: FormValues
       const cells = columns
         .map((c) => {
           const id = `${field}-${c.value}`;
-          return `<td><input type="radio" name="${e(field)}" id="${e(id)}" value="${e(c.value)}" aria-label="${e(`${row.text}: ${c.label}`)}"${has(values, field, c.value) ? ' checked' : ''}${describedBy}><span aria-hidden="true">${e(c.label)}</span></td>`;
+          return `<td><input type="radio" name="${e(field)}" id="${e(id)}" value="${e(c.value)}" aria-label="${e(`${row.text}: ${'name' in c ? c.name : c.label}`)}"${has(values, field, c.value) ? ' checked' : ''}${describedBy}><span aria-hidden="true">${e(c.label)}</span></td>`;
         })
         .join('');
       return `<tr><th scope="row">${e(row.text)}</th>${cells}</tr>`;
@@ -108,9 +115,14 @@ function matrixBody(q: Extract<Question, { type: 'matrix' }>, values: FormValues
   return `<table class="grid">${head}<tbody>${rows}</tbody></table>`;
 }
 
-function rankingBody(q: Extract<Question, { type: 'ranking' }>, values: FormValues, describedBy: string): string {
+function rankingBody(
+  q: Extract<Question, { type: 'ranking' }>,
+  values: FormValues,
+  describedBy: string,
+  w: InterfaceWords,
+): string {
   // One list per place, so ranking works by keyboard and without a script; the answer is the places in order.
-  const hint = `<p class="hint">Put the ${q.choices.length} items in order: choose the item for each place, 1st = most important.</p>`;
+  const hint = `<p class="hint">${e(w.text('rankingHint', { count: q.choices.length }))}</p>`;
   return (
     hint +
     q.choices
@@ -119,33 +131,47 @@ function rankingBody(q: Extract<Question, { type: 'ranking' }>, values: FormValu
         const options = q.choices
           .map((c) => `<option value="${e(c.id)}"${has(values, field, c.id) ? ' selected' : ''}>${e(c.label)}</option>`)
           .join('');
-        return `<div class="rank"><label for="${e(field)}">${ordinal(k + 1)}</label><select name="${e(field)}" id="${e(field)}"${describedBy}><option value="">Choose…</option>${options}</select></div>`;
+        return `<div class="rank"><label for="${e(field)}">${e(w.count('place', k + 1))}</label><select name="${e(field)}" id="${e(field)}"${describedBy}><option value="">${e(w.text('chooseItem'))}</option>${options}</select></div>`;
       })
       .join('')
   );
 }
 
-function otherEntry(q: Question, values: FormValues, control: string, describedBy: string): string {
+function otherEntry(q: Question, values: FormValues, control: string, describedBy: string, w: InterfaceWords): string {
   if (!('allowOther' in q) || q.allowOther !== true) return '';
   const field = partField(q.id, 'other');
   const text = values[field];
-  return `<div class="option">${control}<label for="${e(q.id)}-other">Other:</label><input type="text" name="${e(field)}" id="${e(field)}" maxlength="500" aria-label="Other, please say" value="${e(typeof text === 'string' ? text : '')}"${describedBy}></div>`;
+  return `<div class="option">${control}<label for="${e(q.id)}-other">${e(w.text('other'))}</label><input type="text" name="${e(field)}" id="${e(field)}" maxlength="500" aria-label="${e(w.text('otherText'))}" value="${e(typeof text === 'string' ? text : '')}"${describedBy}></div>`;
 }
 
-function questionBody(q: Question, values: FormValues, describedBy: string): string {
+/** How many choices a multiple-choice question takes, when it bounds them. */
+function selectionHint(min: number | null, max: number | null, w: InterfaceWords): string {
+  const text =
+    min !== null && max !== null
+      ? w.text('chooseBetween', { min, max })
+      : min !== null
+        ? w.text('chooseAtLeast', { min })
+        : max !== null
+          ? w.text('chooseAtMost', { max })
+          : '';
+  return text ? `<p class="hint">${e(text)}</p>` : '';
+}
+
+function questionBody(q: Question, values: FormValues, describedBy: string, w: InterfaceWords): string {
   const name = e(q.id);
   const radio = (value: string, label: string, extra = '') =>
     `<input type="radio" name="${name}" id="${name}-${e(value)}" value="${e(value)}"${has(values, q.id, value) ? ' checked' : ''}${q.required ? ' required' : ''}${describedBy}${extra}>`;
   const notApplicable =
     'allowNotApplicable' in q && q.allowNotApplicable === true
-      ? `<label for="${name}-${NOT_APPLICABLE}">${radio(NOT_APPLICABLE, 'N/A')}<span>N/A</span></label>`
+      ? `<label for="${name}-${NOT_APPLICABLE}">${radio(NOT_APPLICABLE, '')}<span>${e(w.text('notApplicable'))}</span></label>`
       : '';
   switch (q.type) {
     case 'nps':
     case 'rating': {
       const [min, max] = q.type === 'nps' ? [0, 10] : [q.min, q.max];
-      const low = q.type === 'nps' ? 'Not at all likely' : q.minLabel;
-      const high = q.type === 'nps' ? 'Extremely likely' : q.maxLabel;
+      // The author's labels first; NPS has the standard ends in the page's language.
+      const low = q.type === 'nps' ? w.text('npsLow') : q.minLabel;
+      const high = q.type === 'nps' ? w.text('npsHigh') : q.maxLabel;
       const options = [];
       for (let v = min; v <= max; v++)
         options.push(`<label for="${name}-${v}">${radio(String(v), String(v))}<span>${v}</span></label>`);
@@ -164,16 +190,10 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
             (c) =>
               `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
           )
-          .join('') + otherEntry(q, values, radio('other', 'Other'), describedBy)
+          .join('') + otherEntry(q, values, radio('other', ''), describedBy, w)
       );
     case 'multiple_choice': {
-      const bounds = [
-        q.minSelections !== null ? `at least ${q.minSelections}` : '',
-        q.maxSelections !== null ? `at most ${q.maxSelections}` : '',
-      ]
-        .filter(Boolean)
-        .join(', ');
-      const hint = bounds ? `<p class="hint">Choose ${bounds}.</p>` : '';
+      const hint = selectionHint(q.minSelections, q.maxSelections, w);
       return (
         hint +
         q.choices
@@ -187,6 +207,7 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
           values,
           `<input type="checkbox" name="${name}" id="${name}-other" value="other"${has(values, q.id, 'other') ? ' checked' : ''}${describedBy}>`,
           describedBy,
+          w,
         )
       );
     }
@@ -195,9 +216,9 @@ function questionBody(q: Question, values: FormValues, describedBy: string): str
       return `<textarea name="${name}" id="${name}" maxlength="${q.maxLength}" aria-labelledby="${name}-legend"${q.required ? ' required' : ''}${describedBy}>${e(typeof v === 'string' ? v : '')}</textarea>`;
     }
     case 'matrix':
-      return matrixBody(q, values, describedBy);
+      return matrixBody(q, values, describedBy, w);
     case 'ranking':
-      return rankingBody(q, values, describedBy);
+      return rankingBody(q, values, describedBy, w);
     case 'number':
     case 'date': {
       const v = values[q.id];
@@ -239,21 +260,22 @@ function nativeName(tag: string): string {
   }
 }
 
-function languageSwitcher(links: readonly LanguageLink[]): string {
+function languageSwitcher(links: readonly LanguageLink[], w: InterfaceWords): string {
   const items = links.map((link) =>
     link.current
       ? `<li><span aria-current="true" lang="${e(link.tag)}">${e(nativeName(link.tag))}</span></li>`
       : `<li><a href="${e(link.href)}" hreflang="${e(link.tag)}" lang="${e(link.tag)}">${e(nativeName(link.tag))}</a></li>`,
   );
-  return `<nav class="languages" aria-label="Language"><ul>${items.join('')}</ul></nav>`;
+  return `<nav class="languages" aria-label="${e(w.text('languages'))}"><ul>${items.join('')}</ul></nav>`;
 }
 
 /** The form field that carries `SurveyPage.shown`; a question id cannot contain its dot. */
 export const SHOWN_FIELD = 'survey.shown';
 
 export function surveyPage(page: SurveyPage): string {
+  const w = wordsFor(page.language);
   const parts: string[] = [];
-  if (page.switcher && page.switcher.length > 1) parts.push(languageSwitcher(page.switcher));
+  if (page.switcher && page.switcher.length > 1) parts.push(languageSwitcher(page.switcher, w));
   parts.push(`<h1>${e(page.title)}</h1>`);
   if (page.description) parts.push(`<p class="lead">${e(page.description)}</p>`);
   if (page.notice) parts.push(`<p class="notice">${e(page.notice)}</p>`);
@@ -266,7 +288,7 @@ export function surveyPage(page: SurveyPage): string {
       .map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`)
       .join('');
     parts.push(
-      `<div class="summary" role="alert" tabindex="-1" id="errors"><h2>There ${page.errors.size === 1 ? 'is 1 problem' : `are ${page.errors.size} problems`} with your answers</h2><ul>${items}</ul></div>`,
+      `<div class="summary" role="alert" tabindex="-1" id="errors"><h2>${e(w.count('problems', page.errors.size))}</h2><ul>${items}</ul></div>`,
     );
   }
   const logic = page.questions.some((q) => q.displayIf);
@@ -289,27 +311,30 @@ export function surveyPage(page: SurveyPage): string {
     const invalid = errors.length > 0 ? ' aria-invalid="true"' : '';
     parts.push(
       `<fieldset id="${e(q.id)}-group"${hidden}${errors.length > 0 ? ' class="invalid"' : ''}>`,
-      `<legend id="${e(q.id)}-legend" tabindex="-1">${e(q.text)}${q.required ? ' <span class="req">(required)</span>' : ' (optional)'}</legend>`,
+      `<legend id="${e(q.id)}-legend" tabindex="-1">${e(q.text)}${q.required ? ` <span class="req">${e(w.text('required'))}</span>` : ` ${e(w.text('optional'))}`}</legend>`,
       q.description ? `<p class="hint" id="${e(q.id)}-hint">${e(q.description)}</p>` : '',
       errors.length > 0 ? `<p class="error" id="${e(q.id)}-error">${errors.map(e).join('<br>')}</p>` : '',
-      questionBody(q, page.values, describedBy + invalid),
+      questionBody(q, page.values, describedBy + invalid, w),
       '</fieldset>',
     );
   });
-  parts.push('<button type="submit">Submit my answers</button>', '</form>');
+  parts.push(`<button type="submit">${e(w.text('submit'))}</button>`, '</form>');
   return layout(
-    page.errors.size > 0 ? `Check your answers – ${page.title}` : page.title,
+    page.errors.size > 0 ? w.text('checkTitle', { title: page.title }) : page.title,
     parts.join('\n'),
     page.language,
     logic ? liveLogicScript : undefined,
   );
 }
 
-export function unsubscribePage(action: string, email: string): string {
+export function unsubscribePage(action: string, email: string, language = 'en'): string {
+  const w = wordsFor(language);
+  const title = w.text('unsubscribeTitle');
   return layout(
-    'Unsubscribe',
-    `<h1>Unsubscribe</h1>
-<p class="lead">Stop survey e-mails from this organization to <strong>${e(email)}</strong>?</p>
-<form method="post" action="${e(action)}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">Unsubscribe</button></form>`,
+    title,
+    `<h1>${e(title)}</h1>
+<p class="lead">${w.html('unsubscribeQuestion', { email: { html: `<strong>${e(email)}</strong>` } })}</p>
+<form method="post" action="${e(action)}"><input type="hidden" name="List-Unsubscribe" value="One-Click"><button type="submit">${e(w.text('unsubscribeButton'))}</button></form>`,
+    language,
   );
 }

@@ -250,8 +250,9 @@ function messageFor(
 ) {
   const token = personalToken(context.key, tenant, distribution.id, target.external_id);
   // In the recipient's language when the survey is translated into it: the translation's e-mail, else the
-  // distribution's words around the translated title.
-  const translation = context.translations.get(surveys.chooseLanguage(context.languages, [target.language]));
+  // distribution's words around the translated title; the service's own words in that language too.
+  const language = surveys.chooseLanguage(context.languages, [target.language]);
+  const translation = context.translations.get(language);
   const surveyTitle = translation?.title ?? context.surveyTitle;
   return buildMessage({
     from: deps.config.mailFrom,
@@ -267,6 +268,7 @@ function messageFor(
     externalId: target.external_id,
     reminder,
     domain: context.domain,
+    language,
   });
 }
 
