@@ -98,13 +98,11 @@ const pages = {
   tooLarge: (language: string) => notice(language, 'tooLargeTitle', 'tooLargeText'),
   unsupported: (language: string) => notice(language, 'unsupportedTitle', 'unsupportedText'),
   busy: (language: string) => notice(language, 'busyTitle', 'busyText'),
-  error: (language: string, requestId: string) =>
-    notice(language, 'errorTitle', 'errorText', { reference: requestId }),
+  error: (language: string, requestId: string) => notice(language, 'errorTitle', 'errorText', { reference: requestId }),
 };
 
 /** The language of a page that knows no survey (an unknown link, a refused form): the browser's, if we have it. */
-const browserLanguage = (req: Request) =>
-  interfaceLanguageOf(surveys.acceptedLanguages(req.get('accept-language')));
+const browserLanguage = (req: Request) => interfaceLanguageOf(surveys.acceptedLanguages(req.get('accept-language')));
 
 async function resolve(deps: Dependencies, token: string): Promise<Resolved> {
   const parsed = parseToken(token);
@@ -417,12 +415,7 @@ export function answerPages(deps: Dependencies): Router {
       // The answers show other questions than the page did: show those first (the page without scripts works
       // this way; with its script, the questions appear and disappear as the answers change).
       if (typeof values[SHOWN_FIELD] === 'string' && values[SHOWN_FIELD] !== page.shown.join(',')) {
-        return sendPage(
-          res,
-          200,
-          pageFor(new Map(), w.text('logicChanged')),
-          framing,
-        );
+        return sendPage(res, 200, pageFor(new Map(), w.text('logicChanged')), framing);
       }
       const errors = problemsByQuestion(survey.questions, answers, w);
       if (answers.length === 0 && errors.size === 0)

@@ -244,7 +244,8 @@ const fr: Catalogue = {
   expiredText:
     'Il n’est plus possible de répondre à l’enquête avec ce lien. Adressez-vous à la personne qui vous l’a envoyé si vous souhaitez toujours participer.',
   unsubscribedTitle: 'Votre désabonnement est enregistré',
-  unsubscribedText: 'Vous avez demandé à ne plus recevoir ces e-mails d’enquête\u00a0: ce lien ne fonctionne donc plus.',
+  unsubscribedText:
+    'Vous avez demandé à ne plus recevoir ces e-mails d’enquête\u00a0: ce lien ne fonctionne donc plus.',
   closedTitle: 'Cette enquête n’est pas ouverte',
   closedText: 'L’enquête n’accepte pas de réponses pour le moment. Veuillez réessayer plus tard.',
   tooLargeTitle: 'Votre réponse est trop longue',
@@ -252,8 +253,7 @@ const fr: Catalogue = {
   unsupportedTitle: 'Cette réponse n’a pas pu être lue',
   unsupportedText: 'Veuillez envoyer le formulaire depuis la page de l’enquête.',
   busyTitle: 'Trop de réponses',
-  busyText:
-    'Cette enquête vient de recevoir de nombreuses réponses depuis votre réseau. Veuillez réessayer plus tard.',
+  busyText: 'Cette enquête vient de recevoir de nombreuses réponses depuis votre réseau. Veuillez réessayer plus tard.',
   errorTitle: 'Une erreur s’est produite',
   errorText:
     'Votre réponse n’a pas pu être traitée pour le moment. Veuillez réessayer dans un instant. (Référence {reference})',
@@ -421,8 +421,7 @@ const pt: Catalogue = {
   reminderSubject: 'Lembrete: {subject}',
   answerHere: 'Responda aqui: {url}',
   answerButton: 'Responder ao questionário',
-  personalLink:
-    'Este link é pessoal: não o envie a outras pessoas. É válido até {date} e aceita uma única resposta.',
+  personalLink: 'Este link é pessoal: não o envie a outras pessoas. É válido até {date} e aceita uma única resposta.',
   unsubscribeLine: 'Deixar de receber estes e-mails: {url}',
   unsubscribeLink: 'Deixar de receber estes e-mails',
 };
@@ -466,7 +465,8 @@ const nl: Catalogue = {
   dateFrom: 'Kies een datum vanaf {min}.',
   dateUntil: 'Kies een datum tot en met {max}.',
   thanks: 'Bedankt!',
-  usedText: 'Uw antwoord is opgeslagen. Deze persoonlijke link accepteert één antwoord, dus u hoeft niets meer te doen.',
+  usedText:
+    'Uw antwoord is opgeslagen. Deze persoonlijke link accepteert één antwoord, dus u hoeft niets meer te doen.',
   embedDoneText: 'Uw antwoord vanuit deze browser is opgeslagen.',
   unknownTitle: 'Deze link is ongeldig',
   unknownText:
@@ -561,8 +561,7 @@ const it: Catalogue = {
   busyTitle: 'Troppe risposte',
   busyText: 'Questo sondaggio ha appena ricevuto molte risposte dalla Sua rete. Riprovi più tardi.',
   errorTitle: 'Si è verificato un errore',
-  errorText:
-    'Al momento non è stato possibile elaborare la Sua risposta. Riprovi tra poco. (Riferimento {reference})',
+  errorText: 'Al momento non è stato possibile elaborare la Sua risposta. Riprovi tra poco. (Riferimento {reference})',
   unsubscribeTitle: 'Annulla iscrizione',
   unsubscribeQuestion: 'Non inviare più le e-mail dei sondaggi di questa organizzazione a {email}?',
   unsubscribeButton: 'Annulla iscrizione',
