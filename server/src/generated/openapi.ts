@@ -767,9 +767,10 @@ export interface paths {
          *     distribution and respondents matching `filters`, exactly as for static analytics:
          *
          *     - **segments** — NPS and mean rating per group of `segmentBy` (default `department`);
-         *     - **heatmap** — group × question (`nps` and `rating` questions), mean or favourable share
-         *       (`heatmapMetric`), with each group's difference to the whole;
-         *     - **drivers** — Johnson's relative weights of every `rating` question against the outcome (the first `nps`
+         *     - **heatmap** — group × question (`nps` and `rating` questions, and each row of a Likert grid), mean or
+         *       favourable share (`heatmapMetric`), with each group's difference to the whole;
+         *     - **drivers** — Johnson's relative weights of every `rating` question and every row of a Likert grid (a
+         *       `matrix` with a numeric `scale`, the row named by `rowId`) against the outcome (the first `nps`
          *       question, or `outcomeQuestionId`): each driver's share of R², its correlation with the outcome and the number
          *       of complete responses used; computed only from at least 30 complete responses (and never fewer than the
          *       anonymity threshold), see `SmartAnalyticsDriverAnalysis`;
@@ -4123,12 +4124,13 @@ export interface components {
         };
         /**
          * @description How the drivers were computed: Johnson's relative weights (2000). The outcome is regressed on all `rating`
-         *     questions at once; the correlated drivers are replaced by their closest orthogonal counterparts
-         *     (Z = X·(XᵀX)^−½, from the eigen-decomposition of the drivers' correlation matrix), and each driver's weight is
-         *     its share of the explained variance: the weights add up to R². Only complete responses are used (those that
-         *     answered the outcome and every driver), and only when there are at least `minimumResponses` of them and at
-         *     least `anonymityThreshold`. The correlation matrices are computed in the database (`corr()`), never from
-         *     responses loaded into the service. `null` when the whole result is suppressed.
+         *     questions and Likert-grid rows (each row of a `matrix` with a numeric `scale`) at once; the correlated drivers
+         *     are replaced by their closest orthogonal counterparts (Z = X·(XᵀX)^−½, from the eigen-decomposition of the
+         *     drivers' correlation matrix), and each driver's weight is its share of the explained variance: the weights add
+         *     up to R². Only complete responses are used (those that answered the outcome and every driver; an N/A answer, of
+         *     a question or of a grid's row, is no value, so a response with one is not complete), and only when there are at
+         *     least `minimumResponses` of them and at least `anonymityThreshold`. The correlation matrices are computed in the
+         *     database (`corr()`), never from responses loaded into the service. `null` when the whole result is suppressed.
          */
         SmartAnalyticsDriverAnalysis: {
             /**
@@ -4140,8 +4142,9 @@ export interface components {
             outcomeQuestionId: string | null;
             /**
              * @description `computed`; `no_outcome` (no `nps` question and none named); `no_drivers` (no `rating` question besides
-             *     the outcome); `too_few_responses` (fewer complete responses than `minimumResponses` or the anonymity
-             *     threshold); `degenerate` (a question without variance among the complete responses, so no correlation exists).
+             *     the outcome, and no Likert-grid row); `too_few_responses` (fewer complete responses than `minimumResponses`
+             *     or the anonymity threshold); `degenerate` (a question or row without variance among the complete responses,
+             *     so no correlation exists).
              * @enum {string}
              */
             status: "computed" | "no_outcome" | "no_drivers" | "too_few_responses" | "degenerate";
@@ -4152,30 +4155,37 @@ export interface components {
             /** @description Share of the outcome's variance explained by all drivers together (R² of the linear regression), four decimals; `null` unless `computed`. */
             rSquared: number | null;
         } | null;
-        /** @description A `rating` question and how much it drives the outcome. */
+        /**
+         * @description A `rating` question, or one row of a `matrix` with a numeric `scale` (a Likert grid; `rowId` names the row), and
+         *     how much it drives the outcome.
+         */
         SmartAnalyticsDriver: {
-            /** @description Id of the `rating` question. */
+            /** @description Id of the `rating` question, or of the `matrix` question whose row this is. */
             questionId: string;
-            /** @description The question text, for convenience. */
+            /** @description The matrix row this driver is (as in the heatmap's columns); absent for a `rating` question. */
+            rowId?: string;
+            /** @description The question text, or the matrix row's statement, for convenience. */
             text: string;
             /** @description Johnson's relative weight, the driver's share of R² (the weights of all drivers add up to `driverAnalysis.rSquared`), four decimals. */
             relativeWeight: number;
             /** @description `relativeWeight / rSquared × 100`: the percentage of the explained variance due to this driver, one decimal. */
             importance: number;
-            /** @description Pearson correlation between this question's answers and the outcome's, over the complete responses, −1 to 1, three decimals. */
+            /** @description Pearson correlation between this question's (or row's) answers and the outcome's, over the complete responses, −1 to 1, three decimals. */
             correlation: number;
             /** @description Complete responses used (the same for every driver, `driverAnalysis.responseCount`). */
             responseCount: number;
-            /** @description Mean answer to this question over the complete responses, two decimals. */
+            /** @description Mean answer to this question (or row) over the complete responses, two decimals. */
             average: number;
             /** @description Percentage of favourable answers (the top two fifths of the scale) over the complete responses, one decimal. */
             favourable: number;
         };
         /** @description A driver with high impact and a low score. */
         SmartAnalyticsFocusArea: {
-            /** @description Id of the `rating` question. */
+            /** @description Id of the `rating` question, or of the `matrix` question whose row this is. */
             questionId: string;
-            /** @description The question text. */
+            /** @description The matrix row, as in the driver; absent for a `rating` question. */
+            rowId?: string;
+            /** @description The question text, or the matrix row's statement. */
             text: string;
             /** @description As in the driver. */
             relativeWeight: number;
@@ -4313,8 +4323,10 @@ export interface components {
             heatmap: components["schemas"]["SmartAnalyticsHeatmap"];
             driverAnalysis: components["schemas"]["SmartAnalyticsDriverAnalysis"];
             /**
-             * @description Every `rating` question (other than the outcome) with its relative weight against the outcome, largest
-             *     weight first. Empty unless `driverAnalysis.status` is `computed`.
+             * @description Every `rating` question (other than the outcome) and every row of a `matrix` with a numeric `scale` (named by
+             *     `questionId` and `rowId`, scored like a rating of the grid's scale) with its relative weight against the
+             *     outcome, largest weight first. A grid with labelled `columns` is categorical and gives no driver. Empty
+             *     unless `driverAnalysis.status` is `computed`.
              */
             drivers: components["schemas"]["SmartAnalyticsDriver"][];
             /**
