@@ -4,11 +4,15 @@
  * comparisons; and, with distributions, the snapshot rule, participation and the response rate.
  */
 import { randomBytes } from 'node:crypto';
+import type { components } from '@survey-service/sdk';
 import * as ss from 'simple-statistics';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../server/src/lib/ids.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { generate, numbers, random, round, valuesOf, type Generated } from './fixtures.js';
+
+type QuestionInput = components['schemas']['QuestionInput'];
+type Answer = components['schemas']['Answer'];
 
 let t: TestService;
 let client: ReturnType<TestService['client']>;
@@ -420,5 +424,163 @@ describe('with distributions', () => {
       path: '/query/filters/filters/0/operator',
       code: 'enum',
     });
+  });
+});
+
+describe('drivers from a Likert grid', () => {
+  type Answers = Record<string, Answer['value']>;
+
+  /** A launched survey of `questions` and these responses, written as the fixtures write theirs. */
+  async function surveyWith(questions: QuestionInput[], responses: Answers[]): Promise<string> {
+    const created = await client.POST('/api/v1/surveys', { body: { title: 'Grid drivers', questions } });
+    expect(created.response.status, JSON.stringify(created.error)).toBe(201);
+    const surveyId = created.data!.data.id;
+    const launched = await client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
+    expect(launched.response.status).toBe(200);
+    await t.db
+      .insertInto('responses')
+      .values(
+        responses.map((answers, i) => ({
+          id: newId('rsp'),
+          survey_id: surveyId,
+          organization_id: organizationId,
+          environment: 'LIVE' as const,
+          respondent_external_id: null,
+          dedupe_key: null,
+          answers: JSON.stringify(Object.entries(answers).map(([questionId, value]) => ({ questionId, value }))),
+          submitted_at: new Date(Date.UTC(2026, 9, 1) + i * 60_000),
+        })),
+      )
+      .execute();
+    return surveyId;
+  }
+
+  it('makes each row of a numeric grid a driver (questionId and rowId), N/A rows no value, labelled grids none', async () => {
+    const rand = random(7);
+    const int = (min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
+    const responses: Answers[] = [];
+    for (let i = 0; i < 70; i++) {
+      const drive = int(1, 5);
+      const noise = int(1, 5);
+      const tools = int(1, 5);
+      const nps = Math.max(0, Math.min(10, Math.round(drive * 2 + tools * 0.3 + (rand() - 0.5) * 3)));
+      const grid: Record<string, number | null> = { drive, noise };
+      // N/A rows with an outcome that contradicts the driving row: read as any value, they would move every figure.
+      if (i % 7 === 3) grid.drive = null;
+      if (i % 11 === 5) grid.noise = null;
+      responses.push({
+        eng: i % 7 === 3 ? 10 - nps : nps,
+        tools,
+        grid,
+        kind: { a: ['x', 'y'][i % 2]!, b: ['y', 'x'][i % 3 === 0 ? 0 : 1]! },
+      });
+    }
+    const surveyId = await surveyWith(
+      [
+        { id: 'eng', type: 'nps', text: 'Recommend us?' },
+        { id: 'tools', type: 'rating', text: 'I have the tools I need.' },
+        {
+          id: 'grid',
+          type: 'matrix',
+          text: 'How much do you agree?',
+          rows: [
+            { id: 'drive', text: 'My work matters' },
+            { id: 'noise', text: 'The canteen is fine' },
+          ],
+          scale: { min: 1, max: 5 },
+          allowNotApplicable: true,
+        },
+        {
+          id: 'kind',
+          type: 'matrix',
+          text: 'Which?',
+          rows: [
+            { id: 'a', text: 'A' },
+            { id: 'b', text: 'B' },
+          ],
+          columns: [
+            { id: 'x', label: 'X' },
+            { id: 'y', label: 'Y' },
+          ],
+        },
+      ],
+      responses,
+    );
+    const result = await smartOf({}, surveyId);
+
+    // Independently: the complete responses are those with a number in the outcome, tools and both rows.
+    const grid = (r: Answers) => r.grid as Record<string, number | null>;
+    const complete = responses.filter((r) => grid(r).drive !== null && grid(r).noise !== null);
+    expect(complete.length).toBeLessThan(responses.length - 10);
+    const y = complete.map((r) => r.eng as number);
+    const columns: Record<string, number[]> = {
+      tools: complete.map((r) => r.tools as number),
+      'grid/drive': complete.map((r) => grid(r).drive!),
+      'grid/noise': complete.map((r) => grid(r).noise!),
+    };
+    expect(result.driverAnalysis).toMatchObject({ status: 'computed', responseCount: complete.length });
+    expect(result.driverAnalysis!.rSquared).toBeCloseTo(leastSquaresRSquared(y, Object.values(columns)), 4);
+    // The labelled grid is categorical: no driver; the driving row ranks first, the noise row last.
+    expect(result.drivers.map((d) => `${d.questionId}/${d.rowId ?? ''}`)).toEqual([
+      'grid/drive',
+      'tools/',
+      'grid/noise',
+    ]);
+    const [drive, tools, noise] = result.drivers;
+    expect(drive).toMatchObject({ text: 'My work matters', responseCount: complete.length });
+    expect(tools).not.toHaveProperty('rowId');
+    expect(noise!.relativeWeight).toBeLessThan(0.05);
+    for (const driver of result.drivers) {
+      const x = columns[driver.rowId ? `${driver.questionId}/${driver.rowId}` : driver.questionId]!;
+      expect(driver.correlation).toBeCloseTo(ss.sampleCorrelation(x, y), 3);
+      expect(driver.average).toBeCloseTo(ss.mean(x), 2);
+      expect(driver.favourable).toBeCloseTo((100 * x.filter((v) => v > 3.4).length) / x.length, 1);
+    }
+    const meanWeight = result.driverAnalysis!.rSquared! / result.drivers.length;
+    const meanFavourable = ss.mean(result.drivers.map((d) => d.favourable));
+    expect(result.focusAreas).toEqual(
+      result.drivers
+        .filter((d) => d.relativeWeight >= meanWeight && d.favourable < meanFavourable)
+        .slice(0, 3)
+        .map(({ questionId, rowId, text, relativeWeight, importance, favourable }) => ({
+          questionId,
+          ...(rowId ? { rowId } : {}),
+          text,
+          relativeWeight,
+          importance,
+          favourable,
+        })),
+    );
+  });
+
+  it('keeps the first 55 of many drivers, in survey order', async () => {
+    const rand = random(11);
+    const int = (min: number, max: number) => min + Math.floor(rand() * (max - min + 1));
+    // Two grids of 30 rows and a rating: 61 candidates, 1,653 aggregates for the first 55 and the outcome.
+    const grids = [1, 2].map((g) => ({
+      id: `g${g}`,
+      type: 'matrix' as const,
+      text: `Grid ${g}`,
+      rows: Array.from({ length: 30 }, (_, r) => ({ id: `r${r}`, text: `Statement ${g}.${r}` })),
+      scale: { min: 1, max: 5 },
+    }));
+    const responses = Array.from({ length: 70 }, (): Answers => ({
+      eng: int(0, 10),
+      ...Object.fromEntries(grids.map((g) => [g.id, Object.fromEntries(g.rows.map((r) => [r.id, int(1, 5)]))])),
+      last: int(1, 5),
+    }));
+    const surveyId = await surveyWith(
+      [
+        { id: 'eng', type: 'nps', text: 'Recommend us?' },
+        ...grids,
+        { id: 'last', type: 'rating', text: 'Anything else?' },
+      ],
+      responses,
+    );
+    const result = await smartOf({}, surveyId);
+    expect(result.driverAnalysis).toMatchObject({ status: 'computed', responseCount: 70 });
+    const kept = grids.flatMap((g) => g.rows.map((r) => `${g.id}/${r.id}`)).slice(0, 55);
+    expect(result.drivers.map((d) => `${d.questionId}/${d.rowId}`).sort()).toEqual(kept.sort());
+    expect(result.drivers.reduce((s, d) => s + d.relativeWeight, 0)).toBeCloseTo(result.driverAnalysis!.rSquared!, 3);
   });
 });

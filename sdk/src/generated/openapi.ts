@@ -4325,8 +4325,9 @@ export interface components {
             /**
              * @description Every `rating` question (other than the outcome) and every row of a `matrix` with a numeric `scale` (named by
              *     `questionId` and `rowId`, scored like a rating of the grid's scale) with its relative weight against the
-             *     outcome, largest weight first. A grid with labelled `columns` is categorical and gives no driver. Empty
-             *     unless `driverAnalysis.status` is `computed`.
+             *     outcome, largest weight first. A grid with labelled `columns` is categorical and gives no driver. At most
+             *     55 drivers: the first in survey order (a grid's rows in row order). Empty unless `driverAnalysis.status` is
+             *     `computed`.
              */
             drivers: components["schemas"]["SmartAnalyticsDriver"][];
             /**

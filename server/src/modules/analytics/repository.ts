@@ -267,10 +267,16 @@ async function countedCells(
   return rows.map((row) => ({ whole, segment: row.segment, code: row.code, n: Number(row.n) }));
 }
 
+/**
+ * One variable of a correlation matrix: `nums[num]` (1-based: a question's one number), or the one cell code a
+ * response holds in [from, to), minus `from` (a matrix row's value, see `matrixRowCodes`); null when it holds none.
+ */
+export type CorrelationVariable = { num: number } | { cells: { from: number; to: number } };
+
 export interface CorrelationInput {
-  /** 1-based positions in `nums`: the outcome first, then the drivers. */
-  positions: number[];
-  /** Per position: answers above this value are favourable. */
+  /** The outcome first, then the drivers. */
+  variables: CorrelationVariable[];
+  /** Per variable: answers above this value are favourable. */
   favourableAbove: number[];
 }
 
@@ -282,39 +288,58 @@ export interface CorrelationRow {
   favourable: number[];
 }
 
-/** Pearson correlations of every pair, means and favourable counts over the complete responses — one scan. */
+/**
+ * Pearson correlations of every pair, means and favourable counts over the complete responses (every variable
+ * non-null) — one scan. A parallel plan still passes each aggregate as a column (PostgreSQL allows 1,664): 56
+ * variables at most (see `MAXIMUM_DRIVERS`).
+ */
 export async function correlations(
   db: DbOrTx,
   scope: AnalyticsScope,
   input: CorrelationInput,
 ): Promise<CorrelationRow> {
-  const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
-  const { positions } = input;
-  const selections: RawBuilder<unknown>[] = [sql`count(*)::int as n`];
-  positions.forEach((a, i) => {
-    selections.push(sql`avg(${at(a)})::float8 as ${sql.ref(`m_${i}`)}`);
-    selections.push(
-      sql`(count(*) filter (where ${at(a)} > ${sql.lit(input.favourableAbove[i]!)}))::int as ${sql.ref(`f_${i}`)}`,
-    );
-    positions.forEach((b, j) => {
-      if (j > i) selections.push(sql`corr(${at(a)}, ${at(b)}) as ${sql.ref(`c_${i}_${j}`)}`);
-    });
+  const { variables } = input;
+  // Matrix rows are read from `cells` in one pass per response (a lateral aggregate over its codes), not one
+  // subquery per row and use.
+  const fromCells = variables.flatMap((variable, i) =>
+    'cells' in variable
+      ? [
+          sql`min(c) filter (where c >= ${sql.lit(variable.cells.from)} and c < ${sql.lit(variable.cells.to)}) - ${sql.lit(variable.cells.from)} as ${sql.ref(`x_${i}`)}`,
+        ]
+      : [],
+  );
+  const at = (i: number) => {
+    const variable = variables[i]!;
+    return 'num' in variable ? sql`ar.nums[${sql.lit(variable.num)}]` : sql.ref(`m.x_${i}`);
+  };
+  const pairs: RawBuilder<unknown>[] = [];
+  variables.forEach((_, i) => {
+    for (let j = i + 1; j < variables.length; j++) pairs.push(sql`corr(${at(i)}, ${at(j)})`);
   });
   const complete = sql.join(
-    positions.map((position) => sql`${at(position)} is not null`),
+    variables.map((_, i) => sql`${at(i)} is not null`),
     sql` and `,
   );
-  const { rows } = await sql<Record<string, number | null>>`
-    select ${sql.join(selections)} ${fromScope(scope)} and ${complete}`.execute(db);
+  const joined =
+    fromCells.length === 0 ? sql`` : sql`cross join lateral (select ${sql.join(fromCells)} from unnest(ar.cells) c) m`;
+  const { rows } = await sql<{ n: number; means: (number | null)[]; favourable: number[]; pairs: (number | null)[] }>`
+    select count(*)::int as n,
+      array[${sql.join(variables.map((_, i) => sql`avg(${at(i)})::float8`))}] as means,
+      array[${sql.join(
+        variables.map((_, i) => sql`(count(*) filter (where ${at(i)} > ${sql.lit(input.favourableAbove[i]!)}))::int`),
+      )}] as favourable,
+      array[${sql.join(pairs)}]::float8[] as pairs
+    ${fromScope(scope, joined)} and ${complete}`.execute(db);
   const row = rows[0]!;
-  const corr = positions.map((_, i) =>
-    positions.map((__, j) => (i === j ? 1 : (row[i < j ? `c_${i}_${j}` : `c_${j}_${i}`] ?? null))),
-  );
+  // pairs holds the upper triangle row by row: (0,1) … (0,p−1), (1,2) … .
+  const p = variables.length;
+  const pairAt = (i: number, j: number) => row.pairs[i * p - (i * (i + 1)) / 2 + (j - i - 1)] ?? null;
+  const corr = variables.map((_, i) => variables.map((__, j) => (i === j ? 1 : i < j ? pairAt(i, j) : pairAt(j, i))));
   return {
     n: row.n ?? 0,
     corr,
-    means: positions.map((_, i) => row[`m_${i}`] ?? 0),
-    favourable: positions.map((_, i) => row[`f_${i}`] ?? 0),
+    means: row.means.map((mean) => mean ?? 0),
+    favourable: row.favourable,
   };
 }
 

@@ -24,6 +24,7 @@ import {
 import {
   favourableCut,
   favourableShareOf,
+  matrixRowCodes,
   matrixRowHistogram,
   meanOf,
   npsOf,
@@ -43,6 +44,12 @@ type Comparison = components['schemas']['SmartAnalyticsComparison'];
 
 /** Fewest complete responses for driver analysis (unless the anonymity threshold is higher). */
 export const MINIMUM_DRIVER_RESPONSES = 30;
+/**
+ * Most drivers: the first in survey order (grid rows in row order). The correlation matrix of the outcome and 55
+ * drivers is 1,653 aggregates (1 + 2·56 + 56·55/2), the most one query can hold: a parallel plan passes each as a
+ * column, and PostgreSQL allows 1,664. Their cost also grows with the square: 5 s over 100,000 responses at 55.
+ */
+export const MAXIMUM_DRIVERS = 55;
 
 export interface SmartRequest extends AnalyticsRequest {
   outcomeQuestionId?: string;
@@ -51,13 +58,39 @@ export interface SmartRequest extends AnalyticsRequest {
   compareTo?: 'auto' | 'previousCycle';
 }
 
-/** A heatmap column: a scored question, or one row of a Likert grid scored as a rating of the grid's scale. */
-interface HeatmapColumn {
+/**
+ * A scored column: an nps or rating question, or one row of a Likert grid (a matrix with a numeric scale) scored
+ * as a rating of the grid's scale. The heatmap's columns, and (ratings and rows) the drivers. A grid with labelled
+ * columns is categorical and gives none.
+ */
+interface ScoredColumn {
   question: Question;
-  row?: { id: string; text: string };
+  position: number;
+  row?: { id: string; text: string; index: number };
   scored: Question;
-  histogramOf(histograms: Map<number, Histogram>): Histogram | undefined;
 }
+
+function scoredColumns(questions: Question[]): ScoredColumn[] {
+  return questions.flatMap((question, position): ScoredColumn[] => {
+    if (question.type === 'nps' || question.type === 'rating') return [{ question, position, scored: question }];
+    if (question.type !== 'matrix' || !question.scale) return [];
+    const { min, max } = question.scale;
+    const scored: Question = { ...question, type: 'rating', min, max, minLabel: null, maxLabel: null };
+    return question.rows.map((row, index) => ({ question, position, row: { ...row, index }, scored }));
+  });
+}
+
+/** The column's histogram among the questions' histograms (a grid row's part of its question's). */
+function histogramOf(column: ScoredColumn, histograms: Map<number, Histogram>): Histogram | undefined {
+  const whole = histograms.get(column.position);
+  return column.row ? whole && matrixRowHistogram(whole, column.row.index) : whole;
+}
+
+/** Names the column in the contract: its question, and its grid row if it is one. */
+const columnIds = (column: ScoredColumn) => ({
+  questionId: column.question.id,
+  ...(column.row ? { rowId: column.row.id } : {}),
+});
 
 function scoreOf(question: Question, histogram: Histogram | undefined, metric: 'mean' | 'favourable'): number | null {
   if (!histogram) return null;
@@ -91,14 +124,21 @@ async function driverAnalysis(
     rSquared: null,
   };
   if (outcome === undefined) return { analysis: { ...analysis, status: 'no_outcome' }, drivers: [] };
-  const driverPositions = questions.flatMap((question, position) =>
-    question.type === 'rating' && position !== outcome ? [position] : [],
-  );
-  if (driverPositions.length === 0) return { analysis: { ...analysis, status: 'no_drivers' }, drivers: [] };
-  const positions = [outcome, ...driverPositions];
+  // Every rating question but the outcome, and every row of a Likert grid (the heatmap's columns, nps aside).
+  const predictors = scoredColumns(questions)
+    .filter((column) => column.scored.type === 'rating' && (column.row !== undefined || column.position !== outcome))
+    .slice(0, MAXIMUM_DRIVERS);
+  if (predictors.length === 0) return { analysis: { ...analysis, status: 'no_drivers' }, drivers: [] };
+  // A question's answer is its one number in `nums`; a grid row's is its cell (an N/A row has none: no value).
+  const variables: repository.CorrelationVariable[] = [
+    { num: outcome + 1 },
+    ...predictors.map((column) =>
+      column.row ? { cells: matrixRowCodes(column.position, column.row.index) } : { num: column.position + 1 },
+    ),
+  ];
   const matrix = await repository.correlations(db, scope, {
-    positions: positions.map((position) => position + 1),
-    favourableAbove: positions.map((position) => favourableCut(questions[position]!)),
+    variables,
+    favourableAbove: [favourableCut(questions[outcome]!), ...predictors.map((column) => favourableCut(column.scored))],
   });
   if (matrix.n < minimumResponses)
     return { analysis: { ...analysis, status: 'too_few_responses', responseCount: matrix.n }, drivers: [] };
@@ -109,10 +149,10 @@ async function driverAnalysis(
   const rxy = corr[0]!.slice(1);
   const result = relativeWeights(rxx, rxy);
   if (!result) return degenerate;
-  const drivers = driverPositions
-    .map((position, i): Driver => ({
-      questionId: questions[position]!.id,
-      text: questions[position]!.text,
+  const drivers = predictors
+    .map((column, i): Driver => ({
+      ...columnIds(column),
+      text: column.row ? column.row.text : column.question.text,
       relativeWeight: round(Math.max(0, result.weights[i]!), 4),
       importance: result.rSquared > 0 ? round((100 * result.weights[i]!) / result.rSquared, 1) : 0,
       correlation: round(rxy[i]!, 3),
@@ -135,8 +175,9 @@ export function focusAreasOf(drivers: Driver[], rSquared: number | null): SmartA
   return drivers
     .filter((driver) => driver.relativeWeight >= meanWeight && driver.favourable < meanFavourable)
     .slice(0, 3)
-    .map(({ questionId, text, relativeWeight, importance, favourable }) => ({
+    .map(({ questionId, rowId, text, relativeWeight, importance, favourable }) => ({
       questionId,
+      ...(rowId === undefined ? {} : { rowId }),
       text,
       relativeWeight,
       importance,
@@ -245,21 +286,7 @@ export async function getSmartAnalytics(
   ]);
   const groups = managerTreeRows(measured, tree);
   // One column per scored question, and per row of a Likert grid, scored like a rating of its scale.
-  const columns: HeatmapColumn[] = questions.flatMap((question, position): HeatmapColumn[] => {
-    if (question.type === 'nps' || question.type === 'rating')
-      return [{ question, scored: question, histogramOf: (histograms) => histograms.get(position) }];
-    if (question.type !== 'matrix' || !question.scale) return [];
-    const { min, max } = question.scale;
-    return question.rows.map((row, index) => ({
-      question,
-      row,
-      scored: { ...question, type: 'rating', min, max, minLabel: null, maxLabel: null },
-      histogramOf: (histograms) => {
-        const whole = histograms.get(position);
-        return whole && matrixRowHistogram(whole, index);
-      },
-    }));
-  });
+  const columns = scoredColumns(questions);
   const base = {
     surveyId,
     segmentBy,
@@ -308,15 +335,14 @@ export async function getSmartAnalytics(
   });
   const decimals = metric === 'mean' ? 2 : 1;
   const overall = columns.map((column) =>
-    scoreOf(column.scored, column.histogramOf(measured.whole.histograms), metric),
+    scoreOf(column.scored, histogramOf(column, measured.whole.histograms), metric),
   );
   const heatmap: Heatmap = {
     metric,
-    questions: columns.map(({ question, row }, i) => ({
-      questionId: question.id,
-      ...(row ? { rowId: row.id } : {}),
-      text: row ? row.text : question.text,
-      type: question.type as 'nps' | 'rating' | 'matrix',
+    questions: columns.map((column, i) => ({
+      ...columnIds(column),
+      text: column.row ? column.row.text : column.question.text,
+      type: column.question.type as 'nps' | 'rating' | 'matrix',
       overall: overall[i] === null ? null : round(overall[i]!, decimals),
     })),
     rows: groups.map((group) => ({
@@ -324,11 +350,10 @@ export async function getSmartAnalytics(
       ...treeGroupOf(group),
       suppressed: group.suppressed,
       cells: columns.map((column, i) => {
-        const score = group.suppressed ? null : scoreOf(column.scored, column.histogramOf(group.histograms), metric);
+        const score = group.suppressed ? null : scoreOf(column.scored, histogramOf(column, group.histograms), metric);
         const whole = overall[i] ?? null;
         return {
-          questionId: column.question.id,
-          ...(column.row ? { rowId: column.row.id } : {}),
+          ...columnIds(column),
           score: score === null ? null : round(score, decimals),
           difference: score === null || whole === null ? null : round(score - whole, decimals),
         };

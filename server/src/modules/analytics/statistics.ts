@@ -243,6 +243,15 @@ function partOf(histogram: Histogram, width: number, part: number): Histogram {
 /** The histogram of one matrix row (values of its scale, or column positions). */
 export const matrixRowHistogram = (histogram: Histogram, row: number) => partOf(histogram, MATRIX_ROW, row);
 
+/**
+ * The cell codes of one matrix row of the question at 0-based `position`: a response holds at most one code in
+ * [from, to), its value plus `from`; an N/A row holds none there (it is a mark, at `MARKS_POSITION + position`).
+ */
+export function matrixRowCodes(position: number, row: number): { from: number; to: number } {
+  const from = position * CELL_BASE + row * MATRIX_ROW;
+  return { from, to: from + MATRIX_ROW };
+}
+
 function matrixStats(question: Extract<Question, { type: 'matrix' }>, histogram: Histogram, marks: Histogram) {
   return {
     questionId: question.id,
