@@ -659,25 +659,38 @@ function build(tag: string): InterfaceWords {
   const rules = { cardinal: new Intl.PluralRules(locale), ordinal: new Intl.PluralRules(locale, { type: 'ordinal' }) };
   const lookup = <K extends keyof Catalogue>(key: K): Catalogue[K] =>
     chain.find((catalogue) => catalogue[key] !== undefined)![key] as Catalogue[K];
+  // Each template split once into text and placeholder names (odd indexes): pages say dozens of these each.
+  const parsed = new Map<string, string[]>();
+  const partsOf = (template: string) => {
+    let parts = parsed.get(template);
+    if (!parts) parsed.set(template, (parts = template.split(/\{(\w+)\}/)));
+    return parts;
+  };
+  // Small integers need no grouping and every catalogue language writes Latin digits.
+  const formatNumber = (value: number) =>
+    Number.isInteger(value) && Math.abs(value) < 1000 ? String(value) : numbers.format(value);
   const fill = (template: string, params: Params, literal: (s: string) => string, asHtml: boolean) => {
+    const parts = partsOf(template);
+    if (parts.length === 1) return literal(template);
     let out = '';
-    let last = 0;
-    for (const match of template.matchAll(/\{(\w+)\}/g)) {
-      out += literal(template.slice(last, match.index));
-      const value = params[match[1]!];
+    for (let i = 0; i < parts.length; i++) {
+      if (i % 2 === 0) {
+        out += literal(parts[i]!);
+        continue;
+      }
+      const value = params[parts[i]!];
       out +=
         value === undefined
-          ? literal(match[0])
+          ? literal(`{${parts[i]}}`)
           : typeof value === 'number'
-            ? literal(numbers.format(value))
+            ? literal(formatNumber(value))
             : typeof value === 'string'
               ? literal(value)
               : asHtml
                 ? value.html
                 : '';
-      last = match.index + match[0].length;
     }
-    return out + literal(template.slice(last));
+    return out;
   };
   const same = (s: string) => s;
   return {
@@ -690,7 +703,7 @@ function build(tag: string): InterfaceWords {
       const form = rules[ORDINAL.has(key) ? 'ordinal' : 'cardinal'].select(count) as PluralForm | 'other';
       return fill(forms[form] ?? forms.other, { ...params, count }, same, false);
     },
-    number: (value) => numbers.format(value),
+    number: formatNumber,
     date(value) {
       const at = typeof value === 'string' ? new Date(`${value}T00:00:00Z`) : value;
       return Number.isNaN(at.getTime()) ? String(value) : dates.format(at);

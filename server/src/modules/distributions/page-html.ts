@@ -5,7 +5,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { liveLogicScript } from './live-logic.js';
-import { directionOf, wordsFor, type InterfaceWords } from './interface-words.js';
+import { wordsFor, type InterfaceWords } from './interface-words.js';
 import { escapeHtml as e } from './messages.js';
 
 type Question = components['schemas']['Question'];
@@ -53,7 +53,7 @@ button{font:inherit;font-weight:600;color:#fff;background:#1f4fd1;border:0;borde
 /** A page in `language` (BCP 47): `lang`, and `dir` for the scripts written right to left. */
 export function layout(title: string, body: string, language = 'en', script?: string): string {
   return `<!doctype html>
-<html lang="${e(language)}" dir="${directionOf(language)}">
+<html lang="${e(language)}" dir="${wordsFor(language).dir}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
