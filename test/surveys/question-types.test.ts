@@ -378,7 +378,8 @@ describe('exports and analytics', () => {
     const dates = (byId.get('q_5') as components['schemas']['DateQuestionStats']).histogram;
     expect(dates[0]).toEqual({ from: '2019-03-01', to: '2019-04-01', count: 1 });
     expect(dates.at(-1)).toEqual({ from: '2021-07-01', to: '2021-08-01', count: 1 });
-    expect(byId.get('q_6')).toMatchObject({ answeredCount: 2, otherCount: 1 });
+    // Three answered, one of them "Other" (counted apart from the choices, but an answer all the same).
+    expect(byId.get('q_6')).toMatchObject({ answeredCount: 3, otherCount: 1 });
     // Smart analytics: each row of the Likert grid is a heatmap column, scored like a rating of its scale.
     const smart = await live.unwrap(
       live.GET('/api/v1/surveys/{id}/analytics/smart', { params: { path: { id: surveyId } } }),

@@ -188,13 +188,17 @@ export function questionStats(
     }
     case 'single_choice':
     case 'multiple_choice': {
-      const answered = question.type === 'multiple_choice' ? (histogram.get(ANSWERED_MARK) ?? 0) : countOf(histogram);
+      const others = marks.get(OTHER_MARK) ?? 0;
+      // A single choice of "Other" has no choice position in the histogram; it answered the question all the same
+      // (as a multiple choice selecting only "Other" does, through its answered mark).
+      const answered =
+        question.type === 'multiple_choice' ? (histogram.get(ANSWERED_MARK) ?? 0) : countOf(histogram) + others;
       return {
         questionId: question.id,
         text: question.text,
         type: question.type,
         answeredCount: answered,
-        ...(question.allowOther === true ? { otherCount: marks.get(OTHER_MARK) ?? 0 } : {}),
+        ...(question.allowOther === true ? { otherCount: others } : {}),
         choices: question.choices.map((choice, index) => {
           const count = histogram.get(index) ?? 0;
           return {
