@@ -13,9 +13,19 @@ import { exportResponsesToFile } from '@survey-service/sdk';
 import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import type { TestSmtp } from '../distributions/smtp.js';
+import { parseCsv } from '../exports/fixtures.js';
 import { found } from './findings.js';
 import {
   answersOf,
+  DATE_MAX,
+  DATE_MIN,
+  GRID_MAX,
+  GRID_MIN,
+  GRID_ROWS,
+  OFTEN_COLUMNS,
+  OFTEN_ROWS,
+  RANK_CHOICES,
+  WHERE_CHOICES,
   type ModelAnswer,
   BOUNCING_PERSON,
   DEPARTMENTS,
@@ -122,21 +132,101 @@ export const filterArb: fc.Arbitrary<DeptFilter> = fc.oneof(
   },
 );
 
+/** A matrix answer: each row unanswered (absent), a value, or N/A; null when no row is answered. */
+function matrixArb<T>(
+  rows: readonly { id: string }[],
+  value: fc.Arbitrary<T>,
+): fc.Arbitrary<Record<string, T | 'na'> | null> {
+  const cell = fc.oneof(
+    { weight: 2, arbitrary: fc.constant(undefined) },
+    { weight: 6, arbitrary: value },
+    { weight: 1, arbitrary: fc.constant('na' as const) },
+  );
+  return fc.tuple(...rows.map(() => cell)).map((cells) => {
+    const answered = rows.flatMap((row, i) => (cells[i] === undefined ? [] : [[row.id, cells[i]!] as const]));
+    return answered.length === 0 ? null : Object.fromEntries(answered);
+  });
+}
+
+const DAY = 86_400_000;
+/** A date from `from` to `to` (ISO dates). */
+const dateArb = (from: string, to: string) =>
+  fc
+    .integer({ min: Date.parse(from) / DAY, max: Date.parse(to) / DAY })
+    .map((day) => new Date(day * DAY).toISOString().slice(0, 10));
+
+/** "Other" texts: a comma, quotes, a line break, and one a spreadsheet would evaluate. */
+const OTHER_TEXTS = ['Coworking space', 'Café, sometimes', 'The "hub"', 'On the road\nmostly', '=Hot desk'];
+
 const answerArb = fc
-  .tuple(
-    fc.option(fc.integer({ min: 0, max: 10 }), { freq: 6 }),
-    fc.option(
+  .record({
+    nps: fc.option(fc.integer({ min: 0, max: 10 }), { freq: 6 }),
+    rating: fc.option(
       fc.oneof(
         { weight: 4, arbitrary: fc.integer({ min: 1, max: 5 }) },
         { weight: 1, arbitrary: fc.constant('na' as const) },
       ),
       { freq: 4 },
     ),
-  )
-  .filter(([nps, rating]) => nps !== null || rating !== null)
-  .map(([nps, rating]): ModelAnswer => ({ nps, rating }));
+    grid: fc.option(matrixArb(GRID_ROWS, fc.integer({ min: GRID_MIN, max: GRID_MAX })), { freq: 3, nil: null }),
+    often: fc.option(matrixArb(OFTEN_ROWS, fc.constantFrom(...OFTEN_COLUMNS.map((c) => c.id))), { freq: 3, nil: null }),
+    rank: fc.option(
+      fc.shuffledSubarray(
+        RANK_CHOICES.map((c) => c.id),
+        { minLength: RANK_CHOICES.length, maxLength: RANK_CHOICES.length },
+      ),
+      { freq: 3 },
+    ),
+    // Multiples of ½ (some repeated, for ties and equal medians).
+    hours: fc.option(
+      fc.oneof(
+        fc.constantFrom(0, 0.5, 7.5, 10, 40),
+        fc.integer({ min: 0, max: 160 }).map((halves) => halves / 2),
+      ),
+      { freq: 3 },
+    ),
+    // Mostly within ten calendar years (monthly bins), sometimes further back (yearly bins).
+    started: fc.option(
+      fc.oneof(
+        { weight: 4, arbitrary: dateArb('2019-01-01', DATE_MAX) },
+        { weight: 1, arbitrary: dateArb(DATE_MIN, '2018-12-31') },
+      ),
+      { freq: 3 },
+    ),
+    where: fc.option(
+      fc.oneof(
+        { weight: 3, arbitrary: fc.constantFrom(...WHERE_CHOICES.map((c) => c.id)).map((id) => ({ id, other: null })) },
+        { weight: 1, arbitrary: fc.constantFrom(...OTHER_TEXTS).map((other) => ({ id: 'other', other })) },
+      ),
+      { freq: 3 },
+    ),
+  })
+  .map(({ where, ...rest }): ModelAnswer => ({ ...rest, where: where?.id ?? null, other: where?.other ?? null }))
+  .filter((a) => answersOf(a).length > 0);
 
-const answerText = (a: ModelAnswer) => `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'}`;
+const cellsText = (cells: Record<string, unknown> | null) =>
+  cells === null
+    ? '-'
+    : Object.entries(cells)
+        .map(([row, v]) => `${row}:${String(v)}`)
+        .join(',');
+const answerText = (a: ModelAnswer) =>
+  `nps=${a.nps ?? '-'} rating=${a.rating ?? '-'} grid=${cellsText(a.grid)} often=${cellsText(a.often)} rank=${a.rank?.join('>') ?? '-'} hours=${a.hours ?? '-'} started=${a.started ?? '-'} where=${a.where ?? '-'}${a.other === null ? '' : `(${JSON.stringify(a.other)})`}`;
+
+/** The answer page's form fields of an answer (a matrix row `q.row`, a place `q.1`…, "Other"'s text `q.other`). */
+function formOf(a: ModelAnswer): URLSearchParams {
+  const form = new URLSearchParams();
+  if (a.nps !== null) form.append('nps', String(a.nps));
+  if (a.rating !== null) form.append('rating', String(a.rating));
+  for (const id of ['grid', 'often'] as const)
+    for (const [row, v] of Object.entries(a[id] ?? {})) form.append(`${id}.${row}`, String(v));
+  a.rank?.forEach((choice, k) => form.append(`rank.${k + 1}`, choice));
+  if (a.hours !== null) form.append('hours', String(a.hours));
+  if (a.started !== null) form.append('started', a.started);
+  if (a.where !== null) form.append('where', a.where);
+  if (a.other !== null) form.append('where.other', a.other);
+  return form;
+}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Surveys
@@ -339,13 +429,10 @@ async function listed(r: Real, survey: MSurvey) {
 
 async function submitLink(m: Model, r: Real, distribution: MDistribution, recipient: MRecipient, answer: ModelAnswer) {
   const survey = distribution.survey;
-  const form = new URLSearchParams();
-  if (answer.nps !== null) form.append('nps', String(answer.nps));
-  if (answer.rating !== null) form.append('rating', String(answer.rating));
   const page = await fetch(recipient.link, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: form.toString(),
+    body: formOf(answer).toString(),
     redirect: 'manual',
   });
   const html = await page.text();
@@ -659,7 +746,7 @@ export class Distribute implements Cmd {
 // ---------------------------------------------------------------------------------------------------------------
 // Exports
 
-async function runExport(m: Model, r: Real, survey: MSurvey, format: 'json' | 'ndjson', base: MExport | null) {
+async function runExport(m: Model, r: Real, survey: MSurvey, format: Format, base: MExport | null) {
   const at = tick(m);
   const file = path.join(files, `${survey.id}-${at}-${Math.random().toString(36).slice(2)}.${format}`);
   const done = await exportResponsesToFile(
@@ -671,13 +758,6 @@ async function runExport(m: Model, r: Real, survey: MSurvey, format: 'json' | 'n
   );
   const text = await readFile(file, 'utf8');
   await rm(file, { force: true });
-  const records: unknown[] =
-    format === 'json'
-      ? JSON.parse(text)
-      : text
-          .split('\n')
-          .filter(Boolean)
-          .map((line) => JSON.parse(line));
   const deletions: string[] = [];
   for await (const d of r.client.paginate('/api/v1/exports/{exportId}/deletions', {
     params: { path: { exportId: done.id }, query: { pageSize: 100 } },
@@ -685,17 +765,33 @@ async function runExport(m: Model, r: Real, survey: MSurvey, format: 'json' | 'n
     deletions.push(d.responseId);
   const expected = expectedExport(m, survey, at, base);
   const what = base ? `increment of ${surveyName(survey)} since ${base.id}` : `full export of ${surveyName(survey)}`;
-  expect(records, `${what}: its records (${done.id})`).toEqual(expected.records);
+  if (format === 'csv') {
+    expect(await parseCsv(text), `${what}: its CSV rows (${done.id})`).toEqual(expected.csv);
+  } else {
+    const records: unknown[] =
+      format === 'json'
+        ? JSON.parse(text)
+        : text
+            .split('\n')
+            .filter(Boolean)
+            .map((line) => JSON.parse(line));
+    expect(records, `${what}: its records (${done.id})`).toEqual(expected.records);
+  }
   expect(done.rowCount, `${what}: rowCount`).toBe(expected.records.length);
   expect(deletions.sort(), `${what}: its deletions list (${done.id})`).toEqual(expected.deletions);
   saw(
     `export: ${base ? 'increment' : 'full'}${expected.records.length > 0 ? ' with records' : ' empty'}${expected.deletions.length > 0 ? ' and deletions' : ''}`,
   );
+  if (expected.records.length > 0) saw(`export: ${format} with records`);
+  const deletedGrids = m.responses.filter(
+    (x) => expected.deletions.includes(x.id) && (x.grid !== null || x.often !== null || x.rank !== null),
+  );
+  if (base && deletedGrids.length > 0) saw('export: increment lists a deleted matrix or ranking answer');
   survey.exports.push({ id: done.id, at, base });
-  r.log.push(`  ${done.id} = ${what}: ${records.length} records, ${deletions.length} deletions`);
+  r.log.push(`  ${done.id} = ${format} ${what}: ${expected.records.length} records, ${deletions.length} deletions`);
 }
 
-type Format = 'json' | 'ndjson';
+type Format = 'json' | 'ndjson' | 'csv';
 
 export class ExportFull implements Cmd {
   constructor(
@@ -773,6 +869,21 @@ export async function compareStatic(m: Model, r: Real, survey: MSurvey, q: Stati
     if (guard.guarded) saw('analytics: subtraction guard hid a group');
     if (guard.tie) saw('analytics: subtraction guard chose between equally small groups');
     if (e.segments.some((g) => g.value === null)) saw('analytics: null group present');
+    const scope = scopeOf(m, survey, q);
+    const cells = scope.flatMap((x) => [...Object.values(x.grid ?? {}), ...Object.values(x.often ?? {})]);
+    if (cells.includes('na')) saw('analytics: shown, a matrix row N/A');
+    if (
+      scope.some(
+        (x) =>
+          (x.grid && Object.keys(x.grid).length < GRID_ROWS.length) ||
+          (x.often && Object.keys(x.often).length < OFTEN_ROWS.length),
+      )
+    )
+      saw('analytics: shown, a matrix row unanswered');
+    if (scope.some((x) => x.rank !== null)) saw('analytics: shown, a ranking');
+    if (scope.some((x) => x.where === 'other')) saw('analytics: shown, an "Other" answer');
+    if (m.responses.some((x) => x.survey === survey && x.deleted !== null && (x.grid || x.often || x.rank)))
+      saw('analytics: shown after a matrix or ranking answer was deleted');
   }
   if (!isDeepStrictEqual(actual, expected)) {
     if (isDeepStrictEqual(actual, expectedStatic(m, survey, q, { halves: 'up' }))) {
@@ -987,12 +1098,14 @@ export const commandArbs: fc.Arbitrary<Cmd>[] = [
     },
     {
       weight: 1,
-      arbitrary: fc.tuple(surveySel, fc.constantFrom<Format>('json', 'ndjson')).map(([s, f]) => new ExportFull(s, f)),
+      arbitrary: fc
+        .tuple(surveySel, fc.constantFrom<Format>('json', 'ndjson', 'csv'))
+        .map(([s, f]) => new ExportFull(s, f)),
     },
     {
       weight: 2,
       arbitrary: fc
-        .tuple(surveySel, fc.option(fc.nat({ max: 5 }), { freq: 3 }), fc.constantFrom<Format>('json', 'ndjson'))
+        .tuple(surveySel, fc.option(fc.nat({ max: 5 }), { freq: 3 }), fc.constantFrom<Format>('json', 'ndjson', 'csv'))
         .map(([s, b, f]) => new ExportIncrement(s, b, f)),
     },
     {

@@ -2,8 +2,10 @@
  * A model-based test of the whole data path, against the real server and PostgreSQL (SDK over HTTP, answer pages
  * through `fetch` on their `/s/{token}` links, e-mail through a real SMTP server): surveys and their lifecycle,
  * API and answer-page submissions, deletions, respondent changes (PUT, sync, delete), distributions (link and
- * e-mail), full and incremental exports with their deletions lists, the anonymity threshold and static
- * analytics — every figure compared with the model (model.ts) after random command sequences (commands.ts).
+ * e-mail), full and incremental exports (JSON, NDJSON, CSV) with their deletions lists, the anonymity threshold and
+ * static analytics — every figure compared with the model (model.ts) after random command sequences (commands.ts).
+ * Its surveys ask every type whose answers and figures differ: NPS, rating, matrix (a scale and labelled columns,
+ * with N/A and unanswered rows), ranking, number, date, and a single choice with "Other".
  *
  * `npm test` runs a fixed seed (100 sequences, about a minute); `npm run model` runs campaigns (1,000 sequences
  * by default, a random seed, printed first):
@@ -37,7 +39,7 @@ import {
 } from './commands.js';
 import { FINDINGS } from './findings.js';
 import { initialArb, runSequence, type Harness, type Initial } from './harness.js';
-import { POPULATION } from './model.js';
+import { NO_ANSWER, POPULATION } from './model.js';
 
 const campaign = process.env.MODEL_CAMPAIGN === '1';
 const seed = process.env.MODEL_SEED ? Number(process.env.MODEL_SEED) : campaign ? Date.now() % 2 ** 31 : 20261125;
@@ -125,7 +127,7 @@ describe('the data path against its model', () => {
 describe('findings', () => {
   const strict = (initial: Initial, commands: Cmd[]) => runSequence({ t, smtp }, initial, commands);
   const nobody = { kind: 'nobody' as const };
-  const nobodyAnswers = (values: number[]) => values.map((nps) => ({ who: nobody, answer: { nps, rating: null } }));
+  const nobodyAnswers = (values: number[]) => values.map((nps) => ({ who: nobody, answer: { ...NO_ANSWER, nps } }));
   const wholeSurvey = { segment: false, distribution: null, filter: null, window: null };
 
   it('negative-halves: NPS −93.75 is rounded to −93.8, as 93.75 is to 93.8', async () => {
@@ -162,7 +164,7 @@ describe('findings', () => {
             0,
             [0, 1, 2, 3, 4, 5, 6].map((index) => ({
               who: { kind: 'person' as const, index },
-              answer: { nps: 4 + index, rating: null },
+              answer: { ...NO_ANSWER, nps: 4 + index },
             })),
           ),
           new ReadAnalytics(0, { segment: true, distribution: null, filter: null, window: { kind: 'noop' } }),
@@ -191,7 +193,7 @@ describe('findings', () => {
     ];
     await strict({ people, allowMultiple: false, anonymous: true }, [
       new Distribute(0, 'link', null),
-      new SubmitLink(0, [{ recipient: 1, answer: { nps: 3, rating: null } }]),
+      new SubmitLink(0, [{ recipient: 1, answer: { ...NO_ANSWER, nps: 3 } }]),
     ]);
   });
 });

@@ -8,7 +8,13 @@
  * - Static analytics: exact figures over the responses in scope, the anonymity threshold on the whole result and
  *   on every group, with the subtraction guard.
  * - Exports: a full export holds every response acknowledged before it and not deleted; an increment what was
- *   acknowledged since the export it continues; the deletions lists likewise.
+ *   acknowledged since the export it continues; the deletions lists likewise. In CSV a matrix is a column per row,
+ *   a ranking a column per choice (its place), "Other"'s text a column after its question, N/A an empty cell; in
+ *   JSON and NDJSON N/A is `null` with `notApplicable: true` (a matrix row's N/A a `null` row).
+ * - The survey asks every question type whose figures differ: NPS, a rating and a Likert grid with N/A, a grid of
+ *   labelled columns with N/A, a ranking, a number, a date, and a single choice with "Other". A matrix row is a
+ *   rating (or a single choice) of its own, N/A and unanswered rows apart; a ranking gives the mean rank and the
+ *   share ranked first; number and date their count, min, max, mean or median, and bins.
  *
  * Pure functions over plain data: the commands (commands.ts) keep the model up to date and compare.
  */
@@ -23,16 +29,103 @@ export const personId = (i: number) => `P-${String(i).padStart(2, '0')}`;
 /** Respondent ids that never exist as respondents. */
 export const strangerId = (i: number) => `X-${i}`;
 
+/** A Likert grid (a matrix on a 1–5 scale, N/A allowed), a grid of labelled columns, a ranking, a number, a date. */
+export const GRID_ROWS = [
+  { id: 'clear', text: 'I know what is expected of me' },
+  { id: 'tools', text: 'I have the tools I need' },
+  { id: 'grow', text: 'I can grow here' },
+];
+export const OFTEN_ROWS = [
+  { id: 'meetings', text: 'Team meetings' },
+  { id: 'reviews', text: 'Reviews' },
+];
+export const OFTEN_COLUMNS = [
+  { id: 'never', label: 'Never' },
+  { id: 'monthly', label: 'Monthly' },
+  { id: 'weekly', label: 'Weekly' },
+];
+export const RANK_CHOICES = [
+  { id: 'pay', label: 'Pay' },
+  { id: 'time', label: 'Time off' },
+  { id: 'growth', label: 'Growth' },
+];
+/** A single choice with "Other" (its choice id `other`, its text beside the value). */
+export const WHERE_CHOICES = [
+  { id: 'office', label: 'Office' },
+  { id: 'home', label: 'Home' },
+];
+export const GRID_MIN = 1;
+export const GRID_MAX = 5;
+export const HOURS_MIN = 0;
+export const HOURS_MAX = 80;
+export const DATE_MIN = '1990-01-01';
+export const DATE_MAX = '2026-12-31';
+
 export const QUESTIONS = [
   { id: 'nps', type: 'nps', text: 'How likely are you to recommend us?', required: false },
   { id: 'rating', type: 'rating', text: 'I have the tools I need.', required: false, allowNotApplicable: true },
+  {
+    id: 'grid',
+    type: 'matrix',
+    text: 'How much do you agree?',
+    required: false,
+    rows: GRID_ROWS,
+    scale: { min: GRID_MIN, max: GRID_MAX },
+    allowNotApplicable: true,
+  },
+  {
+    id: 'often',
+    type: 'matrix',
+    text: 'How often?',
+    required: false,
+    rows: OFTEN_ROWS,
+    columns: OFTEN_COLUMNS,
+    allowNotApplicable: true,
+  },
+  { id: 'rank', type: 'ranking', text: 'Rank these benefits', required: false, choices: RANK_CHOICES },
+  { id: 'hours', type: 'number', text: 'Hours of focus time a week', required: false, min: HOURS_MIN, max: HOURS_MAX },
+  { id: 'started', type: 'date', text: 'Your start date', required: false, min: DATE_MIN, max: DATE_MAX },
+  {
+    id: 'where',
+    type: 'single_choice',
+    text: 'Where do you work?',
+    required: false,
+    choices: WHERE_CHOICES,
+    allowOther: true,
+  },
 ] as const;
+/** The text of question `id`. */
+const textOf = (id: string) => QUESTIONS.find((q) => q.id === id)!.text;
 /** A rating answer: a value of the scale, N/A, or none. */
 export type RatingAnswer = number | 'na' | null;
+/**
+ * One response's answers; null: left out. A matrix answer holds its answered rows only (a value, or N/A); a
+ * ranking every choice id, first first; `hours` a multiple of ½ (exact in binary, so the model's sums are exact);
+ * `where` a choice id or `other`, with `other` its text.
+ */
 export interface ModelAnswer {
   nps: number | null;
   rating: RatingAnswer;
+  grid: Record<string, number | 'na'> | null;
+  often: Record<string, string> | null;
+  rank: string[] | null;
+  hours: number | null;
+  started: string | null;
+  where: string | null;
+  other: string | null;
 }
+/** Nothing answered: the base of a hand-written answer. */
+export const NO_ANSWER: ModelAnswer = {
+  nps: null,
+  rating: null,
+  grid: null,
+  often: null,
+  rank: null,
+  hours: null,
+  started: null,
+  where: null,
+  other: null,
+};
 export const RATING_MIN = 1;
 export const RATING_MAX = 5;
 
@@ -88,12 +181,10 @@ export interface MExport {
   base: MExport | null;
 }
 
-export interface MResponse {
+export interface MResponse extends ModelAnswer {
   id: string;
   survey: MSurvey;
   respondent: string | null;
-  nps: number | null;
-  rating: RatingAnswer;
   distributionId: string | null;
   subject: Subject | null;
   submittedAt: string;
@@ -160,12 +251,31 @@ export const describeFilter = (f: DeptFilter) => `department ${f.operator} ${JSO
 
 export const live = (m: Model, survey: MSurvey) => m.responses.filter((r) => r.survey === survey && r.deleted === null);
 
+/** N/A is the value null, in a whole answer or in a matrix row. */
+const naNull = <T>(v: T | 'na') => (v === 'na' ? null : v);
+
 /** The answers as submitted and as exported: in the survey's question order, unanswered ones left out. */
 export function answersOf(r: ModelAnswer) {
-  const answers: { questionId: string; value: number | null }[] = [];
+  const answers: {
+    questionId: string;
+    value: number | string | string[] | Record<string, number | string | null> | null;
+    other?: string;
+  }[] = [];
   if (r.nps !== null) answers.push({ questionId: 'nps', value: r.nps });
-  // N/A is the answer null.
-  if (r.rating !== null) answers.push({ questionId: 'rating', value: r.rating === 'na' ? null : r.rating });
+  if (r.rating !== null) answers.push({ questionId: 'rating', value: naNull(r.rating) });
+  for (const id of ['grid', 'often'] as const) {
+    const cells = r[id];
+    if (cells !== null)
+      answers.push({
+        questionId: id,
+        value: Object.fromEntries(Object.entries(cells).map(([row, v]) => [row, naNull(v)])),
+      });
+  }
+  if (r.rank !== null) answers.push({ questionId: 'rank', value: r.rank });
+  if (r.hours !== null) answers.push({ questionId: 'hours', value: r.hours });
+  if (r.started !== null) answers.push({ questionId: 'started', value: r.started });
+  if (r.where !== null)
+    answers.push({ questionId: 'where', value: r.where, ...(r.other !== null ? { other: r.other } : {}) });
   return answers;
 }
 
@@ -232,7 +342,7 @@ export function npsStats(values: number[], halves: Halves = 'away') {
   }
   return {
     questionId: 'nps',
-    text: QUESTIONS[0].text,
+    text: textOf('nps'),
     type: 'nps',
     answeredCount: n,
     score: n === 0 ? null : roundRational(100 * (promoters - detractors), n, 1, halves),
@@ -250,8 +360,7 @@ export function npsStats(values: number[], halves: Halves = 'away') {
 export function ratingStats(values: number[], notApplicable = 0) {
   const n = values.length;
   const sum = values.reduce((a, b) => a + b, 0);
-  const sorted = [...values].sort((a, b) => a - b);
-  const median = n === 0 ? null : n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+  const median = medianOf(values);
   let standardDeviation: number | null = null;
   if (n >= 2) {
     // Σ(x − mean)² = (nΣx² − (Σx)²) / n, exact in integers; the square root last.
@@ -261,7 +370,7 @@ export function ratingStats(values: number[], notApplicable = 0) {
   }
   return {
     questionId: 'rating',
-    text: QUESTIONS[1].text,
+    text: textOf('rating'),
     type: 'rating',
     answeredCount: n,
     min: RATING_MIN,
@@ -277,6 +386,174 @@ export function ratingStats(values: number[], notApplicable = 0) {
   };
 }
 
+/** The median as percentile_cont(0.5): the middle value, or the mean of the two middle ones. */
+function medianOf(values: number[]): number | null {
+  const sorted = [...values].sort((a, b) => a - b);
+  const n = sorted.length;
+  return n === 0 ? null : n % 2 === 1 ? sorted[(n - 1) / 2]! : (sorted[n / 2 - 1]! + sorted[n / 2]!) / 2;
+}
+
+const sumOf = (values: number[]) => values.reduce((a, b) => a + b, 0);
+/** A share in percent, one decimal; 0 of nobody. */
+const percent = (count: number, of: number) => (of === 0 ? 0 : roundRational(100 * count, of, 1));
+
+/** The cells of one matrix row over the responses that answered the matrix. */
+const rowCells = <T>(answers: (Record<string, T | 'na'> | null)[], row: string) =>
+  answers.flatMap((a) => (a === null || !(row in a) ? [] : [a[row]!]));
+
+/** A Likert grid: each row like a rating of the scale (N/A apart); the question answered by any row, N/A or not. */
+export function gridStats(answers: (Record<string, number | 'na'> | null)[]) {
+  return {
+    questionId: 'grid',
+    text: textOf('grid'),
+    type: 'matrix',
+    answeredCount: answers.filter((a) => a !== null).length,
+    rows: GRID_ROWS.map((row) => {
+      const cells = rowCells(answers, row.id);
+      const values = cells.filter((v): v is number => v !== 'na');
+      return {
+        rowId: row.id,
+        text: row.text,
+        answeredCount: values.length,
+        notApplicableCount: cells.length - values.length,
+        average: values.length === 0 ? null : roundRational(sumOf(values), values.length, 2),
+        median: medianOf(values),
+        distribution: Array.from({ length: GRID_MAX - GRID_MIN + 1 }, (_, i) => ({
+          value: GRID_MIN + i,
+          count: values.filter((v) => v === GRID_MIN + i).length,
+        })),
+        columns: [],
+      };
+    }),
+  };
+}
+
+/** A grid of labelled columns: each row like a single choice (N/A apart). */
+export function oftenStats(answers: (Record<string, string> | null)[]) {
+  return {
+    questionId: 'often',
+    text: textOf('often'),
+    type: 'matrix',
+    answeredCount: answers.filter((a) => a !== null).length,
+    rows: OFTEN_ROWS.map((row) => {
+      const cells = rowCells(answers, row.id);
+      const chosen = cells.filter((v) => v !== 'na');
+      return {
+        rowId: row.id,
+        text: row.text,
+        answeredCount: chosen.length,
+        notApplicableCount: cells.length - chosen.length,
+        average: null,
+        median: null,
+        distribution: [],
+        columns: OFTEN_COLUMNS.map((column) => {
+          const count = chosen.filter((v) => v === column.id).length;
+          return { columnId: column.id, label: column.label, count, percentage: percent(count, chosen.length) };
+        }),
+      };
+    }),
+  };
+}
+
+/** Per choice: its mean rank (1 = first) and how often it came first. */
+export function rankStats(rankings: string[][]) {
+  const n = rankings.length;
+  return {
+    questionId: 'rank',
+    text: textOf('rank'),
+    type: 'ranking',
+    answeredCount: n,
+    choices: RANK_CHOICES.map((choice) => {
+      const first = rankings.filter((r) => r[0] === choice.id).length;
+      return {
+        choiceId: choice.id,
+        label: choice.label,
+        meanRank: n === 0 ? null : roundRational(sumOf(rankings.map((r) => r.indexOf(choice.id) + 1)), n, 2),
+        rankedFirst: first,
+        rankedFirstShare: percent(first, n),
+      };
+    }),
+  };
+}
+
+/**
+ * A number question (not whole-number): count, min, max, the mean to four decimals, the median, and ten bins of
+ * equal width from min to max (the last holding max), one bin when every answer is the same. Answers are
+ * multiples of ½, so twice them are integers and every figure below is decided exactly.
+ */
+export function hoursStats(values: number[]) {
+  const n = values.length;
+  const base = { questionId: 'hours', text: textOf('hours'), type: 'number', answeredCount: n };
+  if (n === 0) return { ...base, min: null, max: null, mean: null, median: null, histogram: [] };
+  const min = Math.min(...values);
+  const max = Math.max(...values);
+  let histogram: { from: number; to: number; count: number }[];
+  if (min === max) histogram = [{ from: min, to: max, count: n }];
+  else {
+    // In halves: bin k holds 2v − 2min in [k·span/10, (k+1)·span/10), i.e. k = ⌊10·(2v − 2min) / span⌋.
+    const span = 2 * (max - min);
+    const bin = (v: number) => Math.min(9, Math.floor((10 * (2 * v - 2 * min)) / span));
+    const bound = (k: number) => (20 * min + k * span) / 20;
+    histogram = Array.from({ length: 10 }, (_, k) => ({
+      from: bound(k),
+      to: k === 9 ? max : bound(k + 1),
+      count: values.filter((v) => bin(v) === k).length,
+    }));
+  }
+  return {
+    ...base,
+    min,
+    max,
+    mean: roundRational(sumOf(values.map((v) => 2 * v)), 2 * n, 4),
+    median: medianOf(values),
+    histogram,
+  };
+}
+
+/**
+ * A date question: min, max, the median (the earlier middle date of an even count), and counts per calendar
+ * month from min's month to max's, or per calendar year when they lie in more than ten calendar years.
+ */
+export function startedStats(dates: string[]) {
+  const n = dates.length;
+  const base = { questionId: 'started', text: textOf('started'), type: 'date', answeredCount: n };
+  if (n === 0) return { ...base, min: null, max: null, median: null, histogram: [] };
+  const sorted = [...dates].sort();
+  const min = sorted[0]!;
+  const max = sorted[n - 1]!;
+  const year = (d: string) => Number(d.slice(0, 4));
+  const monthly = year(max) - year(min) < 10;
+  const day = (y: number, m: number) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-01`;
+  const histogram: { from: string; to: string; count: number }[] = [];
+  let [y, mo] = [year(min), monthly ? Number(min.slice(5, 7)) : 1];
+  while (day(y, mo) <= max) {
+    const from = day(y, mo);
+    if (monthly) [y, mo] = mo === 12 ? [y + 1, 1] : [y, mo + 1];
+    else y += 1;
+    const to = day(y, mo);
+    histogram.push({ from, to, count: dates.filter((d) => d >= from && d < to).length });
+  }
+  return { ...base, min, max, median: sorted[Math.ceil(n / 2) - 1]!, histogram };
+}
+
+/** A single choice with "Other": a response choosing Other answered it, and is counted apart from the choices. */
+export function whereStats(answers: string[]) {
+  const n = answers.length;
+  return {
+    questionId: 'where',
+    text: textOf('where'),
+    type: 'single_choice',
+    answeredCount: n,
+    otherCount: answers.filter((a) => a === 'other').length,
+    choices: WHERE_CHOICES.map((choice) => {
+      const count = answers.filter((a) => a === choice.id).length;
+      return { choiceId: choice.id, label: choice.label, count, percentage: percent(count, n) };
+    }),
+  };
+}
+
+const present = <T>(values: (T | null)[]) => values.filter((v): v is T => v !== null);
+
 const questionsOf = (responses: MResponse[], halves: Halves = 'away') => [
   npsStats(
     responses.flatMap((r) => (r.nps === null ? [] : [r.nps])),
@@ -286,6 +563,12 @@ const questionsOf = (responses: MResponse[], halves: Halves = 'away') => [
     responses.flatMap((r) => (typeof r.rating === 'number' ? [r.rating] : [])),
     responses.filter((r) => r.rating === 'na').length,
   ),
+  gridStats(responses.map((r) => r.grid)),
+  oftenStats(responses.map((r) => r.often)),
+  rankStats(present(responses.map((r) => r.rank))),
+  hoursStats(present(responses.map((r) => r.hours))),
+  startedStats(present(responses.map((r) => r.started))),
+  whereStats(present(responses.map((r) => r.where))),
 ];
 
 /** Respondents: distinct respondent ids, each response without one counting as its own. */
@@ -482,18 +765,60 @@ const exportOrder = (a: MResponse, b: MResponse) =>
   a.submittedAt < b.submittedAt ? -1 : a.submittedAt > b.submittedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
 /**
+ * The CSV header: the fixed columns, then one per question (its id), except one per row of a matrix and one per
+ * choice of a ranking (the id, ` · `, the row's text or the choice's label), and "Other"'s text after its question.
+ */
+export const CSV_HEADER = [
+  'responseId',
+  'submittedAt',
+  'respondentExternalId',
+  'nps',
+  'rating',
+  ...GRID_ROWS.map((row) => `grid · ${row.text}`),
+  ...OFTEN_ROWS.map((row) => `often · ${row.text}`),
+  ...RANK_CHOICES.map((choice) => `rank · ${choice.label}`),
+  'hours',
+  'started',
+  'where',
+  'where · Other',
+];
+
+/** User text that a spreadsheet would evaluate as a formula gets a leading `'` in a CSV file. */
+const escapeFormula = (text: string) => (/^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(text) ? `'${text}` : text);
+
+/** A response's CSV row: N/A, like an unanswered question or row, is an empty cell; a ranked choice its place. */
+export function csvRow(r: MResponse): string[] {
+  const cell = (v: number | string | null | undefined) =>
+    v === undefined || v === null || v === 'na' ? '' : String(v);
+  return [
+    r.id,
+    r.submittedAt,
+    r.respondent ?? '',
+    cell(r.nps),
+    cell(r.rating),
+    ...GRID_ROWS.map((row) => cell(r.grid?.[row.id])),
+    ...OFTEN_ROWS.map((row) => cell(r.often?.[row.id])),
+    ...RANK_CHOICES.map((choice) => (r.rank === null ? '' : String(r.rank.indexOf(choice.id) + 1))),
+    cell(r.hours),
+    cell(r.started),
+    cell(r.where),
+    r.other === null ? '' : escapeFormula(r.other),
+  ];
+}
+
+/**
  * What an export requested at model time `at` holds: every response acknowledged before and not deleted (a full
- * export), or only those acknowledged after `base` was requested (an increment); and the deletions it lists.
+ * export), or only those acknowledged after `base` was requested (an increment); and the deletions it lists. The
+ * records as the JSON formats write them, and the rows of the CSV format (its header first).
  */
 export function expectedExport(m: Model, survey: MSurvey, at: number, base: MExport | null) {
   const all = m.responses.filter((r) => r.survey === survey);
-  const records = all
+  const responses = all
     .filter((r) => r.acked < at && (r.deleted === null || r.deleted > at) && (base === null || r.acked > base.at))
-    .sort(exportOrder)
-    .map(exportRecord);
+    .sort(exportOrder);
   const deletions = all
     .filter((r) => r.deleted !== null && r.deleted < at && (base === null || r.deleted > base.at))
     .map((r) => r.id)
     .sort();
-  return { records, deletions };
+  return { records: responses.map(exportRecord), csv: [CSV_HEADER, ...responses.map(csvRow)], deletions };
 }
