@@ -255,6 +255,108 @@ describe('events and delivery', () => {
     expect(onlyResponses.data!.data).toHaveLength(1);
   });
 
+  it('delivers response.submitted for an answer of every newer question type: valid by the contract, the stored response', async () => {
+    const hook = await subscribe('/rich', ['response.submitted']);
+    const created = await live.POST('/api/v1/surveys', {
+      body: {
+        title: 'Every answer shape',
+        questions: [
+          {
+            id: 'grid',
+            type: 'matrix',
+            text: 'How much do you agree?',
+            rows: [
+              { id: 'clear', text: 'I know what is expected of me' },
+              { id: 'tools', text: 'I have the tools I need' },
+              { id: 'grow', text: 'I can grow here' },
+            ],
+            scale: { min: 1, max: 5 },
+            allowNotApplicable: true,
+            required: false,
+          },
+          {
+            id: 'often',
+            type: 'matrix',
+            text: 'How often?',
+            rows: [
+              { id: 'meetings', text: 'Team meetings' },
+              { id: 'reviews', text: 'Reviews' },
+            ],
+            columns: [
+              { id: 'never', label: 'Never' },
+              { id: 'weekly', label: 'Weekly' },
+            ],
+            allowNotApplicable: true,
+          },
+          {
+            id: 'rank',
+            type: 'ranking',
+            text: 'Rank these benefits',
+            choices: [
+              { id: 'pay', label: 'Pay' },
+              { id: 'time', label: 'Time off' },
+              { id: 'growth', label: 'Growth' },
+            ],
+          },
+          { id: 'hours', type: 'number', text: 'Hours of focus time a week', min: 0, max: 80 },
+          { id: 'started', type: 'date', text: 'Your start date', min: '1990-01-01', max: '2026-12-31' },
+          {
+            id: 'where',
+            type: 'single_choice',
+            text: 'Where do you work?',
+            choices: [
+              { id: 'office', label: 'Office' },
+              { id: 'home', label: 'Home' },
+            ],
+            allowOther: true,
+          },
+          {
+            id: 'perks',
+            type: 'multiple_choice',
+            text: 'Which perks do you use?',
+            choices: [
+              { id: 'gym', label: 'Gym' },
+              { id: 'lunch', label: 'Lunch' },
+            ],
+            allowOther: true,
+          },
+          { id: 'rating', type: 'rating', text: 'Your manager', allowNotApplicable: true },
+        ],
+      },
+    });
+    expect(created.error, JSON.stringify(created.error)).toBeUndefined();
+    const surveyId = created.data!.data.id;
+    await live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: surveyId } } });
+    // A grid with an N/A row and an unanswered one, a grid of columns with N/A, a ranking, a fractional number, a
+    // date, "Other" alone and beside a choice, and a whole answer N/A.
+    const answers: components['schemas']['Answer'][] = [
+      { questionId: 'grid', value: { clear: 4, tools: null } },
+      { questionId: 'often', value: { meetings: 'weekly', reviews: null } },
+      { questionId: 'rank', value: ['time', 'pay', 'growth'] },
+      { questionId: 'hours', value: 7.5 },
+      { questionId: 'started', value: '2024-02-29' },
+      { questionId: 'where', value: 'other', other: 'Café, sometimes' },
+      { questionId: 'perks', value: ['lunch', 'other'], other: 'Bike "lease"' },
+      { questionId: 'rating', value: null },
+    ];
+    const submitted = await live.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { respondentExternalId: 'E-rich', answers },
+    });
+    expect(submitted.error, JSON.stringify(submitted.error)).toBeUndefined();
+    const [delivered] = await receiver.waitFor('/rich', 1);
+    // verifyBoth validates the event against the contract's Event (its data a Response).
+    const event = verifyBoth(delivered!, hook.secret);
+    expect(event.type).toBe('response.submitted');
+    const stored = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', {
+      params: { path: { id: surveyId, responseId: submitted.data!.data.id } },
+    });
+    expect(event.data).toEqual(stored.data!.data);
+    expect(event.data).toEqual(submitted.data!.data);
+    expect(event.data.answers).toEqual(answers);
+    await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: hook.id } } });
+  });
+
   it('retries failures on the schedule with the same webhook-id, and shows nextRetryAt', async () => {
     receiver.on('/flaky', failFirst(2));
     const hook = await subscribe('/flaky', ['survey.launched']);
