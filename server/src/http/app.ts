@@ -9,7 +9,6 @@
  * it answers before reading: http/drain.ts).
  */
 import express, { type Express, type NextFunction, type Request, type Response } from 'express';
-import * as OpenApiValidator from 'express-openapi-validator';
 import { accessLog } from './access-log.js';
 import { authenticate } from './authenticate.js';
 import { assertEveryOperationHandled, dispatchTo } from './bind.js';
@@ -27,15 +26,14 @@ import { holdSyncRecords } from '../modules/respondents/index.js';
 import { scimErrors } from '../modules/scim/index.js';
 import { requestId } from './request-id.js';
 import { refuseLongUrl } from './request-size.js';
-import { memoiseValidatorRouteRegexps } from './route-regexp-cache.js';
 import { refuseUnrouted, routeRequest } from './route.js';
 import { withSemanticChecks, type SemanticChecks } from './semantic.js';
+import { openApiValidator } from './validator.js';
 
 export { bodyLimits } from './body.js';
 
 export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
   const contract = loadContract();
-  memoiseValidatorRouteRegexps();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
   app.disable('x-powered-by');
@@ -66,7 +64,7 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   app.use(readBody);
   app.use(checkInput);
   app.use(
-    OpenApiValidator.middleware({
+    openApiValidator({
       apiSpec: structuredClone(contract) as never,
       // coerceTypes: false — bodies keep their JSON types; path and query parameters (strings on the wire)
       // are always coerced by the validator to their documented types. allErrors: every problem is listed.
