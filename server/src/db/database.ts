@@ -73,6 +73,21 @@ function preparingPool(pool: pg.Pool): pg.Pool {
   });
 }
 
+/**
+ * The name of a statement's text, remembered: a statement Kysely compiled once (`compiledOnce`) comes back as the
+ * same string, whose hash V8 keeps, so a lookup costs less than hashing its few kilobytes with SHA-1 again.
+ */
+const statementNames = new Map<string, string>();
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `k${createHash('sha1').update(text).digest('base64url')}`;
+    if (statementNames.size >= 1_000) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
 function prepareStatementsOf(client: pg.PoolClient): void {
   const names = new Set<string>();
   preparedNames.set(client, names);
@@ -89,7 +104,7 @@ function prepareStatementsOf(client: pg.PoolClient): void {
       text.length < maxPreparedLength &&
       dataStatement.test(text)
     ) {
-      const name = `k${createHash('sha1').update(text).digest('base64url')}`;
+      const name = statementName(text);
       if (names.has(name) || names.size < maxPreparedPerConnection) {
         names.add(name);
         return query({ name, text, values });
