@@ -12,6 +12,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   'analytics-as-asked': () => import('./analytics-as-asked.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
+  'request-path-ab': () => import('./request-path-ab.js'),
   ai: () => import('./ai.js'),
   citus: () => import('./citus.js'),
   hierarchy: () => import('./hierarchy.js'),

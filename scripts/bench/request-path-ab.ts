@@ -1,0 +1,156 @@
+/**
+ * Same-run A/B of the request path: the API of two checkouts (each with its node_modules) on one database, the
+ * same requests as `request-path` (a submission, or the 20-survey list with AB_WHAT=list) measured against each in
+ * turn, in interleaved rounds, with the service's and PostgreSQL's CPU per request from /proc. On a shared machine
+ * the absolute figures move with the load; the two trees' ratio in one run is what to read.
+ *
+ *   AB_TREES=/path/before,/path/after npm run bench -- request-path-ab   (default: /work/main and this checkout)
+ *   AB_WHAT=submit|list, BENCH_SECONDS (5), BENCH_ROUNDS (4), BENCH_WARMUP_SECONDS (10),
+ *   AB_NODE_OPTIONS (e.g. --perf-basic-prof, for `perf record -p`), AB_HOLD=1 (keep the database and services up
+ *   after the warm-up, printing their addresses, until SIGUSR2: for EXPLAIN and pg_stat_database by hand).
+ * Both services migrate the same database at start: the trees must agree on the migrations.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { openDatabase } from '../../server/src/db/database.js';
+import { apiReady, benchDatabase, benchTenant, median } from './shared.js';
+
+const trees = (process.env.AB_TREES ?? `/work/main,${process.cwd()}`).split(',');
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
+const warm = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
+const what = process.env.AB_WHAT ?? 'submit';
+
+function ticks(root: number, only?: (pid: number) => boolean): number {
+  const parents = new Map<number, number>();
+  const t = new Map<number, [number, number]>();
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      const s = readFileSync(`/proc/${e}/stat`, 'utf8');
+      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(e), Number(f[1]));
+      t.set(Number(e), [Number(f[11]) + Number(f[12]), Number(f[13]) + Number(f[14])]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  let total = 0;
+  for (const [pid, [own, reaped]] of t) {
+    let c: number | undefined = pid;
+    while (c && c > 1 && c !== root) c = parents.get(c);
+    if (c !== root) continue;
+    if (!only || only(pid)) total += own;
+    total += reaped;
+  }
+  return total * 10_000;
+}
+
+async function start(cwd: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+  const child = spawn(
+    process.execPath,
+    [...(process.env.AB_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'server/src/main.ts'],
+    {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const on = (c: Buffer) => {
+      out += c.toString();
+      const m = apiReady.exec(out);
+      if (m) resolve(m[1]!);
+    };
+    child.stdout!.on('data', on);
+    child.stderr!.on('data', on);
+    child.once('exit', () => reject(new Error(out)));
+  });
+  return { child, url };
+}
+
+export async function run(): Promise<void> {
+  const database = await benchDatabase('ab');
+  const handle = openDatabase(database.url, 2);
+  const env = {
+    DATABASE_URL: database.url,
+    PORT: '0',
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    API_PROCESSES: '1',
+    ROLE: 'api',
+    PUBLIC_BASE_URL: '',
+  };
+  const services: { child: ChildProcess; url: string }[] = [];
+  try {
+    for (const tree of trees) services.push(await start(tree, env));
+    const { key } = await benchTenant(handle.db);
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const questions = [
+      { type: 'nps', text: 'How likely are you to recommend working here?' },
+      { type: 'rating', text: 'I have the tools I need.' },
+      { type: 'single_choice', text: 'Where do you work?', choices: [{ label: 'Office' }, { label: 'Home' }] },
+      { type: 'text', text: 'What should we change?', required: false },
+    ];
+    const api = async (method: string, p: string, body?: unknown) => {
+      const r = await fetch(`${services[0]!.url}${p}`, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      if (!r.ok) throw new Error(await r.text());
+      return (await r.json()) as { data: { id: string } };
+    };
+    for (let i = 0; i < 49; i++) await api('POST', '/api/v1/surveys', { title: `Pulse ${i}`, questions });
+    const target = await api('POST', '/api/v1/surveys', {
+      title: 'Target',
+      questions,
+      settings: { anonymous: true, allowMultipleResponses: true },
+    });
+    await api('POST', `/api/v1/surveys/${target.data.id}/launch`);
+    const submit = JSON.stringify({
+      answers: [
+        { questionId: 'q_1', value: 9 },
+        { questionId: 'q_2', value: 4 },
+        { questionId: 'q_3', value: 'c_2' },
+        { questionId: 'q_4', value: 'Fewer meetings.' },
+      ],
+    });
+    const { rows } = await sql<{
+      setting: string;
+    }>`select setting from pg_settings where name = 'data_directory'`.execute(handle.db);
+    const pg = Number(readFileSync(`${rows[0]!.setting}/postmaster.pid`, 'utf8').split('\n')[0]);
+    const opts = (url: string): autocannon.Options =>
+      what === 'list'
+        ? { url: `${url}/api/v1/surveys?pageSize=20`, headers }
+        : { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit };
+    for (const s of services) await autocannon({ connections: 50, duration: warm, ...opts(s.url) });
+    if (process.env.AB_HOLD) {
+      console.log(`HOLD ${database.url} survey ${target.data.id} key ${key} url ${services[0]!.url}`);
+      await new Promise((resolve) => process.once('SIGUSR2', resolve));
+    }
+    const results = services.map(() => [] as { rps: number; svc: number; db: number }[]);
+    for (let r = 0; r < rounds; r++)
+      for (const [i, s] of services.entries()) {
+        const b = { svc: ticks(s.child.pid!), db: ticks(pg) };
+        const res = await autocannon({ connections: 50, duration: seconds, ...opts(s.url) });
+        const n = res.requests.total;
+        const m = { rps: res.requests.average, svc: (ticks(s.child.pid!) - b.svc) / n, db: (ticks(pg) - b.db) / n };
+        results[i]!.push(m);
+        console.log(
+          `round ${r} ${trees[i]}: ${Math.round(m.rps)}/s svc ${Math.round(m.svc)} µs db ${Math.round(m.db)} µs non2xx ${res.non2xx}`,
+        );
+      }
+    for (const [i, rs] of results.entries())
+      console.log(
+        `MEDIAN ${trees[i]}: ${Math.round(median(rs.map((x) => x.rps)))}/s svc ${Math.round(median(rs.map((x) => x.svc)))} µs db ${Math.round(median(rs.map((x) => x.db)))} µs`,
+      );
+  } finally {
+    for (const s of services) s.child.kill('SIGTERM');
+    await handle.close();
+    await database.release();
+  }
+}
