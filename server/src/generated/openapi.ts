@@ -67,7 +67,11 @@ export interface paths {
          *       prompt that asks for eNPS or NPS gets that question first.
          *     - `openai-compatible`: a chat-completions model asked for JSON-schema structured output. The call is
          *       synchronous and bounded by the server's AI time limit (30 s by default). The prompt is sent to the
-         *       model after e-mail addresses, phone numbers and URLs are redacted.
+         *       model after e-mail addresses, phone numbers and URLs are redacted. The model may propose every question
+         *       type (Likert grids as `matrix` with a numeric `scale`, `ranking`, `number`, `date`), `allowOther`,
+         *       `allowNotApplicable`, `displayIf` and `key`s. What it proposes is checked like a `createSurvey` body:
+         *       a part that fails — a broken grid, a display rule on a later question, a duplicate key — is dropped or
+         *       repaired, and listed in `adjustments` with the reason, rather than failing the request.
          *
          *     Errors: 400 `validation_failed`; 409 `idempotency_conflict`; 502 `ai_output_invalid` when the model's
          *     output is still invalid after one repair attempt; 503 `ai_provider_unavailable` when the model cannot be
@@ -2904,6 +2908,27 @@ export interface components {
             questionCount?: number;
             /** @description Title to use; when omitted the provider proposes one. */
             title?: string;
+        };
+        /**
+         * @description One part of the AI provider's proposal that was not valid as proposed (checked exactly like a `createSurvey`
+         *     body) and was changed before the draft was stored: a question the contract refuses (a grid with one row, a
+         *     ranking without choices…) dropped; a display rule that names a later, unknown or dropped question, or a value
+         *     its question cannot take, dropped (and the whole `displayIf` when no rule is left); an invalid or duplicate
+         *     `key` normalised, else dropped; an option the question cannot take dropped.
+         */
+        SurveyDraftAdjustment: {
+            /**
+             * @description JSON pointer into the provider's proposal, with its questions numbered as it proposed them (from 0), for
+             *     example `/questions/4/displayIf/all/0` or `/questions/2`.
+             */
+            path: string;
+            /**
+             * @description `dropped`: the part is not in the draft; `repaired`: it is, changed as `reason` says.
+             * @enum {string}
+             */
+            action: "dropped" | "repaired";
+            /** @description Why, in the words of the validation that refused it. */
+            reason: string;
         };
         /** @description Confirmation that a survey and all its responses were deleted. */
         SurveyDeleted: {
@@ -6879,6 +6904,11 @@ export interface operations {
                     "application/json": {
                         data: components["schemas"]["Survey"];
                         meta: components["schemas"]["Meta"];
+                        /**
+                         * @description What was dropped or repaired in the provider's proposal before the draft was stored (see
+                         *     `SurveyDraftAdjustment`); empty when it was valid as proposed (always, for `offline`).
+                         */
+                        adjustments?: components["schemas"]["SurveyDraftAdjustment"][];
                     };
                 };
             };
