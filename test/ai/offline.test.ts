@@ -36,6 +36,8 @@ describe('generateSurvey (offline)', () => {
     expect(response.status).toBe(201);
     expect(response.headers.get('AI-Provider')).toBe('offline');
     expect(response.headers.get('AI-Model')).toBe('offline-question-bank@1');
+    // The question bank drafts valid surveys: nothing to drop or repair.
+    expect(data!.adjustments).toEqual([]);
     const survey = data!.data;
     expect(survey.status).toBe('draft');
     expect(survey.questions).toHaveLength(10);

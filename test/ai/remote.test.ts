@@ -142,6 +142,172 @@ describe('generateSurvey (openai-compatible)', () => {
   });
 });
 
+/** One question of the provider's flat shape, every field present as a strict model gives it. */
+const flat = (q: Record<string, unknown>) => ({
+  required: true,
+  min: null,
+  max: null,
+  minLabel: null,
+  maxLabel: null,
+  choices: [],
+  rows: [],
+  minDate: null,
+  maxDate: null,
+  integer: false,
+  allowOther: false,
+  allowNotApplicable: false,
+  key: null,
+  displayIf: null,
+  ...q,
+});
+const proposal = (questions: Record<string, unknown>[]) =>
+  JSON.stringify({ title: 'Engagement pulse', description: 'How work feels.', questions: questions.map(flat) });
+
+describe('generateSurvey (openai-compatible) with the newer question types', () => {
+  it('takes a Likert grid, ranking, number, date, Other, N/A, display logic and keys as proposed', async () => {
+    fake.behave(() => ({
+      kind: 'content',
+      content: proposal([
+        { type: 'nps', text: 'How likely are you to recommend working here?', key: 'engagement.recommend' },
+        {
+          type: 'matrix',
+          text: 'How much do you agree?',
+          rows: ['I know what is expected of me.', 'I have the tools I need.'],
+          min: 1,
+          max: 5,
+          minLabel: 'Strongly disagree',
+          maxLabel: 'Strongly agree',
+          allowNotApplicable: true,
+          key: 'engagement.agreement',
+        },
+        { type: 'single_choice', text: 'Where do you work?', choices: ['Office', 'Home'], allowOther: true },
+        { type: 'ranking', text: 'Rank these benefits', choices: ['Pay', 'Time off', 'Growth'] },
+        { type: 'number', text: 'Years at the company', min: 0, max: 60, integer: true, required: false },
+        { type: 'date', text: 'Your start date', minDate: '2000-01-01', required: false },
+        {
+          type: 'text',
+          text: 'What would make you more likely to recommend us?',
+          required: false,
+          displayIf: { combine: 'all', rules: [{ question: 1, op: 'lte', value: 6 }] },
+        },
+        {
+          type: 'text',
+          text: 'What would make home working better?',
+          required: false,
+          displayIf: { combine: 'any', rules: [{ question: 3, op: 'equals', value: 'home' }] },
+        },
+      ]),
+    }));
+    const { data, error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt: 'Engagement pulse with a Likert grid and a follow-up for detractors', questionCount: 8 },
+    });
+    expect(response.status, JSON.stringify(error)).toBe(201);
+    expect(data!.adjustments).toEqual([]);
+    expect(fake.received).toHaveLength(1);
+    // What the model was offered: the newer types and fields, in the schema and in the instructions.
+    const sent = fake.received[0]!.body;
+    expect(JSON.stringify(sent.response_format)).toMatch(/"matrix".*"ranking".*"number".*"date"/);
+    expect(JSON.stringify(sent.response_format)).toMatch(/displayIf.*notAnswered/);
+    expect(sent.messages[0]!.content).toMatch(/Likert grid/);
+    const survey = data!.data;
+    expect(survey.questions.map((q) => [q.id, q.type, q.key ?? null])).toEqual([
+      ['q_1', 'nps', 'engagement.recommend'],
+      ['q_2', 'matrix', 'engagement.agreement'],
+      ['q_3', 'single_choice', null],
+      ['q_4', 'ranking', null],
+      ['q_5', 'number', null],
+      ['q_6', 'date', null],
+      ['q_7', 'text', null],
+      ['q_8', 'text', null],
+    ]);
+    expect(survey.questions[1]).toMatchObject({
+      rows: [
+        { id: 'r_1', text: 'I know what is expected of me.' },
+        { id: 'r_2', text: 'I have the tools I need.' },
+      ],
+      scale: { min: 1, max: 5, minLabel: 'Strongly disagree', maxLabel: 'Strongly agree' },
+      columns: null,
+      allowNotApplicable: true,
+    });
+    expect(survey.questions[2]).toMatchObject({ allowOther: true });
+    expect(survey.questions[4]).toMatchObject({ min: 0, max: 60, integer: true });
+    expect(survey.questions[5]).toMatchObject({ min: '2000-01-01', max: null });
+    expect(survey.questions[6]!.displayIf).toEqual({ all: [{ questionId: 'q_1', op: 'lte', value: 6 }] });
+    // A choice named by its label is a rule on its id.
+    expect(survey.questions[7]!.displayIf).toEqual({ any: [{ questionId: 'q_3', op: 'equals', value: 'c_2' }] });
+  });
+
+  it('drops a broken grid and rules on later or dropped questions, repairs a key, and says so; the draft launches', async () => {
+    const before = await surveyCount();
+    fake.behave(() => ({
+      kind: 'content',
+      content: proposal([
+        { type: 'nps', text: 'How likely are you to recommend working here?', key: 'Engagement Recommend' },
+        { type: 'matrix', text: 'How much do you agree?', rows: ['Only one statement'], min: 1, max: 5 },
+        {
+          type: 'rating',
+          text: 'I have the tools I need.',
+          displayIf: {
+            combine: 'all',
+            rules: [
+              { question: 4, op: 'answered', value: null },
+              { question: 1, op: 'gte', value: 7 },
+            ],
+          },
+        },
+        {
+          type: 'text',
+          text: 'Anything else?',
+          required: false,
+          displayIf: { combine: 'any', rules: [{ question: 2, op: 'answered', value: null }] },
+        },
+        { type: 'rating', text: 'My manager supports me.', allowOther: true },
+      ]),
+    }));
+    const { data, error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt: 'Engagement pulse with a Likert grid and a follow-up for detractors', questionCount: 5 },
+    });
+    expect(response.status, JSON.stringify(error)).toBe(201);
+    // Fixed here, without asking the model again.
+    expect(fake.received).toHaveLength(1);
+    const adjustments = data!.adjustments!;
+    expect([...adjustments].sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      {
+        path: '/questions/0/key',
+        action: 'repaired',
+        reason: expect.stringMatching(/pattern.*written engagement-recommend$/) as string,
+      },
+      { path: '/questions/1', action: 'dropped', reason: expect.stringMatching(/fewer than 2 items/) as string },
+      {
+        path: '/questions/2/displayIf/all/0',
+        action: 'dropped',
+        reason: expect.stringMatching(/earlier question; q_4 is a later one/) as string,
+      },
+      {
+        path: '/questions/3/displayIf/any/0',
+        action: 'dropped',
+        reason: expect.stringMatching(/q_2 was dropped/) as string,
+      },
+      {
+        path: '/questions/4/allowOther',
+        action: 'dropped',
+        reason: expect.stringMatching(/single_choice, multiple_choice questions, not rating/) as string,
+      },
+    ]);
+    const survey = data!.data;
+    expect(survey.questions.map((q) => [q.id, q.type, q.key ?? null, q.displayIf ?? null])).toEqual([
+      ['q_1', 'nps', 'engagement-recommend', null],
+      ['q_2', 'rating', null, { all: [{ questionId: 'q_1', op: 'gte', value: 7 }] }],
+      ['q_3', 'text', null, null],
+      ['q_4', 'rating', null, null],
+    ]);
+    expect(survey.questions[3]).not.toHaveProperty('allowOther');
+    expect(await surveyCount()).toBe(before + 1);
+    const launched = await tenant.live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } });
+    expect(launched.response.status).toBe(200);
+  });
+});
+
 describe('AI analysis (openai-compatible)', () => {
   it('sends only redacted, unidentified text; keeps verbatim quotes and drops invented ones', async () => {
     const client = tenant.live;

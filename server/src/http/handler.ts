@@ -13,7 +13,6 @@ import type { JsonText } from '../lib/json-text.js';
 import type { Logger } from '../logger.js';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
-import type { Pagination } from './envelope.js';
 import type { AuthFailures } from './auth-failures.js';
 import type { InFlightWork } from './in-flight.js';
 import type { KeyCache } from '../modules/api-keys/index.js';
@@ -41,7 +40,7 @@ export type JsonReply<Id extends OperationId> = {
   [S in SuccessStatus<Id>]: JsonContent<Responses<Id>[S]> extends infer Body
     ? Body extends { data: infer Data }
       ? { status: S; headers?: Record<string, string> } & ({ data: Data } | { dataJson: JsonText<Data> }) &
-          (Body extends { pagination: Pagination } ? { pagination: Pagination } : unknown)
+          Omit<Body, 'data' | 'meta'>
       : never
     : never;
 }[SuccessStatus<Id>];

@@ -4,8 +4,8 @@ import { tenantOf, type Handler } from '../../http/handler.js';
 import * as service from './service.js';
 
 export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, deps }) => {
-  const { survey, provider, model } = await service.generateSurvey(deps, tenantOf(auth), body);
-  return { status: 201, data: survey, headers: { 'AI-Provider': provider, 'AI-Model': model } };
+  const { survey, adjustments, provider, model } = await service.generateSurvey(deps, tenantOf(auth), body);
+  return { status: 201, data: survey, adjustments, headers: { 'AI-Provider': provider, 'AI-Model': model } };
 };
 
 export const generateAiAnalysis: Handler<'generateAiAnalysis'> = async ({ params, body, auth, deps }) => ({

@@ -4,6 +4,7 @@
  * returns is checked and assembled by analysis.ts, the same way for every provider.
  */
 import type { components } from '../../generated/openapi.js';
+import type { DraftAdjustment, DraftProblem } from './draft-fixes.js';
 import type { GenerateRequest, SurveyDraft } from './offline-generate.js';
 import type { AnalysisErrorCode, ProviderName } from './tables.js';
 
@@ -57,15 +58,24 @@ export interface TextFindings {
 }
 
 /** The checks of a survey draft beyond a provider's own schema (the contract's, as createSurvey applies them). */
-export type DraftCheck = (draft: SurveyDraft) => string[];
+export type DraftCheck = (draft: SurveyDraft) => DraftProblem[];
+
+/** A provider's draft, and what was dropped or repaired in its proposal to make it valid (draft-fixes.ts). */
+export interface GeneratedDraft {
+  draft: SurveyDraft;
+  adjustments: DraftAdjustment[];
+}
 
 export interface AiProvider {
   readonly name: ProviderName;
   readonly model: string;
   /** The model named for generated surveys (the offline provider's question bank differs from its analyser). */
   readonly generationModel: string;
-  /** A draft that passes `check`; a remote provider repairs once, then fails with `ai_output_invalid`. */
-  generateSurvey(request: GenerateRequest, check?: DraftCheck): Promise<SurveyDraft>;
+  /**
+   * A draft that passes `check`. A remote provider drops or repairs the parts of its proposal that can go (reported
+   * in `adjustments`), asks the model once more about the rest, then fails with `ai_output_invalid`.
+   */
+  generateSurvey(request: GenerateRequest, check?: DraftCheck): Promise<GeneratedDraft>;
   analyseComments(input: AnalysisInput): Promise<TextFindings>;
 }
 

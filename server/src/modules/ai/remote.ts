@@ -11,11 +11,14 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AiConfig } from '../../config.js';
+import type { components } from '../../generated/openapi.js';
+import { fixDraft, type DraftAdjustment } from './draft-fixes.js';
 import type {
   AiProvider,
   AnalysisInput,
   DraftCheck,
   FoundTheme,
+  GeneratedDraft,
   GenerateRequest,
   SurveyDraft,
   TextFindings,
@@ -26,11 +29,21 @@ import { redactor } from './redact.js';
 /** What a remote analysis may send: the newest comments first, within these bounds. */
 export const REMOTE_LIMITS = { maxComments: 400, maxCommentChars: 1000, maxTotalChars: 80_000 };
 
+type QuestionInput = components['schemas']['QuestionInput'];
+type DisplayRule = components['schemas']['DisplayRule'];
+
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 
 const nullable = (schema: object) => ({ anyOf: [schema, { type: 'null' }] });
 
-/** A flat question shape every structured-output implementation accepts (no oneOf); mapped to the contract's after. */
+const DISPLAY_OPS = ['equals', 'notEquals', 'in', 'gte', 'lte', 'answered', 'notAnswered'] as const;
+
+/**
+ * A flat question shape every structured-output implementation accepts (no oneOf; every field present, null or empty
+ * where it does not apply); mapped to the contract's after. The newer parts (rows, options, logic, keys) are loosely
+ * typed here on purpose: the contract's validation judges them after, and a bad one is dropped (draft-fixes.ts)
+ * rather than failing the whole answer.
+ */
 const generatedSurveySchema = {
   type: 'object',
   additionalProperties: false,
@@ -45,9 +58,29 @@ const generatedSurveySchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['type', 'text', 'required', 'min', 'max', 'minLabel', 'maxLabel', 'choices'],
+        required: [
+          'type',
+          'text',
+          'required',
+          'min',
+          'max',
+          'minLabel',
+          'maxLabel',
+          'choices',
+          'rows',
+          'minDate',
+          'maxDate',
+          'integer',
+          'allowOther',
+          'allowNotApplicable',
+          'key',
+          'displayIf',
+        ],
         properties: {
-          type: { type: 'string', enum: ['nps', 'rating', 'single_choice', 'multiple_choice', 'text'] },
+          type: {
+            type: 'string',
+            enum: ['nps', 'rating', 'single_choice', 'multiple_choice', 'text', 'matrix', 'ranking', 'number', 'date'],
+          },
           text: { type: 'string', minLength: 1, maxLength: 500 },
           required: { type: 'boolean' },
           min: nullable({ type: 'integer' }),
@@ -55,6 +88,46 @@ const generatedSurveySchema = {
           minLabel: nullable({ type: 'string', maxLength: 100 }),
           maxLabel: nullable({ type: 'string', maxLength: 100 }),
           choices: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 200 } },
+          rows: { type: 'array', maxItems: 100, items: { type: 'string', maxLength: 1000 } },
+          minDate: nullable({ type: 'string', maxLength: 20 }),
+          maxDate: nullable({ type: 'string', maxLength: 20 }),
+          integer: { type: 'boolean' },
+          allowOther: { type: 'boolean' },
+          allowNotApplicable: { type: 'boolean' },
+          key: nullable({ type: 'string', maxLength: 200 }),
+          displayIf: nullable({
+            type: 'object',
+            additionalProperties: false,
+            required: ['combine', 'rules'],
+            properties: {
+              combine: { type: 'string', enum: ['all', 'any'] },
+              rules: {
+                type: 'array',
+                maxItems: 50,
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['question', 'op', 'value'],
+                  properties: {
+                    question: { type: 'integer', description: 'The number of an earlier question, from 1.' },
+                    op: { type: 'string', enum: DISPLAY_OPS },
+                    value: {
+                      anyOf: [
+                        { type: 'number' },
+                        { type: 'string', maxLength: 200 },
+                        {
+                          type: 'array',
+                          maxItems: 50,
+                          items: { anyOf: [{ type: 'number' }, { type: 'string', maxLength: 200 }] },
+                        },
+                        { type: 'null' },
+                      ],
+                    },
+                  },
+                },
+              },
+            },
+          }),
         },
       },
     },
@@ -97,11 +170,25 @@ const analysisSchema = {
   },
 } as const;
 
-const validateGenerated: ValidateFunction = ajv.compile(generatedSurveySchema);
+/** The fields of the newer question types: a model that leaves them out (no strict output) means none of them. */
+const NEWER_FIELDS = ['rows', 'minDate', 'maxDate', 'integer', 'allowOther', 'allowNotApplicable', 'key', 'displayIf'];
+const questionSchema = generatedSurveySchema.properties.questions.items;
+const validateGenerated: ValidateFunction = ajv.compile({
+  ...generatedSurveySchema,
+  properties: {
+    ...generatedSurveySchema.properties,
+    questions: {
+      ...generatedSurveySchema.properties.questions,
+      items: { ...questionSchema, required: questionSchema.required.filter((name) => !NEWER_FIELDS.includes(name)) },
+    },
+  },
+});
 const validateAnalysis: ValidateFunction = ajv.compile(analysisSchema);
 
+type RuleValue = number | string | Array<number | string> | null;
+
 interface GeneratedQuestion {
-  type: 'nps' | 'rating' | 'single_choice' | 'multiple_choice' | 'text';
+  type: QuestionInput['type'];
   text: string;
   required: boolean;
   min: number | null;
@@ -109,6 +196,24 @@ interface GeneratedQuestion {
   minLabel: string | null;
   maxLabel: string | null;
   choices: string[];
+  // Absent from a model that answers without the strict schema (NEWER_FIELDS): none.
+  rows?: string[];
+  minDate?: string | null;
+  maxDate?: string | null;
+  integer?: boolean;
+  allowOther?: boolean;
+  allowNotApplicable?: boolean;
+  key?: string | null;
+  displayIf?: {
+    combine: 'all' | 'any';
+    rules: Array<{ question: number; op: (typeof DISPLAY_OPS)[number]; value: RuleValue }>;
+  } | null;
+}
+
+interface GeneratedSurvey {
+  title: string;
+  description: string;
+  questions: GeneratedQuestion[];
 }
 
 interface RemoteAnalysis {
@@ -270,7 +375,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
     );
   }
 
-  async generateSurvey(request: GenerateRequest, check: DraftCheck = () => []): Promise<SurveyDraft> {
+  async generateSurvey(request: GenerateRequest, check: DraftCheck = () => []): Promise<GeneratedDraft> {
     // The request waits for this: AI_TIMEOUT_MS bounds the whole generation, the repair included.
     const deadline = Date.now() + this.config.timeoutMs;
     const redact = redactor([]);
@@ -280,29 +385,41 @@ export class OpenAiCompatibleProvider implements AiProvider {
         content:
           'You design employee and customer surveys. Answer with JSON only. Write at most the requested number of questions, in English, in a sensible order: ' +
           'NPS (0-10, min and max null) first, then rating scales (min 0 or 1, max 2 to 10, with labels), then single_choice and multiple_choice (2 to 50 choices), open text questions last. ' +
-          'Use null for fields that do not apply and an empty choices array for questions without choices.',
+          'Where several agreement statements share one scale, ask them as one matrix (a Likert grid): rows holds its 2 to 30 statements, min, max, minLabel and maxLabel its scale. ' +
+          'ranking asks to order 2 to 20 choices; number takes min, max (or null) and integer; date takes minDate and maxDate (YYYY-MM-DD, or null). ' +
+          'allowOther adds an "Other" entry with text to single_choice and multiple_choice; allowNotApplicable lets nps, rating and matrix be answered N/A. ' +
+          'key names what a question measures, the same in every survey that asks it (lowercase letters, digits, dot, dash, underscore; for example engagement.recommend), or null. ' +
+          'displayIf shows a question only to some people (for example an open follow-up to those who gave a low score): rules on earlier questions, named by number from 1, combined with all or any; ' +
+          'op equals, notEquals or in (value a number, a choice label, or for in an array of them), gte or lte (a number), answered or notAnswered (value null). ' +
+          'Use null for fields that do not apply, false for options that do not apply, and empty choices and rows arrays where there are none.',
       },
       {
         role: 'user',
         content: `Survey request: ${redact(request.prompt)}\nNumber of questions: at most ${request.questionCount}.${request.title ? `\nTitle: ${redact(request.title)}` : ''}`,
       },
     ];
-    const generated = await this.structured<{ title: string; description: string; questions: GeneratedQuestion[] }>(
+    // What the contract refuses in the newer parts is dropped or repaired here; anything else goes back to the model.
+    const fixed = (value: GeneratedSurvey) => {
+      const { draft, adjustments } = toDraft(value, request);
+      const result = fixDraft(draft, check);
+      return { ...result, adjustments: [...adjustments, ...result.adjustments] };
+    };
+    const generated = await this.structured<GeneratedSurvey>(
       messages,
       'survey',
       generatedSurveySchema,
       validateGenerated,
       (value) => {
-        const draft = toDraft(value, request);
         const problems =
           value.questions.length > request.questionCount
             ? [`/questions has ${value.questions.length} questions, at most ${request.questionCount} were asked for`]
             : [];
-        return [...problems, ...check(draft)];
+        return [...problems, ...fixed(value).problems.map((p) => `${p.path} ${p.message}`)];
       },
       deadline,
     );
-    return toDraft(generated, request);
+    const { draft, adjustments } = fixed(generated);
+    return { draft, adjustments };
   }
 
   async analyseComments(input: AnalysisInput): Promise<TextFindings> {
@@ -370,34 +487,98 @@ export class OpenAiCompatibleProvider implements AiProvider {
   }
 }
 
+/** Choice ids as `createSurvey` would give them, written out so that display rules can name them. */
+const choicesOf = (labels: readonly string[]) => labels.map((label, k) => ({ id: `c_${k + 1}`, label }));
+
+/** A rule's value, a choice's label read as its id when the question it names has that choice. */
+function ruleValue(value: RuleValue, target: GeneratedQuestion | undefined): RuleValue {
+  if (Array.isArray(value)) return value.map((v) => ruleValue(v, target) as number | string);
+  if (typeof value !== 'string' || !target) return value;
+  const k = target.choices.findIndex((label) => label.trim().toLowerCase() === value.trim().toLowerCase());
+  return k < 0 ? value : `c_${k + 1}`;
+}
+
+/**
+ * The proposal in the contract's shape, each question `q_<its number>` so that rules name the question they meant
+ * (draft-fixes.ts numbers them again). An option on a question that cannot take it is dropped and reported here.
+ */
 function toDraft(
-  value: { title: string; description: string; questions: GeneratedQuestion[] },
+  value: GeneratedSurvey,
   request: GenerateRequest,
-): SurveyDraft {
+): { draft: SurveyDraft; adjustments: DraftAdjustment[] } {
+  const adjustments: DraftAdjustment[] = [];
+  const questions = value.questions.map((q, i): QuestionInput => {
+    const at = `/questions/${i}`;
+    const option = (name: 'allowOther' | 'allowNotApplicable', types: readonly string[]) => {
+      // Only a true option is one: false, or none at all, asks for nothing.
+      if (!q[name]) return {};
+      if (types.includes(q.type)) return { [name]: true };
+      adjustments.push({
+        path: `${at}/${name}`,
+        action: 'dropped',
+        reason: `${name} applies to ${types.join(', ')} questions, not ${q.type}`,
+      });
+      return {};
+    };
+    const other = option('allowOther', ['single_choice', 'multiple_choice']);
+    const notApplicable = option('allowNotApplicable', ['nps', 'rating', 'matrix']);
+    const rules = q.displayIf?.rules ?? [];
+    const common = {
+      id: `q_${i + 1}`,
+      text: q.text,
+      required: q.required,
+      ...(typeof q.key === 'string' && q.key !== '' ? { key: q.key } : {}),
+      ...(q.displayIf && rules.length > 0
+        ? {
+            displayIf: {
+              [q.displayIf.combine]: rules.map((rule): DisplayRule => ({
+                questionId: `q_${rule.question}`,
+                op: rule.op,
+                ...(rule.value === null
+                  ? {}
+                  : { value: ruleValue(rule.value, value.questions[rule.question - 1]) as NonNullable<RuleValue> }),
+              })),
+            } as QuestionInput['displayIf'],
+          }
+        : {}),
+    };
+    switch (q.type) {
+      case 'nps':
+        return { ...common, type: 'nps', ...notApplicable };
+      case 'rating':
+        return {
+          ...common,
+          type: 'rating',
+          min: q.min ?? 1,
+          max: q.max ?? 5,
+          minLabel: q.minLabel,
+          maxLabel: q.maxLabel,
+          ...notApplicable,
+        };
+      case 'single_choice':
+        return { ...common, type: 'single_choice', choices: choicesOf(q.choices), ...other };
+      case 'multiple_choice':
+        return { ...common, type: 'multiple_choice', choices: choicesOf(q.choices), ...other };
+      case 'text':
+        return { ...common, type: 'text', maxLength: 2000 };
+      case 'matrix':
+        return {
+          ...common,
+          type: 'matrix',
+          rows: (q.rows ?? []).map((text, k) => ({ id: `r_${k + 1}`, text })),
+          scale: { min: q.min ?? 1, max: q.max ?? 5, minLabel: q.minLabel, maxLabel: q.maxLabel },
+          ...notApplicable,
+        };
+      case 'ranking':
+        return { ...common, type: 'ranking', choices: choicesOf(q.choices) };
+      case 'number':
+        return { ...common, type: 'number', min: q.min, max: q.max, integer: q.integer ?? false };
+      case 'date':
+        return { ...common, type: 'date', min: q.minDate ?? null, max: q.maxDate ?? null };
+    }
+  });
   return {
-    title: request.title ?? value.title,
-    description: value.description || null,
-    questions: value.questions.map((q) => {
-      const common = { text: q.text, required: q.required };
-      switch (q.type) {
-        case 'nps':
-          return { ...common, type: 'nps' as const };
-        case 'rating':
-          return {
-            ...common,
-            type: 'rating' as const,
-            min: q.min ?? 1,
-            max: q.max ?? 5,
-            minLabel: q.minLabel,
-            maxLabel: q.maxLabel,
-          };
-        case 'single_choice':
-          return { ...common, type: 'single_choice' as const, choices: q.choices.map((label) => ({ label })) };
-        case 'multiple_choice':
-          return { ...common, type: 'multiple_choice' as const, choices: q.choices.map((label) => ({ label })) };
-        case 'text':
-          return { ...common, type: 'text' as const, maxLength: 2000 };
-      }
-    }),
+    draft: { title: request.title ?? value.title, description: value.description || null, questions },
+    adjustments,
   };
 }

@@ -19,7 +19,8 @@ import { normaliseQuestions } from '../surveys/index.js';
 import * as surveys from '../surveys/index.js';
 import { OfflineProvider } from './offline.js';
 import { countInPrompt } from './offline-generate.js';
-import { ProviderError, type AiProvider, type SurveyDraft } from './provider.js';
+import type { DraftAdjustment, DraftProblem } from './draft-fixes.js';
+import { ProviderError, type AiProvider, type GeneratedDraft, type SurveyDraft } from './provider.js';
 import { analysisQueue, type AnalysisJobData } from './queue.js';
 import { OpenAiCompatibleProvider } from './remote.js';
 import { findAnalysis, findLatestAnalysis, insertAnalysis, type AnalysisRow } from './repository.js';
@@ -54,12 +55,18 @@ function validateSurveyCreate(): ValidateFunction {
   return surveyCreateValidator;
 }
 
-/** Every problem createSurvey would find in a draft: the contract's schema, then the surveys module's rules. */
-export function draftProblems(draft: SurveyDraft): string[] {
+/**
+ * Every problem createSurvey would find in a draft, at JSON pointers into it: the contract's schema, then the surveys
+ * module's rules (ids, keys, display logic).
+ */
+export function draftProblems(draft: SurveyDraft): DraftProblem[] {
   const validate = validateSurveyCreate();
   if (!validate(draft))
-    return (validate.errors ?? []).slice(0, 20).map((e) => `${e.instancePath || '/'} ${e.message ?? 'is invalid'}`);
-  return normaliseQuestions(draft.questions ?? [], '').problems.map((p) => `${p.path ?? '/'} ${p.message}`);
+    return (validate.errors ?? []).map((e) => ({ path: e.instancePath || '/', message: e.message ?? 'is invalid' }));
+  return normaliseQuestions(draft.questions ?? [], '/questions').problems.map((p) => ({
+    path: p.path ?? '/',
+    message: p.message,
+  }));
 }
 
 function apiErrorOf(error: ProviderError): ApiError {
@@ -79,13 +86,13 @@ export async function generateSurvey(
   deps: Pick<Dependencies, 'db' | 'config' | 'log'>,
   tenant: Tenant,
   body: SurveyGenerateRequest,
-): Promise<{ survey: Survey; provider: AiProvider['name']; model: string }> {
+): Promise<{ survey: Survey; adjustments: DraftAdjustment[]; provider: AiProvider['name']; model: string }> {
   const provider = providerFor(deps.config.ai);
   const asked = body.questionCount ?? DEFAULT_QUESTION_COUNT;
   const questionCount = asked === DEFAULT_QUESTION_COUNT ? (countInPrompt(body.prompt) ?? asked) : asked;
-  let draft: SurveyDraft;
+  let generated: GeneratedDraft;
   try {
-    draft = await provider.generateSurvey(
+    generated = await provider.generateSurvey(
       { prompt: body.prompt, questionCount, ...(body.title ? { title: body.title } : {}) },
       draftProblems,
     );
@@ -101,10 +108,12 @@ export async function generateSurvey(
     throw error;
   }
   // The provider already checked it; a draft that still fails here is our bug, never stored half-valid.
+  const { draft, adjustments } = generated;
   const problems = draftProblems(draft);
-  if (problems.length > 0) throw new Error(`generated draft failed validation: ${problems.join('; ')}`);
+  if (problems.length > 0)
+    throw new Error(`generated draft failed validation: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`);
   const survey = await surveys.createSurvey(deps.db, tenant, draft);
-  return { survey, provider: provider.name, model: provider.generationModel };
+  return { survey, adjustments, provider: provider.name, model: provider.generationModel };
 }
 
 export function toAnalysis(row: AnalysisRow): AiAnalysis {
