@@ -160,6 +160,9 @@ export function fixDraft(
     return named as QuestionInput;
   });
   const fixed = { ...draft, questions };
+  // The contract's bound on a reason (the validation's messages are far shorter; a key quoted in one may not be).
+  for (const adjustment of adjustments)
+    if (adjustment.reason.length > 500) adjustment.reason = `${adjustment.reason.slice(0, 499)}…`;
   // What is left, at the proposal's places.
   const left = problems.length === 0 ? [] : problemsOf(fixed);
   return {
