@@ -12,7 +12,6 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import ExcelJS from 'exceljs';
 import type { components } from '../../generated/openapi.js';
 import type { ChoiceValues, ExportFormat } from './tables.js';
 
@@ -292,7 +291,10 @@ function ndjsonWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
  * Strings are written as text cells (exceljs writes a formula only when given `{ formula }`), so a hostile answer
  * starting with `=` is shown, never evaluated, and needs no escaping here.
  */
-function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
+async function xlsxWriter(sink: Writable, mapper: AnswerMapper): Promise<FileWriter> {
+  // Loaded on first use: exceljs and its zip libraries cost about half a second to import, which every process
+  // (each API and worker start, each test file) would otherwise pay for a format most exports do not use.
+  const { default: ExcelJS } = await import('exceljs');
   // No shared strings (that table would grow with the file); styles only for the date format.
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: sink, useSharedStrings: false, useStyles: true });
   const sheet = workbook.addWorksheet('Responses');
@@ -326,12 +328,12 @@ function xlsxWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
   };
 }
 
-export function createWriter(
+export async function createWriter(
   format: ExportFormat,
   sink: Writable,
   mapper: AnswerMapper,
   options: WriterOptions,
-): FileWriter {
+): Promise<FileWriter> {
   switch (format) {
     case 'csv':
       return csvWriter(sink, mapper, options);
