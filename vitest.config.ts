@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -11,6 +12,10 @@ export default defineConfig({
     globalSetup: ['test/helpers/global-setup.ts'],
     env: { NODE_ENV: 'test' },
     reporters: ['default', './test/helpers/summary-reporter.ts'],
+    // Test files spend most of their time waiting (for PostgreSQL, workers, timers, child processes): run serially
+    // (vitest's default on 2 cores is one worker) a file used under half a core. One file more than the cores
+    // keeps them busy; each file has its own database, service and ports, so files never share state.
+    maxWorkers: availableParallelism() + 1,
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

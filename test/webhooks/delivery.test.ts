@@ -636,7 +636,9 @@ describe('retention', () => {
     await sql`update events set created_at = now() - interval '31 days' where id = ${delivery!.eventId}`.execute(t.db);
     // By id, not by count: earlier tests' background work may still add events while this one runs.
     const eventIds = async () =>
-      (await live.GET('/api/v1/events', { params: { query: { type: 'survey.launched', pageSize: 100 } } })).data!.data.map((e) => e.id);
+      (
+        await live.GET('/api/v1/events', { params: { query: { type: 'survey.launched', pageSize: 100 } } })
+      ).data!.data.map((e) => e.id);
     const before = await eventIds();
     expect(before).toContain(delivery!.eventId);
     expect(await deleteExpiredEvents(t.db, 30)).toBe(1);

@@ -141,7 +141,10 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
         job.language ? 'texts' : 'ids',
       );
       const sink = new ChunkSink(deps.db, tenant, job.id, attempt);
-      const writer = await createWriter(job.format, sink, mapper, { bom: job.bom, escapeFormulas: job.escape_formulas });
+      const writer = await createWriter(job.format, sink, mapper, {
+        bom: job.bom,
+        escapeFormulas: job.escape_formulas,
+      });
       const scope = scopeOf(job);
 
       let rows = 0;
