@@ -143,24 +143,44 @@ AS $function$
       choice jsonb;
       answer jsonb;
       cell jsonb;
+      entry jsonb;
+      list jsonb;
       kind text;
       pos integer := 0;
       choice_pos integer;
       row_pos integer;
       number_value integer;
       days integer;
+      i integer;
+      j integer;
     begin
       nums := '{}';
       cells := '{}';
       if jsonb_typeof(questions) is distinct from 'array' then
         return;
       end if;
+      -- Every array is walked by index, in plain expressions: a FOR over a query started an executor for each
+      -- loop. The arrays are copied once out of any compression (|| '[]'), so that -> i does not decompress
+      -- them again at each step.
+      questions := questions || '[]'::jsonb;
       if jsonb_typeof(answers) = 'array' then
-        select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id
-        from jsonb_array_elements(answers) as item
-        where jsonb_typeof(item) = 'object' and jsonb_typeof(item->'questionId') = 'string';
+        answers := answers || '[]'::jsonb;
+        if jsonb_array_length(answers) <= 8 then
+          -- By question id; a later answer to the same id wins, as in jsonb_object_agg below.
+          for i in 0 .. jsonb_array_length(answers) - 1 loop
+            entry := answers -> i;
+            if jsonb_typeof(entry) = 'object' and jsonb_typeof(entry->'questionId') = 'string' then
+              by_id := by_id || jsonb_build_object(entry->>'questionId', entry->'value');
+            end if;
+          end loop;
+        else
+          select coalesce(jsonb_object_agg(item->>'questionId', item->'value'), '{}') into by_id
+          from jsonb_array_elements(answers) as item
+          where jsonb_typeof(item) = 'object' and jsonb_typeof(item->'questionId') = 'string';
+        end if;
       end if;
-      for question in select value from jsonb_array_elements(questions) loop
+      for i in 0 .. jsonb_array_length(questions) - 1 loop
+        question := questions -> i;
         answer := by_id -> (question->>'id');
         kind := question->>'type';
         number_value := case when jsonb_typeof(answer) = 'number' and (answer #>> '{}') ~ '^[0-9]{1,4}$' then (answer #>> '{}')::integer end;
@@ -176,12 +196,12 @@ AS $function$
           if kind = 'multiple_choice' then
             cells := array_append(cells, pos * 100000 + 99999);
           end if;
-          choice_pos := 0;
-          for choice in select value from jsonb_array_elements(question->'choices') loop
+          list := question->'choices';
+          for choice_pos in 0 .. jsonb_array_length(list) - 1 loop
+            choice := list -> choice_pos;
             if (kind = 'single_choice' and choice->>'id' = answer #>> '{}') or (kind = 'multiple_choice' and answer ? (choice->>'id')) then
               cells := array_append(cells, pos * 100000 + choice_pos);
             end if;
-            choice_pos := choice_pos + 1;
           end loop;
           -- "Other" is rare: its text is looked up only when the answer selects it (nested, as a SQL and goes on
           -- evaluating after a null).
@@ -196,34 +216,42 @@ AS $function$
           end if;
         elsif kind = 'matrix' and jsonb_typeof(answer) = 'object' and jsonb_typeof(question->'rows') = 'array' then
           cells := array_append(cells, pos * 100000 + 99999);
-          row_pos := 0;
-          for choice in select value from jsonb_array_elements(question->'rows') loop
-            cell := answer -> (choice->>'id');
+          list := question->'rows';
+          for row_pos in 0 .. jsonb_array_length(list) - 1 loop
+            cell := answer -> ((list -> row_pos)->>'id');
             if jsonb_typeof(cell) = 'null' then
               cells := array_append(cells, (10000 + pos) * 100000 + 1000 + row_pos);
             elsif jsonb_typeof(cell) = 'number' and (cell #>> '{}') ~ '^[0-9]{1,2}$' then
               cells := array_append(cells, pos * 100000 + row_pos * 1000 + (cell #>> '{}')::integer);
             elsif jsonb_typeof(cell) = 'string' and jsonb_typeof(question->'columns') = 'array' then
-              select c.n - 1 into choice_pos
-              from jsonb_array_elements(question->'columns') with ordinality as c(col, n)
-              where c.col->>'id' = cell #>> '{}';
+              -- The first column with that id.
+              choice_pos := null;
+              for j in 0 .. jsonb_array_length(question->'columns') - 1 loop
+                if (question->'columns'->j)->>'id' = cell #>> '{}' then
+                  choice_pos := j;
+                  exit;
+                end if;
+              end loop;
               if choice_pos is not null then
                 cells := array_append(cells, pos * 100000 + row_pos * 1000 + choice_pos);
               end if;
             end if;
-            row_pos := row_pos + 1;
           end loop;
         elsif kind = 'ranking' and jsonb_typeof(answer) = 'array' and jsonb_typeof(question->'choices') = 'array' then
           cells := array_append(cells, pos * 100000 + 99999);
-          choice_pos := 0;
-          for choice in select value from jsonb_array_elements(question->'choices') loop
-            select r.n into row_pos
-            from jsonb_array_elements_text(answer) with ordinality as r(id, n)
-            where r.id = choice->>'id';
+          list := question->'choices';
+          for choice_pos in 0 .. jsonb_array_length(list) - 1 loop
+            -- The choice's rank: the first place (from 1) where the answer names it.
+            row_pos := null;
+            for j in 0 .. jsonb_array_length(answer) - 1 loop
+              if answer->>j = (list -> choice_pos)->>'id' then
+                row_pos := j + 1;
+                exit;
+              end if;
+            end loop;
             if row_pos is not null and row_pos < 100 then
               cells := array_append(cells, pos * 100000 + choice_pos * 100 + row_pos);
             end if;
-            choice_pos := choice_pos + 1;
           end loop;
         elsif kind = 'number' and jsonb_typeof(answer) = 'number' then
           cells := array_append(cells, pos * 100000 + 99999);
