@@ -394,4 +394,33 @@ describe('analytics_segment_cells', () => {
     // Nothing left to fold.
     expect(await compactSegmentCounts(t.db)).toBe(0);
   });
+
+  it('encodes the answers by question id, a later answer to the same id winning, with few answers and with many', async () => {
+    // analytics_encode collects up to 8 answers with a loop and more with one aggregate: both must agree.
+    const questions = Array.from({ length: 10 }, (_, i) => ({ id: `q_${i + 1}`, type: 'nps' }));
+    const encode = async (answers: unknown[]) =>
+      (
+        await sql<{
+          nums: (number | null)[];
+          cells: number[];
+        }>`select nums, cells from analytics_encode(${JSON.stringify(answers)}::jsonb, ${JSON.stringify(questions)}::jsonb)`.execute(
+          t.db,
+        )
+      ).rows[0]!;
+    const few = await encode([
+      { questionId: 'q_1', value: 3 },
+      'not an answer',
+      { questionId: 'q_2', value: 5 },
+      { questionId: 'q_1', value: 7 },
+    ]);
+    expect(few.nums).toEqual([7, 5, ...Array<null>(8).fill(null)]);
+    expect(few.cells).toEqual([7, 100005]);
+    const many = await encode([
+      ...questions.map((question, i) => ({ questionId: question.id, value: i + 1 })),
+      { questionId: 5, value: 1 },
+      { questionId: 'q_1', value: 0 },
+    ]);
+    expect(many.nums).toEqual([0, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(many.cells).toEqual([0, ...questions.slice(1).map((_, i) => (i + 1) * 100000 + i + 2)]);
+  });
 });
