@@ -39,7 +39,7 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'extended');
-  // The validator matches with these settings too: one spelling per path, as routeRequest decides.
+  // One spelling per path, as routeRequest decides (the validator is handed that operation: http/validator.ts).
   app.set('case sensitive routing', true);
   app.set('strict routing', true);
 
