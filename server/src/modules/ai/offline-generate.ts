@@ -1,8 +1,9 @@
 /**
  * Offline survey generation: the prompt's topics are detected with wink-nlp (lemmas, so "managers" finds
- * "manager") against the question bank's cues; the survey takes questions from the detected topics in turn,
- * most relevant topic first, and orders them as a designer would: NPS first, then scales, then choices, open
- * text last. Deterministic: the same request always gives the same draft.
+ * "manager") against the question bank's cues; the survey takes its questions from the most relevant topic (the
+ * prompt's subject) first, with a place for each other topic the prompt names, and only then from the audience's
+ * general questions. It orders them as a designer would: NPS first, then scales, grids, choices, open text last.
+ * Deterministic: the same request always gives the same draft.
  */
 import type { components } from '../../generated/openapi.js';
 import { lemmasOf } from './nlp.js';
@@ -55,10 +56,17 @@ export function detectAudience(prompt: string): Audience {
 
 const topicOf = (key: string) => topics.find((t) => t.key === key)!;
 
-/** The audience's topics named by the prompt, most relevant first (score, then the bank's order). */
+/**
+ * The audience's topics named by the prompt, most relevant first (score, then the bank's order). A cue scores 1
+ * when a lemma of the prompt is the cue (2 for a phrase found as such), and half that when the word also names the
+ * audience: "resigning … career and pay questions for leavers" is about career and pay, the words "resigning" and
+ * "leavers" only say who answers.
+ */
 export function detectTopics(prompt: string, audience: Audience = detectAudience(prompt)): Topic[] {
   const lower = prompt.toLowerCase();
   const lemmas = new Set(lemmasOf(prompt));
+  const audiencePattern = audienceWords.find(([a]) => a === audience)?.[1];
+  const naming = new Set(audiencePattern ? lemmasOf((lower.match(audiencePattern) ?? []).join(' ')) : []);
   const scored = topics
     .map((topic, order) => ({ topic, order }))
     .filter(({ topic }) => topic.audience === audience)
@@ -66,7 +74,7 @@ export function detectTopics(prompt: string, audience: Audience = detectAudience
       let score = 0;
       for (const cue of topic.cues) {
         if (cue.includes(' ') || cue.includes('-')) score += lower.includes(cue) ? 2 : 0;
-        else if (lemmas.has(cue)) score += 1;
+        else if (lemmas.has(cue)) score += naming.has(cue) ? 0.5 : 1;
       }
       return { topic, score, order };
     });
@@ -106,29 +114,36 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   };
   // An employer NPS only where the answers are about working here.
   if (wantsEnps(request.prompt) && (audience === 'employees' || audience === 'leavers')) add(ENPS_QUESTION);
-  // Every survey of three questions or more ends with one open question; keep a place for it.
-  const general = topicOf(DEFAULT_TOPIC[audience]);
-  const pool = detected.includes(general) ? detected : [...detected, general];
-  const closed = pool.map((t) => t.questions.filter((q) => q.type !== 'text'));
-  const opened = pool.flatMap((t) => t.questions.filter((q) => q.type === 'text'));
+  // Every survey of three questions or more ends with open questions (one in five); keep their places.
   const openSlots = count >= 3 ? Math.max(1, Math.floor(count / 5)) : 0;
-  // Closed questions round-robin over the topics (the most relevant topic first in each round).
-  for (let round = 0; chosen.length < count - openSlots && closed.some((list) => list.length > round); round++) {
-    for (const list of closed) {
-      if (chosen.length >= count - openSlots) break;
-      const q = list[round];
-      if (q) add(q);
-    }
-  }
-  for (const q of opened) add(q);
+  const closedSlots = count - openSlots;
+  // The subject (the most relevant topic) fills the draft first. Another specific topic the prompt names gets a
+  // place per six questions; the audience's general topic, then its other topics, only fill what the subject
+  // cannot.
+  const [subject, ...others] = detected as [Topic, ...Topic[]];
+  const general = topicOf(DEFAULT_TOPIC[audience]);
+  const mentioned = others.filter((t) => t !== general);
+  const rest = subject === general ? mentioned : [...mentioned, general];
+  const share = Math.min(mentioned.length, Math.floor(count / 6));
+  const subjectClosed = closedOf(subject);
+  const beforeShare = Math.max(0, closedSlots - chosen.length - share);
+  const closed = [
+    ...subjectClosed.slice(0, beforeShare),
+    ...mentioned.slice(0, share).map((t) => closedOf(t)[0]!),
+    ...subjectClosed.slice(beforeShare),
+    ...roundRobin(rest.map(closedOf)),
+  ];
+  for (const q of closed) if (chosen.length < closedSlots) add(q);
+  for (const t of [subject, ...rest]) for (const q of t.questions) if (q.type === 'text') add(q);
   // A short bank for this prompt: fill up from the audience's other topics, never from another audience's.
+  for (const topic of topics) if (topic.audience === audience) for (const q of closedOf(topic)) add(q);
   for (const topic of topics) if (topic.audience === audience) for (const q of topic.questions) add(q);
   const ordered = chosen
     .map((q, i) => ({ q, i }))
     .sort((a, b) => rank(a.q) - rank(b.q) || a.i - b.i)
     .map(({ q }) => structuredClone(q));
   const grid = wantsGrid(request.prompt)
-    ? asGrid(ordered, [...pool, ...topics.filter((t) => t.audience === audience)])
+    ? asGrid(ordered, [subject, ...rest, ...topics.filter((t) => t.audience === audience)])
     : ordered;
   // Keys are unique within a survey: a second question whose first words are the same gets a number.
   const keys = new Set<string>();
@@ -141,21 +156,46 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
       return { ...q, key };
     }),
   );
-  const primary = detected[0]!;
   return {
-    title: request.title ?? primary.title,
-    description: primary.description,
+    title: request.title ?? subject.title,
+    description: subject.description,
     questions,
     // Customers answer as themselves (a follow-up needs to know who); every other audience answers anonymously.
     settings: { anonymous: audience !== 'customers', allowMultipleResponses: false },
   };
 }
 
+/** What a question is, for variety: agreement statements and other scales count apart. */
+const kindOf = (q: QuestionInput) => (isAgreement(q) ? 'agree' : q.type);
+
+/**
+ * A topic's closed questions in the order a short draft should take them: in passes over the bank's order, each
+ * pass taking up to two agreement statements and one question of every other kind (scale, choice, grid, ranking,
+ * number, date), so that eight questions on one subject are not eight statements.
+ */
+function closedOf(topic: Topic): QuestionInput[] {
+  const kinds = new Map<string, QuestionInput[]>();
+  for (const q of topic.questions)
+    if (q.type !== 'text') kinds.set(kindOf(q), [...(kinds.get(kindOf(q)) ?? []), q]);
+  const lists = [...kinds.entries()].flatMap(([kind, list]) =>
+    kind === 'agree' ? [list.filter((_, i) => i % 2 === 0), list.filter((_, i) => i % 2 === 1)] : [list],
+  );
+  return roundRobin(lists);
+}
+
+/** The first item of every list, then the second of every list, and so on. */
+function roundRobin<T>(lists: readonly T[][]): T[] {
+  const out: T[] = [];
+  for (let round = 0; lists.some((list) => list.length > round); round++)
+    for (const list of lists) if (list[round] !== undefined) out.push(list[round]!);
+  return out;
+}
+
 /**
  * A question's key in drafts: its audience and the first words of its text, so that the same bank question gets
  * the same key in every draft, and cycles of a generated survey compare (`GET /analytics/trends`).
  */
-function keyOf(audience: string, question: QuestionInput): string {
+export function keyOf(audience: string, question: QuestionInput): string {
   const words = (question.type === 'matrix' ? question.rows.map((row) => row.text).join(' ') : question.text)
     .toLowerCase()
     .normalize('NFKD')
