@@ -78,9 +78,14 @@ export function detectTopics(prompt: string, audience: Audience = detectAudience
       }
       return { topic, score, order };
     });
+  // On a tie the specific topic goes first: the general one is what the draft falls back to anyway.
+  const general = DEFAULT_TOPIC[audience];
   const found = scored
     .filter((s) => s.score > 0)
-    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .sort(
+      (a, b) =>
+        b.score - a.score || Number(a.topic.key === general) - Number(b.topic.key === general) || a.order - b.order,
+    )
     .map((s) => s.topic);
   return found.length > 0 ? found : [topicOf(DEFAULT_TOPIC[audience])];
 }
@@ -175,8 +180,7 @@ const kindOf = (q: QuestionInput) => (isAgreement(q) ? 'agree' : q.type);
  */
 function closedOf(topic: Topic): QuestionInput[] {
   const kinds = new Map<string, QuestionInput[]>();
-  for (const q of topic.questions)
-    if (q.type !== 'text') kinds.set(kindOf(q), [...(kinds.get(kindOf(q)) ?? []), q]);
+  for (const q of topic.questions) if (q.type !== 'text') kinds.set(kindOf(q), [...(kinds.get(kindOf(q)) ?? []), q]);
   const lists = [...kinds.entries()].flatMap(([kind, list]) =>
     kind === 'agree' ? [list.filter((_, i) => i % 2 === 0), list.filter((_, i) => i % 2 === 1)] : [list],
   );

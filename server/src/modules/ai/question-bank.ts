@@ -143,7 +143,7 @@ export const topics: Topic[] = [
         ['The people', 'The work itself', 'Pay and benefits', 'Flexibility', 'Career prospects', 'Our mission'],
         2,
       ),
-      ranking('Rank these by how much they affect whether you would recommend working here.', [
+      ranking('Which of these most affect whether you would recommend working here? Rank them.', [
         'Pay and benefits',
         'My manager',
         'The work itself',
@@ -175,8 +175,9 @@ export const topics: Topic[] = [
         ['Product quality', 'Price', 'Customer support', 'Ease of use', 'Reliability'],
         2,
       ),
-      open('What is the main reason for your score?'),
+      // First: with one open place, the follow-up that non-promoters are shown (logic after the NPS question).
       open('What could we do better?'),
+      open('What is the main reason for your score?'),
       scale('How well do we meet your expectations?', 'Far below expectations', 'Far above expectations'),
       scale('How would you rate the value for money we offer?', 'Very poor', 'Excellent'),
       agree('We keep the promises we make to you.'),
@@ -225,13 +226,17 @@ export const topics: Topic[] = [
       open('What do you enjoy most about working here?'),
       scale('Overall, how satisfied are you with working here?', 'Very dissatisfied', 'Very satisfied'),
       agree('I rarely think about looking for a job at another company.'),
-      single('How has your motivation changed over the last six months?', ['Increased', 'Stayed the same', 'Decreased']),
+      single('How has your motivation changed over the last six months?', [
+        'Increased',
+        'Stayed the same',
+        'Decreased',
+      ]),
       multipleOrOther(
         'What keeps you working here?',
         ['My colleagues', 'The work itself', 'Pay and benefits', 'Flexibility', 'Career prospects', 'Our mission'],
         3,
       ),
-      ranking('Rank these by how much they matter to you at work.', [
+      ranking('Rank what matters most to you at work.', [
         'Meaningful work',
         'Pay and benefits',
         'My manager',
@@ -327,18 +332,7 @@ export const topics: Topic[] = [
   {
     key: 'exit',
     audience: 'leavers',
-    cues: [
-      'exit',
-      'leave',
-      'leaver',
-      'leaving',
-      'departure',
-      'resign',
-      'resignation',
-      'offboarding',
-      'quit',
-      'attrition',
-    ],
+    cues: ['exit', 'leave', 'leaver', 'leaving', 'departure', 'resign', 'resignation', 'quit', 'attrition'],
     title: 'Exit survey',
     description: 'Thank you for your time with us. Your honest answers help us improve.',
     questions: [
@@ -457,7 +451,7 @@ export const topics: Topic[] = [
         'Day-to-day behaviour',
         'Accessibility',
       ]),
-      open('Tell us about a time you felt you did, or did not, belong here.'),
+      open('Describe a moment when you felt you did, or did not, belong here.'),
     ],
   },
   {
@@ -535,7 +529,7 @@ export const topics: Topic[] = [
         2,
       ),
       open('What would help you grow most in the next year?'),
-      scale('How satisfied are you with your opportunities for growth here?', 'Very dissatisfied', 'Very satisfied'),
+      scale('How would you rate your opportunities for growth here?', 'Very poor', 'Excellent'),
       agree('I have enough time for learning during working hours.'),
       single('When did you last talk about your career with your manager?', [
         'In the last month',
@@ -544,7 +538,7 @@ export const topics: Topic[] = [
         'More than a year ago',
         'Never',
       ]),
-      ranking('Rank these by how much they would help your career.', [
+      ranking('Rank the kinds of support that would help your career most.', [
         'A promotion',
         'New responsibilities',
         'Training',
@@ -649,6 +643,17 @@ export const topics: Topic[] = [
         'A bonus or gift',
         'New responsibilities',
       ]),
+      multipleOrOther(
+        'What would make recognition here better?',
+        [
+          'More thanks from leaders',
+          'Peer-to-peer shout-outs',
+          'Rewards for good work',
+          'Recognition in team meetings',
+          'Mentions in company updates',
+        ],
+        2,
+      ),
       open('Whose work deserves more recognition, and why?'),
     ],
   },
@@ -663,7 +668,7 @@ export const topics: Topic[] = [
       agree('Our internal systems are reliable.'),
       scale('How satisfied are you with IT support?', 'Very dissatisfied', 'Very satisfied'),
       open('Which tool slows you down the most, and why?'),
-      scale('How satisfied are you with your laptop and equipment?', 'Very dissatisfied', 'Very satisfied'),
+      scale('How well do your laptop and equipment serve you?', 'Very poorly', 'Very well'),
       agree('I can get the software I need without long delays.'),
       single('How quickly are your IT requests usually resolved?', [
         'The same day',
@@ -676,7 +681,7 @@ export const topics: Topic[] = [
         ['E-mail', 'Chat', 'Video calls', 'File sharing', 'Internal systems', 'VPN'],
         2,
       ),
-      ranking('Rank these by how much they would improve your working day.', [
+      ranking('Rank the improvements that would help your working day most.', [
         'A faster laptop',
         'Better video calls',
         'Fewer logins',
@@ -739,7 +744,11 @@ export const topics: Topic[] = [
       single('How many days a week would you like to work in the office?', ['0', '1', '2', '3', '4 or more']),
       agree('Remote and office colleagues have equal opportunities here.'),
       open('What would make remote collaboration easier?'),
-      scale('How productive are you when working from home?', 'Much less than in the office', 'Much more than in the office'),
+      scale(
+        'How productive are you when working from home?',
+        'Much less than in the office',
+        'Much more than in the office',
+      ),
       agree('Meetings work well for people joining remotely.'),
       multipleOrOther('What do you come to the office for?', [
         'Meeting my team',
@@ -748,7 +757,7 @@ export const topics: Topic[] = [
         'Better equipment',
         'I do not go to the office',
       ]),
-      ranking('Rank these by how much they would improve hybrid work.', [
+      ranking('Rank the changes that would most improve hybrid work.', [
         'Better meeting rooms',
         'Clear office days',
         'A home office budget',
@@ -1091,7 +1100,14 @@ export const topics: Topic[] = [
       agree('I knew what I needed to do to be promoted.'),
       multipleOrOther(
         'Which of these would have made you stay?',
-        ['A pay rise', 'A promotion', 'A different manager', 'More flexible hours', 'A move to another team', 'A new challenge'],
+        [
+          'A pay rise',
+          'A promotion',
+          'A different manager',
+          'More flexible hours',
+          'A move to another team',
+          'A new challenge',
+        ],
         2,
       ),
       ranking('Rank what your next employer offers that we did not.', [
