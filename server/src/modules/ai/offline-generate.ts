@@ -122,19 +122,19 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   // Every survey of three questions or more ends with open questions (one in five); keep their places.
   const openSlots = count >= 3 ? Math.max(1, Math.floor(count / 5)) : 0;
   const closedSlots = count - openSlots;
-  // The subject (the most relevant topic) fills the draft first. Another specific topic the prompt names gets a
-  // place per six questions; the audience's general topic, then its other topics, only fill what the subject
-  // cannot.
+  // The subject (the most relevant topic) fills the draft first. Each other specific topic the prompt names gets one
+  // place, up to a quarter of the draft (a topic already in it, as the eNPS question asked for, needs none); the
+  // audience's general topic, then its other topics, only fill what the subject cannot.
   const [subject, ...others] = detected as [Topic, ...Topic[]];
   const general = topicOf(DEFAULT_TOPIC[audience]);
-  const mentioned = others.filter((t) => t !== general);
+  const mentioned = others.filter((t) => t !== general && !t.questions.some((q) => seen.has(q.text)));
   const rest = subject === general ? mentioned : [...mentioned, general];
-  const share = Math.min(mentioned.length, Math.floor(count / 6));
-  const subjectClosed = closedOf(subject);
+  const share = Math.min(mentioned.length, Math.floor(count / 4));
+  const subjectClosed = closedOf(subject).filter((q) => !seen.has(q.text));
   const beforeShare = Math.max(0, closedSlots - chosen.length - share);
   const closed = [
     ...subjectClosed.slice(0, beforeShare),
-    ...mentioned.slice(0, share).map((t) => closedOf(t)[0]!),
+    ...mentioned.slice(0, share).flatMap((t) => closedOf(t).find((q) => !subjectClosed.includes(q)) ?? []),
     ...subjectClosed.slice(beforeShare),
     ...roundRobin(rest.map(closedOf)),
   ];
