@@ -819,7 +819,7 @@ export const topics: Topic[] = [
       open('What nearly stopped you from choosing us?'),
       grid(
         'How satisfied are you with each part of our product?',
-        ['Ease of use', 'Reliability', 'Speed', 'Features', 'Documentation'],
+        ['Speed', 'Search', 'Notifications', 'Settings and administration', 'Documentation'],
         'Very dissatisfied',
         'Very satisfied',
       ),
@@ -1147,8 +1147,8 @@ export const topics: Topic[] = [
       grid(
         'How well did each step of your offboarding go?',
         [
-          'Handing over my work',
           'Returning equipment',
+          'Access to my accounts until my last day',
           'Information about final pay and benefits',
           'My exit conversation',
           'Saying goodbye to my team',
@@ -1252,8 +1252,8 @@ export const topics: Topic[] = [
       open('What could we improve in how the event was organised?'),
       agree('I received the information I needed before the event.'),
       grid(
-        'How would you rate each part of the organisation?',
-        ['Registration', 'Venue', 'Catering', 'Signage and directions', 'Wi-Fi', 'Online platform'],
+        'How would you rate each of these at the venue?',
+        ['Signage and directions', 'Wi-Fi and power sockets', 'Toilets and cloakroom', 'Accessibility', 'Seating'],
         'Very poor',
         'Excellent',
       ),
@@ -1297,7 +1297,13 @@ export const topics: Topic[] = [
       scale('How would you rate the training overall?', 'Very poor', 'Excellent'),
       grid(
         'How would you rate each part of the training?',
-        ['The trainer', 'The materials', 'The exercises', 'Group discussions', 'The venue or online platform'],
+        [
+          'The exercises',
+          'Group discussions',
+          'The examples used',
+          'Time for questions',
+          'The venue or online platform',
+        ],
         'Very poor',
         'Excellent',
       ),
