@@ -12,10 +12,8 @@ import { cpus, loadavg } from 'node:os';
 import { sql } from 'kysely';
 import { openDatabase } from '../../server/src/db/database.js';
 import { migrateToLatest } from '../../server/src/db/migrate.js';
-import {
-  down as encodingBefore,
-  up as encodingNow,
-} from '../../server/src/db/migrations/2026-11-28T0630_encode_matrix_ranking_dates_and_marks.js';
+import { down as encodingBefore } from '../../server/src/db/migrations/2026-11-28T0630_encode_matrix_ranking_dates_and_marks.js';
+import { up as encodingNow } from '../../server/src/db/migrations/2026-11-28T0700_encode_by_index.js';
 import { benchDatabase, median, writeBenchmarkSection } from './shared.js';
 
 const ENCODINGS = 20_000;
@@ -63,8 +61,8 @@ export async function run(): Promise<void> {
   const handle = openDatabase(database.url, 2);
   try {
     await migrateToLatest(handle.db);
-    // The encoding before the new types, as the migration's way down writes it, under a name of its own; then
-    // today's again, as the migration's way up writes it.
+    // The encoding before the new types, as the 2026-11-28T0630 migration's way down writes it, under a name of its
+    // own; then today's again, as the latest migration of the function (2026-11-28T0700) writes it.
     await handle.db.transaction().execute(async (tx) => {
       await encodingBefore(tx as never);
       await sql`alter function analytics_encode(jsonb, jsonb) rename to analytics_encode_before`.execute(tx);
