@@ -2,7 +2,8 @@
  * The test harness's Citus mode (`CITUS=1`): instead of a template database cloned per test file, every test file
  * gets a database made on the local three-node Citus cluster, then migrated and given pg-boss's schema. A
  * template cannot be cloned on Citus: the workers hold the shards, and `create database … template` copies only
- * the coordinator's catalog.
+ * the coordinator's catalog. Making one takes seconds, so a file done with its database hands it, emptied and
+ * checked, to a later file of the same run (database-pool.ts).
  *
  * The cluster is `../shared/citus/cluster.sh` (relative to the repository root; `CITUS_CLUSTER_SCRIPT` overrides
  * it): `up` starts it (idempotent), `createdb NAME` makes a database on every node with the extension and the
@@ -51,17 +52,47 @@ export async function clusterServerUrl(): Promise<string> {
 /**
  * Drops the database on every node. A few attempts: the coordinator's `DROP DATABASE … WITH (FORCE)` reaches a
  * worker while a session there (Citus's maintenance daemon, or a connection it just opened) still uses the
- * database now and then ("database … is being accessed by other users"); the coordinator's copy is then already
- * gone, and the next attempt drops the workers' copies.
+ * database now and then ("database … is being accessed by other users"). What is left then differs (the
+ * coordinator's copy, or one worker's), and the propagated statement fails on a node that has none ("does not
+ * exist"): later attempts drop each node's copy on its own.
  */
 export async function dropCitusDatabase(name: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await cluster('dropdb', name);
+      if (attempt === 1) await cluster('dropdb', name);
+      else await dropOnEachNode(name);
       return;
     } catch (error) {
       if (attempt === 5) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
+    }
+  }
+}
+
+/** The database's copy on each node, workers first, each dropped there alone (not propagated). */
+async function dropOnEachNode(name: string): Promise<void> {
+  const maintenance = (await clusterServerUrl()).replace('{database}', 'postgres');
+  const coordinator = new pg.Client({ connectionString: maintenance });
+  await coordinator.connect();
+  let ports: number[];
+  try {
+    const { rows } = await coordinator.query<{ nodeport: number }>(
+      'select nodeport from pg_dist_node order by groupid desc',
+    );
+    ports = rows.map((row) => row.nodeport);
+  } finally {
+    await coordinator.end();
+  }
+  for (const port of ports) {
+    const url = new URL(maintenance);
+    url.port = String(port);
+    const client = new pg.Client({ connectionString: url.toString() });
+    await client.connect();
+    try {
+      await client.query('set citus.enable_create_database_propagation = off');
+      await client.query(`drop database if exists "${name}" with (force)`);
+    } finally {
+      await client.end();
     }
   }
 }

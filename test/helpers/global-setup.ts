@@ -4,7 +4,7 @@
  * database cloned from the template (test/helpers/database.ts), so files run in parallel without sharing rows.
  * With `CITUS=1` the server is the local Citus cluster instead, and there is no template (see setupCitus below).
  */
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -21,6 +21,8 @@ declare module 'vitest' {
     /** `postgres://…/{database}`: put a database name in place of `{database}`. */
     databaseServer: string;
     templateDatabase: string;
+    /** `CITUS=1` only: this run's folder of databases free for reuse (test/citus/database-pool.ts). */
+    citusDatabasePool: string;
   }
 }
 
@@ -108,18 +110,34 @@ export default async function setup(project: TestProject) {
 /**
  * `CITUS=1`: the local Citus cluster (test/citus/cluster.ts), started if it is not running. No template is made
  * (one cannot be cloned on Citus); `templateDatabase` is only the name that carries this run's process id, which
- * test/helpers/database.ts puts into each file's database name. Teardown drops this run's leftover databases.
+ * test/helpers/database.ts puts into each file's database name. Files hand their databases on to later files
+ * through the run's pool folder (test/citus/database-pool.ts); teardown drops this run's databases, pooled or
+ * left over, and the folder.
  */
 async function setupCitus(project: TestProject) {
   await clusterUp();
   const serverUrl = await clusterServerUrl();
   // The databases of runs that ended without their teardown (killed, or the machine stopped): each node runs a
   // Citus maintenance daemon per database, and leftovers use up `max_worker_processes`. Those of a process still
-  // alive (another run beside this one) are left alone.
+  // alive (another run beside this one) are left alone; so are their pool folders.
   await dropCitusTestDatabases(serverUrl, (pid) => !processAlive(pid), { ignoreFailures: true });
+  for (const entry of readdirSync(tmpdir())) {
+    const pid = Number(/^survey-test-citus-pool-(\d+)$/.exec(entry)?.[1]);
+    if (Number.isInteger(pid) && pid > 0 && !processAlive(pid)) {
+      rmSync(path.join(tmpdir(), entry), { recursive: true, force: true });
+    }
+  }
+  const pool = path.join(tmpdir(), `survey-test-citus-pool-${process.pid}`);
+  rmSync(pool, { recursive: true, force: true });
+  mkdirSync(pool, { recursive: true });
   project.provide('databaseServer', serverUrl);
   project.provide('templateDatabase', `survey_test_template_${process.pid}`);
-  return () => dropCitusTestDatabases(serverUrl, (pid) => pid === process.pid);
+  project.provide('citusDatabasePool', pool);
+  return async () => {
+    // The folder first: nothing is leased from it while its databases are dropped.
+    rmSync(pool, { recursive: true, force: true });
+    await dropCitusTestDatabases(serverUrl, (pid) => pid === process.pid);
+  };
 }
 
 /** Drops the test databases on the cluster whose run (the process id in their name) `ofRun` picks. */

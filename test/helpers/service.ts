@@ -74,7 +74,7 @@ export async function startTestService(overrides: Partial<Config> = {}, logger?:
     client: (apiKey: string) => createClient({ apiKey, baseUrl: url, retry: { maxRetries: 0 } }),
     async close() {
       await service.close();
-      await database.drop();
+      await database.release();
     },
   };
 }

@@ -11,7 +11,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
 });
 afterAll(async () => {
-  await database?.drop();
+  await database?.release();
 });
 
 describe('API_PROCESSES', () => {

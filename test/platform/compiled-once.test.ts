@@ -17,7 +17,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await handle?.close();
-  await database?.drop();
+  await database?.release();
 });
 
 describe('compiledOnce', () => {

@@ -27,7 +27,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const p of processes) await p.stop('SIGKILL');
   await handle?.close();
-  await database?.drop();
+  await database?.release();
 });
 
 function post(

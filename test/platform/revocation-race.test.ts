@@ -36,7 +36,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([first?.stop(), second?.stop()]);
-  await database?.drop();
+  await database?.release();
 });
 
 interface Probe {

@@ -245,7 +245,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await handle?.close();
-  await database?.drop();
+  await database?.release();
 });
 
 async function load(persons: Person[]): Promise<void> {

@@ -18,7 +18,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await receiver?.close();
-  await database?.drop();
+  await database?.release();
 });
 
 it('never writes a webhook secret to its logs, even at debug level and on errors', async () => {
