@@ -3728,7 +3728,7 @@ export interface components {
             min: number | null;
             /** @description Largest answer; `null` when nobody answered. */
             max: number | null;
-            /** @description Mean answer, rounded to four significant decimals (two decimals at most for whole-number questions' means above 1); `null` when nobody answered. */
+            /** @description Mean answer, rounded to four decimals; `null` when nobody answered. */
             mean: number | null;
             /** @description Median answer (as `percentile_cont(0.5)`); `null` when nobody answered. */
             median: number | null;
@@ -3773,7 +3773,7 @@ export interface components {
              * @description Median answer (the middle date; the earlier of the two middle dates for an even count); `null` when nobody answered.
              */
             median: string | null;
-            /** @description Answers per calendar month from the month of `min` to the month of `max` when they span at most ten years, else per calendar year; empty when nobody answered. */
+            /** @description Answers per calendar month from the month of `min` to the month of `max` when the years of `min` and `max` are less than ten apart, else per calendar year; empty when nobody answered. */
             histogram: {
                 /**
                  * Format: date
