@@ -59,13 +59,36 @@ export async function clusterServerUrl(): Promise<string> {
 export async function dropCitusDatabase(name: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      if (attempt === 1) await cluster('dropdb', name);
-      else await dropOnEachNode(name);
+      await oneAtATime(async () => {
+        if (attempt === 1) await cluster('dropdb', name);
+        else await dropOnEachNode(name);
+      });
       return;
     } catch (error) {
       if (attempt === 5) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
     }
+  }
+}
+
+/** Any number: the advisory lock the run's test processes take turns by to create or drop a database. */
+const databaseDdlLock = 7_214_001;
+
+/**
+ * Creating or dropping a database on the cluster writes the nodes' shared catalogs (the extension's roles, the node
+ * list): two test files doing it at once fail now and then ("tuple concurrently updated", then "failure on
+ * connection marked as essential"). So the test processes take turns, holding an advisory lock in the
+ * coordinator's maintenance database. Migrating the new database is per database and needs no turn.
+ */
+async function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const maintenance = new pg.Client({ connectionString: (await clusterServerUrl()).replace('{database}', 'postgres') });
+  await maintenance.connect();
+  try {
+    await maintenance.query('select pg_advisory_lock($1)', [databaseDdlLock]);
+    return await work();
+  } finally {
+    // Ending the session releases the lock.
+    await maintenance.end();
   }
 }
 
@@ -102,7 +125,7 @@ async function dropOnEachNode(name: string): Promise<void> {
  * prepares the template on plain PostgreSQL. Returns the coordinator's URL for it.
  */
 export async function createCitusDatabase(name: string): Promise<string> {
-  const url = await cluster('createdb', name);
+  const url = await oneAtATime(() => cluster('createdb', name));
   try {
     if (process.env.CITUS_LOG_MULTI_SHARD === '1') await logMultiShardQueries(url, name);
     const database = openDatabase(url, 2);
