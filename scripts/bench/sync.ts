@@ -38,7 +38,9 @@ function records(count: number, prefix = ''): Array<Record<string, unknown>> {
     department: ['Engineering', 'Sales', 'Support', 'Finance', 'People'][i % 5],
     location: ['London', 'Paris', 'Berlin', 'Lisbon', 'New York', 'Toronto'][i % 6],
     jobTitle: ['Engineer', 'Manager', 'Analyst', 'Designer'][i % 4],
-    managerId: `E-${prefix}${String(Math.floor(i / 10)).padStart(6, '0')}`,
+    // A tree ten wide: everyone's manager comes before them, and the first person, the top, has none (a sync
+    // refuses a record that is its own manager).
+    managerId: i === 0 ? null : `E-${prefix}${String(Math.floor(i / 10)).padStart(6, '0')}`,
     hireDate: `20${10 + (i % 15)}-${String(1 + (i % 12)).padStart(2, '0')}-${String(1 + (i % 28)).padStart(2, '0')}`,
     employmentType: ['full_time', 'part_time', 'contractor', 'temporary', 'intern'][i % 5],
     attributes: { costCenter: `CC-${i % 97}`, remote: i % 2 === 0, level: i % 7 },
