@@ -11,11 +11,11 @@
  * Both services migrate the same database at start: the trees must agree on the migrations.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openDatabase } from '../../server/src/db/database.js';
-import { apiReady, benchDatabase, benchTenant, median } from './shared.js';
+import { apiReady, benchDatabase, benchTenant, cpuTicks, median, tickMicros } from './shared.js';
 
 const trees = (process.env.AB_TREES ?? `/work/main,${process.cwd()}`).split(',');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -23,30 +23,8 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 4);
 const warm = Number(process.env.BENCH_WARMUP_SECONDS ?? 10);
 const what = process.env.AB_WHAT ?? 'submit';
 
-function ticks(root: number, only?: (pid: number) => boolean): number {
-  const parents = new Map<number, number>();
-  const t = new Map<number, [number, number]>();
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const s = readFileSync(`/proc/${e}/stat`, 'utf8');
-      const f = s.slice(s.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(e), Number(f[1]));
-      t.set(Number(e), [Number(f[11]) + Number(f[12]), Number(f[13]) + Number(f[14])]);
-    } catch {
-      // exited meanwhile
-    }
-  }
-  let total = 0;
-  for (const [pid, [own, reaped]] of t) {
-    let c: number | undefined = pid;
-    while (c && c > 1 && c !== root) c = parents.get(c);
-    if (c !== root) continue;
-    if (!only || only(pid)) total += own;
-    total += reaped;
-  }
-  return total * 10_000;
-}
+/** CPU time in µs of `root` and its descendants (see cpuTicks). */
+const cpuMicros = (root: number) => cpuTicks([root]) * tickMicros;
 
 async function start(cwd: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(
@@ -135,10 +113,14 @@ export async function run(): Promise<void> {
     const results = services.map(() => [] as { rps: number; svc: number; db: number }[]);
     for (let r = 0; r < rounds; r++)
       for (const [i, s] of services.entries()) {
-        const b = { svc: ticks(s.child.pid!), db: ticks(pg) };
+        const b = { svc: cpuMicros(s.child.pid!), db: cpuMicros(pg) };
         const res = await autocannon({ connections: 50, duration: seconds, ...opts(s.url) });
         const n = res.requests.total;
-        const m = { rps: res.requests.average, svc: (ticks(s.child.pid!) - b.svc) / n, db: (ticks(pg) - b.db) / n };
+        const m = {
+          rps: res.requests.average,
+          svc: (cpuMicros(s.child.pid!) - b.svc) / n,
+          db: (cpuMicros(pg) - b.db) / n,
+        };
         results[i]!.push(m);
         console.log(
           `round ${r} ${trees[i]}: ${Math.round(m.rps)}/s svc ${Math.round(m.svc)} µs db ${Math.round(m.db)} µs non2xx ${res.non2xx}`,

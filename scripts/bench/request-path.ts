@@ -13,13 +13,22 @@
  * raised so that every request is counted but none refused. Writes its section of BENCHMARKS.md.
  */
 import type { ChildProcess } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openDatabase } from '../../server/src/db/database.js';
-import { apiReady, benchDatabase, benchTenant, median, startBenchProcess, writeBenchmarkSection } from './shared.js';
+import {
+  apiReady,
+  benchDatabase,
+  benchTenant,
+  cpuTicks,
+  median,
+  startBenchProcess,
+  tickMicros,
+  writeBenchmarkSection,
+} from './shared.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
@@ -78,43 +87,6 @@ const commandLine = (pid: number) => {
     return '';
   }
 };
-
-/**
- * CPU ticks (user + system) of `roots` and all their descendants, from /proc (Linux); `only` picks the processes
- * whose own time counts. A process that has exited (an autovacuum worker) took its time with it, which made a
- * round's figure fall, once below zero: what each process of the tree has reaped of its children (`cutime` +
- * `cstime`) counts too, whatever `only` says.
- */
-function cpuTicks(roots: number[], only: (pid: number) => boolean = () => true): number {
-  const parents = new Map<number, number>();
-  const ticks = new Map<number, number>();
-  const reapedTicks = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(entry), Number(fields[1]));
-      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
-      reapedTicks.set(Number(entry), Number(fields[13]) + Number(fields[14]));
-    } catch {
-      // exited meanwhile
-    }
-  }
-  const inTree = (pid: number): boolean => {
-    for (let current: number | undefined = pid; current && current > 1; current = parents.get(current))
-      if (roots.includes(current)) return true;
-    return false;
-  };
-  let total = 0;
-  for (const [pid, value] of ticks) {
-    if (!inTree(pid)) continue;
-    if (only(pid)) total += value;
-    total += reapedTicks.get(pid) ?? 0;
-  }
-  return total;
-}
-const tickMicros = 10_000; // USER_HZ is 100 on Linux
 
 /** Load to let JIT, pools and prepared statements reach their steady state, unrecorded. */
 async function warmUp(options: autocannon.Options): Promise<void> {

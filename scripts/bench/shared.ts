@@ -1,6 +1,6 @@
 /** What every benchmark needs: a throw-away database, a tenant whose limits never refuse, and BENCHMARKS.md. */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -253,3 +253,40 @@ export function benchApi(baseUrl: string, key: string) {
     return (await response.json()) as { data: { id: string; status?: string } };
   };
 }
+
+/**
+ * CPU ticks (user + system) of `roots` and all their descendants, from /proc (Linux); `only` picks the processes
+ * whose own time counts. A process that has exited (an autovacuum worker) took its time with it, which made a
+ * round's figure fall, once below zero: what each process of the tree has reaped of its children (`cutime` +
+ * `cstime`) counts too, whatever `only` says.
+ */
+export function cpuTicks(roots: number[], only: (pid: number) => boolean = () => true): number {
+  const parents = new Map<number, number>();
+  const ticks = new Map<number, number>();
+  const reapedTicks = new Map<number, number>();
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      parents.set(Number(entry), Number(fields[1]));
+      ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
+      reapedTicks.set(Number(entry), Number(fields[13]) + Number(fields[14]));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const inTree = (pid: number): boolean => {
+    for (let current: number | undefined = pid; current && current > 1; current = parents.get(current))
+      if (roots.includes(current)) return true;
+    return false;
+  };
+  let total = 0;
+  for (const [pid, value] of ticks) {
+    if (!inTree(pid)) continue;
+    if (only(pid)) total += value;
+    total += reapedTicks.get(pid) ?? 0;
+  }
+  return total;
+}
+export const tickMicros = 10_000; // USER_HZ is 100 on Linux
