@@ -32,13 +32,21 @@ const startWorker = async () => {
 const RECORDS = 25_000;
 const invalid = RECORDS / 1000;
 
-async function untilMidway(read: () => Promise<{ status: string; progress: number }>): Promise<number> {
+// Freezes the worker (SIGSTOP) as soon as the job is seen midway, so that a slow poll on a loaded machine cannot let
+// it finish before the SIGKILL.
+async function freezeMidway(
+  worker: WorkerProcess,
+  read: () => Promise<{ status: string; progress: number }>,
+): Promise<number> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
     const job = await read();
     if (job.status !== 'processing' && job.status !== 'pending')
       throw new Error(`job ended before it could be interrupted: ${job.status}`);
-    if (job.progress > 0 && job.progress < 100) return job.progress;
+    if (job.progress > 0 && job.progress < 100) {
+      worker.child.kill('SIGSTOP');
+      return job.progress;
+    }
     await new Promise((resolve) => setTimeout(resolve, 15));
   }
   throw new Error('the job made no progress');
@@ -84,7 +92,7 @@ for (const mode of ['upsert', 'replace'] as const) {
       );
       const read = () =>
         client.unwrap(client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: accepted.jobId } } }));
-      const progressAtKill = await untilMidway(read);
+      const progressAtKill = await freezeMidway(worker, read);
       await worker.kill('SIGKILL');
       const interrupted = await read();
       expect(interrupted.status).toBe('processing');
