@@ -39,12 +39,118 @@ export interface ManagerEdge {
 
 /**
  * Serialises writes that change a tenant's manager edges (see the file's comment). A replace sync takes it when it
- * begins, before any of its row locks, since any of its batches may change a manager.
+ * begins, before any of its row locks, since any of its batches may change a manager. `shared`: the parallel batch
+ * transactions of one incremental sync, which order their checks among themselves (`ParallelManagerEdges`) and
+ * together exclude every other writer.
  */
-export async function lockManagerEdges(db: DbOrTx, tenant: Tenant): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`respondents.managers:${tenant.organizationId}:${tenant.environment}`}, 0))`.execute(
-    db,
-  );
+export async function lockManagerEdges(
+  db: DbOrTx,
+  tenant: Tenant,
+  mode: 'exclusive' | 'shared' = 'exclusive',
+): Promise<void> {
+  const key = `respondents.managers:${tenant.organizationId}:${tenant.environment}`;
+  await (
+    mode === 'shared'
+      ? sql`select pg_advisory_xact_lock_shared(hashtextextended(${key}, 0))`
+      : sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`
+  ).execute(db);
+}
+
+/** Runs one function at a time, in the order they were asked. */
+class Gate {
+  private last: Promise<unknown> = Promise.resolve();
+  run<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.last.then(fn);
+    this.last = result.catch(() => undefined);
+    return result;
+  }
+  /** Holds the gate until `release` is called. */
+  async hold(): Promise<() => void> {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const entering = new Promise<void>((resolve) => (entered = resolve));
+    void this.run(() => {
+      entered();
+      return held;
+    });
+    await entering;
+    return release;
+  }
+}
+
+/**
+ * One incremental sync's batches, written by parallel transactions without giving up the hierarchy's rule. Each
+ * batch takes the hierarchy's lock shared, so no other writer's change can land while one of them is open, and the
+ * batches check their cycles one at a time, in batch order, each against the committed chains plus the edges of
+ * the job's batches still in flight (checked, not yet committed). A batch's commit and a check never overlap: a
+ * check sees an earlier batch either in flight or committed, never between (when another writer could have
+ * changed the same respondent). A dry run keeps every earlier batch's edges, since none is ever committed.
+ */
+export class ParallelManagerEdges {
+  private previous: Promise<void> = Promise.resolve();
+  private readonly gate = new Gate();
+  private readonly inFlight = new Map<number, ReadonlyMap<string, string | null>>();
+  private turns = 0;
+
+  constructor(private readonly keepEdges: boolean) {}
+
+  /** The next batch's turn; asked for in batch order. */
+  nextTurn(): ManagerEdgesTurn {
+    const id = this.turns++;
+    const before = this.previous;
+    let checked!: () => void;
+    this.previous = new Promise<void>((resolve) => (checked = resolve));
+    let releaseCommit: (() => void) | undefined;
+    const edges = this.inFlight;
+    const gate = this.gate;
+    const keep = this.keepEdges;
+    return {
+      skip: () => checked(),
+      check: async (db, tenant, lock, walk) => {
+        try {
+          // The order matters: waiting for the earlier batch's check while holding the lock could wait on a writer
+          // queued for it, which waits for this job's open batches.
+          await before;
+          if (lock) await lockManagerEdges(db, tenant, 'shared');
+          return await gate.run(async () => {
+            const overlay = new Map<string, string | null>();
+            for (const batch of edges.values()) for (const [id, manager] of batch) overlay.set(id, manager);
+            const { accepted, result } = await walk(overlay);
+            edges.set(id, accepted);
+            return result;
+          });
+        } finally {
+          checked();
+        }
+      },
+      beforeCommit: async () => {
+        releaseCommit ??= await gate.hold();
+      },
+      end: () => {
+        checked();
+        if (!keep) edges.delete(id);
+        releaseCommit?.();
+      },
+    };
+  }
+}
+
+export interface ManagerEdgesTurn {
+  /** The batch changes no manager: the next one need not wait for it. */
+  skip(): void;
+  check<T>(
+    db: DbOrTx,
+    tenant: Tenant,
+    lock: boolean,
+    walk: (
+      inFlight: ReadonlyMap<string, string | null>,
+    ) => Promise<{ accepted: Map<string, string | null>; result: T }>,
+  ): Promise<T>;
+  /** The last step inside the batch's transaction: no check runs from here until `end`. */
+  beforeCommit(): Promise<void>;
+  /** After the commit or the rollback. */
+  end(): void;
 }
 
 /** The stored managers of `externalIds` (absent: no such respondent). */
@@ -86,42 +192,62 @@ export async function managerCycles(
   db: DbOrTx,
   tenant: Tenant,
   edges: readonly ManagerEdge[],
-  options: { appendOnly: boolean; lock: boolean },
+  options: { appendOnly: boolean; lock: boolean; turn?: ManagerEdgesTurn | undefined },
 ): Promise<Map<string, ManagerCycleError>> {
   const refused = new Map<string, ManagerCycleError>();
   const managed = edges.filter((edge) => edge.managerId !== null);
-  if (managed.length === 0) return refused;
-  const stored = await storedManagers(
-    db,
-    tenant,
-    managed.map((edge) => edge.externalId),
-  );
+  const stored =
+    managed.length === 0
+      ? new Map<string, string | null>()
+      : await storedManagers(
+          db,
+          tenant,
+          managed.map((edge) => edge.externalId),
+        );
   const written = (edge: ManagerEdge) => !(options.appendOnly && stored.has(edge.externalId));
   const changes = (edge: ManagerEdge) =>
     edge.managerId !== null && written(edge) && stored.get(edge.externalId) !== edge.managerId;
   const changing = managed.filter(changes);
-  if (changing.length === 0) return refused;
-  if (options.lock) await lockManagerEdges(db, tenant);
-  // Read after the lock: the chains as the last write that changed them committed them.
-  const managerOf = await chainsAbove(db, tenant, [...new Set(changing.map((edge) => edge.managerId!))]);
-  for (const edge of edges) {
-    const { externalId, managerId } = edge;
-    if (!changes(edge)) {
-      // Also a manager removed earlier in the same write: later records are checked against it.
-      if (written(edge)) managerOf.set(externalId, managerId);
-      continue;
-    }
-    const cycle = [externalId];
-    const seen = new Set<string>();
-    let above: string | null | undefined = managerId;
-    while (above !== null && above !== undefined && !seen.has(above)) {
-      cycle.push(above);
-      if (above === externalId) break;
-      seen.add(above);
-      above = managerOf.get(above);
-    }
-    if (above === externalId) refused.set(externalId, new ManagerCycleError(externalId, managerId!, cycle));
-    else managerOf.set(externalId, managerId);
+  if (changing.length === 0) {
+    options.turn?.skip();
+    return refused;
   }
-  return refused;
+  const walk = async (inFlight: ReadonlyMap<string, string | null>) => {
+    // Read after the lock: the chains as the last write that changed them committed them, with the edges of
+    // batches in flight beside them (their managers' chains are walked too).
+    const starts = new Set(changing.map((edge) => edge.managerId!));
+    for (const manager of inFlight.values()) if (manager !== null) starts.add(manager);
+    const managerOf = await chainsAbove(db, tenant, [...starts]);
+    for (const [id, manager] of inFlight) managerOf.set(id, manager);
+    checkInOrder(managerOf);
+    const accepted = new Map<string, string | null>();
+    for (const edge of edges)
+      if (written(edge) && !refused.has(edge.externalId)) accepted.set(edge.externalId, edge.managerId);
+    return { accepted, result: refused };
+  };
+  if (options.turn) return options.turn.check(db, tenant, options.lock, walk);
+  if (options.lock) await lockManagerEdges(db, tenant);
+  return (await walk(new Map())).result;
+
+  function checkInOrder(managerOf: Map<string, string | null>): void {
+    for (const edge of edges) {
+      const { externalId, managerId } = edge;
+      if (!changes(edge)) {
+        // Also a manager removed earlier in the same write: later records are checked against it.
+        if (written(edge)) managerOf.set(externalId, managerId);
+        continue;
+      }
+      const cycle = [externalId];
+      const seen = new Set<string>();
+      let above: string | null | undefined = managerId;
+      while (above !== null && above !== undefined && !seen.has(above)) {
+        cycle.push(above);
+        if (above === externalId) break;
+        seen.add(above);
+        above = managerOf.get(above);
+      }
+      if (above === externalId) refused.set(externalId, new ManagerCycleError(externalId, managerId!, cycle));
+      else managerOf.set(externalId, managerId);
+    }
+  }
 }

@@ -18,9 +18,20 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
-import { lockManagerEdges, managerCycles, type ManagerCycleError } from './hierarchy.js';
+import {
+  lockManagerEdges,
+  managerCycles,
+  ParallelManagerEdges,
+  type ManagerCycleError,
+  type ManagerEdgesTurn,
+} from './hierarchy.js';
 import { checkRecord, type RespondentRow } from './records.js';
-import { existingHashes, removeRespondentsNotKept, writeRespondents } from './repository.js';
+import {
+  analyzeIfTenantUnderestimated,
+  existingHashes,
+  removeRespondentsNotKept,
+  writeRespondents,
+} from './repository.js';
 import {
   deleteBatches,
   findSyncJob,
@@ -47,6 +58,8 @@ const MAX_ATTEMPTS = 5;
 const MAX_REPORTED_ERRORS = 100;
 /** Parallel write transactions of an upsert or append. */
 const WRITERS = 2;
+/** Rows a job must have created before it checks the planner's estimate for its tenant (once a job). */
+const STATISTICS_CHECK_AFTER = 2_000;
 
 type RunDeps = Pick<Dependencies, 'db' | 'boss' | 'log'>;
 
@@ -98,6 +111,7 @@ async function apply(
   tenant: Tenant,
   job: SyncJobRecord,
   outcome: BatchOutcome,
+  turn?: ManagerEdgesTurn,
 ): Promise<{ created: number; updated: number }> {
   const { rows } = outcome;
   const refusedOf = (refused: Iterable<ManagerCycleError>) => {
@@ -116,11 +130,11 @@ async function apply(
     outcome.rows = rows.filter((row) => !refusedIds.has(row.externalId));
   };
   if (!job.dry_run) {
-    const written = await writeRespondents(db, tenant, rows, job.mode, 'report');
+    const written = await writeRespondents(db, tenant, rows, job.mode, 'report', turn);
     if (written.refused.length > 0) refusedOf(written.refused);
     return { created: written.created, updated: written.updated };
   }
-  const cycles = await managerCycles(db, tenant, rows, { appendOnly: job.mode === 'append', lock: false });
+  const cycles = await managerCycles(db, tenant, rows, { appendOnly: job.mode === 'append', lock: false, turn });
   if (cycles.size > 0) refusedOf(cycles.values());
   const existing = await existingHashes(
     db,
@@ -241,28 +255,44 @@ function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[
 async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfRow(job);
   const batches = batchesOf(deps, job, await batchesToDo(conn, tenantOfRow(job), job.id));
+  let created = 0;
+  let statisticsChecked = job.dry_run;
+  const edges = new ParallelManagerEdges(job.dry_run);
   const writeAll = async (db: Db) => {
     for await (const { batchNo, size, outcome } of batches) {
-      await db.transaction().execute(async (tx) => {
-        // A commit lost with a database crash loses its done flag and counts with it: resuming stays exact.
-        await sql`set local synchronous_commit = off`.execute(tx);
-        const written = await apply(tx, tenant, job, outcome);
-        await commitBatch(
-          tx,
-          tenant,
-          job.id,
-          batchNo,
-          {
-            records: size,
-            created: written.created,
-            updated: written.updated,
-            skipped: outcome.superseded + (outcome.rows.length - written.created - written.updated),
-            errorCount: outcome.errors.length,
-            errors: outcome.errors,
-          },
-          MAX_REPORTED_ERRORS,
-        );
-      });
+      // Taken as the batch is: in batch order.
+      const turn = edges.nextTurn();
+      try {
+        const createdHere = await db.transaction().execute(async (tx) => {
+          // A commit lost with a database crash loses its done flag and counts with it: resuming stays exact.
+          await sql`set local synchronous_commit = off`.execute(tx);
+          const written = await apply(tx, tenant, job, outcome, turn);
+          await commitBatch(
+            tx,
+            tenant,
+            job.id,
+            batchNo,
+            {
+              records: size,
+              created: written.created,
+              updated: written.updated,
+              skipped: outcome.superseded + (outcome.rows.length - written.created - written.updated),
+              errorCount: outcome.errors.length,
+              errors: outcome.errors,
+            },
+            MAX_REPORTED_ERRORS,
+          );
+          await turn.beforeCommit();
+          return written.created;
+        });
+        created += createdHere;
+      } finally {
+        turn.end();
+      }
+      if (!statisticsChecked && created >= STATISTICS_CHECK_AFTER) {
+        statisticsChecked = true;
+        await analyzeIfTenantUnderestimated(db, tenant, created);
+      }
     }
   };
   const helpers = Array.from({ length: WRITERS - 1 }, () => deps.db.connection().execute(writeAll));
@@ -284,6 +314,7 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
 async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId: string | null): Promise<void> {
   const tenant = tenantOfRow(job);
   const counts = emptyCounts();
+  let statisticsChecked = job.dry_run;
   await deps.db.connection().execute((side) =>
     conn.transaction().execute(async (tx) => {
       // Before any row lock: a PUT that holds this lock may wait for a row this transaction wrote.
@@ -296,6 +327,10 @@ async function runAtomic(conn: Db, deps: RunDeps, job: SyncJobRecord, watchdogId
         for (const row of outcome.rows) kept.push(row.externalId);
         valid += outcome.rows.length;
         tally(counts, job, size, outcome, written);
+        if (!statisticsChecked && counts.created >= STATISTICS_CHECK_AFTER) {
+          statisticsChecked = true;
+          await analyzeIfTenantUnderestimated(tx, tenant, counts.created);
+        }
         // Progress (on the side connection) moves while the writes stay invisible until the one commit.
         await saveCounts(side, tenant, job.id, { ...counts, processedBatches: 0 });
       }
