@@ -7,7 +7,8 @@
  * writer takes a per-tenant transaction lock before it reads the chains above their new managers, so two writes
  * that would each close half of one cycle (A under B, B under A) are checked one after the other, never against
  * the same old state. The lock is taken before the write's row locks, in every transaction that takes it, so it
- * cannot deadlock with them. A write that changes no manager takes no lock and reads no chain.
+ * cannot deadlock with them. A write that changes no manager takes no lock and reads no chain. The parallel batches
+ * of one incremental sync share the lock among themselves (`ParallelManagerEdges`).
  */
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
