@@ -5,7 +5,6 @@
  * With `CITUS=1` the server is the local Citus cluster instead, and there is no template (see setupCitus below).
  */
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -15,6 +14,7 @@ import { openDatabase } from '../../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { migrateToLatest } from '../../server/src/db/migrate.js';
 import { citusMode, clusterServerUrl, clusterUp, dropCitusDatabase } from '../citus/cluster.js';
+import { freePort } from './ports.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -24,17 +24,6 @@ declare module 'vitest' {
     /** `CITUS=1` only: this run's folder of databases free for reuse (test/citus/database-pool.ts). */
     citusDatabasePool: string;
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 export function withDatabase(serverUrl: string, database: string): string {

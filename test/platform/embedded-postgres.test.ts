@@ -9,14 +9,14 @@ import path from 'node:path';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
+import { freePortBelowEphemeral } from '../helpers/ports.js';
 
 describe('embedded PostgreSQL', () => {
   it('starts, serves and stops from a folder only its owner can enter', async () => {
     const closed = mkdtempSync(path.join(tmpdir(), 'closed-clone-'));
     expect(statSync(closed).mode & 0o777).toBe(0o700);
     const dataDir = path.join(closed, 'repo', '.data');
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const server = await startEmbeddedPostgres({ dataDir, port, database: 'probe' });
+    const server = await startEmbeddedPostgres({ dataDir, port: await freePortBelowEphemeral(), database: 'probe' });
     try {
       const client = new pg.Client({ connectionString: server.url });
       await client.connect();
