@@ -23,7 +23,7 @@
  * silently: extend this file when a migration brings one.
  */
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { freePort } from './free-port.js';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -385,17 +385,6 @@ async function comments(client: pg.Client): Promise<string[]> {
   return found.map((row) => {
     const kind = commentKinds[row.type] ?? row.type;
     return `${entry(row.identity, `COMMENT ON ${kind}`)}COMMENT ON ${kind} ${row.identity} IS ${row.comment};`;
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
   });
 }
 

@@ -10,16 +10,7 @@ const bindable = (port: number): Promise<boolean> =>
   });
 
 /** A port free now, chosen by the OS (from the ephemeral range). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../../scripts/free-port.js';
 
 /**
  * A free port below the kernel's ephemeral range, for a server that binds it seconds later (the embedded
