@@ -13,6 +13,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   'request-path-ab': () => import('./request-path-ab.js'),
+  'submission-sql': () => import('./submission-sql.js'),
   ai: () => import('./ai.js'),
   citus: () => import('./citus.js'),
   hierarchy: () => import('./hierarchy.js'),
