@@ -87,11 +87,21 @@ class Gate {
  * the job's batches still in flight (checked, not yet committed). A batch's commit and a check never overlap: a
  * check sees an earlier batch either in flight or committed, never between (when another writer could have
  * changed the same respondent). A dry run keeps every earlier batch's edges, since none is ever committed.
+ *
+ * A batch checked against an earlier one's edges commits only after that one has committed: were the earlier one
+ * rolled back, its managers would stay as stored, and the later edges, accepted against the changed ones, could
+ * close a cycle with them. So the later batch rolls back too (`EarlierBatchRolledBack`), and the job's retry
+ * checks both again. It waits before it records itself done: that update's lock on the job's row would make the
+ * earlier batch wait for it.
  */
 export class ParallelManagerEdges {
   private previous: Promise<void> = Promise.resolve();
   private readonly gate = new Gate();
-  private readonly inFlight = new Map<number, ReadonlyMap<string, string | null>>();
+  /** The accepted edges of each checked batch not yet ended, and whether it commits. */
+  private readonly inFlight = new Map<
+    number,
+    { edges: ReadonlyMap<string, string | null>; committed: Promise<boolean> }
+  >();
   private turns = 0;
 
   constructor(private readonly keepEdges: boolean) {}
@@ -102,8 +112,11 @@ export class ParallelManagerEdges {
     const before = this.previous;
     let checked!: () => void;
     this.previous = new Promise<void>((resolve) => (checked = resolve));
+    let ended!: (committed: boolean) => void;
+    const committed = new Promise<boolean>((resolve) => (ended = resolve));
     let releaseCommit: (() => void) | undefined;
-    const edges = this.inFlight;
+    let checkedAgainst: Promise<boolean>[] = [];
+    const inFlight = this.inFlight;
     const gate = this.gate;
     const keep = this.keepEdges;
     return {
@@ -116,9 +129,11 @@ export class ParallelManagerEdges {
           if (lock) await lockManagerEdges(db, tenant, 'shared');
           return await gate.run(async () => {
             const overlay = new Map<string, string | null>();
-            for (const batch of edges.values()) for (const [id, manager] of batch) overlay.set(id, manager);
+            for (const batch of inFlight.values())
+              for (const [person, manager] of batch.edges) overlay.set(person, manager);
+            checkedAgainst = [...inFlight.values()].map((batch) => batch.committed);
             const { accepted, result } = await walk(overlay);
-            edges.set(id, accepted);
+            inFlight.set(id, { edges: accepted, committed });
             return result;
           });
         } finally {
@@ -126,14 +141,23 @@ export class ParallelManagerEdges {
         }
       },
       beforeCommit: async () => {
+        if ((await Promise.all(checkedAgainst)).includes(false)) throw new EarlierBatchRolledBack();
         releaseCommit ??= await gate.hold();
       },
-      end: () => {
+      end: (didCommit) => {
         checked();
-        if (!keep) edges.delete(id);
+        ended(didCommit);
+        if (!keep) inFlight.delete(id);
         releaseCommit?.();
       },
     };
+  }
+}
+
+/** A batch checked against the edges of an earlier one that rolled back: it must not commit without them. */
+export class EarlierBatchRolledBack extends Error {
+  constructor() {
+    super('an earlier batch of this sync, whose manager changes this batch was checked against, rolled back');
   }
 }
 
@@ -148,10 +172,14 @@ export interface ManagerEdgesTurn {
       inFlight: ReadonlyMap<string, string | null>,
     ) => Promise<{ accepted: Map<string, string | null>; result: T }>,
   ): Promise<T>;
-  /** The last step inside the batch's transaction: no check runs from here until `end`. */
+  /**
+   * Inside the batch's transaction, before it records itself done: waits until the earlier batches it was checked
+   * against have ended, and throws `EarlierBatchRolledBack` if one did not commit. From here until `end` no check
+   * runs.
+   */
   beforeCommit(): Promise<void>;
-  /** After the commit or the rollback. */
-  end(): void;
+  /** After the commit (`committed`) or the rollback. */
+  end(committed: boolean): void;
 }
 
 /** The stored managers of `externalIds` (absent: no such respondent). */

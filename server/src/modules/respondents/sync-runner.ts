@@ -262,11 +262,13 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
     for await (const { batchNo, size, outcome } of batches) {
       // Taken as the batch is: in batch order.
       const turn = edges.nextTurn();
+      let committed = false;
       try {
         const createdHere = await db.transaction().execute(async (tx) => {
           // A commit lost with a database crash loses its done flag and counts with it: resuming stays exact.
           await sql`set local synchronous_commit = off`.execute(tx);
           const written = await apply(tx, tenant, job, outcome, turn);
+          await turn.beforeCommit();
           await commitBatch(
             tx,
             tenant,
@@ -282,12 +284,12 @@ async function runIncremental(conn: Db, deps: RunDeps, job: SyncJobRecord, watch
             },
             MAX_REPORTED_ERRORS,
           );
-          await turn.beforeCommit();
           return written.created;
         });
+        committed = true;
         created += createdHere;
       } finally {
-        turn.end();
+        turn.end(committed);
       }
       if (!statisticsChecked && created >= STATISTICS_CHECK_AFTER) {
         statisticsChecked = true;
