@@ -270,11 +270,14 @@ export function problemsByQuestion(
     else if (q.type === 'nps') add(q.id, w.text('chooseNumber', { min: 0, max: 10 }));
     else if (q.type === 'rating') add(q.id, w.text('chooseNumber', { min: q.min, max: q.max }));
     else if (q.type === 'single_choice') add(q.id, w.text('chooseOption'));
-    else if (q.type === 'multiple_choice' && /at least/.test(problem.message))
-      add(q.id, w.text('chooseAtLeast', { min: q.minSelections ?? 0 }));
-    else if (q.type === 'multiple_choice' && /at most/.test(problem.message))
-      add(q.id, w.text('chooseAtMost', { max: q.maxSelections ?? 0 }));
-    else if (q.type === 'multiple_choice') add(q.id, w.text('chooseFromOptions'));
+    else if (q.type === 'multiple_choice' && problem.code === 'out_of_range') {
+      // Too few or too many: told by the count chosen, not by the wording of the rule's message.
+      const chosen = answers[Number(index[1])]?.value;
+      const count = Array.isArray(chosen) ? chosen.length : 0;
+      if (q.minSelections !== null && count < q.minSelections)
+        add(q.id, w.text('chooseAtLeast', { min: q.minSelections }));
+      else add(q.id, w.text('chooseAtMost', { max: q.maxSelections ?? 0 }));
+    } else if (q.type === 'multiple_choice') add(q.id, w.text('chooseFromOptions'));
     else if (q.type === 'text') add(q.id, w.text('tooLong', { max: q.maxLength }));
     else if (q.type === 'matrix') add(q.id, w.text('matrixRows'));
     else if (q.type === 'ranking') add(q.id, w.text('rankingPlaces'));
