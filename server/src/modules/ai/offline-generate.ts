@@ -150,7 +150,8 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
   const grid = wantsGrid(request.prompt)
     ? asGrid(ordered, [subject, ...rest, ...topics.filter((t) => t.audience === audience)])
     : ordered;
-  // Keys are unique within a survey: a second question whose first words are the same gets a number.
+  // Keys are unique within a survey: a question made for this draft (a grid) whose first words are a bank
+  // question's gets a number too.
   const keys = new Set<string>();
   const questions = withFollowUpLogic(
     grid.map((q) => {
@@ -197,10 +198,19 @@ function roundRobin<T>(lists: readonly T[][]): T[] {
 
 /**
  * A question's key in drafts: its audience and the first words of its text, so that the same bank question gets
- * the same key in every draft, and cycles of a generated survey compare (`GET /analytics/trends`).
+ * the same key in every draft, and cycles of a generated survey compare (`GET /analytics/trends`). Where two bank
+ * questions of an audience start with the same words, the later one in the bank's order is numbered ("-2"), always:
+ * numbered only when a draft held both, it would take the other's key in a draft without it, and trends would
+ * compare the two.
  */
 export function keyOf(audience: string, question: QuestionInput): string {
-  const words = (question.type === 'matrix' ? question.rows.map((row) => row.text).join(' ') : question.text)
+  const base = wordsKeyOf(audience, question);
+  const n = bankNumbers().get(`${audience}\u0000${identityOf(question)}`) ?? 1;
+  return n === 1 ? base : `${base.slice(0, 96)}-${n}`;
+}
+
+function wordsKeyOf(audience: string, question: QuestionInput): string {
+  const words = textOf(question)
     .toLowerCase()
     .normalize('NFKD')
     .replace(/[^a-z0-9 ]+/g, ' ')
@@ -210,6 +220,30 @@ export function keyOf(audience: string, question: QuestionInput): string {
   return `${audience}.${question.type === 'matrix' ? 'grid.' : ''}${words.join('-')}`
     .slice(0, 100)
     .replace(/[-.]+$/, '');
+}
+
+const textOf = (question: QuestionInput) =>
+  question.type === 'matrix' ? question.rows.map((row) => row.text).join(' ') : question.text;
+const identityOf = (question: QuestionInput) => `${question.type}\u0000${textOf(question)}`;
+
+/** Each bank question's number among the audience's bank questions with the same words key, in bank order. */
+let numbers: Map<string, number> | undefined;
+function bankNumbers(): Map<string, number> {
+  if (numbers) return numbers;
+  const found = new Map<string, number>();
+  const seenPerKey = new Map<string, Set<string>>();
+  for (const topic of topics)
+    for (const question of topic.questions) {
+      const identity = `${topic.audience}\u0000${identityOf(question)}`;
+      if (found.has(identity)) continue;
+      const key = wordsKeyOf(topic.audience, question);
+      const same = seenPerKey.get(key) ?? new Set<string>();
+      same.add(identity);
+      seenPerKey.set(key, same);
+      found.set(identity, same.size);
+    }
+  numbers = found;
+  return found;
 }
 
 const wantsGrid = (prompt: string) => /\b(grid|matrix|likert)\b/i.test(prompt);
