@@ -526,6 +526,32 @@ describe('drivers from a Likert grid', () => {
       'tools/',
       'grid/noise',
     ]);
+    // Static analytics give each numeric row its own correlation with the outcome, over the responses that answered
+    // both (pairwise, not only the complete ones); a labelled grid's rows get none.
+    const statics = await client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { outcomeQuestionId: 'eng' } },
+    });
+    expect(statics.response.status, JSON.stringify(statics.error)).toBe(200);
+    const gridStats = statics.data!.data.questions.find((q) => q.questionId === 'grid')!;
+    const kindStats = statics.data!.data.questions.find((q) => q.questionId === 'kind')!;
+    if (gridStats.type !== 'matrix' || kindStats.type !== 'matrix') throw new Error('expected two matrices');
+    for (const row of gridStats.rows) {
+      const pairs = responses.filter((r) => grid(r)[row.rowId] !== null);
+      expect(pairs.length).toBeLessThan(responses.length);
+      expect(row.outcomeCorrelation).toEqual({
+        outcomeQuestionId: 'eng',
+        responseCount: pairs.length,
+        correlation: expect.closeTo(
+          ss.sampleCorrelation(
+            pairs.map((r) => grid(r)[row.rowId]!),
+            pairs.map((r) => r.eng as number),
+          ),
+          3,
+        ),
+      });
+    }
+    for (const row of kindStats.rows) expect(row).not.toHaveProperty('outcomeCorrelation');
+
     const [drive, tools, noise] = result.drivers;
     expect(drive).toMatchObject({ text: 'My work matters', responseCount: complete.length });
     expect(tools).not.toHaveProperty('rowId');

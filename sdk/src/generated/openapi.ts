@@ -608,7 +608,7 @@ export interface paths {
          *     | choice `percentage` | count ÷ answeredCount × 100 — for `multiple_choice` over respondents, so shares can add up to more than 100 |
          *     | text `answeredCount`, `averageLength` | answers; mean length in characters (never the texts) |
          *     | `daily` | responses per UTC day |
-         *     | `outcomeCorrelation` (with `outcomeQuestionId`) | Pearson correlation of each `nps`/`rating` question with the outcome, over the responses that answered both |
+         *     | `outcomeCorrelation` (with `outcomeQuestionId`) | Pearson correlation of each `nps`/`rating` question, and of each row of a matrix with a numeric scale, with the outcome, over the responses that answered both |
          *
          *     Optionally narrowed to a submission window, to one distribution (`distributionId`) and to respondents
          *     matching `filters` (the targeting filter language), and broken down by a respondent field (`segmentBy`).
@@ -3501,16 +3501,16 @@ export interface components {
             count: number;
         };
         /**
-         * @description How this question's answers move with the outcome question's (`outcomeQuestionId`): the Pearson correlation
-         *     over the responses that answered both. Present on `nps` and `rating` questions other than the outcome, only
-         *     when `outcomeQuestionId` was given.
+         * @description How this question's (or matrix row's) answers move with the outcome question's (`outcomeQuestionId`): the
+         *     Pearson correlation over the responses that answered both. Present on `nps` and `rating` questions other than
+         *     the outcome and on the rows of a matrix with a numeric `scale`, only when `outcomeQuestionId` was given.
          */
         OutcomeCorrelation: {
             /** @description The outcome question. */
             outcomeQuestionId: string;
             /** @description Pearson correlation, three decimals; `null` when either side has no variance or fewer than `anonymityThreshold` responses answered both. */
             correlation: number | null;
-            /** @description Responses that answered both questions. */
+            /** @description Responses that answered both questions (for a matrix row, the row on its scale; N/A is no answer). */
             responseCount: number;
         };
         /**
@@ -3658,6 +3658,7 @@ export interface components {
                 /** @description Share of the row's `answeredCount`, in percent, one decimal. */
                 percentage: number;
             }[];
+            outcomeCorrelation?: components["schemas"]["OutcomeCorrelation"];
         };
         /**
          * MatrixQuestionStats
@@ -6658,7 +6659,8 @@ export interface components {
         /**
          * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
          *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
-         *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
+         *     question's correlation with it, and each numeric-scale matrix row's (`outcomeCorrelation`; none without this
+         *     parameter). An id that is not such a question gives 400 `validation_failed` at
          *     `/query/outcomeQuestionId`.
          * @example q_1
          */
@@ -7991,7 +7993,8 @@ export interface operations {
                 /**
                  * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
                  *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
-                 *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
+                 *     question's correlation with it, and each numeric-scale matrix row's (`outcomeCorrelation`; none without this
+                 *     parameter). An id that is not such a question gives 400 `validation_failed` at
                  *     `/query/outcomeQuestionId`.
                  * @example q_1
                  */
@@ -8235,7 +8238,8 @@ export interface operations {
                 /**
                  * @description The outcome question, an `nps` or `rating` question of the survey. Smart analytics measure the drivers
                  *     against it (default: the survey's first `nps` question); static analytics add each other `nps` and `rating`
-                 *     question's correlation with it (`outcomeCorrelation`; none without this parameter). An id that is not such a question gives 400 `validation_failed` at
+                 *     question's correlation with it, and each numeric-scale matrix row's (`outcomeCorrelation`; none without this
+                 *     parameter). An id that is not such a question gives 400 `validation_failed` at
                  *     `/query/outcomeQuestionId`.
                  * @example q_1
                  */

@@ -273,6 +273,28 @@ async function countedCells(
  */
 export type CorrelationVariable = { num: number } | { cells: { from: number; to: number } };
 
+/**
+ * How each variable is read per response (`at(i)`): a number in place in `nums`; a matrix row from `cells`, all rows
+ * in one pass per response (a lateral aggregate over its codes, `joined` after the copy), not one subquery per row
+ * and use.
+ */
+function readersOf(variables: readonly CorrelationVariable[]) {
+  const fromCells = variables.flatMap((variable, i) =>
+    'cells' in variable
+      ? [
+          sql`min(c) filter (where c >= ${sql.lit(variable.cells.from)} and c < ${sql.lit(variable.cells.to)}) - ${sql.lit(variable.cells.from)} as ${sql.ref(`x_${i}`)}`,
+        ]
+      : [],
+  );
+  const at = (i: number) => {
+    const variable = variables[i]!;
+    return 'num' in variable ? sql`ar.nums[${sql.lit(variable.num)}]` : sql.ref(`m.x_${i}`);
+  };
+  const joined =
+    fromCells.length === 0 ? sql`` : sql`cross join lateral (select ${sql.join(fromCells)} from unnest(ar.cells) c) m`;
+  return { at, joined };
+}
+
 export interface CorrelationInput {
   /** The outcome first, then the drivers. */
   variables: CorrelationVariable[];
@@ -299,19 +321,7 @@ export async function correlations(
   input: CorrelationInput,
 ): Promise<CorrelationRow> {
   const { variables } = input;
-  // Matrix rows are read from `cells` in one pass per response (a lateral aggregate over its codes), not one
-  // subquery per row and use.
-  const fromCells = variables.flatMap((variable, i) =>
-    'cells' in variable
-      ? [
-          sql`min(c) filter (where c >= ${sql.lit(variable.cells.from)} and c < ${sql.lit(variable.cells.to)}) - ${sql.lit(variable.cells.from)} as ${sql.ref(`x_${i}`)}`,
-        ]
-      : [],
-  );
-  const at = (i: number) => {
-    const variable = variables[i]!;
-    return 'num' in variable ? sql`ar.nums[${sql.lit(variable.num)}]` : sql.ref(`m.x_${i}`);
-  };
+  const { at, joined } = readersOf(variables);
   const pairs: RawBuilder<unknown>[] = [];
   variables.forEach((_, i) => {
     for (let j = i + 1; j < variables.length; j++) pairs.push(sql`corr(${at(i)}, ${at(j)})`);
@@ -320,8 +330,6 @@ export async function correlations(
     variables.map((_, i) => sql`${at(i)} is not null`),
     sql` and `,
   );
-  const joined =
-    fromCells.length === 0 ? sql`` : sql`cross join lateral (select ${sql.join(fromCells)} from unnest(ar.cells) c) m`;
   const { rows } = await sql<{ n: number; means: (number | null)[]; favourable: number[]; pairs: (number | null)[] }>`
     select count(*)::int as n,
       array[${sql.join(variables.map((_, i) => sql`avg(${at(i)})::float8`))}] as means,
@@ -407,21 +415,25 @@ export async function hasDistributions(db: DbOrTx, tenant: Tenant, surveyId: str
   return row !== undefined;
 }
 
-/** Per other position: responses that answered both it and the outcome, and their Pearson correlation. */
+/**
+ * Per other variable (a question's number, or a matrix row read from `cells` as in `correlations`): the responses
+ * that answered both it and the outcome (at `nums[outcome]`), and their Pearson correlation.
+ */
 export async function outcomeCorrelations(
   db: DbOrTx,
   scope: AnalyticsScope,
   outcome: number,
-  others: number[],
+  others: CorrelationVariable[],
 ): Promise<{ n: number; corr: number | null }[]> {
   if (others.length === 0) return [];
-  const at = (position: number) => sql`ar.nums[${sql.lit(position)}]`;
-  const selections = others.flatMap((other, i) => [
-    sql`(count(*) filter (where ${at(other)} is not null))::int as ${sql.ref(`n_${i}`)}`,
-    sql`corr(${at(outcome)}, ${at(other)}) as ${sql.ref(`c_${i}`)}`,
+  const { at, joined } = readersOf(others);
+  const outcomeValue = sql`ar.nums[${sql.lit(outcome)}]`;
+  const selections = others.flatMap((_, i) => [
+    sql`(count(*) filter (where ${at(i)} is not null))::int as ${sql.ref(`n_${i}`)}`,
+    sql`corr(${outcomeValue}, ${at(i)}) as ${sql.ref(`c_${i}`)}`,
   ]);
   const { rows } = await sql<Record<string, number | null>>`
-    select ${sql.join(selections)} ${fromScope(scope)} and ${at(outcome)} is not null`.execute(db);
+    select ${sql.join(selections)} ${fromScope(scope, joined)} and ${outcomeValue} is not null`.execute(db);
   const row = rows[0] ?? {};
   return others.map((_, i) => ({ n: row[`n_${i}`] ?? 0, corr: row[`c_${i}`] ?? null }));
 }

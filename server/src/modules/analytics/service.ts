@@ -13,9 +13,16 @@ import { findSurveyOrThrow } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
-import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
+import type { AnalyticsScope, CellRow, CorrelationVariable, GroupRow, SegmentField } from './repository.js';
 import { measureManagerTree } from './manager-tree.js';
-import { histogramsByPosition, MARKS_POSITION, questionStats, round, type Histogram } from './statistics.js';
+import {
+  histogramsByPosition,
+  MARKS_POSITION,
+  matrixRowCodes,
+  questionStats,
+  round,
+  type Histogram,
+} from './statistics.js';
 import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
 /** The surveys module's id check, for this module's handlers. */
@@ -398,11 +405,18 @@ export async function getStaticAnalytics(
   const { survey, threshold, scope } = context;
   const outcome =
     request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
-  const others =
+  // What correlates with the outcome: the other nps and rating questions, and each row of a numeric-scale matrix
+  // (analysed like a rating question).
+  type Correlated = { position: number; row?: number; variable: CorrelationVariable };
+  const others: Correlated[] =
     outcome === undefined
       ? []
-      : survey.questions.flatMap((q, position) =>
-          (q.type === 'nps' || q.type === 'rating') && position !== outcome ? [position] : [],
+      : survey.questions.flatMap((q, position): Correlated[] =>
+          (q.type === 'nps' || q.type === 'rating') && position !== outcome
+            ? [{ position, variable: { num: position + 1 } }]
+            : q.type === 'matrix' && q.scale
+              ? q.rows.map((_, row) => ({ position, row, variable: { cells: matrixRowCodes(position, row) } }))
+              : [],
         );
   const numberQuestions = survey.questions.filter((q) => q.type === 'number').map((q) => q.id);
   const [measured, participation, correlations, tree, numbers] = await Promise.all([
@@ -414,7 +428,7 @@ export async function getStaticAnalytics(
           db,
           { ...scope, segment: undefined },
           outcome + 1,
-          others.map((p) => p + 1),
+          others.map((other) => other.variable),
         ),
     manager === undefined
       ? Promise.resolve(undefined)
@@ -445,17 +459,29 @@ export async function getStaticAnalytics(
     stats: components['schemas']['QuestionStats'],
     position: number,
   ): components['schemas']['QuestionStats'] => {
-    const i = others.indexOf(position);
-    if (i < 0 || (stats.type !== 'nps' && stats.type !== 'rating')) return stats;
-    const { n, corr } = correlations[i]!;
-    return {
-      ...stats,
-      outcomeCorrelation: {
+    const correlationOf = (row?: number) => {
+      const i = others.findIndex((other) => other.position === position && other.row === row);
+      if (i < 0) return undefined;
+      const { n, corr } = correlations[i]!;
+      return {
         outcomeQuestionId: request.outcomeQuestionId!,
         correlation: corr === null || n < threshold ? null : round(corr, 3),
         responseCount: n,
-      },
+      };
     };
+    if (stats.type === 'nps' || stats.type === 'rating') {
+      const outcomeCorrelation = correlationOf();
+      return outcomeCorrelation ? { ...stats, outcomeCorrelation } : stats;
+    }
+    if (stats.type === 'matrix')
+      return {
+        ...stats,
+        rows: stats.rows.map((row, index) => {
+          const outcomeCorrelation = correlationOf(index);
+          return outcomeCorrelation ? { ...row, outcomeCorrelation } : row;
+        }),
+      };
+    return stats;
   };
   const suppressed = resultSuppressed(measured.whole.respondents, threshold);
   const base = {
