@@ -237,6 +237,55 @@ describe('generateSurvey (openai-compatible) with the newer question types', () 
     expect(survey.questions[7]!.displayIf).toEqual({ any: [{ questionId: 'q_3', op: 'equals', value: 'c_2' }] });
   });
 
+  it('takes a grid with labelled columns from its choices, and drops a scale proposed beside them', async () => {
+    fake.behave(() => ({
+      kind: 'content',
+      content: proposal([
+        {
+          type: 'matrix',
+          text: 'Did you get what you needed?',
+          rows: ['Training', 'Equipment', 'Onboarding'],
+          choices: ['Yes', 'Partly', 'No'],
+          allowNotApplicable: true,
+        },
+        {
+          type: 'matrix',
+          text: 'Which applies?',
+          rows: ['My team', 'My manager'],
+          choices: ['Often', 'Rarely'],
+          min: 1,
+          max: 5,
+        },
+      ]),
+    }));
+    const { data, error, response } = await tenant.live.POST('/api/v1/surveys/generate', {
+      body: { prompt: 'Onboarding check with a grid of yes, partly or no', questionCount: 2 },
+    });
+    expect(response.status, JSON.stringify(error)).toBe(201);
+    expect(fake.received.at(-1)!.body.messages[0]!.content).toMatch(/labelled answers.*as choices/);
+    const [first, second] = data!.data.questions;
+    expect(first).toMatchObject({
+      type: 'matrix',
+      rows: [
+        { id: 'r_1', text: 'Training' },
+        { id: 'r_2', text: 'Equipment' },
+        { id: 'r_3', text: 'Onboarding' },
+      ],
+      scale: null,
+      columns: [
+        { id: 'c_1', label: 'Yes' },
+        { id: 'c_2', label: 'Partly' },
+        { id: 'c_3', label: 'No' },
+      ],
+      allowNotApplicable: true,
+    });
+    expect(second).toMatchObject({ type: 'matrix', scale: null, columns: [{ label: 'Often' }, { label: 'Rarely' }] });
+    expect([...data!.adjustments!].sort((a, b) => a.path.localeCompare(b.path))).toEqual([
+      { path: '/questions/1/max', action: 'dropped', reason: expect.stringMatching(/labelled columns/) as string },
+      { path: '/questions/1/min', action: 'dropped', reason: expect.stringMatching(/labelled columns/) as string },
+    ]);
+  });
+
   it('drops a broken grid and rules on later or dropped questions, repairs a key, and says so; the draft launches', async () => {
     const before = await surveyCount();
     fake.behave(() => ({

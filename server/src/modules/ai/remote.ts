@@ -386,6 +386,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
           'You design employee and customer surveys. Answer with JSON only. Write at most the requested number of questions, in English, in a sensible order: ' +
           'NPS (0-10, min and max null) first, then rating scales (min 0 or 1, max 2 to 10, with labels), then single_choice and multiple_choice (2 to 50 choices), open text questions last. ' +
           'Where several agreement statements share one scale, ask them as one matrix (a Likert grid): rows holds its 2 to 30 statements, min, max, minLabel and maxLabel its scale. ' +
+          'Where several statements share labelled answers instead (for example Yes, Partly, No), the matrix takes them as choices (2 to 10 column labels) and min and max are null. ' +
           'ranking asks to order 2 to 20 choices; number takes min, max (or null) and integer; date takes minDate and maxDate (YYYY-MM-DD, or null). ' +
           'allowOther adds an "Other" entry with text to single_choice and multiple_choice; allowNotApplicable lets nps, rating and matrix be answered N/A. ' +
           'key names what a question measures, the same in every survey that asks it (lowercase letters, digits, dot, dash, underscore; for example engagement.recommend), or null. ' +
@@ -561,14 +562,26 @@ function toDraft(
         return { ...common, type: 'multiple_choice', choices: choicesOf(q.choices), ...other };
       case 'text':
         return { ...common, type: 'text', maxLength: 2000 };
-      case 'matrix':
-        return {
-          ...common,
-          type: 'matrix',
-          rows: (q.rows ?? []).map((text, k) => ({ id: `r_${k + 1}`, text })),
-          scale: { min: q.min ?? 1, max: q.max ?? 5, minLabel: q.minLabel, maxLabel: q.maxLabel },
-          ...notApplicable,
-        };
+      case 'matrix': {
+        const rows = (q.rows ?? []).map((text, k) => ({ id: `r_${k + 1}`, text }));
+        if (q.choices.length === 0)
+          return {
+            ...common,
+            type: 'matrix',
+            rows,
+            scale: { min: q.min ?? 1, max: q.max ?? 5, minLabel: q.minLabel, maxLabel: q.maxLabel },
+            ...notApplicable,
+          };
+        // Labelled columns: a matrix has one or the other, so a scale proposed beside them goes.
+        for (const field of ['min', 'max'] as const)
+          if (q[field] !== null)
+            adjustments.push({
+              path: `${at}/${field}`,
+              action: 'dropped',
+              reason: 'a matrix with choices answers in labelled columns, not on a numeric scale',
+            });
+        return { ...common, type: 'matrix', rows, columns: choicesOf(q.choices), ...notApplicable };
+      }
       case 'ranking':
         return { ...common, type: 'ranking', choices: choicesOf(q.choices) };
       case 'number':
