@@ -1,8 +1,6 @@
 /** What every benchmark needs: a throw-away database, a tenant whose limits never refuse, and BENCHMARKS.md. */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +9,7 @@ import type { Db } from '../../server/src/db/database.js';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
+import { freePort } from '../free-port.js';
 
 export const host = '127.0.0.1';
 
@@ -47,13 +46,7 @@ export async function benchDatabase(
   }
   const folder = mkdtempSync(path.join(tmpdir(), 'survey-bench-'));
   chmodSync(folder, 0o755); // reachable by the postgres OS user when run as root
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, host, () => {
-      const address = probe.address() as AddressInfo;
-      probe.close(() => resolve(address.port));
-    });
-  });
-  const embedded = await startEmbeddedPostgres({ dataDir: folder, port, database: name });
+  const embedded = await startEmbeddedPostgres({ dataDir: folder, port: await freePort(), database: name });
   return {
     url: embedded.url,
     async release() {

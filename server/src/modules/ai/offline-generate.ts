@@ -157,7 +157,7 @@ export function generateOffline(request: GenerateRequest): SurveyDraft {
     grid.map((q) => {
       const base = keyOf(audience, q);
       let key = base;
-      for (let n = 2; keys.has(key); n++) key = `${base.slice(0, 96)}-${n}`;
+      for (let n = 2; keys.has(key); n++) key = numbered(base, n);
       keys.add(key);
       return { ...q, key };
     }),
@@ -205,9 +205,12 @@ function roundRobin<T>(lists: readonly T[][]): T[] {
  */
 export function keyOf(audience: string, question: QuestionInput): string {
   const base = wordsKeyOf(audience, question);
-  const n = bankNumbers().get(`${audience}\u0000${identityOf(question)}`) ?? 1;
-  return n === 1 ? base : `${base.slice(0, 96)}-${n}`;
+  const n = bankNumbers().get(identityOf(audience, question)) ?? 1;
+  return n === 1 ? base : numbered(base, n);
 }
+
+/** The `n`th key of `base` (from 2), within the 100 characters of a key. */
+const numbered = (base: string, n: number) => `${base.slice(0, 96)}-${n}`;
 
 function wordsKeyOf(audience: string, question: QuestionInput): string {
   const words = textOf(question)
@@ -224,7 +227,8 @@ function wordsKeyOf(audience: string, question: QuestionInput): string {
 
 const textOf = (question: QuestionInput) =>
   question.type === 'matrix' ? question.rows.map((row) => row.text).join(' ') : question.text;
-const identityOf = (question: QuestionInput) => `${question.type}\u0000${textOf(question)}`;
+const identityOf = (audience: string, question: QuestionInput) =>
+  `${audience}\u0000${question.type}\u0000${textOf(question)}`;
 
 /** Each bank question's number among the audience's bank questions with the same words key, in bank order. */
 let numbers: Map<string, number> | undefined;
@@ -234,7 +238,7 @@ function bankNumbers(): Map<string, number> {
   const seenPerKey = new Map<string, Set<string>>();
   for (const topic of topics)
     for (const question of topic.questions) {
-      const identity = `${topic.audience}\u0000${identityOf(question)}`;
+      const identity = identityOf(topic.audience, question);
       if (found.has(identity)) continue;
       const key = wordsKeyOf(topic.audience, question);
       const same = seenPerKey.get(key) ?? new Set<string>();
