@@ -22,6 +22,12 @@ export interface Config {
   databasePoolSize: number;
   /** How long SIGTERM waits for in-flight requests and jobs before exiting anyway. */
   shutdownGraceMs: number;
+  /** How long opening a PostgreSQL connection may take before the request gets 503 (never a hang). */
+  databaseConnectTimeoutMs: number;
+  /** The cap of the backoff between reconnection attempts of a dedicated (LISTEN) connection. */
+  databaseReconnectMaxDelayMs: number;
+  /** How long an HTTP connection may stay idle between requests: above the usual client and proxy idle timeouts. */
+  keepAliveTimeoutMs: number;
   /** Development and tests only: lets webhooks target loopback addresses. */
   allowLoopbackWebhooks: boolean;
   /** Failed authentications per source address and minute before 429 (counted in memory, per process). */
@@ -145,6 +151,9 @@ export function loadConfig(argv: readonly string[] = process.argv.slice(2)): Con
     publicBaseUrl: process.env.PUBLIC_BASE_URL || undefined,
     databasePoolSize: intFrom('DATABASE_POOL_SIZE', 10),
     shutdownGraceMs: intFrom('SHUTDOWN_GRACE_MS', 15_000),
+    databaseConnectTimeoutMs: Math.max(1, intFrom('DATABASE_CONNECT_TIMEOUT_MS', 5_000)),
+    databaseReconnectMaxDelayMs: Math.max(1, intFrom('DATABASE_RECONNECT_MAX_DELAY_MS', 2_000)),
+    keepAliveTimeoutMs: Math.max(1, intFrom('KEEP_ALIVE_TIMEOUT_MS', 65_000)),
     allowLoopbackWebhooks: process.env.ALLOW_LOOPBACK_WEBHOOKS
       ? process.env.ALLOW_LOOPBACK_WEBHOOKS === 'true'
       : !production,

@@ -8,6 +8,7 @@
  */
 import cluster from 'node:cluster';
 import { bootstrapDemoOrganization } from './bootstrap.js';
+import { databaseUnavailable } from './db/availability.js';
 import { loadConfig } from './config.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './db/embedded.js';
 import { ensureDocsBuilt } from './http/docs.js';
@@ -43,6 +44,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     })();
   });
 }
+
+// A promise of a library's that nobody awaits (pg-boss records a job's completion that way) and that fails because
+// the database is away must not end the process: what it did not record is taken up again (its job expires and
+// is retried, or was run again). Anything else ends the process, as Node does by default.
+process.on('unhandledRejection', (reason) => {
+  if (databaseUnavailable(reason)) {
+    log.warn({ cause: String((reason as Error)?.message) }, 'a database write in the background failed; it is retried');
+    return;
+  }
+  log.fatal({ err: reason }, 'unhandled rejection');
+  process.exit(1);
+});
 
 let embedded: EmbeddedPostgres | undefined;
 let databaseUrl = config.databaseUrl;

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
+import { DatabaseAvailability } from './db/availability.js';
 import { openDatabase } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
@@ -29,15 +30,19 @@ export interface RunningProcess {
 }
 
 export async function startProcess(config: Config, databaseUrl: string, log: Logger): Promise<RunningProcess> {
-  const database = openDatabase(databaseUrl, config.databasePoolSize);
+  // One account of whether the database is reachable, which every connection of this process reports to.
+  const availability = new DatabaseAvailability(log);
+  const connection = { availability, connectTimeoutMs: config.databaseConnectTimeoutMs };
+  const database = openDatabase(databaseUrl, config.databasePoolSize, connection);
   // Per-request bookkeeping (rate-limit counters, key use) on its own small pool without synchronous commit.
   const counters = openDatabase(databaseUrl, Math.max(2, Math.ceil(config.databasePoolSize / 2)), {
+    ...connection,
     synchronousCommit: false,
   });
   await migrateToLatest(database.db);
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';
-  const boss = await startBoss(databaseUrl, { worker: runsWorker, log });
+  const boss = await startBoss(databaseUrl, { worker: runsWorker, log, availability });
   const deps: Dependencies = {
     config,
     db: database.db,
@@ -48,8 +53,18 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     counters: counters.db,
     inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
-    keys: new KeyCache(database.db, databaseUrl, log),
+    keys: new KeyCache(
+      database.db,
+      {
+        connectionString: databaseUrl,
+        availability,
+        reconnectMaxDelayMs: config.databaseReconnectMaxDelayMs,
+        connectTimeoutMs: config.databaseConnectTimeoutMs,
+      },
+      log,
+    ),
     authFailures: new AuthFailures(config.authFailuresPerMinute),
+    availability,
   };
   if (runsApi) await deps.keys.start();
 

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import type { DatabaseAvailability } from './availability.js';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -26,17 +27,39 @@ export interface PoolOptions {
    * milliseconds before a crash: the request then does not wait for a WAL flush. Never for business data.
    */
   synchronousCommit?: boolean;
+  /** Told of every connection opened and every connection-class failure (availability.ts). */
+  availability?: DatabaseAvailability;
+  /** How long opening a connection may take before it fails (and the request answers 503). */
+  connectTimeoutMs?: number;
 }
 
 export function openDatabase(connectionString: string, poolSize = 10, options: PoolOptions = {}): DatabaseHandle {
+  const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
   const pool = new pg.Pool({
     connectionString,
     max: poolSize,
+    // The limit on opening a connection only, not on waiting for a free one (the pool's own
+    // connectionTimeoutMillis would also fail requests queued behind busy connections).
+    Client: class extends pg.Client {
+      constructor(config?: pg.ClientConfig) {
+        super({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      }
+    },
+    keepAlive: true,
     ...(options.synchronousCommit === false ? { options: '-c synchronous_commit=off' } : {}),
   });
-  // An idle client that loses its connection must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
+  const availability = options.availability;
+  // A client that loses its connection must not crash the process, idle in the pool (the pool's 'error') or
+  // checked out between two queries (its own 'error', which pg-pool does not listen to while it is lent out):
+  // its queries fail, the pool drops it on release, and the next connect opens a new one.
+  pool.on('error', (error) => availability?.failed(error, 'pool'));
+  pool.on('connect', (client) => {
+    client.on('error', (error) => availability?.failed(error, 'pool'));
+    availability?.reached();
+  });
+  const db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool: preparingPool(pool, availability) }),
+  });
   return {
     db,
     pool,
@@ -59,13 +82,16 @@ const maxPreparedLength = 3_000;
 const dataStatement = /^\s*(select|insert|update|delete|with)\b/i;
 const preparedNames = new WeakMap<pg.PoolClient, Set<string>>();
 
-function preparingPool(pool: pg.Pool): pg.Pool {
+function preparingPool(pool: pg.Pool, availability: DatabaseAvailability | undefined): pg.Pool {
   const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
   return new Proxy(pool, {
     get(target, property, receiver) {
       if (property !== 'connect') return Reflect.get(target, property, receiver) as unknown;
       return async () => {
-        const client = await connect();
+        const client = await connect().catch((error: unknown) => {
+          availability?.failed(error, 'pool');
+          throw error;
+        });
         if (!preparedNames.has(client)) prepareStatementsOf(client);
         return client;
       };

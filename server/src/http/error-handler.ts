@@ -4,10 +4,11 @@
  * never shown (no stack, SQL or internal names leave the process).
  */
 import type { NextFunction, Request, Response } from 'express';
+import { databaseUnavailable } from '../db/availability.js';
 import type { Logger } from '../logger.js';
 import { replyThenDrain } from './drain.js';
 import { errorEnvelope, sendError } from './envelope.js';
-import { ApiError, type ErrorDetail, validationFailed } from './errors.js';
+import { ApiError, type ErrorDetail, serviceUnavailable, validationFailed } from './errors.js';
 
 interface ValidatorIssue {
   path?: string;
@@ -28,38 +29,6 @@ interface HttpLikeError {
 function pointer(path: string | undefined): string | undefined {
   if (!path) return undefined;
   return path.startsWith('/') ? path : `/${path.replace(/^\./, '').replace(/\./g, '/')}`;
-}
-
-/**
- * Connection-class failures of PostgreSQL: unreachable, shut down, restarting, out of connections, the database
- * dropped or renamed (3D000), authentication of the service itself refused. The caller should retry; it is
- * neither their fault nor a bug.
- */
-export function databaseUnavailable(error: unknown): boolean {
-  const code = (error as { code?: unknown })?.code;
-  if (typeof code !== 'string')
-    return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed/i.test(
-      String((error as Error)?.message),
-    );
-  return (
-    [
-      'ECONNREFUSED',
-      'ECONNRESET',
-      'ETIMEDOUT',
-      'EHOSTUNREACH',
-      'ENOTFOUND',
-      'EPIPE',
-      'EAI_AGAIN',
-      '3D000',
-      '28000',
-      '28P01',
-      '53300',
-      '57P01',
-      '57P02',
-      '57P03',
-      '57P05',
-    ].includes(code) || code.startsWith('08')
-  );
 }
 
 /** JSON Schema keywords the validator reports, as the contract's snake_case detail codes. */
@@ -105,11 +74,8 @@ function withoutBranchNoise(issues: ValidatorIssue[]): ValidatorIssue[] {
 
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
-  if (databaseUnavailable(error)) {
-    return new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, {
-      'Retry-After': '5',
-    });
-  }
+  // Not logged per request: the database's going and coming back are one line each (db/availability.ts).
+  if (databaseUnavailable(error)) return serviceUnavailable();
   const e = error as HttpLikeError;
   if (e?.type === 'entity.parse.failed')
     return new ApiError(400, 'invalid_json', 'The request body is not valid JSON.');
@@ -168,8 +134,6 @@ function withEarlierProblems(error: ApiError, res: Response): ApiError {
 export function apiErrorOf(error: unknown, res: Response, log: Logger): ApiError {
   let apiError = translate(error);
   if (apiError) apiError = withEarlierProblems(apiError, res);
-  if (apiError?.status === 503 && apiError.code === 'unavailable')
-    log.warn({ err: error, requestId: res.locals.requestId }, 'database unavailable');
   if (!apiError) {
     log.error({ err: error, requestId: res.locals.requestId }, 'unexpected error');
     apiError = new ApiError(

@@ -53,3 +53,12 @@ export const insufficientScope = (message: string, missing: string[]) =>
     message,
     missing.map((scope) => ({ message: `requires the scope ${scope}`, code: 'missing_scope' })),
   );
+
+/**
+ * The database is away (restarting, failing over): retry shortly. `Retry-After` is short because the service is
+ * back within seconds of the database; a client that waits it out with backoff loses nothing (docs: "Operating").
+ */
+export const serviceUnavailable = () =>
+  new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, {
+    'Retry-After': '2',
+  });

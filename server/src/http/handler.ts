@@ -6,6 +6,7 @@
 import type { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
 import type pg from 'pg';
+import type { DatabaseAvailability } from '../db/availability.js';
 import type { operations } from '../generated/openapi.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
@@ -83,6 +84,8 @@ export interface Dependencies {
   keys: KeyCache;
   /** Failed authentications per source (429 before a lookup). */
   authFailures: AuthFailures;
+  /** Whether PostgreSQL is reachable, as this process's connections find it (one log line per change). */
+  availability: DatabaseAvailability;
 }
 
 export interface HandlerInput<Id extends OperationId> {

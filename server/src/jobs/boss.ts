@@ -3,14 +3,20 @@
  * any number of API and worker processes share the queues. Only worker processes supervise (maintenance) and
  * run cron schedules.
  */
+import { sql } from 'kysely';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
+import type { DatabaseAvailability } from '../db/availability.js';
+import { Listener } from '../db/listener.js';
 import type { Logger } from '../logger.js';
 import type { Dependencies } from '../http/handler.js';
 import { wakeChannel } from './enqueue.js';
 import { jobs } from './registry.js';
 
-export async function startBoss(connectionString: string, options: { worker: boolean; log: Logger }): Promise<PgBoss> {
+export async function startBoss(
+  connectionString: string,
+  options: { worker: boolean; log: Logger; availability: DatabaseAvailability },
+): Promise<PgBoss> {
   const boss = new PgBoss({
     connectionString,
     schema: 'pgboss',
@@ -20,7 +26,11 @@ export async function startBoss(connectionString: string, options: { worker: boo
     schedule: options.worker,
     migrate: true,
   });
-  boss.on('error', (error) => options.log.error({ err: error }, 'pg-boss error'));
+  // pg-boss reports each failed poll and maintenance run: the database gone is one line (availability.ts); its
+  // pool, its workers and its timers carry on by themselves and resume once the database is back.
+  boss.on('error', (error) => {
+    if (!options.availability.failed(error, 'pg-boss')) options.log.error({ err: error }, 'pg-boss error');
+  });
   await boss.start();
   await createQueues(boss, connectionString);
   return boss;
@@ -56,6 +66,7 @@ export async function startWorkers(
   connectionString: string,
 ): Promise<() => Promise<void>> {
   const workerIds = new Map<string, string[]>();
+  let stopping = false;
   for (const job of jobs) {
     const concurrency = job.concurrency ?? 1;
     for (let i = 0; i < concurrency; i++) {
@@ -66,11 +77,25 @@ export async function startWorkers(
           if (!item) return;
           const log = deps.log.child({ queue: job.queue, jobId: item.id });
           log.debug('job started');
-          try {
-            return await job.work(item, deps);
-          } catch (error) {
-            log.error({ err: error }, 'job failed');
-            throw error;
+          for (;;) {
+            try {
+              return await job.work(item, deps);
+            } catch (error) {
+              if (!deps.availability.explains(error) || stopping) {
+                log.error({ err: error }, 'job failed');
+                throw error;
+              }
+            }
+            // The database went away under the job. Every job resumes from its committed state (it survives a
+            // SIGKILL of its worker the same way), so once the database is back it runs again here, at once,
+            // rather than after pg-boss's expiry: its completion could not be recorded while it was gone anyway.
+            const back = await deps.availability.untilReachable(
+              () => sql`select 1`.execute(deps.db),
+              deps.config.databaseReconnectMaxDelayMs,
+              () => stopping,
+            );
+            if (!back) throw new Error('stopped while the database was unavailable; the job runs again later');
+            log.info('the database is back: running the job again');
           }
         },
       );
@@ -78,31 +103,28 @@ export async function startWorkers(
     }
     if (job.cron) await boss.schedule(job.queue, job.cron);
   }
-  const stopListening = await listenForWakeUps(connectionString, deps.log, (queue) => {
+  const notify = (queue: string) => {
     for (const id of workerIds.get(queue) ?? []) boss.notifyWorker(id);
+  };
+  const listener = new Listener({
+    connectionString,
+    applicationName: 'survey-service-worker-wake',
+    channels: [wakeChannel],
+    availability: deps.availability,
+    reconnectMaxDelayMs: deps.config.databaseReconnectMaxDelayMs,
+    connectTimeoutMs: deps.config.databaseConnectTimeoutMs,
+    onNotification: (message) => {
+      if (message.payload) notify(message.payload);
+    },
+    // Wake-ups sent while the listener was away are lost: every worker looks for due jobs now (they poll, too).
+    onListening: () => {
+      for (const job of jobs) notify(job.queue);
+    },
   });
+  await listener.start();
   return async () => {
-    await stopListening();
+    stopping = true;
+    await listener.close();
     for (const job of jobs) await boss.offWork(job.queue);
   };
-}
-
-/** A dedicated connection LISTENing on the wake channel. If it fails, the workers still poll. */
-async function listenForWakeUps(
-  connectionString: string,
-  log: Logger,
-  wake: (queue: string) => void,
-): Promise<() => Promise<void>> {
-  const client = new pg.Client({ connectionString, application_name: 'survey-service-worker-wake' });
-  client.on('error', (error) => log.warn({ err: error }, 'wake-up listener lost; workers keep polling'));
-  client.on('notification', (message) => {
-    if (message.channel === wakeChannel && message.payload) wake(message.payload);
-  });
-  try {
-    await client.connect();
-    await client.query(`listen ${wakeChannel}`);
-  } catch (error) {
-    log.warn({ err: error }, 'could not listen for wake-ups; workers keep polling');
-  }
-  return () => client.end().catch(() => {});
 }

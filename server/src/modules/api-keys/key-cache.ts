@@ -5,7 +5,7 @@
  * plan change) announces it on `survey_service_keys` in its transaction (announce.ts), and every process
  * LISTENs and drops the entry, so the change is seen within the notification's delivery (milliseconds). A change
  * made by plain SQL is not announced: the bound below covers it. While the listener is not connected, nothing is
- * cached.
+ * cached, and what was cached is dropped when it reconnects (db/listener.ts).
  *
  * Two rules keep a cached key from outliving a revocation:
  * - a lookup that was in flight when any invalidation arrived is not cached (it may have read the row before the
@@ -20,8 +20,8 @@
  * pg_stat_activity) has replied, or after `maxAgeMs`, when the expiry takes over.
  */
 import { sql } from 'kysely';
-import pg from 'pg';
 import type { Db } from '../../db/database.js';
+import { Listener, type ListenerOptions } from '../../db/listener.js';
 import type { Logger } from '../../logger.js';
 import { keyChannel } from './announce.js';
 import { findKeyByHash, type KeyWithOrganization } from './repository.js';
@@ -40,50 +40,34 @@ interface DropWaiter {
 
 export class KeyCache {
   private readonly entries = new Map<string, { row: KeyWithOrganization; at: number }>();
-  private listening = false;
-  private client: pg.Client | undefined;
-  private closed = false;
-  private retry: NodeJS.Timeout | undefined;
+  private readonly listener: Listener;
   /** Bumped by every invalidation: a lookup that started under an older generation must not be cached. */
   private generation = 0;
   private readonly waiters = new Set<DropWaiter>();
 
   constructor(
     private readonly db: Db,
-    private readonly connectionString: string,
+    connection: Pick<ListenerOptions, 'connectionString' | 'availability' | 'reconnectMaxDelayMs' | 'connectTimeoutMs'>,
     private readonly log: Logger,
-  ) {}
-
-  async start(): Promise<void> {
-    await this.connect();
+  ) {
+    this.listener = new Listener({
+      ...connection,
+      applicationName: listenerName,
+      channels: [keyChannel],
+      onNotification: (message) => this.received(message.payload ?? '', message.processId),
+      // Anything cached, or being looked up, before the LISTEN may have missed a change: a key revoked while the
+      // listener was away is refused at once afterwards.
+      onListening: () => this.forgetAll(),
+      onLost: () => this.forgetAll(),
+    });
   }
 
-  private async connect(): Promise<void> {
-    if (this.closed) return;
-    const client = new pg.Client({ connectionString: this.connectionString, application_name: listenerName });
-    const lost = (error?: unknown) => {
-      if (this.client !== client) return;
-      this.listening = false;
-      this.forgetAll();
-      this.client = undefined;
-      client.end().catch(() => {});
-      if (this.closed) return;
-      if (error)
-        this.log.warn({ err: error }, 'key-cache listener lost; keys are looked up on every request until it is back');
-      this.retry = setTimeout(() => void this.connect(), 1_000);
-    };
-    client.on('error', lost);
-    client.on('end', () => lost());
-    client.on('notification', (message) => this.received(message.payload ?? '', message.processId));
-    this.client = client;
-    try {
-      await client.connect();
-      await client.query(`listen ${keyChannel}`);
-      this.forgetAll(); // anything cached, or being looked up, before the LISTEN may have missed a change
-      this.listening = true;
-    } catch (error) {
-      lost(error);
-    }
+  private get listening(): boolean {
+    return this.listener.listening;
+  }
+
+  async start(): Promise<void> {
+    await this.listener.start();
   }
 
   private forgetAll(): void {
@@ -104,8 +88,8 @@ export class KeyCache {
     this.invalidate(payload);
     // Only after the entry is gone: the revoking process may reply its client once every process has said so.
     if (payload.startsWith('key:')) {
-      this.client
-        ?.query('select pg_notify($1, $2)', [keyChannel, `ack:${payload.slice(4)}`])
+      this.listener
+        .query('select pg_notify($1, $2)', [keyChannel, `ack:${payload.slice(4)}`])
         .catch((error: unknown) => {
           this.log.warn({ err: error }, 'could not acknowledge a key change; its revoker waits for the cache bound');
         });
@@ -201,11 +185,6 @@ export class KeyCache {
   }
 
   async close(): Promise<void> {
-    this.closed = true;
-    clearTimeout(this.retry);
-    const client = this.client;
-    this.client = undefined;
-    this.listening = false;
-    await client?.end().catch(() => {});
+    await this.listener.close();
   }
 }

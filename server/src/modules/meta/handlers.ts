@@ -21,7 +21,7 @@ export const getReadiness: Handler<'getReadiness'> = async ({ deps }) => {
   try {
     await sql`select 1`.execute(deps.db);
   } catch {
-    throw new ApiError(503, 'unavailable', 'The database is unreachable.', undefined, { 'Retry-After': '5' });
+    throw new ApiError(503, 'unavailable', 'The database is unreachable.', undefined, { 'Retry-After': '2' });
   }
   return { status: 200, data: { status: 'ok', checks: { database: 'ok' } } };
 };

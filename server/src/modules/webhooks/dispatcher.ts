@@ -7,10 +7,10 @@
  * Isolation: at most `perWebhook` attempts per webhook run at once in a process, and the claim skips webhooks at
  * that limit, so one slow or dead endpoint occupies a few slots while every other webhook's deliveries go on.
  */
-import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import type { Dependencies } from '../../http/handler.js';
 import { onCitus } from '../../db/citus.js';
+import { Listener } from '../../db/listener.js';
 import { deliveryWakeChannel } from '../events/index.js';
 import {
   claimDue,
@@ -130,14 +130,14 @@ export class WebhookDispatcher {
   private stopped = false;
   private limited = false;
   private wakeUp: (() => void) | undefined;
-  private listener: pg.Client | undefined;
+  private listener: Listener | undefined;
   private loopDone: Promise<void> | undefined;
   private readonly successes: SuccessRecorder;
   /** Whether the queue is sharded by Citus, which changes how due rows are claimed (claimDue). */
   private sharded = false;
 
   constructor(
-    private readonly deps: Pick<Dependencies, 'db' | 'log' | 'config'>,
+    private readonly deps: Pick<Dependencies, 'db' | 'log' | 'config' | 'availability'>,
     private readonly connectionString: string,
     options: Partial<DispatcherOptions> = {},
   ) {
@@ -151,21 +151,18 @@ export class WebhookDispatcher {
 
   async start(): Promise<void> {
     this.sharded = await onCitus(this.deps.db);
-    const client = new pg.Client({
+    this.listener = new Listener({
       connectionString: this.connectionString,
-      application_name: 'survey-service-webhooks',
+      applicationName: 'survey-service-webhooks',
+      channels: [deliveryWakeChannel],
+      availability: this.deps.availability,
+      reconnectMaxDelayMs: this.deps.config.databaseReconnectMaxDelayMs,
+      connectTimeoutMs: this.deps.config.databaseConnectTimeoutMs,
+      onNotification: () => this.wake(),
+      // A wake-up sent while the listener was away is lost: look for due deliveries now (the loop also polls).
+      onListening: () => this.wake(),
     });
-    client.on('error', (error) =>
-      this.deps.log.warn({ err: error }, 'webhook wake-up listener lost; the dispatcher keeps polling'),
-    );
-    client.on('notification', () => this.wake());
-    try {
-      await client.connect();
-      await client.query(`listen ${deliveryWakeChannel}`);
-      this.listener = client;
-    } catch (error) {
-      this.deps.log.warn({ err: error }, 'could not listen for webhook wake-ups; the dispatcher polls');
-    }
+    await this.listener.start();
     this.loopDone = this.loop();
   }
 
@@ -175,7 +172,7 @@ export class WebhookDispatcher {
     this.wake();
     await this.loopDone;
     await Promise.allSettled([...this.attempts]);
-    await this.listener?.end().catch(() => {});
+    await this.listener?.close();
   }
 
   private wake(): void {
@@ -220,7 +217,9 @@ export class WebhookDispatcher {
         const next = room > 0 ? await msUntilNextDue(this.deps.db) : undefined;
         await this.sleep(Math.max(5, Math.min(next ?? this.options.idlePollMs, this.options.idlePollMs)));
       } catch (error) {
-        this.deps.log.error({ err: error }, 'webhook dispatcher: claiming failed; retrying');
+        // The database gone is logged once, by the availability; anything else is worth a line each time.
+        if (!this.deps.availability.failed(error, 'webhook dispatcher'))
+          this.deps.log.error({ err: error }, 'webhook dispatcher: claiming failed; retrying');
         await this.sleep(this.options.idlePollMs);
       }
     }
