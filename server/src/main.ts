@@ -78,6 +78,8 @@ const apiWorkers =
   !forked && config.apiProcesses > 1 && config.role !== 'worker'
     ? await forkApiProcesses(config.apiProcesses, databaseUrl)
     : undefined;
+// SIGHUP rolls the API processes, one at a time, without refusing a request (README, "Operating").
+if (apiWorkers) process.on('SIGHUP', () => void apiWorkers.roll());
 const ownConfig = forked
   ? { ...config, role: 'api' as const }
   : apiWorkers
@@ -116,40 +118,64 @@ log.info({ role: config.role, url: service.url }, 'ready');
 // Start-up is over: a signal that arrived meanwhile is acted on now.
 started();
 
-/** Forks `count` API processes and waits until each listens; `stop` drains them (SIGTERM) and waits. */
-async function forkApiProcesses(count: number, url: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const workers = Array.from({ length: count }, () =>
-    cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' }),
-  );
-  const urls = await Promise.all(
-    workers.map(
-      (worker) =>
-        new Promise<string>((resolve, reject) => {
-          worker.once('message', (message: { url?: string }) =>
-            message.url ? resolve(message.url) : reject(new Error('an API process did not start')),
-          );
-          worker.once('exit', (code) => reject(new Error(`an API process exited during start-up (${code})`)));
-        }),
-    ),
-  );
-  // An API process that dies later is replaced, so the port keeps its capacity.
+/**
+ * Forks `count` API processes and waits until each listens. One that exits is replaced, so the port keeps its
+ * capacity; `roll` replaces them one at a time (SIGHUP: a new one listens before an old one drains), `stop` drains
+ * them all (SIGTERM) and waits.
+ */
+async function forkApiProcesses(
+  count: number,
+  url: string,
+): Promise<{ url: string; roll(): Promise<void>; stop(): Promise<void> }> {
+  const fork = () => cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' });
+  const listening = (worker: ReturnType<typeof fork>) =>
+    new Promise<string>((resolve, reject) => {
+      worker.once('message', (message: { url?: string }) =>
+        message.url ? resolve(message.url) : reject(new Error('an API process did not start')),
+      );
+      worker.once('exit', (code) => reject(new Error(`an API process exited during start-up (${code})`)));
+    });
+  const urls = await Promise.all(Array.from({ length: count }, () => listening(fork())));
   let stopping = false;
+  // Processes `roll` is replacing: their exit is planned, their successor already listens.
+  const retiring = new Set<number>();
   cluster.on('exit', (worker, code, signal) => {
-    if (stopping) return;
-    log.error({ pid: worker.process.pid, code, signal }, 'an API process exited; starting another');
-    cluster.fork({ DATABASE_URL: url, API_PROCESSES: '1', ROLE: 'api' });
+    if (stopping || retiring.delete(worker.id)) return;
+    // Exit code 0 is a drain an operator asked for (SIGTERM to that process); anything else is a crash.
+    if (code === 0) log.info({ pid: worker.process.pid }, 'an API process stopped; starting another');
+    else log.error({ pid: worker.process.pid, code, signal }, 'an API process exited; starting another');
+    fork();
   });
+  const alive = () => Object.values(cluster.workers ?? {}).filter((worker) => worker && !worker.isDead());
+  const drained = (worker: NonNullable<ReturnType<typeof alive>[number]>) =>
+    new Promise<void>((resolve) => (worker.once('exit', () => resolve()), worker.process.kill('SIGTERM')));
+  let rolling: Promise<void> | undefined;
   return {
     url: urls[0]!,
+    roll() {
+      rolling ??= (async () => {
+        try {
+          for (const old of alive()) {
+            if (stopping) return;
+            const fresh = fork();
+            await listening(fresh);
+            retiring.add(old!.id);
+            log.info({ pid: old!.process.pid, successor: fresh.process.pid }, 'rolling: an API process drains');
+            await drained(old!);
+          }
+          log.info('rolling restart done');
+        } catch (error) {
+          log.error({ err: error }, 'rolling restart stopped');
+        } finally {
+          rolling = undefined;
+        }
+      })();
+      return rolling;
+    },
     async stop() {
       stopping = true;
-      const alive = Object.values(cluster.workers ?? {}).filter((worker) => worker && !worker.isDead());
-      await Promise.all(
-        alive.map(
-          (worker) =>
-            new Promise<void>((resolve) => (worker!.once('exit', () => resolve()), worker!.process.kill('SIGTERM'))),
-        ),
-      );
+      await rolling;
+      await Promise.all(alive().map((worker) => drained(worker!)));
     },
   };
 }

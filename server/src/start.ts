@@ -17,6 +17,7 @@ import { InFlightWork } from './http/in-flight.js';
 import { KeyCache } from './modules/api-keys/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { replyToClientError, requestSizeLimits } from './http/request-size.js';
+import { keepConnections } from './http/server-lifecycle.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
@@ -69,14 +70,14 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
   if (runsApi) await deps.keys.start();
 
   let server: Server | undefined;
+  let connections: ReturnType<typeof keepConnections> | undefined;
   let url: string | undefined;
   if (runsApi) {
     // Request lines and headers up to the larger size a long URL needs, so that it gets 414 from the application;
     // beyond it, 431 in the envelope instead of Node's bare one (http/request-size.ts).
     server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(deps, handlers, semanticChecks));
     server.on('clientError', replyToClientError);
-    // Connections idle between requests must not hold a shutdown open.
-    server.keepAliveTimeout = 5_000;
+    connections = keepConnections(server, config.keepAliveTimeoutMs);
     await new Promise<void>((resolve, reject) => {
       server!.once('error', reject);
       server!.listen(config.port, config.host, () => resolve());
@@ -95,12 +96,8 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     deps,
     close() {
       closing ??= (async () => {
-        if (server) {
-          const drained = new Promise<void>((resolve) => server!.close(() => resolve()));
-          server.closeIdleConnections();
-          const forceAfter = setTimeout(() => server!.closeAllConnections(), config.shutdownGraceMs);
-          await drained;
-          clearTimeout(forceAfter);
+        if (connections) {
+          await connections.drain(config.shutdownGraceMs);
           // Handlers of clients that hung up may still be running: let them finish before the pools close.
           await deps.inFlight.settled(config.shutdownGraceMs);
         }

@@ -185,7 +185,7 @@ export async function runIdempotent(
     if (existing.state === 'done' && existing.response_status !== null) {
       return { reply: { status: existing.response_status, body: existing.response_body }, replayed: true };
     }
-    if (await takeOver(db, scope, owner, lease)) {
+    if (await takeOver(db, scope, owner, lease, timing.leaseMs)) {
       const reply = await executeAndKeep(db, pool, scope, owner, execute, toKeep);
       if (reply) return { reply, replayed: false };
       continue;
@@ -204,16 +204,28 @@ export async function runIdempotent(
 }
 
 /**
- * Takes a running key over when its lease has lapsed and no transaction holds its row (SKIP LOCKED: a locked
- * row belongs to a request that is still running).
+ * Takes a running key over when no transaction holds its row (SKIP LOCKED: a locked row belongs to a request
+ * that is still running) and its lease has lapsed, or it was claimed before PostgreSQL last started: a restart
+ * or crash of the database ended every transaction, so the claimant cannot be between its claim and its lock
+ * any more (if it is still alive, it finds the key taken when it locks, and looks again). A client retrying
+ * through a database restart gets its answer as soon as the database is back, not a lease later. On Citus the
+ * start is the coordinator's, whose restart also ends every transaction; a worker's falls back to the lease.
  */
-async function takeOver(db: Db, scope: Scope, owner: string, lease: ReturnType<typeof sql<Date>>): Promise<boolean> {
+async function takeOver(
+  db: Db,
+  scope: Scope,
+  owner: string,
+  lease: ReturnType<typeof sql<Date>>,
+  leaseMs: number,
+): Promise<boolean> {
   const result = await sql<{ idempotency_key: string }>`
     update idempotency_keys set lease_owner = ${owner}, lease_expires_at = ${lease}
     where (organization_id, environment, idempotency_key) = (
       select organization_id, environment, idempotency_key from idempotency_keys
       where ${tenantIs(scope)} and idempotency_key = ${scope.key}
-        and state = 'running' and request_hash = ${scope.hash} and lease_expires_at < now()
+        and state = 'running' and request_hash = ${scope.hash}
+        and (lease_expires_at < now()
+          or lease_expires_at - ${`${leaseMs} milliseconds`}::interval < pg_postmaster_start_time())
       for update skip locked)
     returning idempotency_key`.execute(db);
   return result.rows.length === 1;
@@ -264,7 +276,11 @@ async function executeAndKeep(
     });
   } catch (error) {
     if (error instanceof NotOurs) return undefined;
-    await release().catch(() => {});
+    // Released so that a retry runs at once; once more on a fresh connection when the first one was cut with the
+    // request's (a killed backend). A commit that happened after all left the key `done`, which stays.
+    await release()
+      .catch(() => release())
+      .catch(() => {});
     throw error;
   }
   if (reply.status >= 500) await release();

@@ -9,6 +9,8 @@ import express, { type Request, type Response, type Router } from 'express';
 import type { components } from '../../generated/openapi.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
+import { databaseUnavailable } from '../../db/availability.js';
+import { serviceUnavailable } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { displayedQuestions, validateAnswers } from '../surveys/index.js';
@@ -98,6 +100,7 @@ const pages = {
   tooLarge: (language: string) => notice(language, 'tooLargeTitle', 'tooLargeText'),
   unsupported: (language: string) => notice(language, 'unsupportedTitle', 'unsupportedText'),
   busy: (language: string) => notice(language, 'busyTitle', 'busyText'),
+  unavailable: (language: string) => notice(language, 'unavailableTitle', 'unavailableText'),
   error: (language: string, requestId: string) => notice(language, 'errorTitle', 'errorText', { reference: requestId }),
 };
 
@@ -353,6 +356,14 @@ export function answerPages(deps: Dependencies): Router {
     try {
       await handler(req, res);
     } catch (error) {
+      if (databaseUnavailable(error)) {
+        // The database is away for a moment (logged once by the pools): nothing was stored, the respondent retries.
+        if (!res.headersSent) {
+          res.setHeader('Retry-After', serviceUnavailable().headers['Retry-After']!);
+          sendPage(res, 503, pages.unavailable(browserLanguage(req)));
+        }
+        return;
+      }
       deps.log.error({ err: error, requestId: res.locals.requestId }, 'answer page failed');
       if (!res.headersSent) sendPage(res, 500, pages.error(browserLanguage(req), String(res.locals.requestId ?? '')));
     }

@@ -77,6 +77,9 @@ const en = {
   unsupportedText: 'Please send the form from the survey page.',
   busyTitle: 'Too many answers',
   busyText: 'This survey has received many answers from your network just now. Please try again later.',
+  unavailableTitle: 'Back in a moment',
+  unavailableText:
+    'The survey is briefly unavailable. Your answers have not been sent: please try again in a few seconds.',
   errorTitle: 'Something went wrong',
   errorText: 'Your answer could not be handled right now. Please try again in a moment. (Reference {reference})',
   unsubscribeTitle: 'Unsubscribe',
@@ -166,6 +169,9 @@ const de: Catalogue = {
   busyTitle: 'Zu viele Antworten',
   busyText:
     'Diese Umfrage hat gerade viele Antworten aus Ihrem Netzwerk erhalten. Bitte versuchen Sie es später erneut.',
+  unavailableTitle: 'Gleich wieder da',
+  unavailableText:
+    'Die Umfrage ist kurz nicht erreichbar. Ihre Antworten wurden nicht gesendet: Bitte versuchen Sie es in ein paar Sekunden erneut.',
   errorTitle: 'Etwas ist schiefgelaufen',
   errorText:
     'Ihre Antwort konnte gerade nicht verarbeitet werden. Bitte versuchen Sie es gleich noch einmal. (Referenz {reference})',
@@ -254,6 +260,9 @@ const fr: Catalogue = {
   unsupportedText: 'Veuillez envoyer le formulaire depuis la page de l’enquête.',
   busyTitle: 'Trop de réponses',
   busyText: 'Cette enquête vient de recevoir de nombreuses réponses depuis votre réseau. Veuillez réessayer plus tard.',
+  unavailableTitle: 'De retour dans un instant',
+  unavailableText:
+    'L’enquête est brièvement indisponible. Vos réponses n’ont pas été envoyées : veuillez réessayer dans quelques secondes.',
   errorTitle: 'Une erreur s’est produite',
   errorText:
     'Votre réponse n’a pas pu être traitée pour le moment. Veuillez réessayer dans un instant. (Référence {reference})',
@@ -331,6 +340,9 @@ const es: Catalogue = {
   unsupportedText: 'Envíe el formulario desde la página de la encuesta.',
   busyTitle: 'Demasiadas respuestas',
   busyText: 'Esta encuesta acaba de recibir muchas respuestas desde su red. Inténtelo de nuevo más tarde.',
+  unavailableTitle: 'Volvemos enseguida',
+  unavailableText:
+    'La encuesta no está disponible por un momento. Sus respuestas no se han enviado: inténtelo de nuevo en unos segundos.',
   errorTitle: 'Algo ha fallado',
   errorText:
     'No se ha podido procesar su respuesta en este momento. Inténtelo de nuevo en unos instantes. (Referencia {reference})',
@@ -408,6 +420,9 @@ const pt: Catalogue = {
   unsupportedText: 'Envie o formulário a partir da página do questionário.',
   busyTitle: 'Demasiadas respostas',
   busyText: 'Este questionário acabou de receber muitas respostas da sua rede. Tente novamente mais tarde.',
+  unavailableTitle: 'Voltamos já',
+  unavailableText:
+    'O questionário está brevemente indisponível. As suas respostas não foram enviadas: tente novamente dentro de alguns segundos.',
   errorTitle: 'Algo correu mal',
   errorText:
     'Não foi possível processar a resposta neste momento. Tente novamente daqui a pouco. (Referência {reference})',
@@ -484,6 +499,9 @@ const nl: Catalogue = {
   unsupportedText: 'Verstuur het formulier vanaf de enquêtepagina.',
   busyTitle: 'Te veel antwoorden',
   busyText: 'Deze enquête heeft zojuist veel antwoorden uit uw netwerk ontvangen. Probeer het later opnieuw.',
+  unavailableTitle: 'Zo weer terug',
+  unavailableText:
+    'De enquête is even niet bereikbaar. Uw antwoorden zijn niet verzonden: probeer het over een paar seconden opnieuw.',
   errorTitle: 'Er is iets misgegaan',
   errorText: 'Uw antwoord kon nu niet worden verwerkt. Probeer het zo opnieuw. (Referentie {reference})',
   unsubscribeTitle: 'Afmelden',
@@ -560,6 +578,9 @@ const it: Catalogue = {
   unsupportedText: 'Invii il modulo dalla pagina del sondaggio.',
   busyTitle: 'Troppe risposte',
   busyText: 'Questo sondaggio ha appena ricevuto molte risposte dalla Sua rete. Riprovi più tardi.',
+  unavailableTitle: 'Torniamo subito',
+  unavailableText:
+    'Il sondaggio è momentaneamente non disponibile. Le Sue risposte non sono state inviate: riprovi tra qualche secondo.',
   errorTitle: 'Si è verificato un errore',
   errorText: 'Al momento non è stato possibile elaborare la Sua risposta. Riprovi tra poco. (Riferimento {reference})',
   unsubscribeTitle: 'Annulla iscrizione',
