@@ -3,6 +3,7 @@
  * gracefully: stop accepting, drain in-flight requests and jobs, close pools.
  */
 import { readFileSync } from 'node:fs';
+import { sql } from 'kysely';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
@@ -40,6 +41,13 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     ...connection,
     synchronousCommit: false,
   });
+  // The database may not accept connections yet (started together with the service, or restarting): wait for it
+  // rather than exit, logging its absence once.
+  await availability.untilReachable(
+    () => sql`select 1`.execute(database.db),
+    config.databaseReconnectMaxDelayMs,
+    () => false,
+  );
   await migrateToLatest(database.db);
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';

@@ -56,9 +56,32 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 /** How long after a connection was lost a connection-class error is still put down to that loss. */
 const lossMemoryMs = 30_000;
 
+/**
+ * How long after the database is back a connection that was open before it went away may still report its loss
+ * (a connection lent out while it went, pg-boss's) without marking it down again: a connection opened since then
+ * works, and a database that really goes away again refuses new connections, which does mark it down.
+ */
+const staleLossMs = 10_000;
+
+/** Failures to open a connection: the database is not there (or not for us), whatever connections were open. */
+function refusal(error: unknown): boolean {
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code === 'string')
+    return (
+      ['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', '57P03'].includes(code) ||
+      code.startsWith('28') ||
+      code === '3D000' ||
+      code === '53300' ||
+      code === '08001' ||
+      code === '08004'
+    );
+  return /timeout exceeded when trying to connect|connection timeout/i.test(String(message));
+}
+
 export class DatabaseAvailability {
   private down: { since: number } | undefined;
   private lastLossAt = 0;
+  private upSince = 0;
 
   constructor(private readonly log: Pick<Logger, 'warn' | 'info'>) {}
 
@@ -73,7 +96,7 @@ export class DatabaseAvailability {
   failed(error: unknown, where: string): boolean {
     if (!databaseUnavailable(error)) return false;
     this.lastLossAt = Date.now();
-    if (!this.down) {
+    if (!this.down && (refusal(error) || Date.now() - this.upSince > staleLossMs)) {
       this.down = { since: Date.now() };
       const { code, message } = error as { code?: string; message?: string };
       this.log.warn({ cause: { code, message }, where }, 'database unavailable: requests answer 503 until it is back');
@@ -95,6 +118,7 @@ export class DatabaseAvailability {
     if (!this.down) return;
     const downForMs = Date.now() - this.down.since;
     this.down = undefined;
+    this.upSince = Date.now();
     this.log.info({ downForMs }, 'database reachable again');
   }
 

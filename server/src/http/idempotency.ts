@@ -276,11 +276,20 @@ async function executeAndKeep(
     });
   } catch (error) {
     if (error instanceof NotOurs) return undefined;
-    // Released so that a retry runs at once; once more on a fresh connection when the first one was cut with the
-    // request's (a killed backend). A commit that happened after all left the key `done`, which stays.
-    await release()
-      .catch(() => release())
-      .catch(() => {});
+    // Released so that a retry runs at once. When the request's connection was cut (a killed backend), idle ones of
+    // the pool may be dead too until their loss is noticed: try a few times, a moment apart. A commit that happened
+    // after all left the key `done`, which stays. A database that is gone keeps the claim, which a retry takes over
+    // once the database has restarted (takeOver) or the lease has lapsed.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (
+        await release().then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
     throw error;
   }
   if (reply.status >= 500) await release();

@@ -229,12 +229,14 @@ export class WebhookDispatcher {
     this.total++;
     this.running.set(row.webhook_id, (this.running.get(row.webhook_id) ?? 0) + 1);
     const attempt = this.attempt(row)
-      .catch((error: unknown) =>
-        this.deps.log.error(
-          { err: error, deliveryId: row.id },
-          'webhook attempt not recorded; it runs again after its lease',
-        ),
-      )
+      .catch((error: unknown) => {
+        // Either way the attempt runs again after its lease; the database gone is logged once, by the availability.
+        if (!this.deps.availability.failed(error, 'webhook dispatcher'))
+          this.deps.log.error(
+            { err: error, deliveryId: row.id },
+            'webhook attempt not recorded; it runs again after its lease',
+          );
+      })
       .finally(() => {
         this.total--;
         const left = (this.running.get(row.webhook_id) ?? 1) - 1;
