@@ -58,6 +58,7 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
       failures: deps.authFailures,
       log: deps.log,
       inFlight: deps.inFlight,
+      availability: deps.availability,
     }),
   );
   app.use(refuseUnrouted);

@@ -10,6 +10,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Db } from '../db/database.js';
+import type { DatabaseAvailability } from '../db/availability.js';
 import type { Environment, Plan } from '../db/schema.js';
 import type { Logger } from '../logger.js';
 import { grants } from '../lib/scopes.js';
@@ -43,6 +44,7 @@ export function authenticate(deps: {
   failures: AuthFailures;
   log: Logger;
   inFlight: InFlightWork;
+  availability: DatabaseAvailability;
 }) {
   return (req: Request, res: Response, next: NextFunction): Promise<void> =>
     deps.inFlight.run(() => check(req, res, next));
@@ -76,9 +78,10 @@ export function authenticate(deps: {
     if (!auth.lastUsedAt || Date.now() - auth.lastUsedAt.getTime() > 60_000) {
       auth.lastUsedAt = new Date();
       deps.keys.touched(auth.apiKeyId);
-      touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) =>
-        deps.log.warn({ err: error }, 'could not record key use'),
-      );
+      touchKey(deps.counters, auth.apiKeyId).catch((error: unknown) => {
+        // The database gone is logged once, by the availability.
+        if (!deps.availability.failed(error, 'key use')) deps.log.warn({ err: error }, 'could not record key use');
+      });
     }
 
     const window = await deps.rateLimits.consume(auth);

@@ -45,6 +45,8 @@ const queueCreationLock = 7_304_221;
  */
 async function createQueues(boss: PgBoss, connectionString: string): Promise<void> {
   const client = new pg.Client({ connectionString, application_name: 'survey-service-queues' });
+  // Its loss fails the statement under way; without a listener it would also end the process.
+  client.on('error', () => {});
   await client.connect();
   try {
     await client.query('select pg_advisory_lock($1)', [queueCreationLock]);
