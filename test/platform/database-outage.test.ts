@@ -10,7 +10,8 @@
  *   (answer page) while it is gone; readiness 503 and liveness 200; service back within 5 s of the database; every
  *   acknowledged submission stored exactly once and delivered by webhook; every job finished once; a key revoked
  *   while the listeners were away refused at once; one log line per change of state, none per request;
- * - and a rolling restart of two API processes (SIGHUP) under keep-alive load fails no request.
+ * - and a rolling restart of two API processes (SIGHUP) under keep-alive load fails no request; neither of them
+ *   exits when their connections are killed.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -421,6 +422,22 @@ describe('the database going away', () => {
       expect(failures).toEqual([]);
       expect(answered).toBeGreaterThan(100);
       expect(rolling.output().match(/rolling: an API process drains/g)).toHaveLength(2);
+
+      // The API processes, too, outlive their connections' loss: none exits (the primary would start another).
+      await sql(
+        `select pg_terminate_backend(pid) from pg_stat_activity
+         where datname = current_database() and pid <> pg_backend_pid()`,
+      );
+      const since = Date.now();
+      let served = false;
+      while (!served && Date.now() - since < 5_000) {
+        const me = await fetch(`${rolling.url}/api/v1/me`, { headers: { authorization: `Bearer ${liveKey}` } });
+        await me.arrayBuffer();
+        served = me.status === 200;
+      }
+      expect(served).toBe(true);
+      await sleep(500);
+      expect(rolling.output()).not.toMatch(/an API process exited/);
     } finally {
       expect(await rolling.stop()).toBe(0);
     }
