@@ -187,3 +187,35 @@ describe('handlers', () => {
     expect(Object.keys(handlers).sort()).toEqual(operationIds);
   });
 });
+
+describe('error texts within their bounds', () => {
+  it('keeps every message and detail within 1,000 characters however long the value it names', async () => {
+    const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
+    const created = await fetch(`${t.url}/api/v1/surveys`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title: 'Bounds', questions: [{ type: 'nps', text: 'Recommend us?' }] }),
+    });
+    const surveyId = ((await created.json()) as { data: { id: string } }).data.id;
+    const long = '9'.repeat(1_000);
+    const answer = await fetch(`${t.url}/api/v1/surveys/${surveyId}/distribute/preview`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        targeting: {
+          filters: [
+            { field: 'hireDate', operator: 'equals', value: long },
+            { field: 'hireDate', operator: 'in', value: [long, `😀${long.slice(2)}`] },
+            { field: `attributes.${'a'.repeat(60)}`, operator: 'contains', value: long },
+          ],
+        },
+      }),
+    });
+    // A message over its bound would fail the server's own response validation (a 500).
+    expect(answer.status).toBe(400);
+    const body = (await answer.json()) as Envelope;
+    expect(body.error!.details!.length).toBeGreaterThan(0);
+    for (const detail of body.error!.details!) expect(detail.message.length).toBeLessThanOrEqual(1_000);
+    expect(body.error!.message.length).toBeLessThanOrEqual(1_000);
+  });
+});

@@ -36,6 +36,43 @@ const expectScimError = (answer: ScimAnswer, status: number, scimType?: string) 
   if (scimType) expect(answer.body.scimType).toBe(scimType);
 };
 
+describe('paths no operation has', () => {
+  it('answers a SCIM error in application/scim+json under /scim/v2, with a key or without', async () => {
+    const base = `${t.url}/scim/v2`;
+    const cases: Array<[string, string, number]> = [
+      ['GET', '/Nope', 404],
+      ['GET', '', 404],
+      ['GET', '/', 404],
+      ['GET', '/Users/x/y', 404],
+      ['POST', '/Groups', 404],
+      ['GET', '//Users', 404],
+      ['GET', '/Users%2Fx', 404],
+      ['DELETE', '/Users', 405],
+    ];
+    for (const authorization of [`Bearer ${tenant.allKey}`, undefined]) {
+      for (const [method, path, status] of cases) {
+        const response = await fetch(`${base}${path}`, {
+          method,
+          headers: authorization ? { authorization } : {},
+        });
+        const where = `${method} /scim/v2${path} ${authorization ? 'with' : 'without'} a key`;
+        // Without a key, a routed operation answers 401; an unknown path its 404 or 405 at once.
+        expect(response.status, where).toBe(status);
+        expect(response.headers.get('content-type'), where).toMatch(/^application\/scim\+json/);
+        const body = (await response.json()) as { schemas: string[]; status: string; detail: string };
+        expect(body.schemas, where).toEqual([errorSchema]);
+        expect(body.status, where).toBe(String(status));
+        if (status === 405) expect(response.headers.get('allow'), where).toContain('GET');
+      }
+    }
+    // Paths are case-sensitive: this is no SCIM path, and gets the API's envelope.
+    const miscased = await fetch(`${t.url}/SCIM/v2/Users`);
+    expect(miscased.status).toBe(404);
+    expect(miscased.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await miscased.json()) as { error: { code: string } }).error.code).toBe('not_found');
+  });
+});
+
 describe('discovery', () => {
   it('describes the server, its resource type and its schemas', async () => {
     const config = await scim('GET', '/ServiceProviderConfig');

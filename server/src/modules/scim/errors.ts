@@ -9,8 +9,11 @@ import { apiErrorOf } from '../../http/error-handler.js';
 import { ApiError } from '../../http/errors.js';
 import type { BareReply } from '../../http/handler.js';
 import { sendThenDrain } from '../../http/drain.js';
+import { withinLength } from '../../http/envelope.js';
 
 export const scimMediaType = 'application/scim+json';
+/** The SCIM server's base path and everything below it. */
+const scimBase = /^\/scim\/v2(\/|$)/;
 export const errorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 export type ScimType =
@@ -37,7 +40,7 @@ export class ScimError extends Error {
     readonly scimType: ScimType | undefined,
     detail: string,
   ) {
-    super(detail.length > 2000 ? `${detail.slice(0, 1999)}…` : detail);
+    super(withinLength(detail, 2_000));
     this.name = 'ScimError';
   }
 
@@ -88,10 +91,12 @@ export function errorReply(error: unknown): BareReply {
 /** Error middleware for the SCIM operations: the API's refusals and failures, rendered as SCIM errors. */
 export function scimErrors(log: Logger) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
-    // Only a request routed to a SCIM operation: an unknown path or method (404, 405) and a URL over the limit (414)
-    // are refused before routing, in the envelope, like every other spelling no operation has.
+    // Every refusal under the SCIM base URL, routed or not: an identity provider that meets an unknown path or
+    // method (404, 405), a URL over the limit (414) or a refused key there reads SCIM's error, not the envelope.
+    // Paths are case-sensitive, so `/SCIM/v2/…` is no SCIM path and gets the envelope's 404.
     const operation = res.locals.operation as { path?: string } | undefined;
-    if (!operation?.path?.startsWith('/scim/v2/') || res.headersSent) return next(error);
+    const underScim = operation?.path?.startsWith('/scim/v2/') ?? scimBase.test(req.originalUrl.split('?', 1)[0]!);
+    if (!underScim || res.headersSent) return next(error);
     let scim: ScimError;
     if (error instanceof ScimError) scim = error;
     else {

@@ -85,7 +85,7 @@ function checkScalar(
     return {
       path: at,
       code: 'format',
-      message: `filter ${i}: ${name} is a date and needs a value of the form YYYY-MM-DD (an existing day), got "${value}"`,
+      message: `filter ${i}: ${name} is a date and needs a value of the form YYYY-MM-DD (an existing day), got "${value.length > 80 ? `${value.slice(0, 80)}…` : value}"`,
     };
   }
   return undefined;
