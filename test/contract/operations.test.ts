@@ -43,7 +43,8 @@ const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
  * lists page by `startIndex` and `count`, and its operations are named after SCIM's methods (`replace`, `patch`).
  */
 const isScim = (op: Operation) => op.path.startsWith('/scim/');
-const SCIM_BEFORE_ROUTING = new Set(['405', '414', '431']);
+/** Every refusal under /scim/v2 is a SCIM error, routed or not; only a request too large to read (431) is not. */
+const SCIM_OWN: Record<string, string> = { '405': 'ScimMethodNotAllowed', '431': 'RequestHeaderFieldsTooLarge' };
 const SHARED: Record<string, string> = {
   '400': 'BadRequest',
   '401': 'Unauthorized',
@@ -140,7 +141,7 @@ describe('operations', () => {
     it('lists the shared error responses that apply to it', () => {
       const responses = isObject(o.responses) ? o.responses : {};
       for (const code of expectedErrors(op)) {
-        const shared = isScim(op) && !SCIM_BEFORE_ROUTING.has(code) ? 'ScimError' : SHARED[code];
+        const shared = isScim(op) ? (SCIM_OWN[code] ?? 'ScimError') : SHARED[code];
         expect(responses[code], `response ${code}`).toEqual({ $ref: `#/components/responses/${shared}` });
       }
       // Every operation is implemented: none may promise 501.

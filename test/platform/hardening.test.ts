@@ -7,6 +7,7 @@
  */
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { underScimBase } from '../../server/src/modules/scim/errors.js';
 import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
@@ -178,10 +179,11 @@ describe('2. authentication covers every route the router can reach', () => {
               [404, 405],
               `${method} ${variant} (key: ${withKey}) → ${answer.status} ${answer.text.slice(0, 200)}`,
             ).toContain(answer.status);
-            // Under the SCIM base URL the refusal is a SCIM error; elsewhere the envelope's.
-            if (/^\/scim\/v2(\/|$)/.test(variant))
-              expect((answer.body as { status?: string }).status).toBe(String(answer.status));
-            else expect((answer.body as Body).error?.code).toMatch(/^(not_found|method_not_allowed)$/);
+            // Under the SCIM base URL, however spelled, the refusal is a SCIM error; elsewhere the envelope's.
+            if (underScimBase(variant)) {
+              expect(answer.headers['content-type'], variant).toMatch(/^application\/scim\+json/);
+              expect((answer.body as { status?: string }).status, variant).toBe(String(answer.status));
+            } else expect((answer.body as Body).error?.code, variant).toMatch(/^(not_found|method_not_allowed)$/);
           }
         }
         // The canonical spelling without a key: 401 (or served, for the public operations).

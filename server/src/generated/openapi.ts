@@ -6564,14 +6564,34 @@ export interface components {
          *     environment, 409 a `userName` or `externalId` taken or an `Idempotency-Key` in use for another request, 412 a
          *     stale `If-Match`, 413 a body or bulk request over its limit, 415 a body that is not `application/scim+json` or
          *     `application/json` in UTF-8, 429 a spent rate limit with `Retry-After`, 500 our fault, 503 the database is
-         *     unavailable, with `Retry-After`). A path or method no operation has (404, 405) and a URL over 64 KiB (414) are
-         *     refused before routing, in the API's envelope.
+         *     unavailable, with `Retry-After`). Every refusal under `/scim/v2` is a SCIM error, also of a path no operation has
+         *     (404: `/scim/v2/Groups`, `/scim/v2/Users/{id}/x`, and every other spelling of a path — other letter case after
+         *     `/scim/v2`, a trailing, doubled or percent-encoded slash, `.` or `..` segments) and of a URL over 64 KiB (414). A
+         *     path that exists with another method is 405 with `Allow`. A request without an `Authorization` header to a path or
+         *     method no operation has is refused with that 404 or 405 at once; a request that presents a key meets the key's
+         *     checks first (401, 403 for a plan without API access, 429), then the 404 or 405, whatever the path's spelling.
+         *     Only request lines and headers too large to read (431) are answered in the API's envelope.
          */
         ScimError: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 /** @description Sent with 429 and 503: seconds to wait before retrying. */
                 "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /**
+         * @description A SCIM error (RFC 7644 §3.12) as `application/scim+json`, status `"405"`: the path exists under `/scim/v2`, but not
+         *     with this method. `Allow` lists the methods the path documents.
+         */
+        ScimMethodNotAllowed: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description The methods this path supports, comma-separated (for example `GET, PUT, PATCH, DELETE`). */
+                Allow?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -9918,8 +9938,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -9952,8 +9972,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -9992,8 +10012,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10026,8 +10046,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10066,8 +10086,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10118,8 +10138,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10170,10 +10190,10 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ScimMethodNotAllowed"];
             409: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["UriTooLong"];
+            414: components["responses"]["ScimError"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -10217,8 +10237,8 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
-            414: components["responses"]["UriTooLong"];
+            405: components["responses"]["ScimMethodNotAllowed"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10265,11 +10285,11 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ScimMethodNotAllowed"];
             409: components["responses"]["ScimError"];
             412: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["UriTooLong"];
+            414: components["responses"]["ScimError"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -10307,9 +10327,9 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ScimMethodNotAllowed"];
             412: components["responses"]["ScimError"];
-            414: components["responses"]["UriTooLong"];
+            414: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["ScimError"];
@@ -10356,11 +10376,11 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ScimMethodNotAllowed"];
             409: components["responses"]["ScimError"];
             412: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["UriTooLong"];
+            414: components["responses"]["ScimError"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
@@ -10408,10 +10428,10 @@ export interface operations {
             401: components["responses"]["ScimError"];
             403: components["responses"]["ScimError"];
             404: components["responses"]["ScimError"];
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ScimMethodNotAllowed"];
             409: components["responses"]["ScimError"];
             413: components["responses"]["ScimError"];
-            414: components["responses"]["UriTooLong"];
+            414: components["responses"]["ScimError"];
             415: components["responses"]["ScimError"];
             429: components["responses"]["ScimError"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];

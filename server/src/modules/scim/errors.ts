@@ -12,8 +12,6 @@ import { sendThenDrain } from '../../http/drain.js';
 import { withinLength } from '../../http/envelope.js';
 
 export const scimMediaType = 'application/scim+json';
-/** The SCIM server's base path and everything below it. */
-const scimBase = /^\/scim\/v2(\/|$)/;
 export const errorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 export type ScimType =
@@ -88,14 +86,34 @@ export function errorReply(error: unknown): BareReply {
   return { status: scim.status, bare: scim.body, contentType: scimMediaType };
 }
 
+/**
+ * Whether a request's raw path (as sent, before any decoding) names the SCIM base URL or something below it, however
+ * it is spelled: escapes of ASCII characters decoded (`%2F` is a slash, `%76` a `v`), empty and `.` segments skipped,
+ * `..` segments resolved. `/scim/v2//Users`, `/scim/v2%2FUsers`, `/scim/./v2/Users` and `/api/../scim/v2/Nope` are
+ * all under it, and routing refuses each of them (contract.ts). Letter case counts, as everywhere: `/SCIM/v2/Users`
+ * is not.
+ */
+export function underScimBase(rawPath: string): boolean {
+  // A request target in absolute form (`http://host/scim/v2/Users`) names the path after its authority.
+  const path = rawPath.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/, '');
+  const decoded = path.replace(/%([0-7][0-9A-Fa-f])/g, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+  const segments: string[] = [];
+  for (const segment of decoded.split('/')) {
+    if (segment === '' || segment === '.') continue;
+    if (segment === '..') segments.pop();
+    else segments.push(segment);
+  }
+  return segments[0] === 'scim' && segments[1] === 'v2';
+}
+
 /** Error middleware for the SCIM operations: the API's refusals and failures, rendered as SCIM errors. */
 export function scimErrors(log: Logger) {
   return (error: unknown, req: Request, res: Response, next: NextFunction): void => {
-    // Every refusal under the SCIM base URL, routed or not: an identity provider that meets an unknown path or
-    // method (404, 405), a URL over the limit (414) or a refused key there reads SCIM's error, not the envelope.
-    // Paths are case-sensitive, so `/SCIM/v2/…` is no SCIM path and gets the envelope's 404.
+    // Every refusal under the SCIM base URL, routed or not, in any spelling: an identity provider that meets an
+    // unknown path or method (404, 405), a URL over the limit (414) or a refused key there (401, 403, 429) reads
+    // SCIM's error, not the envelope. Paths are case-sensitive, so `/SCIM/v2/…` is no SCIM path (the envelope's 404).
     const operation = res.locals.operation as { path?: string } | undefined;
-    const underScim = operation?.path?.startsWith('/scim/v2/') ?? scimBase.test(req.originalUrl.split('?', 1)[0]!);
+    const underScim = operation?.path?.startsWith('/scim/v2/') ?? underScimBase(req.originalUrl.split('?', 1)[0]!);
     if (!underScim || res.headersSent) return next(error);
     let scim: ScimError;
     if (error instanceof ScimError) scim = error;
