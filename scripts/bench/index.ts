@@ -18,6 +18,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   citus: () => import('./citus.js'),
   hierarchy: () => import('./hierarchy.js'),
   encoding: () => import('./encoding.js'),
+  outage: () => import('./outage.js'),
 };
 
 const name = process.argv[2];
