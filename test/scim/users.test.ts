@@ -213,6 +213,42 @@ describe('users', () => {
     expect(respondent.status).toBe(404);
   });
 
+  it('takes hireDate as a date or a SCIM dateTime (kept as its date in UTC), and refuses a malformed one', async () => {
+    const cases: Array<[string, string]> = [
+      ['2008-01-23T04:56:22Z', '2008-01-23'],
+      ['2008-01-23T23:30:00-02:00', '2008-01-24'],
+      ['2008-01-23T00:30:00.123456+01:00', '2008-01-22'],
+      ['2024-02-29', '2024-02-29'],
+    ];
+    for (const [index, [given, stored]] of cases.entries()) {
+      const created = await scim('POST', '/Users', user(`hired${index}`, { [own]: { hireDate: given } }));
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const read = await scim('GET', `/Users/${String(created.body.id)}`);
+      expect((read.body[own] as { hireDate: string }).hireDate).toBe(stored);
+    }
+    // Through PATCH as well, as Entra ID sends it.
+    const patched = await scim('POST', '/Users', user('hiredpatch'));
+    const id = String(patched.body.id);
+    const replaced = await scim('PATCH', `/Users/${id}`, {
+      schemas: [patchOp],
+      Operations: [{ op: 'replace', path: `${own}:hireDate`, value: '2019-06-30T22:00:00-05:00' }],
+    });
+    expect(replaced.status, JSON.stringify(replaced.body)).toBe(200);
+    expect((replaced.body[own] as { hireDate: string }).hireDate).toBe('2019-07-01');
+    for (const malformed of [
+      '2008-02-30T04:56:22Z',
+      '2008-01-23T25:00:00Z',
+      '2008-01-23T04:56:22',
+      '2008-01-23 04:56',
+    ]) {
+      expectScimError(
+        await scim('POST', '/Users', user(`badhire${malformed.length}`, { [own]: { hireDate: malformed } })),
+        400,
+        'invalidValue',
+      );
+    }
+  });
+
   it('answers bad bodies with SCIM errors, never 5xx', async () => {
     expectScimError(await scim('POST', '/Users', { schemas: [core] }), 400, 'invalidValue');
     expectScimError(await scim('POST', '/Users', { userName: 'nomail' }), 400, 'invalidValue');

@@ -6123,8 +6123,9 @@ export interface components {
          *     respondent is reached by e-mail. `id` and `meta` are the service's (`id` must match or be absent: 400
          *     `mutability`). Boolean attributes accept the strings `"True"` and `"False"` in any case (Microsoft Entra ID sends
          *     them); this leniency is SCIM's only — the rest of the API never coerces bodies. Attributes the service does not
-         *     keep (`phoneNumbers`, `addresses`, `groups`, …) are accepted and ignored, as RFC 7644 allows. Every value is
-         *     checked by the service, which answers a SCIM error naming the attribute.
+         *     keep (`phoneNumbers`, `addresses`, `groups`, …) are accepted and ignored, as RFC 7644 allows. `hireDate` (the
+         *     service's extension) is a date (`2008-01-23`) or a SCIM dateTime with a zone (`2008-01-23T04:56:22Z`), kept as its
+         *     date in UTC. Every value is checked by the service, which answers a SCIM error naming the attribute.
          * @example {
          *       "schemas": [
          *         "urn:ietf:params:scim:schemas:core:2.0:User",

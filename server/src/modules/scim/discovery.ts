@@ -111,7 +111,10 @@ export function schemas(base: string) {
     ]),
     schema(ownSchema, 'SurveyServiceUser', 'The respondent fields SCIM has no attribute for', [
       attribute('location'),
-      attribute('hireDate', { description: 'A date, YYYY-MM-DD.' }),
+      attribute('hireDate', {
+        description:
+          'A date, YYYY-MM-DD; a SCIM dateTime (2008-01-23T04:56:22Z) is accepted and kept as its date in UTC.',
+      }),
       attribute('employmentType', {
         caseExact: true,
         canonicalValues: ['full_time', 'part_time', 'contractor', 'temporary', 'intern'],

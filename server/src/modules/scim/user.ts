@@ -112,6 +112,27 @@ function text(value: unknown, path: string, max: number): string | null {
   return value;
 }
 
+const calendarDate = /^(\d{4})-(\d{2})-(\d{2})/;
+const scimDateTime = /^\d{4}-\d{2}-\d{2}T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,9})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$/;
+
+/**
+ * `hireDate`: a date (`YYYY-MM-DD`), or a SCIM dateTime (xsd:dateTime with a zone, RFC 7643 §2.3.5) as HR systems
+ * and identity providers send it, kept as its date in UTC (`2008-01-23T23:30:00-02:00` is 2008-01-24). Whether a
+ * plain date exists is the respondents writer's check, as for every other path.
+ */
+function hireDateOf(value: unknown): string | null {
+  const given = text(value, 'hireDate', 40);
+  if (given === null || given.length <= 10) return given;
+  const [, year, month, day] = calendarDate.exec(given) ?? [];
+  const existing =
+    year !== undefined &&
+    new Date(Date.UTC(Number(year), Number(month) - 1, Number(day))).toISOString().slice(0, 10) ===
+      `${year}-${month}-${day}`;
+  if (!scimDateTime.test(given) || !existing)
+    throw invalidValue('hireDate must be a date (YYYY-MM-DD) or a SCIM dateTime such as 2008-01-23T04:56:22Z.');
+  return new Date(given).toISOString().slice(0, 10);
+}
+
 function object(value: unknown, path: string): Json {
   if (value === undefined || value === null) return {};
   if (!isObject(value)) throw invalidValue(`${path} must be an object.`);
@@ -166,7 +187,7 @@ export function readUser(body: unknown): UserInput {
     department: text(member(enterprise, 'department'), 'department', 200),
     managerId: managerOf(member(enterprise, 'manager')),
     location: text(member(own, 'location'), 'location', 200),
-    hireDate: text(member(own, 'hireDate'), 'hireDate', 10),
+    hireDate: hireDateOf(member(own, 'hireDate')),
     employmentType: text(member(own, 'employmentType'), 'employmentType', 20) as RespondentFields['employmentType'],
     language: languageTagOrNull(text(member(user, 'preferredLanguage'), 'preferredLanguage', 64)),
   };
