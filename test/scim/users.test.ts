@@ -466,6 +466,14 @@ describe('PATCH and ETags', () => {
     expectScimError(await attempt({ op: 'replace', path: 'id', value: 'usr_x' }), 400, 'mutability');
     expectScimError(await attempt({ op: 'replace', path: 'externalId', value: 'other' }), 400, 'mutability');
     expectScimError(await attempt({ op: 'remove', path: 'userName' }), 400, 'invalidValue');
+    expectScimError(await attempt({ op: 'remove', path: `${core}:userName` }), 400, 'invalidValue');
+    expectScimError(await attempt({ op: 'remove' }), 400, 'noTarget');
+    // RFC 7644 §3.5.2.3: a replace through a value filter that matches nothing is noTarget (an add creates it).
+    expectScimError(
+      await attempt({ op: 'replace', path: 'emails[type eq "home"].value', value: 'pat@home.example' }),
+      400,
+      'noTarget',
+    );
     expectScimError(await attempt({ op: 'remove', path: 'emails' }), 400, 'invalidValue');
     expectScimError(await attempt({ op: 'jump', path: 'title' }), 400, 'invalidValue');
     expect((await scim('GET', `/Users/${id}`)).body).toEqual(before);

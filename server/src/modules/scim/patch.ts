@@ -121,7 +121,8 @@ function setValue(target: Target, value: unknown, op: 'add' | 'replace'): void {
     if (filter) {
       const matches = list.filter(matcher(filter));
       if (matches.length === 0) {
-        const seed = seedOf(filter);
+        // RFC 7644 §3.5.2.3: a replace whose value filter matches nothing fails; an add creates the value it names.
+        const seed = op === 'add' ? seedOf(filter) : undefined;
         if (!seed) throw noTarget(`No value of ${target.path} matches its filter.`);
         list.push(sub ? { ...seed, [sub]: value } : { ...seed, ...(isObject(value) ? value : {}) });
       } else {
