@@ -14,7 +14,7 @@
  *   exits when their connections are killed.
  */
 import { readFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createClient, waitForSyncJob, type SurveyServiceClient } from '@survey-service/sdk';
@@ -228,6 +228,9 @@ async function startExport(): Promise<string> {
 
 beforeAll(async () => {
   dataDir = await mkdtemp(path.join(tmpdir(), 'outage-pg-'));
+  // Reachable by the postgres OS user when run as root, so the data stays here (and goes with `rm`) instead of
+  // being relocated under /var/tmp (db/embedded.ts).
+  await chmod(dataDir, 0o755);
   port = await freePortBelowEphemeral();
   postgres = await startPostgres();
   receiver = await startReceiver();
