@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Config } from './config.js';
 import { DatabaseAvailability } from './db/availability.js';
 import { openDatabase } from './db/database.js';
+import { listenerConnection } from './db/listener.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createApp } from './http/app.js';
 import { contractPath } from './http/contract.js';
@@ -62,16 +63,7 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     counters: counters.db,
     inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
-    keys: new KeyCache(
-      database.db,
-      {
-        connectionString: databaseUrl,
-        availability,
-        reconnectMaxDelayMs: config.databaseReconnectMaxDelayMs,
-        connectTimeoutMs: config.databaseConnectTimeoutMs,
-      },
-      log,
-    ),
+    keys: new KeyCache(database.db, listenerConnection(config, availability, databaseUrl), log),
     authFailures: new AuthFailures(config.authFailuresPerMinute),
     availability,
   };

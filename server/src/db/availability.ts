@@ -11,17 +11,17 @@
  */
 import type { Logger } from '../logger.js';
 
-/**
- * Connection-class failures of PostgreSQL: unreachable, shut down, restarting, in recovery, out of connections,
- * the database dropped or renamed (3D000), authentication of the service itself refused, a connection cut. The
- * caller should retry; it is neither their fault nor a bug.
- */
+/** How Citus words a worker node it cannot reach, on paths where it gives no connection-class code (XX000). */
 const citusNodeUnreachable =
   /failure on connection marked as essential|connection to the remote node .* failed|could not establish any connections to the node|connection not open/i;
 
+/**
+ * Connection-class failures of PostgreSQL: unreachable, shut down, restarting, in recovery, out of connections,
+ * the database dropped or renamed (3D000), authentication of the service itself refused, a connection cut, a
+ * Citus worker node unreachable. The caller should retry; it is neither their fault nor a bug.
+ */
 export function databaseUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown })?.code;
-  // Citus reports a worker node it cannot reach without a connection-class code (XX000) on some paths.
   if (code === 'XX000' && citusNodeUnreachable.test(String((error as Error)?.message))) return true;
   if (typeof code !== 'string')
     return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Client was closed and is not queryable/i.test(

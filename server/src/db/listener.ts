@@ -6,6 +6,7 @@
  * (drop a cache, rescan for due work).
  */
 import pg from 'pg';
+import type { Config } from '../config.js';
 import { reconnectDelay, type DatabaseAvailability } from './availability.js';
 
 export interface ListenerOptions {
@@ -21,6 +22,25 @@ export interface ListenerOptions {
   availability: DatabaseAvailability;
   reconnectMaxDelayMs: number;
   connectTimeoutMs: number;
+}
+
+/** Where a listener connects and how it treats the connection: the same for every listener of a process. */
+export type ListenerConnection = Pick<
+  ListenerOptions,
+  'connectionString' | 'availability' | 'reconnectMaxDelayMs' | 'connectTimeoutMs'
+>;
+
+export function listenerConnection(
+  config: Pick<Config, 'databaseReconnectMaxDelayMs' | 'databaseConnectTimeoutMs'>,
+  availability: DatabaseAvailability,
+  connectionString: string,
+): ListenerConnection {
+  return {
+    connectionString,
+    availability,
+    reconnectMaxDelayMs: config.databaseReconnectMaxDelayMs,
+    connectTimeoutMs: config.databaseConnectTimeoutMs,
+  };
 }
 
 export class Listener {

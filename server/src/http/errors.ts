@@ -58,7 +58,6 @@ export const insufficientScope = (message: string, missing: string[]) =>
  * The database is away (restarting, failing over): retry shortly. `Retry-After` is short because the service is
  * back within seconds of the database; a client that waits it out with backoff loses nothing (docs: "Operating").
  */
-export const serviceUnavailable = () =>
-  new ApiError(503, 'unavailable', 'The service is temporarily unavailable. Retry shortly.', undefined, {
-    'Retry-After': '2',
-  });
+export const unavailableRetryAfterSeconds = '2';
+export const serviceUnavailable = (message = 'The service is temporarily unavailable. Retry shortly.') =>
+  new ApiError(503, 'unavailable', message, undefined, { 'Retry-After': unavailableRetryAfterSeconds });

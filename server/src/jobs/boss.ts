@@ -7,7 +7,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import PgBoss from 'pg-boss';
 import type { DatabaseAvailability } from '../db/availability.js';
-import { Listener } from '../db/listener.js';
+import { Listener, listenerConnection } from '../db/listener.js';
 import type { Logger } from '../logger.js';
 import type { Dependencies } from '../http/handler.js';
 import { wakeChannel } from './enqueue.js';
@@ -109,12 +109,9 @@ export async function startWorkers(
     for (const id of workerIds.get(queue) ?? []) boss.notifyWorker(id);
   };
   const listener = new Listener({
-    connectionString,
+    ...listenerConnection(deps.config, deps.availability, connectionString),
     applicationName: 'survey-service-worker-wake',
     channels: [wakeChannel],
-    availability: deps.availability,
-    reconnectMaxDelayMs: deps.config.databaseReconnectMaxDelayMs,
-    connectTimeoutMs: deps.config.databaseConnectTimeoutMs,
     onNotification: (message) => {
       if (message.payload) notify(message.payload);
     },

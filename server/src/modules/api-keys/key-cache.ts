@@ -21,7 +21,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
-import { Listener, type ListenerOptions } from '../../db/listener.js';
+import { Listener, type ListenerConnection } from '../../db/listener.js';
 import type { Logger } from '../../logger.js';
 import { keyChannel } from './announce.js';
 import { findKeyByHash, type KeyWithOrganization } from './repository.js';
@@ -47,7 +47,7 @@ export class KeyCache {
 
   constructor(
     private readonly db: Db,
-    connection: Pick<ListenerOptions, 'connectionString' | 'availability' | 'reconnectMaxDelayMs' | 'connectTimeoutMs'>,
+    connection: ListenerConnection,
     private readonly log: Logger,
   ) {
     this.listener = new Listener({

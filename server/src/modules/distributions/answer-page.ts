@@ -10,7 +10,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { databaseUnavailable } from '../../db/availability.js';
-import { serviceUnavailable } from '../../http/errors.js';
+import { unavailableRetryAfterSeconds } from '../../http/errors.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { displayedQuestions, validateAnswers } from '../surveys/index.js';
@@ -359,7 +359,7 @@ export function answerPages(deps: Dependencies): Router {
       if (databaseUnavailable(error)) {
         // The database is away for a moment (logged once by the pools): nothing was stored, the respondent retries.
         if (!res.headersSent) {
-          res.setHeader('Retry-After', serviceUnavailable().headers['Retry-After']!);
+          res.setHeader('Retry-After', unavailableRetryAfterSeconds);
           sendPage(res, 503, pages.unavailable(browserLanguage(req)));
         }
         return;

@@ -1,6 +1,6 @@
 /** The contract itself and the health probes (public, outside the rate limits). */
 import { sql } from 'kysely';
-import { ApiError } from '../../http/errors.js';
+import { serviceUnavailable } from '../../http/errors.js';
 import type { Handler } from '../../http/handler.js';
 import { showingThisServer, thisServer } from '../../http/this-server.js';
 
@@ -21,7 +21,7 @@ export const getReadiness: Handler<'getReadiness'> = async ({ deps }) => {
   try {
     await sql`select 1`.execute(deps.db);
   } catch {
-    throw new ApiError(503, 'unavailable', 'The database is unreachable.', undefined, { 'Retry-After': '2' });
+    throw serviceUnavailable('The database is unreachable.');
   }
   return { status: 200, data: { status: 'ok', checks: { database: 'ok' } } };
 };

@@ -10,7 +10,7 @@
 import { Webhook } from 'standardwebhooks';
 import type { Dependencies } from '../../http/handler.js';
 import { onCitus } from '../../db/citus.js';
-import { Listener } from '../../db/listener.js';
+import { Listener, listenerConnection } from '../../db/listener.js';
 import { deliveryWakeChannel } from '../events/index.js';
 import {
   claimDue,
@@ -152,12 +152,9 @@ export class WebhookDispatcher {
   async start(): Promise<void> {
     this.sharded = await onCitus(this.deps.db);
     this.listener = new Listener({
-      connectionString: this.connectionString,
+      ...listenerConnection(this.deps.config, this.deps.availability, this.connectionString),
       applicationName: 'survey-service-webhooks',
       channels: [deliveryWakeChannel],
-      availability: this.deps.availability,
-      reconnectMaxDelayMs: this.deps.config.databaseReconnectMaxDelayMs,
-      connectTimeoutMs: this.deps.config.databaseConnectTimeoutMs,
       onNotification: () => this.wake(),
       // A wake-up sent while the listener was away is lost: look for due deliveries now (the loop also polls).
       onListening: () => this.wake(),
