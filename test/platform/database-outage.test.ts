@@ -8,7 +8,7 @@
  *   distribution's answers and webhook deliveries are under way;
  * - asserted: no process exits, no 500; 503 `unavailable` with Retry-After (API) and a "back in a moment" page
  *   (answer page) while it is gone; readiness 503 and liveness 200; service back within 5 s of the database; every
- *   acknowledged submission stored exactly once and delivered by webhook; every job finished once; a key revoked
+ *   acknowledged submission stored exactly once, counted by analytics, exported once and delivered by webhook; every job finished once; a key revoked
  *   while the listeners were away refused at once; one log line per change of state, none per request;
  * - and a rolling restart of two API processes (SIGHUP) under keep-alive load fails no request; neither of them
  *   exits when their connections are killed.
@@ -220,7 +220,7 @@ async function startExport(): Promise<string> {
     await client.unwrap(
       client.POST('/api/v1/surveys/{id}/responses/export', {
         params: { path: { id: surveyId } },
-        body: { format: 'csv' },
+        body: { format: 'ndjson' },
       }),
     )
   ).id;
@@ -362,6 +362,28 @@ describe('the database going away', () => {
     const storedIds = stored.map((row) => row.id).sort();
     expect(new Set(storedIds).size).toBe(storedIds.length);
     expect(storedIds).toEqual([...new Set(observed.acknowledged.values())].sort());
+    // …counted exactly by analytics (the copy written with each response), and exported exactly once by a new export.
+    const analytics = await client.unwrap(
+      client.GET('/api/v1/surveys/{id}/analytics/static', { params: { path: { id: surveyId } } }),
+    );
+    expect(analytics.responseCount).toBe(storedIds.length);
+    const after = await startExport();
+    await until(
+      async () =>
+        (await client.unwrap(client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: after } } })))
+          .status === 'completed',
+      60_000,
+      'the export after the faults completes',
+    );
+    const download = await fetch(`${service.url}/api/v1/exports/${after}/download`, {
+      headers: { authorization: `Bearer ${liveKey}` },
+    });
+    expect(download.status).toBe(200);
+    const exported = (await download.text())
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => (JSON.parse(line) as { id: string }).id);
+    expect(exported.sort()).toEqual(storedIds);
     // …and each reached the webhook receiver (at least once; a repeat carries the same webhook-id).
     await until(
       () => {
