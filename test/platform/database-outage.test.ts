@@ -8,8 +8,9 @@
  *   distribution's answers and webhook deliveries are under way;
  * - asserted: no process exits, no 500; 503 `unavailable` with Retry-After (API) and a "back in a moment" page
  *   (answer page) while it is gone; readiness 503 and liveness 200; service back within 5 s of the database; every
- *   acknowledged submission stored exactly once, counted by analytics, exported once and delivered by webhook; every job finished once; a key revoked
- *   while the listeners were away refused at once; one log line per change of state, none per request;
+ *   acknowledged submission stored exactly once, counted by analytics, exported once and delivered by webhook;
+ *   every job finished once; a key revoked while the listeners were away refused at once; one log line per change
+ *   of state, none per request;
  * - and a rolling restart of two API processes (SIGHUP) under keep-alive load fails no request; neither of them
  *   exits when their connections are killed.
  */
