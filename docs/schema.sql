@@ -342,6 +342,39 @@ AS $function$
     $function$;
 
 --
+-- Name: record_event(p_organization_id text, p_environment text, p_id text, p_type text, p_data jsonb); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.record_event(p_organization_id text, p_environment text, p_id text, p_type text, p_data jsonb)
+ RETURNS TABLE(created_at timestamp with time zone, queued integer)
+ LANGUAGE plpgsql
+AS $function$
+declare
+  recorded_at timestamptz;
+  webhook record;
+  deliveries integer := 0;
+begin
+  insert into events (organization_id, environment, id, type, data)
+  values (p_organization_id, p_environment, p_id, p_type, p_data)
+  returning events.created_at into recorded_at;
+  if p_type <> 'webhook.test' then
+    -- One row at a time by key: a webhook tenant has a handful, and each insert stays on the tenant's shard.
+    for webhook in
+      select w.id
+      from webhooks w
+      where w.organization_id = p_organization_id and w.environment = p_environment and w.enabled
+        and (w.events @> array[p_type]::text[] or w.events @> array['*']::text[])
+      for key share of w
+    loop
+      insert into webhook_deliveries (organization_id, environment, id, webhook_id, event_id, event_type, attempt, manual)
+      values (p_organization_id, p_environment, survey_service_id('whd'), webhook.id, p_id, p_type, 1, false);
+      deliveries := deliveries + 1;
+    end loop;
+  end if;
+  return query select recorded_at, deliveries;
+end $function$;
+
+--
 -- Name: record_response_deletion(); Type: FUNCTION; Schema: public
 --
 
@@ -399,6 +432,82 @@ AS $function$
       new.xact_id := pg_current_xact_id();
       return new;
     end $function$;
+
+--
+-- Name: store_response(p_organization_id text, p_environment text, p_survey_id text, p_response_id text, p_respondent_external_id text, p_dedupe_key text, p_answers jsonb, p_submitted_at timestamp with time zone, p_language text, p_event_id text, p_event_data jsonb, p_channel text, p_distribution_id text, p_token_hash bytea, p_identified boolean); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.store_response(p_organization_id text, p_environment text, p_survey_id text, p_response_id text, p_respondent_external_id text, p_dedupe_key text, p_answers jsonb, p_submitted_at timestamp with time zone, p_language text, p_event_id text, p_event_data jsonb, p_channel text, p_distribution_id text, p_token_hash bytea, p_identified boolean)
+ RETURNS TABLE(active integer, stored integer, used integer, distribution_id text, survey_version integer, queued integer)
+ LANGUAGE plpgsql
+AS $function$
+declare
+  accepted_version integer;
+  answered_by text := p_respondent_external_id;
+  recipient_status text;
+  answered_distribution text := p_distribution_id;
+  new_response_id text;
+  event_queued integer;
+begin
+  select s.version into accepted_version
+  from surveys s
+  where s.organization_id = p_organization_id and s.environment = p_environment and s.id = p_survey_id
+    and s.status = 'active'
+  for share;
+  if not found then
+    return query select 0, 0, 0, null::text, null::integer, 0;
+    return;
+  end if;
+
+  if p_channel = 'personal' then
+    select dr.external_id, dr.status into answered_by, recipient_status
+    from distribution_recipients dr
+    where dr.organization_id = p_organization_id and dr.environment = p_environment
+      and dr.distribution_id = p_distribution_id and dr.token_hash = p_token_hash
+    for update;
+    -- An unknown link stores nothing, like an answered one (which is `used`).
+    if recipient_status is null or recipient_status = 'responded' then
+      return query select 1, 0, coalesce(recipient_status = 'responded', false)::integer, null::text, null::integer, 0;
+      return;
+    end if;
+  elsif p_channel = 'api' then
+    select dr.distribution_id into answered_distribution
+    from distribution_recipients dr
+    where dr.organization_id = p_organization_id and dr.environment = p_environment and dr.survey_id = p_survey_id
+      and dr.external_id = p_respondent_external_id and dr.status in ('sent', 'responded')
+      and dr.sent_at <= p_submitted_at
+    order by dr.sent_at desc
+    limit 1;
+  end if;
+
+  insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers,
+                         submitted_at, distribution_id, survey_version, language)
+  values (p_response_id, p_survey_id, p_organization_id, p_environment, p_respondent_external_id, p_dedupe_key,
+          p_answers, p_submitted_at, answered_distribution, accepted_version, p_language)
+  on conflict (organization_id, environment, survey_id, dedupe_key) where dedupe_key is not null do nothing
+  returning responses.id into new_response_id;
+  if new_response_id is null then
+    -- This respondent has answered already, where one response each is allowed.
+    return query select 1, 0, 0, null::text, null::integer, 0;
+    return;
+  end if;
+
+  update distribution_recipients dr
+  set status = 'responded',
+      responded_at = case when p_identified then p_submitted_at end,
+      response_id = case when p_identified then new_response_id end
+  where dr.organization_id = p_organization_id and dr.environment = p_environment
+    and dr.distribution_id = answered_distribution and dr.external_id = answered_by and dr.status <> 'responded';
+
+  insert into survey_response_counts (organization_id, environment, survey_id, n)
+  values (p_organization_id, p_environment, p_survey_id, 1);
+
+  select e.queued into event_queued
+  from record_event(p_organization_id, p_environment, p_event_id, 'response.submitted',
+                    p_event_data || jsonb_build_object('distributionId', answered_distribution, 'surveyVersion', accepted_version)) e;
+
+  return query select 1, 1, 0, answered_distribution, accepted_version, event_queued;
+end $function$;
 
 --
 -- Name: survey_service_id(prefix text); Type: FUNCTION; Schema: public

@@ -7,7 +7,6 @@
 export { eventsJobs } from './jobs.js';
 export {
   deliveryWakeChannel,
-  eventSteps,
   queueDeliveries,
   recordEvent,
   wakeDispatchers,

@@ -1,13 +1,13 @@
 /**
  * Writing an event. Every feature calls `recordEvent` inside the transaction of the change the event describes
  * (a transactional outbox): a rolled-back change leaves no event, a committed one exactly one, even if the
- * process dies right after the commit. The same statement fans the event out: one pending delivery per enabled
+ * process dies right after the commit. The same call fans the event out: one pending delivery per enabled
  * webhook of the tenant subscribed to its type (or to `*`), in the same transaction, so a committed event always
  * has its deliveries. The webhook dispatchers (modules/webhooks/dispatcher.ts) are woken on commit.
  */
-import { sql, type RawBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { components } from '../../generated/openapi.js';
-import { tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
+import { tenantColumns, type Tenant } from '../../db/tenant.js';
 import type { DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from './tables.js';
@@ -45,13 +45,11 @@ export interface NewEvent<T extends EventType = EventType> {
 }
 
 /**
- * The steps of a statement that store an event and queue its deliveries — CTEs named `event_row` and
- * `event_deliveries` — so that another statement can record its event in the same round trip (see surveys'
- * `storeResponse`). With `onlyIf`, the event is stored only when that CTE returned a row. The statement returns
- * how many deliveries it queued (`(select count(*) from event_deliveries)`), and the caller wakes the dispatchers
- * when there are any (`wakeDispatchers`): a NOTIFY inside the statement would be sent by whichever node runs it,
- * which on Citus is the tenant's worker, not the coordinator the dispatchers listen on.
- * `data`: the event's data as SQL, when the statement itself decides part of it (else `event.data`).
+ * THE event writer is the SQL function `record_event` (migration 2026-11-29T0100): it stores the event and queues
+ * its deliveries in one call, and the submission's own function (`store_response`) calls it too, so every event
+ * is written by the same statements. It returns how many deliveries it queued, and the caller wakes the
+ * dispatchers when there are any (`wakeDispatchers`): a NOTIFY inside the function would be sent by whichever node
+ * runs it, which on Citus is the tenant's worker, not the coordinator the dispatchers listen on.
  *
  * Deliveries go only to webhooks that exist when the transaction commits: the fan-out locks the webhook rows it
  * reads (`FOR KEY SHARE`, the lock the foreign key's own check takes, so no new conflict) as it reads them. Reading
@@ -62,28 +60,6 @@ export interface NewEvent<T extends EventType = EventType> {
  * version, and a deleted one drops out), and a deletion that comes later waits for this transaction, whose
  * deliveries its cascade then removes. Disabling or editing a webhook takes no conflicting lock.
  */
-export function eventSteps<T extends EventType>(
-  tenant: Tenant,
-  event: NewEvent<T>,
-  onlyIf?: string,
-  data?: RawBuilder<unknown>,
-) {
-  const gate = onlyIf ? sql` where exists (select 1 from ${sql.table(onlyIf)})` : sql``;
-  // `webhook.test` goes only to the webhook being tested (webhooks/service.ts), never to subscribers.
-  return sql`event_row as (
-      insert into events (organization_id, environment, id, type, data)
-      select ${tenant.organizationId}, ${tenant.environment}, ${event.id}, ${event.type}, ${data ?? sql`${JSON.stringify(event.data)}::jsonb`}${gate}
-      returning organization_id, environment, id, type, created_at
-    ), event_deliveries as (
-      insert into webhook_deliveries (organization_id, environment, id, webhook_id, event_id, event_type, attempt, manual)
-      select e.organization_id, e.environment, survey_service_id('whd'), w.id, e.id, e.type, 1, false
-      from event_row e
-      join webhooks w on ${tenantIs(tenant, 'w')}
-      where w.enabled and e.type <> 'webhook.test' and (w.events @> array[e.type]::text[] or w.events @> array['*']::text[])
-      for key share of w
-      returning id
-    )`;
-}
 
 /** Wakes the webhook dispatchers when `tx` commits (they LISTEN), for deliveries it queued. */
 export async function wakeDispatchers(tx: DbOrTx): Promise<void> {
@@ -91,8 +67,8 @@ export async function wakeDispatchers(tx: DbOrTx): Promise<void> {
 }
 
 /**
- * Stores one event in `tx`, the transaction of the change it describes, queues its deliveries (one statement,
- * one round trip) and returns it.
+ * Stores one event in `tx`, the transaction of the change it describes, queues its deliveries (one call of
+ * `record_event`, one round trip) and returns it.
  */
 export async function recordEvent<T extends EventType>(
   tx: DbOrTx,
@@ -101,10 +77,12 @@ export async function recordEvent<T extends EventType>(
   data: EventData[T],
 ): Promise<RecordedEvent<T>> {
   const id = newId('evt');
-  const { rows } = await sql<{ created_at: Date; queued: string }>`
-    with ${eventSteps(tenant, { id, type, data })}
-    select event_row.created_at, (select count(*) from event_deliveries) as queued from event_row`.execute(tx);
-  if (Number(rows[0]!.queued) > 0) await wakeDispatchers(tx);
+  const { rows } = await sql<{ created_at: Date; queued: number }>`
+    select created_at, queued
+    from record_event(${tenant.organizationId}, ${tenant.environment}, ${id}, ${type}, ${JSON.stringify(data)}::jsonb)`.execute(
+    tx,
+  );
+  if (rows[0]!.queued > 0) await wakeDispatchers(tx);
   return { id, type, createdAt: rows[0]!.created_at.toISOString(), data };
 }
 

@@ -1,11 +1,10 @@
 /** All SQL on `responses`. Every query is scoped by survey, organization and environment. */
-import { sql, type RawBuilder, type Selectable } from 'kysely';
-import { compiledOnce } from '../../db/compiled-once.js';
+import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { ResponsesTable } from './tables.js';
-import { eventSteps, wakeDispatchers, type NewEvent } from '../events/index.js';
+import { wakeDispatchers, type NewEvent } from '../events/index.js';
 
 export type ResponseRow = Selectable<ResponsesTable>;
 
@@ -33,8 +32,8 @@ export type StoreOutcome =
   | { outcome: 'duplicate' | 'inactive' | 'used' };
 
 /**
- * THE writer of responses: every channel stores through this one statement (its own transaction, or a caller's),
- * so a response, its distribution, its recipient's `responded`, its count delta, its analytics copy (the triggers
+ * THE writer of responses: every channel stores through this one call of the SQL function `store_response`
+ * (migration 2026-11-29T0100; its own transaction, or a caller's), so a response, its distribution, its recipient's `responded`, its count delta, its analytics copy (the triggers
  * of `responses`, which freeze the respondent's segment fields) and its `response.submitted` event are one fact.
  *
  * - While the survey is active (a shared lock on its row, so a pause, close or change waits for submissions in
@@ -44,9 +43,12 @@ export type StoreOutcome =
  *   distribution of this survey that reached them (sent, before now), so reports by distribution and the
  *   snapshot rule count it wherever it was rendered.
  * - A personal link answers once: its recipient row is locked, and a link already answered stores nothing
- *   (`used`). The recipient the response answers is marked `responded` in the same statement.
+ *   (`used`). The recipient the response answers is marked `responded` in the same call.
  * - Nothing is written for a respondent's second answer where one each is allowed (`duplicate`): that conflict
- *   is not an error, so the statement can run inside a caller's transaction without aborting it.
+ *   is not an error, so the call can run inside a caller's transaction without aborting it.
+ *
+ * Made outside a transaction block, the call is one round trip, and on Citus it is delegated whole to the node
+ * holding the tenant's shards: no other node takes part, so a submission needs only that node.
  */
 export async function storeResponse(
   db: DbOrTx,
@@ -58,123 +60,29 @@ export async function storeResponse(
   // An answer without identity (an anonymous survey's link) must not be tied back to its recipient: no response
   // id and no time on the recipient row, whose `responded_at` would otherwise equal the response's `submittedAt`.
   const identified = response.respondentExternalId !== null;
-  const values: StoreValues = {
-    organizationId: tenant.organizationId,
-    environment: tenant.environment,
-    surveyId: response.surveyId,
-    responseId: response.id,
-    respondentExternalId: response.respondentExternalId,
-    dedupeKey: response.dedupeKey,
-    answers: JSON.stringify(response.answers),
-    submittedAt: response.submittedAt,
-    language: response.language ?? null,
-    eventId: event.id,
-    eventType: event.type,
-    eventData: JSON.stringify(event.data),
-    ...(channel.kind === 'api' ? {} : { distributionId: channel.distributionId }),
-    ...(channel.kind === 'personal' ? { tokenHash: channel.tokenHash } : {}),
-  };
-  let statement = storeStatements.get(`${channel.kind}:${identified}`);
-  if (!statement) {
-    statement = compiledOnce((db: DbOrTx, placeholders: StoreValues) =>
-      storeStatement(placeholders, channel.kind, identified).compile(db),
-    );
-    storeStatements.set(`${channel.kind}:${identified}`, statement);
-  }
-  const row = (await statement(db, values))[0]!;
-  if (Number(row.queued) > 0) await wakeDispatchers(db);
-  if (Number(row.stored) === 1)
+  const { rows } = await sql<StoreRow>`
+    select active, stored, used, distribution_id, survey_version, queued
+    from store_response(${tenant.organizationId}, ${tenant.environment}, ${response.surveyId}, ${response.id},
+      ${response.respondentExternalId}, ${response.dedupeKey}, ${JSON.stringify(response.answers)}::jsonb,
+      ${response.submittedAt}, ${response.language ?? null}, ${event.id}, ${JSON.stringify(event.data)}::jsonb,
+      ${channel.kind}, ${channel.kind === 'api' ? null : channel.distributionId},
+      ${channel.kind === 'personal' ? channel.tokenHash : null}, ${identified})`.execute(db);
+  const row = rows[0]!;
+  if (row.queued > 0) await wakeDispatchers(db);
+  if (row.stored === 1)
     return { outcome: 'stored', distributionId: row.distribution_id, surveyVersion: row.survey_version ?? 1 };
-  if (Number(row.active) === 0) return { outcome: 'inactive' };
-  return { outcome: Number(row.used) === 1 ? 'used' : 'duplicate' };
+  if (row.active === 0) return { outcome: 'inactive' };
+  return { outcome: row.used === 1 ? 'used' : 'duplicate' };
 }
 
-interface StoreValues {
-  organizationId: string;
-  environment: Tenant['environment'];
-  surveyId: string;
-  responseId: string;
-  respondentExternalId: string | null;
-  dedupeKey: string | null;
-  answers: string;
-  submittedAt: Date;
-  language: string | null;
-  eventId: string;
-  eventType: 'response.submitted';
-  eventData: string;
-  distributionId?: string;
-  tokenHash?: Buffer;
-}
-
-/**
- * The statement has one text per channel and identity, built and compiled by Kysely once each (`compiledOnce`):
- * building and compiling it was about a twentieth of the service's CPU per submission.
- */
-const storeStatements = new Map<string, ReturnType<typeof compiledOnce<StoreValues, StoreRow>>>();
-
+/** The row `store_response` returns. */
 interface StoreRow {
-  active: string;
-  stored: string;
-  used: string;
+  active: number;
+  stored: number;
+  used: number;
   distribution_id: string | null;
   survey_version: number | null;
-  queued: string;
-}
-
-function storeStatement(v: StoreValues, channel: ResponseChannel['kind'], identified: boolean): RawBuilder<StoreRow> {
-  // The tenant's columns of the rows it inserts; every read and update is scoped by tenantIs.
-  const tenant: Tenant = { organizationId: v.organizationId, environment: v.environment };
-  const org = v.organizationId;
-  const env = v.environment;
-  const recipient =
-    channel === 'personal'
-      ? sql`select external_id, status from distribution_recipients
-          where ${tenantIs(tenant)} and distribution_id = ${v.distributionId} and token_hash = ${v.tokenHash}
-          for update`
-      : sql`select null::text as external_id, null::text as status where false`;
-  const distribution =
-    channel === 'api'
-      ? sql`(select dr.distribution_id from distribution_recipients dr
-          where ${tenantIs(tenant, 'dr')} and dr.survey_id = ${v.surveyId}
-            and dr.external_id = ${v.respondentExternalId} and dr.status in ('sent', 'responded') and dr.sent_at <= ${v.submittedAt}
-          order by dr.sent_at desc limit 1)`
-      : sql`${v.distributionId}::text`;
-  const linkOpen =
-    channel === 'personal' ? sql`exists (select 1 from recipient where status <> 'responded')` : sql`true`;
-  // The recipient this response answers: the link's own, else the respondent named in the distribution found.
-  const answeredBy =
-    channel === 'personal' ? sql`(select external_id from recipient)` : sql`${v.respondentExternalId}::text`;
-  const eventData = sql`${v.eventData}::jsonb || jsonb_build_object('distributionId', (select distribution_id from stored), 'surveyVersion', (select survey_version from stored))`;
-  const event = { id: v.eventId, type: v.eventType } as NewEvent<'response.submitted'>;
-  return sql<StoreRow>`
-    with active as (
-      select id, version from surveys
-      where ${tenantIs(tenant)} and id = ${v.surveyId} and status = 'active'
-      for share
-    ), recipient as (${recipient}
-    ), stored as (
-      insert into responses (id, survey_id, organization_id, environment, respondent_external_id, dedupe_key, answers, submitted_at, distribution_id, survey_version, language)
-      select ${v.responseId}, active.id, ${org}, ${env}, ${v.respondentExternalId}, ${v.dedupeKey},
-        ${v.answers}::jsonb, ${v.submittedAt}, ${distribution}, active.version,
-        ${v.language}::text
-      from active
-      where ${linkOpen}
-      on conflict (organization_id, environment, survey_id, dedupe_key) where dedupe_key is not null do nothing
-      returning id, distribution_id, survey_version
-    ), answered as (
-      update distribution_recipients dr set status = 'responded',
-        responded_at = ${identified ? sql`${v.submittedAt}` : sql`null`}::timestamptz, response_id = ${identified ? sql`s.id` : sql`null`}
-      from stored s
-      where ${tenantIs(tenant, 'dr')} and dr.distribution_id = s.distribution_id
-        and dr.external_id = ${answeredBy} and dr.status <> 'responded'
-    ), counted as (
-      insert into survey_response_counts (organization_id, environment, survey_id, n)
-      select ${org}, ${env}, ${v.surveyId}, 1 from stored
-    ), ${eventSteps(tenant, event, 'stored', eventData)}
-    select (select count(*) from active) as active, (select count(*) from stored) as stored,
-      (select count(*) from recipient where status = 'responded') as used,
-      (select distribution_id from stored) as distribution_id, (select survey_version from stored) as survey_version,
-      (select count(*) from event_deliveries) as queued`;
+  queued: number;
 }
 
 /** The survey's responses, in the tenant. */
