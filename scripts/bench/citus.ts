@@ -53,6 +53,8 @@ const launchedSettings = { anonymous: true, allowMultipleResponses: true };
 interface Counters {
   singleShard: number;
   multiShard: number;
+  /** Of these, the executions planned on the coordinator: each a round trip to a worker (a hop between machines). */
+  fromCoordinator: number;
 }
 
 interface Measure {
@@ -82,18 +84,26 @@ async function onAllNodes(admin: pg.Client, command: string): Promise<string[]> 
   return rows.map((row) => row.result);
 }
 
-/** This database's distributed executions, summed over every node (a trigger's statement counts on its worker). */
+/**
+ * This database's distributed executions, summed over every node (a trigger's statement, or a statement of a
+ * function delegated to a worker, counts on that worker), and those of the coordinator alone.
+ */
 async function readCounters(admin: pg.Client): Promise<Counters> {
-  const results = await onAllNodes(
-    admin,
-    `select query_execution_single_shard || ',' || query_execution_multi_shard
-     from citus_stat_counters where name = current_database()`,
+  const { rows } = await admin.query<{ nodeid: number; success: boolean; result: string; coordinator: boolean }>(
+    `select r.nodeid, r.success, r.result, n.groupid = 0 as coordinator
+     from run_command_on_all_nodes($1) r join pg_dist_node n on n.nodeid = r.nodeid`,
+    [
+      `select query_execution_single_shard || ',' || query_execution_multi_shard
+       from citus_stat_counters where name = current_database()`,
+    ],
   );
-  const total = { singleShard: 0, multiShard: 0 };
-  for (const result of results) {
-    const [single, multi] = result.split(',').map(Number);
+  const total = { singleShard: 0, multiShard: 0, fromCoordinator: 0 };
+  for (const row of rows) {
+    if (!row.success) throw new Error(`node ${row.nodeid}: ${row.result}`);
+    const [single, multi] = row.result.split(',').map(Number);
     total.singleShard += single ?? 0;
     total.multiShard += multi ?? 0;
+    if (row.coordinator) total.fromCoordinator += (single ?? 0) + (multi ?? 0);
   }
   return total;
 }
@@ -279,7 +289,8 @@ export async function run(): Promise<void> {
       const perRequest = counters
         ? ((counters.singleShard + counters.multiShard) / Math.max(1, r.requests)).toFixed(1)
         : '—';
-      return `| ${r.workload} | ${r.database} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failures} | ${counters?.singleShard ?? '—'} | ${counters?.multiShard ?? '—'} | ${share(counters)} | ${perRequest} |`;
+      const fromCoordinator = counters ? (counters.fromCoordinator / Math.max(1, r.requests)).toFixed(1) : '—';
+      return `| ${r.workload} | ${r.database} | ${Math.round(r.rps)} | ${r.p50} | ${r.p99} | ${r.failures} | ${counters?.singleShard ?? '—'} | ${counters?.multiShard ?? '—'} | ${share(counters)} | ${perRequest} | ${fromCoordinator} |`;
     };
     const ratios = onPlain.results.map((p, i) => {
       const c = onCitus.results[i]!;
@@ -288,7 +299,9 @@ export async function run(): Promise<void> {
     const statementsPerRequest = onCitus.results
       .map((r) => {
         const counters = r.counters!;
-        return `${((counters.singleShard + counters.multiShard) / Math.max(1, r.requests)).toFixed(1)} per ${r.workload.split(' ')[0]}`;
+        const all = (counters.singleShard + counters.multiShard) / Math.max(1, r.requests);
+        const remote = counters.fromCoordinator / Math.max(1, r.requests);
+        return `${all.toFixed(1)} per ${r.workload.split(' ')[0]}, ${remote.toFixed(1)} of them from the coordinator`;
       })
       .join(', ');
     const multiShard = onCitus.results.reduce((sum, r) => sum + r.counters!.multiShard, 0);
@@ -300,20 +313,20 @@ export async function run(): Promise<void> {
       '',
       `Same seed on both: ${organizations} organizations (the measured one with 25 surveys, the list shows 20, one launched survey takes the submissions; every other with 3 surveys and 5 responses). On the cluster, organizations per worker (the seeded ones and the demo organization the service makes at start): ${onCitus.placement}.`,
       '',
-      '| workload | database | req/s | p50 ms | p99 ms | non-2xx/errors | single-shard | multi-shard | single-shard share | distributed executions / request |',
-      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
+      '| workload | database | req/s | p50 ms | p99 ms | non-2xx/errors | single-shard | multi-shard | single-shard share | distributed executions / request | of which from the coordinator / request |',
+      '|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
       ...results.map(row),
       '',
       '| workload | req/s Citus/plain | p50 Citus/plain | p99 Citus/plain |',
       '|---|---:|---:|---:|',
       ...ratios,
       '',
-      'Executions are `citus_stat_counters` of the database, reset after the warm-up and summed over the three nodes (a statement that a trigger of `responses` runs on a worker counts there): single-shard is a plan of one task (one shard, or a reference table such as `api_keys`), multi-shard a plan of several. Statements on the tables local to the coordinator (`rate_limits`, pg-boss) are not distributed executions and are not counted. A statement that Citus cannot send whole to one shard (a data-modifying CTE, an INSERT … SELECT) is run in steps — subplans whose intermediate results are copied to the nodes, an INSERT … SELECT through the coordinator — each step a round trip of its own and counted here as an execution of its own, single-shard when it touches one shard: the executions per request count those steps, which the share of single-shard alone does not show.',
+      'Executions are `citus_stat_counters` of the database, reset after the warm-up and summed over the three nodes (a statement that a trigger of `responses` runs on a worker counts there): single-shard is a plan of one task (one shard, or a reference table such as `api_keys`), multi-shard a plan of several. Statements on the tables local to the coordinator (`rate_limits`, pg-boss) are not distributed executions and are not counted. A statement that Citus cannot send whole to one shard (a data-modifying CTE, an INSERT … SELECT) is run in steps — subplans whose intermediate results are copied to the nodes, an INSERT … SELECT through the coordinator — each step a round trip of its own and counted here as an execution of its own, single-shard when it touches one shard: the executions per request count those steps, which the share of single-shard alone does not show. Those *from the coordinator* are the round trips between machines on a real cluster; the rest run on a worker on its own shards (the statements of a function Citus delegated to it, and of the triggers they fire), in-process there.',
       ...(errors.length > 0
         ? ['', `Errors in the service's log: ${errors.length} (first: ${errors.slice(0, 3).join('; ')}).`]
         : []),
       '',
-      `What more cores would change. Here 2 cores are shared by the coordinator, both workers, the API process and the load generator (and whatever else runs on the machine: see the load average), so the run is CPU-bound and the ratio measures what a request costs on Citus against plain PostgreSQL, not scale-out. Each execution on a distributed table is planned by Citus and run on the worker that holds the shard, most of them over a connection from the coordinator, a round trip each (executions per request here: ${statementsPerRequest}), so one request costs more CPU and more latency in total than on a single server, and the workers' share of that work runs on the same 2 cores. With the nodes on machines (or cores) of their own, the execution and storage of each tenant's rows happen on the worker that holds its shard, so that work divides among the workers as tenants spread over them, and adding workers (and rebalancing shards) adds capacity; what stays on the coordinator is planning and routing every statement, the rate-limit counters (\`rate_limits\` is local to it) and pg-boss, so the coordinator becomes the part to size (the workers accept distributed queries too, Citus keeping its metadata on every node, but \`rate_limits\` and pg-boss live on the coordinator only). The round trips do not shrink with cores: between machines each is a network hop rather than loopback, which adds to a request's latency once per execution. ${multiShard === 0 ? 'Every measured execution ran on a single shard: no request visited every shard' : `${multiShard} measured executions ran on several shards: each visits every shard, so its work grows with the workers instead of dividing among them`}.`,
+      `What more cores would change. Here 2 cores are shared by the coordinator, both workers, the API process and the load generator (and whatever else runs on the machine: see the load average), so the run is CPU-bound and the ratio measures what a request costs on Citus against plain PostgreSQL, not scale-out. Each execution on a distributed table is planned by Citus and run on the worker that holds the shard, those from the coordinator over a connection, a round trip each (executions per request here: ${statementsPerRequest}), so one request costs more CPU and more latency in total than on a single server, and the workers' share of that work runs on the same 2 cores. With the nodes on machines (or cores) of their own, the execution and storage of each tenant's rows happen on the worker that holds its shard, so that work divides among the workers as tenants spread over them, and adding workers (and rebalancing shards) adds capacity; what stays on the coordinator is planning and routing every statement, the rate-limit counters (\`rate_limits\` is local to it) and pg-boss, so the coordinator becomes the part to size (the workers accept distributed queries too, Citus keeping its metadata on every node, but \`rate_limits\` and pg-boss live on the coordinator only). The round trips do not shrink with cores: between machines each is a network hop rather than loopback, which adds to a request's latency once per execution. ${multiShard === 0 ? 'Every measured execution ran on a single shard: no request visited every shard' : `${multiShard} measured executions ran on several shards: each visits every shard, so its work grows with the workers instead of dividing among them`}.`,
     ].join('\n');
     console.log(`\n${markdown}`);
     if (errors.length > 0) console.log(`\nService log errors:\n${errors.join('\n')}`);

@@ -85,7 +85,7 @@ export function writeBenchmarkSection(heading: string, markdown: string): void {
     next = `${current.trimEnd()}\n\n${markdown}`;
   } else {
     const after = current.indexOf('\n## ', start + heading.length);
-    next = current.slice(0, start) + markdown + (after < 0 ? '' : `\n${current.slice(after + 1)}`);
+    next = current.slice(0, start) + markdown.trimEnd() + (after < 0 ? '' : `\n\n${current.slice(after + 1)}`);
   }
   writeFileSync(file, `${next.trimEnd()}\n`);
 }
