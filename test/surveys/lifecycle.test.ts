@@ -37,7 +37,7 @@ describe('createSurvey', () => {
       pausedAt: null,
       closedAt: null,
     });
-    expect(survey.settings).toEqual({ anonymous: false, allowMultipleResponses: false });
+    expect(survey.settings).toEqual({ privacy: 'identified', anonymous: false, allowMultipleResponses: false });
     expect(survey.questions.map((q) => q.id)).toEqual(['q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
     expect(survey.questions[0]).toEqual({
       id: 'q_1',
@@ -199,7 +199,7 @@ describe('updateSurvey', () => {
     expect(data!.data).toMatchObject({
       title: 'renamed',
       description: null,
-      settings: { anonymous: true, allowMultipleResponses: true },
+      settings: { privacy: 'anonymous', anonymous: true, allowMultipleResponses: true },
     });
     expect(data!.data.questions).toHaveLength(1);
   });
@@ -220,7 +220,14 @@ describe('updateSurvey', () => {
       body: { settings: { anonymous: true } },
     });
     expect(settings.response.status).toBe(409);
-    expect(settings.error?.error.code).toBe('invalid_state');
+    expect(settings.error?.error.code).toBe('survey_active');
+    expect(settings.error?.error.details?.map((detail) => detail.path)).toEqual([
+      '/body/settings/privacy',
+      '/body/settings/anonymous',
+    ]);
+    // The settings it has, sent back as they are, change nothing.
+    const same = await live.PATCH('/api/v1/surveys/{id}', { ...path(survey.id), body: { settings: survey.settings } });
+    expect(same.response.status).toBe(200);
     await transition(survey.id, 'pause');
     const paused = await live.PATCH('/api/v1/surveys/{id}', {
       ...path(survey.id),

@@ -131,6 +131,30 @@ describe('createSurvey and updateSurvey list every problem', () => {
     expectCoded(details);
   });
 
+  it("a question's problems are its own type's only, listed with another question's logic problem", async () => {
+    // A one-row matrix (rows need two) whose row has a stray field, and a later question whose rule names a
+    // question that does not exist: three problems, not one complaint per question type.
+    const questions = [
+      { type: 'nps', text: 'Recommend us?' },
+      { type: 'matrix', text: 'Grid', rows: [{ text: 'Only row', label: 'stray' }], scale: { min: 1, max: 5 } },
+      { type: 'rating', text: 'Later', displayIf: { all: [{ questionId: 'q_9', op: 'answered' }] } },
+    ];
+    const details = await validationError(tenant.live.surveys.create({ title: 'Grid', questions } as never));
+    expect(details.map((d) => [d.path, d.code]).sort()).toEqual(
+      [
+        ['/body/questions/1/rows', 'min_items'],
+        ['/body/questions/1/rows/0/label', 'unknown_field'],
+        ['/body/questions/2/displayIf/all/0/questionId', 'invalid_logic'],
+      ].sort(),
+    );
+    expectCoded(details);
+    // A type that names no variant is one problem at `type`.
+    const unknownType = await validationError(
+      tenant.live.surveys.create({ title: 'T', questions: [{ type: 'slider', text: 'x' }] } as never),
+    );
+    expect(unknownType.map((d) => d.path)).toEqual(['/body/questions/0/type']);
+  });
+
   it('the semantic problems alone are coded the same way', async () => {
     const details = await validationError(
       tenant.live.surveys.create({ title: 'Fine', questions: duplicated } as never),

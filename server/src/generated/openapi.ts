@@ -135,8 +135,9 @@ export interface paths {
          *       Anything else is 409 `survey_active`, with one detail per problem: a question or choice removed or moved,
          *       a type, scale (`min`, `max`), selection bound, `maxLength` or `required` changed, or a new question that is
          *       required. Send the existing questions and choices with their ids.
-         *     - `settings` is merged field by field, only while the survey has never been launched; afterwards 409
-         *       `invalid_state` (who may answer, and how often, does not change under the respondents' feet).
+         *     - `settings` is merged field by field while the survey has never been launched. Afterwards settings equal to
+         *       the current ones are accepted and any change is 409 `survey_active` (who may answer, how often, and who may
+         *       see who answered do not change under the respondents' feet).
          *     - After the first launch, each change that alters the survey makes a new `version` (`listSurveyVersions`);
          *       a request that changes nothing makes none. Responses record the version they answered.
          *     - A `closed` survey cannot be changed: 409 `invalid_state`.
@@ -2417,9 +2418,24 @@ export interface components {
          *     ]
          */
         SurveyLanguages: components["schemas"]["LanguageTag"][];
+        /**
+         * @description Who can see who answered. Frozen at the first launch (a change afterwards is 409 `survey_active`).
+         *
+         *     | privacy | identity stored | identity shown | segments, manager trees, participation, reminders |
+         *     |---|---|---|---|
+         *     | `identified` (default) | yes | yes: responses, exports, events and webhooks carry `respondentExternalId`; the recipients list says when each recipient responded | yes |
+         *     | `confidential` | yes, to group answers | never: responses (create, list, get) and `response.submitted` events carry `respondentExternalId: null` and the `respondentExternalId` filter of `listResponses` matches nothing; exports have no identity column; the recipients list says *that* a recipient responded (`status`), not when (`respondedAt: null`); AI analyses never quote identity | yes, under the anonymity threshold like every result |
+         *     | `anonymous` | no: a `respondentExternalId` sent is dropped, a personal link's answer is not tied to its person | — | no: every response is in the unknown-respondent group |
+         *
+         *     A `confidential` survey is how HR surveys are usually run: results by team and manager without anyone, the
+         *     API caller included, reading one person's answers.
+         * @enum {string}
+         */
+        SurveyPrivacy: "identified" | "confidential" | "anonymous";
         /** @description How the survey collects responses. Frozen after the first launch. */
         SurveySettings: {
-            /** @description When `true`, responses carry no respondent identity; a `respondentExternalId` sent with a response is dropped, and every response returns it as `null`. */
+            privacy: components["schemas"]["SurveyPrivacy"];
+            /** @description `true` exactly when `privacy` is `anonymous` (the original spelling, kept): responses carry no respondent identity; a `respondentExternalId` sent with a response is dropped, and every response returns it as `null`. */
             anonymous: boolean;
             /** @description When `false`, a respondent (by `respondentExternalId`) may answer once; a second submission gives 409 `duplicate_response`. Responses without a `respondentExternalId` are never counted as duplicates. */
             allowMultipleResponses: boolean;
@@ -2522,7 +2538,7 @@ export interface components {
          *     | `not_found` | 404 | No such resource for this organization and environment. |
          *     | `method_not_allowed` | 405 | The path exists but not with this method; `Allow` lists the methods it has. |
          *     | `invalid_state` | 409 | The resource's state forbids the action (for example launching a closed survey). |
-         *     | `survey_active` | 409 | The survey has been launched, and the change to its questions would change what earlier responses answered (a question or choice removed or moved, a type, scale, rule or `required` changed, a new question that is required); `details` lists each. |
+         *     | `survey_active` | 409 | The survey has been launched, and the change to its questions would change what earlier responses answered (a question or choice removed or moved, a type, scale, rule or `required` changed, a new question that is required), or the change is to its settings, which freeze at the first launch; `details` lists each. |
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
@@ -2576,6 +2592,8 @@ export interface components {
              *     | `answer_type` | An answer's value does not fit its question's type (a text answer to an NPS question). |
              *     | `invalid_value` | Any other value the operation does not accept. |
              *     | `not_found` | A referenced resource (a question, a choice) does not exist. |
+             *     | `invalid_logic` | A display rule (`displayIf`) names a later or unknown question, or an `op` or `value` its question cannot take (see `DisplayCondition`). |
+             *     | `answer_not_displayed` | An answer to a question that the survey's display logic does not show for the other answers. |
              *     | `duplicate` | A value that must be unique appears twice (two answers to one question, a choice selected twice, a question or choice id given twice). |
              *     | `missing_scope` | The key lacks the scope named in the message (403 `insufficient_scope`). |
              *     | `minute` / `day` | The rate-limit window that is spent (429 `rate_limited`). |
@@ -2879,9 +2897,10 @@ export interface components {
          *     the other optional fields defaulted (`required: true`, rating `min: 1`/`max: 5`, text `maxLength: 2000`).
          */
         QuestionInput: components["schemas"]["NpsQuestionInput"] | components["schemas"]["RatingQuestionInput"] | components["schemas"]["SingleChoiceQuestionInput"] | components["schemas"]["MultipleChoiceQuestionInput"] | components["schemas"]["TextQuestionInput"] | components["schemas"]["MatrixQuestionInput"] | components["schemas"]["RankingQuestionInput"] | components["schemas"]["NumberQuestionInput"] | components["schemas"]["DateQuestionInput"];
-        /** @description Settings to set. Omitted fields keep their current value (on create, their default). No schema `default` is declared on purpose, so that an update changes only the fields it sends. */
+        /** @description Settings to set. Omitted fields keep their current value (on create, their default). No schema `default` is declared on purpose, so that an update changes only the fields it sends. Once the survey has been launched, settings equal to the current ones are accepted (so a survey read with `GET` can be sent back as it is), and any change is 409 `survey_active`. */
         SurveySettingsInput: {
-            /** @description When `true`, responses carry no respondent identity (a `respondentExternalId` sent with a response is dropped and returned as `null`). Default `false`. */
+            privacy?: components["schemas"]["SurveyPrivacy"];
+            /** @description The original spelling of `privacy`. `true` means `privacy: anonymous`; `false` means not anonymous (`identified`, or `confidential` when that is the current or the sent `privacy`). Sent together with `privacy`, the two must agree (`anonymous` is `true` exactly when `privacy` is `anonymous`), else 400. Default `false`. */
             anonymous?: boolean;
             /** @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`. */
             allowMultipleResponses?: boolean;
@@ -3168,7 +3187,7 @@ export interface components {
             id: string;
             /** @description The survey answered. */
             surveyId: string;
-            /** @description The respondent's `externalId` as sent with the response; always `null` for anonymous surveys and when none was sent. */
+            /** @description The respondent's `externalId` as sent with the response; always `null` for anonymous and confidential surveys (see `SurveyPrivacy`) and when none was sent. */
             respondentExternalId: string | null;
             /** @description The answers, in the survey's question order, at most one per question. */
             answers: components["schemas"]["Answer"][];
@@ -3202,7 +3221,7 @@ export interface components {
          *     400 `validation_failed` (paths like `/body/answers/2/value`).
          */
         ResponseSubmit: {
-            /** @description The respondent's `externalId` (the employee id in the HR system). Needed to enforce one response per respondent. Dropped, stored and returned as `null`, when the survey is anonymous. */
+            /** @description The respondent's `externalId` (the employee id in the HR system). Needed to enforce one response per respondent. Dropped, stored and returned as `null`, when the survey is anonymous; stored but returned as `null` (and never shown) when it is confidential. */
             respondentExternalId?: string;
             /** @description The answers, at most one per question. */
             answers: components["schemas"]["Answer"][];
@@ -3401,7 +3420,7 @@ export interface components {
             id: string;
             /** @description The survey answered. */
             surveyId: string;
-            /** @description The respondent's `externalId`, or `null` (anonymous surveys, or none sent). */
+            /** @description The respondent's `externalId`, or `null` (anonymous and confidential surveys, or none sent). */
             respondentExternalId: string | null;
             /** @description The distribution the response answers (its answer page, or for an API submission naming a respondent, the latest distribution of the survey that reached them); `null` when none did — as `Response.distributionId`. */
             distributionId: string | null;
@@ -4726,7 +4745,8 @@ export interface components {
              * Format: uri
              * @description The respondent's personal answer page, `<base URL>/s/{token}`. The token is unguessable (256 bits) and
              *     stored only as a hash; the link works until `expiresAt` and accepts one response. Responses through it
-             *     carry the respondent's `externalId` (unless the survey is anonymous) and the distribution's id.
+             *     carry the respondent's `externalId` (kept but never shown in a confidential survey, not stored in an anonymous
+             *     one) and the distribution's id.
              */
             link: string;
             /**
@@ -4750,8 +4770,8 @@ export interface components {
             /**
              * Format: date-time
              * @description When the recipient responded (through the link, or through the API for this distribution); `null` before, and
-             *     always `null` in an anonymous survey, where the time would tie the anonymous answer to its person (`status`
-             *     still says `responded`).
+             *     always `null` in an anonymous or confidential survey, where the time would tie the answer to its person
+             *     (`status` still says `responded`).
              */
             respondedAt: string | null;
             /**
@@ -7486,7 +7506,7 @@ export interface operations {
                  */
                 submittedBefore?: components["parameters"]["SubmittedBefore"];
                 /**
-                 * @description Only this respondent's responses (never matches in anonymous surveys).
+                 * @description Only this respondent's responses (never matches in anonymous and confidential surveys).
                  * @example E-10042
                  */
                 respondentExternalId?: string;

@@ -14,6 +14,7 @@ import { authenticate } from './authenticate.js';
 import { assertEveryOperationHandled, dispatchTo } from './bind.js';
 import { readBody } from './body.js';
 import { loadContract, routesOf, type OperationInfo } from './contract.js';
+import { withDiscriminators } from './discriminators.js';
 import { serveDocs } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
@@ -66,10 +67,11 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   app.use(checkInput);
   app.use(
     openApiValidator({
-      apiSpec: structuredClone(contract) as never,
+      apiSpec: withDiscriminators(structuredClone(contract)) as never,
       // coerceTypes: false — bodies keep their JSON types; path and query parameters (strings on the wire)
       // are always coerced by the validator to their documented types. allErrors: every problem is listed.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
+      // discriminator: a oneOf tagged by a property (discriminators.ts) reports only the tagged branch's problems.
+      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true, discriminator: true },
       validateResponses: deps.config.validateResponses ? { removeAdditional: false } : false,
       validateSecurity: false,
       validateFormats: true,

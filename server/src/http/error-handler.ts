@@ -72,6 +72,22 @@ function withoutBranchNoise(issues: ValidatorIssue[]): ValidatorIssue[] {
   );
 }
 
+/**
+ * A tagged `oneOf` (discriminators.ts) whose tag names no branch is reported by Ajv at the object, as "value of tag
+ * "type" must be in oneOf": it is the tag's value that is wrong, an `enum` problem at the tag.
+ */
+function atTheTag(issue: ValidatorIssue): ValidatorIssue {
+  if (!issue.errorCode?.startsWith('discriminator.')) return issue;
+  const tag = /tag "([^"]+)"/.exec(issue.message ?? '')?.[1];
+  if (!tag) return issue;
+  const at = pointer(issue.path) ?? '';
+  return {
+    path: `${at}/${tag}`,
+    message: `must be one of the documented values of ${tag}`,
+    errorCode: 'enum.openapi.validation',
+  };
+}
+
 function translate(error: unknown): ApiError | undefined {
   if (error instanceof ApiError) return error;
   // Not logged per request: the database's going and coming back are one line each (db/availability.ts).
@@ -91,7 +107,7 @@ function translate(error: unknown): ApiError | undefined {
   if (typeof status !== 'number' || status >= 500) return undefined;
   switch (status) {
     case 400: {
-      const details: ErrorDetail[] = withoutBranchNoise(e.errors ?? []).map((issue) => {
+      const details: ErrorDetail[] = withoutBranchNoise((e.errors ?? []).map(atTheTag)).map((issue) => {
         const detail: ErrorDetail = { message: issue.message ?? 'is invalid', code: codeOf(issue) };
         const path = pointer(issue.path);
         if (path) detail.path = path;

@@ -309,12 +309,14 @@ async function store(
   const { anonymous, allowMultipleResponses } = survey.settings;
   const externalId = found.kind === 'personal' ? found.recipient.external_id : null;
   const respondentExternalId = anonymous ? null : externalId;
+  const identityShown = surveys.showsIdentity(survey.settings);
   const submittedAt = new Date();
   const id = newId('rsp');
+  // The event's view: a confidential survey stores its respondent but never shows it.
   const response = {
     id,
     surveyId: survey.id,
-    respondentExternalId,
+    respondentExternalId: identityShown ? respondentExternalId : null,
     answers,
     submittedAt: iso(submittedAt),
     distributionId: distribution.id,
@@ -331,6 +333,7 @@ async function store(
       answers,
       submittedAt,
       language,
+      identityShown,
     },
     { id: newId('evt'), type: 'response.submitted', data: response },
     found.kind === 'personal'

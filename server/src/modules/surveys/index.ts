@@ -7,7 +7,7 @@
 export { validateAnswers } from './answers.js';
 export { displayedQuestions, displayLogicSource } from './display-logic.js';
 export { surveysJobs } from './jobs.js';
-export { normaliseQuestions } from './questions.js';
+export { normaliseQuestions, showsIdentity } from './questions.js';
 export {
   findPreviousCycle,
   findSurvey,

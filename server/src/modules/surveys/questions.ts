@@ -15,14 +15,44 @@ export type SurveySettingsInput = components['schemas']['SurveySettingsInput'];
 type Choice = components['schemas']['Choice'];
 type ChoiceInput = components['schemas']['ChoiceInput'];
 
-export const defaultSettings: SurveySettings = { anonymous: false, allowMultipleResponses: false };
+export type SurveyPrivacy = SurveySettings['privacy'];
 
+export const defaultSettings: SurveySettings = {
+  privacy: 'identified',
+  anonymous: false,
+  allowMultipleResponses: false,
+};
+
+/**
+ * The settings after `input`. `anonymous` is the original spelling of `privacy: anonymous`, kept in step with it:
+ * `anonymous: false` alone leaves a confidential survey confidential and makes an anonymous one identified.
+ */
 export function mergeSettings(base: SurveySettings, input: SurveySettingsInput | undefined): SurveySettings {
+  const notAnonymous = base.privacy === 'anonymous' ? 'identified' : base.privacy;
+  const privacy =
+    input?.privacy ?? (input?.anonymous === undefined ? base.privacy : input.anonymous ? 'anonymous' : notAnonymous);
   return {
-    anonymous: input?.anonymous ?? base.anonymous,
+    privacy,
+    anonymous: privacy === 'anonymous',
     allowMultipleResponses: input?.allowMultipleResponses ?? base.allowMultipleResponses,
   };
 }
+
+/** `privacy` and `anonymous` sent together must say the same. */
+export function settingsProblems(input: SurveySettingsInput | undefined): ErrorDetail[] {
+  if (input?.privacy === undefined || input.anonymous === undefined) return [];
+  if (input.anonymous === (input.privacy === 'anonymous')) return [];
+  return [
+    {
+      path: '/body/settings/anonymous',
+      code: 'invalid_value',
+      message: `must be ${input.privacy === 'anonymous'} with privacy "${input.privacy}" (anonymous is true exactly when privacy is "anonymous")`,
+    },
+  ];
+}
+
+/** Whether responses show who answered: only in an identified survey (a confidential one keeps it unseen). */
+export const showsIdentity = (settings: SurveySettings) => settings.privacy === 'identified';
 
 /** Ids given explicitly must be unique; the others get `<prefix><n>` with the smallest n not taken. */
 function assignIds<T extends { id?: string }>(

@@ -19,6 +19,11 @@ export interface NewResponse {
   answers: Answer[];
   /** The language it was answered in, as the survey spells it; null when not known. */
   language?: string | null;
+  /**
+   * Whether the survey shows who answered (identified): only then does the recipient row record when it was answered
+   * and by which response. A confidential survey keeps the respondent on the response (for segments) but not that.
+   */
+  identityShown: boolean;
 }
 
 /** How a response arrives: through the API, or through a distribution's answer page (personal link or embed). */
@@ -33,8 +38,9 @@ export type StoreOutcome =
 
 /**
  * THE writer of responses: every channel stores through this one call of the SQL function `store_response`
- * (migration 2026-11-29T0100; its own transaction, or a caller's), so a response, its distribution, its recipient's `responded`, its count delta, its analytics copy (the triggers
- * of `responses`, which freeze the respondent's segment fields) and its `response.submitted` event are one fact.
+ * (migration 2026-11-29T0100; its own transaction, or a caller's), so a response, its distribution, its
+ * recipient's `responded`, its count delta, its analytics copy (the triggers of `responses`, which freeze the
+ * respondent's segment fields) and its `response.submitted` event are one fact.
  *
  * - While the survey is active (a shared lock on its row, so a pause, close or change waits for submissions in
  *   flight, and they for it). The response records the survey's version it was accepted under: answers checked
@@ -57,9 +63,9 @@ export async function storeResponse(
   event: NewEvent<'response.submitted'>,
   channel: ResponseChannel = { kind: 'api' },
 ): Promise<StoreOutcome> {
-  // An answer without identity (an anonymous survey's link) must not be tied back to its recipient: no response
-  // id and no time on the recipient row, whose `responded_at` would otherwise equal the response's `submittedAt`.
-  const identified = response.respondentExternalId !== null;
+  // An answer whose identity is not stored (anonymous) or not shown (confidential) must not be tied back to its
+  // recipient: no response id and no time on the recipient row, whose `responded_at` would equal `submittedAt`.
+  const identified = response.identityShown && response.respondentExternalId !== null;
   const { rows } = await sql<StoreRow>`
     select active, stored, used, distribution_id, survey_version, queued
     from store_response(${tenant.organizationId}, ${tenant.environment}, ${response.surveyId}, ${response.id},

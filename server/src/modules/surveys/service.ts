@@ -23,8 +23,11 @@ import {
   defaultSettings,
   mergeSettings,
   normaliseQuestions,
+  settingsProblems,
+  showsIdentity,
   sameQuestions,
   type QuestionInput,
+  type SurveySettings,
 } from './questions.js';
 import * as surveys from './repository.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -88,11 +91,12 @@ const toSurveyVersion = (row: SurveyVersionRow): SurveyVersion => ({
   createdAt: iso(row.created_at),
 });
 
-export function toResponse(row: ResponseRow): Response {
+/** A response as the contract shows it; a confidential survey's keep their respondent unseen. */
+export function toResponse(row: ResponseRow, settings: SurveySettings): Response {
   return {
     id: row.id,
     surveyId: row.survey_id,
-    respondentExternalId: row.respondent_external_id,
+    respondentExternalId: showsIdentity(settings) ? row.respondent_external_id : null,
     answers: row.answers,
     submittedAt: iso(row.submitted_at),
     distributionId: row.distribution_id,
@@ -122,14 +126,33 @@ function languagesOrThrow(languages: string[]): string[] {
   return languages;
 }
 
+/** Settings whose `privacy` and `anonymous` disagree are refused. */
+function settingsOrThrow(base: SurveySettings, input: SurveyCreate['settings']): SurveySettings {
+  const problems = settingsProblems(input);
+  if (problems.length > 0) throw validationFailed(problems);
+  return mergeSettings(base, input);
+}
+
+/** Each field of `next` that differs from `current`, as the detail of a refused change after launch. */
+function settingsChanges(current: SurveySettings, next: SurveySettings): ErrorDetail[] {
+  return (Object.keys(next) as (keyof SurveySettings)[])
+    .filter((field) => next[field] !== current[field])
+    .map((field) => ({
+      path: `/body/settings/${field}`,
+      code: 'invalid_value',
+      message: `must stay ${JSON.stringify(current[field])}: settings freeze at the first launch`,
+    }));
+}
+
 export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): Promise<Survey> {
   const questions = normalisedOrThrow(body.questions);
+  const settings = settingsOrThrow(defaultSettings, body.settings);
   const row = await surveys.insertSurvey(db, tenant, {
     id: newId('srv'),
     title: body.title,
     description: body.description ?? null,
     questions,
-    settings: mergeSettings(defaultSettings, body.settings),
+    settings,
     languages: languagesOrThrow(body.languages ?? ['en']),
   });
   return toSurvey(row);
@@ -139,6 +162,7 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
   // Checked before the transaction, so that a malformed list is a 400 without a lock; normalised again inside.
   if (body.questions !== undefined) normalisedOrThrow(body.questions);
   if (body.languages !== undefined) languagesOrThrow(body.languages);
+  if (body.settings !== undefined) settingsOrThrow(defaultSettings, body.settings);
   // The row lock orders this update with a concurrent launch, another update and the submissions (which read the
   // survey's version under a shared lock): each version number is given once, and a response records the version
   // whose questions it was checked against.
@@ -151,8 +175,16 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
       body.questions === undefined
         ? undefined
         : normalisedOrThrow(body.questions, launched ? new Set(current.questions.map((q) => q.id)) : undefined);
-    if (body.settings !== undefined && launched) {
-      throw invalidState(`Survey ${id} is ${current.status} and has been launched; its settings can no longer change.`);
+    const settings = body.settings === undefined ? undefined : mergeSettings(current.settings, body.settings);
+    // Settings sent back as they are (a survey read with GET) change nothing; any change is refused.
+    const settingsChanged = settings === undefined ? [] : settingsChanges(current.settings, settings);
+    if (launched && settingsChanged.length > 0) {
+      throw new ApiError(
+        409,
+        'survey_active',
+        `Survey ${id} has been launched; its settings froze at the first launch.`,
+        settingsChanged,
+      );
     }
     if (questions !== undefined && launched) {
       const problems = changesAfterLaunch(current.questions, questions);
@@ -185,7 +217,7 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
       title: body.title,
       description: body.description,
       questions,
-      settings: body.settings === undefined ? undefined : mergeSettings(current.settings, body.settings),
+      settings: launched ? undefined : settings,
       version,
       languages: body.languages,
     });
@@ -305,11 +337,13 @@ export async function submitResponse(
 
   const { anonymous, allowMultipleResponses } = survey.settings;
   const respondentExternalId = anonymous ? null : (body.respondentExternalId ?? null);
+  const identityShown = showsIdentity(survey.settings);
   const submittedAt = new Date();
+  // What the caller and the event see: a confidential survey stores its respondent but never shows it.
   const response: Response = {
     id: newId('rsp'),
     surveyId,
-    respondentExternalId,
+    respondentExternalId: identityShown ? respondentExternalId : null,
     answers: body.answers,
     submittedAt: iso(submittedAt),
     distributionId: null,
@@ -328,6 +362,7 @@ export async function submitResponse(
       answers: body.answers,
       submittedAt,
       language,
+      identityShown,
     },
     { id: newId('evt'), type: 'response.submitted', data: response },
   );
@@ -429,7 +464,9 @@ export async function listResponses(
       { path: '/query/submittedBefore', message: 'must be later than submittedAfter', code: 'out_of_range' },
     ]);
   }
-  await findSurveyOrThrow(db, tenant, surveyId);
+  const survey = await findSurveyOrThrow(db, tenant, surveyId);
+  // Looking a respondent up would show which responses are theirs.
+  if (filter.respondentExternalId !== undefined && !showsIdentity(survey.settings)) return { responses: [], total: 0 };
   const { rows, total } = await responses.listResponses(db, tenant, surveyId, {
     submittedAfter,
     submittedBefore,
@@ -437,7 +474,7 @@ export async function listResponses(
     limit: filter.limit,
     offset: filter.offset,
   });
-  return { responses: rows.map(toResponse), total };
+  return { responses: rows.map((row) => toResponse(row, survey.settings)), total };
 }
 
 export async function getResponse(
@@ -448,9 +485,12 @@ export async function getResponse(
 ): Promise<Response> {
   const surveyId = surveyIdOrThrow(surveyIdParam);
   idOrNotFound('rsp', 'response', responseId);
-  const row = await responses.findResponse(db, tenant, surveyId, responseId);
+  const [survey, row] = await Promise.all([
+    findSurveyOrThrow(db, tenant, surveyId),
+    responses.findResponse(db, tenant, surveyId, responseId),
+  ]);
   if (!row) throw notFound('response', responseId);
-  return toResponse(row);
+  return toResponse(row, survey.settings);
 }
 
 /**
@@ -493,18 +533,45 @@ function asQuestionInput(value: unknown): QuestionInput {
       ? (item as { id: string }).id
       : undefined;
   const bound = (n: unknown) => (typeof n === 'number' && Number.isInteger(n) ? n : undefined);
-  const choices = Array.isArray(question.choices)
-    ? question.choices.map((choice) => ({ id: idOf(choice), label: '' }))
-    : [];
+  const labelled = (items: unknown) =>
+    Array.isArray(items) ? items.map((item) => ({ id: idOf(item), label: '', text: '' })) : undefined;
+  const choices = labelled(question.choices) ?? [];
   return {
     type: question.type,
+    // A matrix's rows and sides, as far as their ids and presence go (the schema reports the rest).
+    rows: labelled(question.rows) ?? [],
+    scale: typeof question.scale === 'object' && question.scale !== null ? { max: 5 } : undefined,
+    columns: labelled(question.columns),
     text: '',
     id: idOf(question),
     key: typeof question.key === 'string' ? question.key : undefined,
     choices,
     minSelections: bound(question.minSelections),
     maxSelections: bound(question.maxSelections),
+    allowOther: question.allowOther === true,
+    displayIf: readableCondition(question.displayIf),
   } as QuestionInput;
+}
+
+/**
+ * A display condition whose rules can be checked against the questions (each names a question and an `op`), so
+ * that its logic problems are listed even when another part of the body breaks the schema; else none (the schema
+ * reports what is wrong with it).
+ */
+function readableCondition(value: unknown): QuestionInput['displayIf'] {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const entries = Object.entries(value);
+  if (entries.length !== 1) return undefined;
+  const [kind, rules] = entries[0]!;
+  if ((kind !== 'all' && kind !== 'any') || !Array.isArray(rules) || rules.length === 0) return undefined;
+  const readable = rules.every(
+    (rule: unknown) =>
+      typeof rule === 'object' &&
+      rule !== null &&
+      typeof (rule as { questionId?: unknown }).questionId === 'string' &&
+      typeof (rule as { op?: unknown }).op === 'string',
+  );
+  return readable ? ({ [kind]: rules } as QuestionInput['displayIf']) : undefined;
 }
 
 const toTranslation = (survey: SurveyRow, row: TranslationRow): SurveyTranslation => ({
