@@ -2800,9 +2800,10 @@ export interface components {
             required?: boolean;
             /** @description The statements, in display order. Row ids must be unique within the question. */
             rows: components["schemas"]["MatrixRowInput"][];
-            scale?: components["schemas"]["MatrixScaleInput"];
-            /** @description Labelled answer columns shared by every row (ids `c_<n>` when absent). */
-            columns?: components["schemas"]["ChoiceInput"][];
+            /** @description The numeric scale of a Likert grid; `null` or absent for a matrix with `columns` (as `GET` returns it). */
+            scale?: components["schemas"]["MatrixScaleInput"] | null;
+            /** @description Labelled answer columns shared by every row (ids `c_<n>` when absent); `null` or absent for a matrix with a `scale` (as `GET` returns it). */
+            columns?: components["schemas"]["ChoiceInput"][] | null;
             /** @description Whether respondents may answer N/A with a `null` value (a matrix row with `null`). Counted apart from the scale in analytics, an empty cell in CSV and XLSX. Default `false`. */
             allowNotApplicable?: boolean;
             displayIf?: components["schemas"]["DisplayCondition"];
@@ -2905,7 +2906,48 @@ export interface components {
             /** @description When `false`, one response per `respondentExternalId` (a second gives 409 `duplicate_response`). Default `false`. */
             allowMultipleResponses?: boolean;
         };
-        /** @description A new survey. It is created as a `draft`. */
+        /** @description Identifier of the survey, `srv_` + 26 Crockford base32 characters. */
+        id: string;
+        /** @description Number of responses currently stored (deleted responses are not counted). */
+        responseCount: number;
+        /**
+         * Format: date-time
+         * @description When the survey was created (ISO 8601 UTC).
+         */
+        createdAt: string;
+        /**
+         * Format: date-time
+         * @description When the survey last changed, including state changes (ISO 8601 UTC).
+         */
+        updatedAt: string;
+        /**
+         * Format: date-time
+         * @description When the survey was first launched; `null` while it has never been launched. Relaunching after a pause does not change it.
+         */
+        launchedAt: string | null;
+        /**
+         * Format: date-time
+         * @description When the survey was last paused; `null` if it never was.
+         */
+        pausedAt: string | null;
+        /**
+         * Format: date-time
+         * @description When the survey was closed; `null` unless `status` is `closed`.
+         */
+        closedAt: string | null;
+        /**
+         * @description The survey's version: 1 from its first launch, one more for each change made after it (`updateSurvey`);
+         *     `null` while it has never been launched. Every response records the version it answered (`surveyVersion`),
+         *     and `listSurveyVersions` lists them all.
+         */
+        version: number | null;
+        /**
+         * @description A new survey. It is created as a `draft`.
+         *
+         *     A survey exactly as `GET /surveys/{id}` returns it is accepted here (to copy a survey, say from TEST to LIVE,
+         *     or to keep surveys in a repository): the members the server sets (`id`, `status`, `responseCount`, the times,
+         *     `version`) are ignored, and the questions keep their ids.
+         */
         SurveyCreate: {
             /** @description Title shown to respondents. */
             title: string;
@@ -2915,6 +2957,15 @@ export interface components {
             questions?: components["schemas"]["QuestionInput"][];
             languages?: components["schemas"]["SurveyLanguages"];
             settings?: components["schemas"]["SurveySettingsInput"];
+            id?: components["schemas"]["id"];
+            status?: components["schemas"]["SurveyStatus"];
+            responseCount?: components["schemas"]["responseCount"];
+            createdAt?: components["schemas"]["createdAt"];
+            updatedAt?: components["schemas"]["updatedAt"];
+            launchedAt?: components["schemas"]["launchedAt"];
+            pausedAt?: components["schemas"]["pausedAt"];
+            closedAt?: components["schemas"]["closedAt"];
+            version?: components["schemas"]["version"];
         };
         /** @description What to generate a survey about. The result is a draft that you can edit before launching. */
         SurveyGenerateRequest: {
@@ -2966,8 +3017,10 @@ export interface components {
          *     - `questions` replaces the whole list. Before the first launch, anything goes. After it, only changes that
          *       leave every earlier answer meaning what it meant: texts, descriptions and labels, new choices after the
          *       existing ones, and new optional questions after the existing ones. Anything else is 409 `survey_active`.
-         *     - `settings` (merged field by field) can change only while the survey has never been launched; afterwards
-         *       409 `invalid_state`.
+         *     - `settings` (merged field by field) can change only while the survey has never been launched; afterwards the
+         *       settings it has are accepted as they are and a change is 409 `survey_active`.
+         *     - The survey exactly as `GET` returns it is accepted: the members the server sets (`status`, `responseCount`,
+         *       the times, `version`) are ignored, and `id`, when sent, must be the survey's own (else 400 `invalid_value`).
          *     - After the first launch, each change makes a new `version`.
          *     - `languages` replaces the list. After the first launch its first (default) language stays (409
          *       `survey_active`); a language removed takes its translation with it.
@@ -2982,6 +3035,15 @@ export interface components {
             questions?: components["schemas"]["QuestionInput"][];
             languages?: components["schemas"]["SurveyLanguages"];
             settings?: components["schemas"]["SurveySettingsInput"];
+            id?: components["schemas"]["id"];
+            status?: components["schemas"]["SurveyStatus"];
+            responseCount?: components["schemas"]["responseCount"];
+            createdAt?: components["schemas"]["createdAt"];
+            updatedAt?: components["schemas"]["updatedAt"];
+            launchedAt?: components["schemas"]["launchedAt"];
+            pausedAt?: components["schemas"]["pausedAt"];
+            closedAt?: components["schemas"]["closedAt"];
+            version?: components["schemas"]["version"];
         };
         /**
          * @description One version of a launched survey: its title, description and questions as they were from `createdAt` until the

@@ -116,7 +116,8 @@ function normaliseMatrix(
 ): Pick<Extract<Question, { type: 'matrix' }>, 'rows' | 'scale' | 'columns' | 'allowNotApplicable'> {
   const rowIds = assignIds(input.rows, 'r_', (j) => `${path}/rows/${j}/id`, problems, 'row');
   const rows = input.rows.map((row, j) => ({ id: rowIds[j]!, text: row.text }));
-  if ((input.scale === undefined) === (input.columns === undefined))
+  // `null` is the side a matrix does not use, as a survey read with GET shows it.
+  if ((input.scale == null) === (input.columns == null))
     problems.push({
       path,
       message: 'a matrix question has either a numeric scale or labelled columns: give exactly one of them',

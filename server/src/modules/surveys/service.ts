@@ -163,6 +163,11 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
   if (body.questions !== undefined) normalisedOrThrow(body.questions);
   if (body.languages !== undefined) languagesOrThrow(body.languages);
   if (body.settings !== undefined) settingsOrThrow(defaultSettings, body.settings);
+  // A survey sent back as GET returned it carries the members the server sets, which are ignored; its id must be
+  // this survey's, or the client is writing one survey's content over another's.
+  if (body.id !== undefined && body.id !== id) {
+    throw validationFailed([{ path: '/body/id', code: 'invalid_value', message: `must be ${id}, the survey updated` }]);
+  }
   // The row lock orders this update with a concurrent launch, another update and the submissions (which read the
   // survey's version under a shared lock): each version number is given once, and a response records the version
   // whose questions it was checked against.
