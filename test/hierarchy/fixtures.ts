@@ -1,4 +1,7 @@
-/** Shared steps of the hierarchy tests: people with managers, a preview's externalIds, a walk written plainly. */
+/**
+ * Shared steps of the hierarchy tests: people with managers, a preview's externalIds, a walk written plainly, answers
+ * and a manager tree's rows.
+ */
 import { waitForSyncJob } from '@survey-service/sdk';
 import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.js';
@@ -44,6 +47,9 @@ export async function preview(
   return { count: result.matchedCount, ids: result.sample.map((s) => s.externalId).sort() };
 }
 
+/** `prefix`1 … `prefix`n. */
+export const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
+
 export const under = (manager: string) => ({ field: 'managerId', operator: 'under', value: manager });
 
 /** The reference: everyone whose chain of managers (followed through existing people only) contains `manager`. */
@@ -74,6 +80,33 @@ export async function sync(
     client.POST('/api/v1/respondents/sync', { body: { mode, dryRun, respondents: respondents as never } }),
   );
   return waitForSyncJob(client, accepted.jobId, { initialDelayMs: 100, maxDelayMs: 300, timeoutMs: 60_000 });
+}
+
+/** `respondentExternalId`'s answer to the survey's `nps` question. */
+export const answer = (client: Client, surveyId: string, respondentExternalId: string, value: number) =>
+  client.unwrap(
+    client.POST('/api/v1/surveys/{id}/responses', {
+      params: { path: { id: surveyId } },
+      body: { respondentExternalId, answers: [{ questionId: 'nps', value }] },
+    }),
+  );
+
+/** Static analytics by `manager`'s tree: the whole survey's count and each row. */
+export async function tree(client: Client, surveyId: string, manager: string) {
+  const result = await client.unwrap(
+    client.GET('/api/v1/surveys/{id}/analytics/static', {
+      params: { path: { id: surveyId }, query: { segmentBy: 'managerTree', manager } },
+    }),
+  );
+  return {
+    whole: result.responseCount,
+    rows: result.segments.map((s) => ({
+      group: s.managerTreeGroup,
+      value: s.value,
+      responseCount: s.responseCount,
+      suppressed: s.suppressed,
+    })),
+  };
 }
 
 export { tenantWithRaisedLimits };

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import { startTestService } from '../helpers/service.js';
-import { launched, person, tenantWithRaisedLimits, type Client } from './fixtures.js';
+import { answer, ids, launched, person, tenantWithRaisedLimits, tree, type Client } from './fixtures.js';
 
 let t: TestService;
 beforeAll(async () => {
@@ -16,33 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.close();
 });
-
-const answer = (client: Client, surveyId: string, respondentExternalId: string, value: number) =>
-  client.unwrap(
-    client.POST('/api/v1/surveys/{id}/responses', {
-      params: { path: { id: surveyId } },
-      body: { respondentExternalId, answers: [{ questionId: 'nps', value }] },
-    }),
-  );
-
-async function tree(client: Client, surveyId: string, manager: string) {
-  const result = await client.unwrap(
-    client.GET('/api/v1/surveys/{id}/analytics/static', {
-      params: { path: { id: surveyId }, query: { segmentBy: 'managerTree', manager } },
-    }),
-  );
-  return {
-    whole: result.responseCount,
-    rows: result.segments.map((s) => ({
-      group: s.managerTreeGroup,
-      value: s.value,
-      responseCount: s.responseCount,
-      suppressed: s.suppressed,
-    })),
-  };
-}
-
-const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
 
 /** M with six direct reports D1..D6; D1 leads a team of four (E1..E4); five people outside M's organization. */
 async function organization(client: Client) {

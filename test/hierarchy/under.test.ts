@@ -142,7 +142,7 @@ describe('cycles of managers', () => {
     for (const [id, manager] of [
       ['CEO', 'A1'],
       ['VP1', 'M1'],
-      ['M1', 'M1'],
+      ['M1', 'A1'],
     ] as const) {
       const refused = await put(client, id, manager);
       expect(refused.response.status, id).toBe(400);

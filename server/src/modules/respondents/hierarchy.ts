@@ -1,7 +1,9 @@
 /**
  * The manager hierarchy's one rule on writes: no write may close a cycle of managers (someone their own manager,
- * at any depth). The writer (`writeRespondents`) asks here before every write, for every caller: PUT answers the
- * refusal as its 400, a sync as that record's error, and other modules (SCIM) map `ManagerCycleError` to theirs.
+ * at any depth). A `managerId` equal to the person's own `externalId` is no cycle: HR systems mark the top of the
+ * tree that way, so it is stored as given and read as "no manager" (`managerOf`). The writer (`writeRespondents`)
+ * asks here before every write, for every caller: PUT answers the refusal as its 400, a sync as that record's
+ * error, and other modules (SCIM) map `ManagerCycleError` to theirs.
  *
  * Only a record whose manager changes can close a cycle (a new record, or a new `managerId`). For those, the
  * writer takes a per-tenant transaction lock before it reads the chains above their new managers, so two writes
@@ -37,6 +39,14 @@ export interface ManagerEdge {
   externalId: string;
   managerId: string | null;
 }
+
+/**
+ * Whom a person reports to: their `managerId`, or none when it names themselves (the top of the tree). The SQL
+ * walks read it the same way: their guard against cycles stops at a person already met, and a self-reference is
+ * met at once (targeting `compileUnder`, `respondent_manager_chain`).
+ */
+const managerOf = (externalId: string, managerId: string | null): string | null =>
+  managerId === externalId ? null : managerId;
 
 /**
  * Serialises writes that change a tenant's manager edges (see the file's comment). A replace sync takes it when it
@@ -191,7 +201,7 @@ async function storedManagers(
   const { rows } = await sql<{ external_id: string; manager_id: string | null }>`
     select external_id, manager_id from respondents
     where ${tenantIs(tenant)} and external_id = any(${[...externalIds]}::text[])`.execute(db);
-  return new Map(rows.map((row) => [row.external_id, row.manager_id]));
+  return new Map(rows.map((row) => [row.external_id, managerOf(row.external_id, row.manager_id)]));
 }
 
 /**
@@ -208,11 +218,11 @@ async function chainsAbove(db: DbOrTx, tenant: Tenant, starts: readonly string[]
       where ${tenantIs(tenant, 'p')}
     )
     select external_id, manager_id from above`.execute(db);
-  return new Map(rows.map((row) => [row.external_id, row.manager_id]));
+  return new Map(rows.map((row) => [row.external_id, managerOf(row.external_id, row.manager_id)]));
 }
 
 /**
- * The records of `edges` whose write would close a cycle, each with its refusal. Records are taken in order, each
+ * The records of `given` whose write would close a cycle, each with its refusal. Records are taken in order, each
  * against the stored hierarchy with the earlier accepted ones applied, so the accepted ones together close none.
  * `appendOnly`: an `append` leaves existing respondents as they are, so only new ones count. `lock`: false for a
  * dry run, which writes nothing.
@@ -220,10 +230,12 @@ async function chainsAbove(db: DbOrTx, tenant: Tenant, starts: readonly string[]
 export async function managerCycles(
   db: DbOrTx,
   tenant: Tenant,
-  edges: readonly ManagerEdge[],
+  given: readonly ManagerEdge[],
   options: { appendOnly: boolean; lock: boolean; turn?: ManagerEdgesTurn | undefined },
 ): Promise<Map<string, ManagerCycleError>> {
   const refused = new Map<string, ManagerCycleError>();
+  // Checked as the hierarchy reads them: someone who is their own manager has none.
+  const edges = given.map(({ externalId, managerId }) => ({ externalId, managerId: managerOf(externalId, managerId) }));
   const managed = edges.filter((edge) => edge.managerId !== null);
   const stored =
     managed.length === 0

@@ -105,7 +105,8 @@ export function schemas(base: string) {
       attribute('employeeNumber'),
       attribute('manager', {
         type: 'complex',
-        description: "The manager's externalId (a user's id is read as that user's externalId).",
+        description:
+          "The manager's externalId (a user's id is read as that user's externalId); the user's own marks the top of the tree.",
         subAttributes: [attribute('value', { caseExact: true })],
       }),
     ]),

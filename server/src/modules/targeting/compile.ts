@@ -51,7 +51,8 @@ const comparison = { gte: sql.raw('>='), lte: sql.raw('<=') } as const;
  * over the `(organization_id, environment, manager_id)` index, every step scoped by the tenant (so Citus routes
  * the whole statement to the tenant's shard). UNION, not UNION ALL: a respondent already found is not walked
  * again, so a cycle that SQL wrote past the writer's refusal ends the walk. The manager themselves is left out,
- * also when such a cycle leads back to them.
+ * also when such a cycle leads back to them, or when they are their own manager (the top of the tree, read as
+ * having none: respondents' `managerOf`).
  *
  * `= any(array(…))`, not `in (…)`: PostgreSQL cannot know how many people the walk finds (it plans for a few
  * hundred), so `in` becomes one primary-key probe per person in hash order, which for a whole company cost more
