@@ -53,7 +53,7 @@ async function copyBaseline(databaseUrl: string, surveyId: string): Promise<{ se
     const answer = (q: string) => `jsonb_path_query_first(answers, '$[*] ? (@.questionId == "${q}").value')`;
     const multi = `(select string_agg(v, ';') from jsonb_array_elements_text(${answer('q_4')}) as v)`;
     const query = `copy (select id, to_char(submitted_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), respondent_external_id,
-        ${answer('q_1')}, ${answer('q_2')}, ${answer('q_3')} #>> '{}', ${multi}, ${answer('q_5')} #>> '{}'
+        distribution_id, language, ${answer('q_1')}, ${answer('q_2')}, ${answer('q_3')} #>> '{}', ${multi}, ${answer('q_5')} #>> '{}'
       from responses where survey_id = '${surveyId}' order by submitted_at, id) to stdout with (format csv, header)`;
     const sink = counter();
     const started = performance.now();

@@ -202,15 +202,24 @@ describe('a survey in English and German', () => {
       'responseId',
       'submittedAt',
       'respondentExternalId',
+      'distributionId',
+      'language',
       'Wie wahrscheinlich ist es, dass Sie uns empfehlen?',
       'Die Arbeitsmittel sind gut',
       'Wo arbeiten Sie?',
       'Benefits?',
       'Anything else?',
     ]);
-    expect(rows.slice(1).map((row) => row[5])).toEqual(expect.arrayContaining(['Im Büro', 'Hybrid']));
+    expect(rows.slice(1).map((row) => row[7])).toEqual(expect.arrayContaining(['Im Büro', 'Hybrid']));
+    // Each row carries its response's language.
+    expect(
+      rows
+        .slice(1)
+        .map((row) => row[4])
+        .sort(),
+    ).toEqual(['de', 'de', 'de', 'en', 'en', 'en']);
     const plain = await exportToBuffer(live, survey.id, { format: 'csv' });
-    expect((await parseCsv(plain.bytes.toString('utf8')))[0]!.slice(3)).toEqual(['q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
+    expect((await parseCsv(plain.bytes.toString('utf8')))[0]!.slice(5)).toEqual(['q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
     const json = await exportToBuffer(live, survey.id, { format: 'json' });
     const records = JSON.parse(json.bytes.toString('utf8')) as components['schemas']['ExportRecord'][];
     expect(records.map((r) => r.language).sort()).toEqual(['de', 'de', 'de', 'en', 'en', 'en']);

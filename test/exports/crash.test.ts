@@ -108,7 +108,7 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
   expect(new Set(ids).size).toBe(ROWS);
   expect(ids[0]).toBe(`rsp_9${'1'.padStart(25, '0')}`);
   expect(ids.at(-1)).toBe(`rsp_9${String(ROWS).padStart(25, '0')}`);
-  expect(rows.slice(1).every((r, i) => r[7] === `${'x'.repeat(TEXT)}${i + 1}`)).toBe(true);
+  expect(rows.slice(1).every((r, i) => r[9] === `${'x'.repeat(TEXT)}${i + 1}`)).toBe(true);
 
   const events = await t.db
     .selectFrom('events')

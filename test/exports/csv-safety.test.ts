@@ -78,7 +78,18 @@ const multis = [['m_eq', 'm_semi'], ['m_semi', 'm_eq'], ['m_plus'], ['m_semi'], 
 
 /** The text question's id starts with `-`: the header cell is author-supplied text too. */
 const TEXT_Q = '-2-2';
-const header = ['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_choice', 'q_multi', TEXT_Q];
+const header = [
+  'responseId',
+  'submittedAt',
+  'respondentExternalId',
+  'distributionId',
+  'language',
+  'q_1',
+  'q_2',
+  'q_choice',
+  'q_multi',
+  TEXT_Q,
+];
 
 /** What a spreadsheet would take as the start of a formula. */
 const FORMULA_START = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/;
@@ -159,6 +170,8 @@ function expectedRows(options: { labels: boolean; escape: boolean }): string[][]
         r.id,
         r.submittedAt,
         esc(r.respondentExternalId!),
+        r.distributionId ?? '',
+        r.language ?? '',
         String(byQ.get('q_1')),
         byQ.has('q_2') ? String(byQ.get('q_2')) : '',
         esc(choice(byQ.get('q_choice') as string)),
@@ -258,7 +271,7 @@ describe('CSV with hostile answers', () => {
     const firstRow = text.split('\r\n')[1]!;
     expect(firstRow).toMatch(
       new RegExp(
-        `^${stored[0]!.id},${stored[0]!.submittedAt.replaceAll('.', '\\.')},"'=HYPERLINK\\(""http://attacker\\.example"",""x""\\)",0,0,`,
+        `^${stored[0]!.id},${stored[0]!.submittedAt.replaceAll('.', '\\.')},"'=HYPERLINK\\(""http://attacker\\.example"",""x""\\)",,,0,0,`,
       ),
     );
   });
@@ -266,16 +279,22 @@ describe('CSV with hostile answers', () => {
   it('escapes choice ids and the question id in the header too (choice ids)', async () => {
     const text = await csvExport({});
     checkFile(text, { labels: false, escape: true });
-    expect(text.startsWith(`responseId,submittedAt,respondentExternalId,q_1,q_2,q_choice,q_multi,'-2-2\r\n`)).toBe(
-      true,
-    );
+    expect(
+      text.startsWith(
+        `responseId,submittedAt,respondentExternalId,distributionId,language,q_1,q_2,q_choice,q_multi,'-2-2\r\n`,
+      ),
+    ).toBe(true);
     expect(text).toContain(",'-3-3,");
   });
 
   it('writes every cell raw with escapeFormulas: false, still quoting every line break and separator', async () => {
     const text = await csvExport({ choiceValues: 'labels', escapeFormulas: false });
     checkFile(text, { labels: true, escape: false });
-    expect(text.startsWith(`responseId,submittedAt,respondentExternalId,q_1,q_2,q_choice,q_multi,-2-2\r\n`)).toBe(true);
+    expect(
+      text.startsWith(
+        `responseId,submittedAt,respondentExternalId,distributionId,language,q_1,q_2,q_choice,q_multi,-2-2\r\n`,
+      ),
+    ).toBe(true);
     for (const cell of ['"fine\n=9+9"', '"fine\r=9+9"', '"\r=1+1"', '"\t=1+1"', '"a;=1+1"'])
       expect(text, JSON.stringify(cell)).toContain(cell);
     expect(text).toContain(',-1+2\r\n');
@@ -300,13 +319,13 @@ describe('XLSX with hostile answers', () => {
       // XML reads every CR LF and lone CR as LF (a documented property of the format).
       expect(cell.value).toBe(value.replaceAll('\r\n', '\n').replaceAll('\r', '\n'));
     };
-    expect(sheet.getRow(1).getCell(8).value).toBe(TEXT_Q);
+    expect(sheet.getRow(1).getCell(10).value).toBe(TEXT_Q);
     stored.forEach((r, i) => {
       const row = sheet.getRow(i + 2);
       textCell(row.getCell(3), externalIdFor(i));
-      expect(row.getCell(4).type).toBe(ExcelJS.ValueType.Number);
-      textCell(row.getCell(6), choiceLabels[singles[i % singles.length]!]!);
-      textCell(row.getCell(8), hostileTexts[i]![0]);
+      expect(row.getCell(6).type).toBe(ExcelJS.ValueType.Number);
+      textCell(row.getCell(8), choiceLabels[singles[i % singles.length]!]!);
+      textCell(row.getCell(10), hostileTexts[i]![0]);
     });
   });
 });

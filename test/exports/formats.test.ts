@@ -23,6 +23,9 @@ afterAll(async () => {
   await t?.close();
 });
 
+/** The columns before the answers in CSV and XLSX. */
+const FIXED = ['responseId', 'submittedAt', 'respondentExternalId', 'distributionId', 'language'];
+
 const labels: Record<string, Record<string, string>> = {
   q_3: { c_1: 'Office; HQ', c_2: 'Home', c_3: 'Café "Zürich"' },
   q_4: { c_1: 'Learning', c_2: 'Flex, remote', c_3: 'Health' },
@@ -48,7 +51,7 @@ describe('CSV', () => {
     const text = bytes.toString('utf8');
     expect(text.endsWith('\r\n')).toBe(true);
     const rows = await parseCsv(text);
-    expect(rows[0]).toEqual(['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
+    expect(rows[0]).toEqual([...FIXED, 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
@@ -56,14 +59,16 @@ describe('CSV', () => {
           r.id,
           r.submittedAt,
           r.respondentExternalId ?? '',
+          r.distributionId ?? '',
+          r.language ?? '',
           ...['q_1', 'q_2', 'q_3', 'q_4', 'q_5'].map((q) => cell(q, byQ.get(q), false, true)),
         ];
       }),
     );
     // The tricky texts survived: new lines inside a quoted cell, quotes doubled, Unicode intact, a formula escaped.
-    expect(rows.map((r) => r[7])).toContain('line one\nline two\r\nline three');
-    expect(rows.map((r) => r[7])).toContain("'=SUM(A1:A2) ;semi;colons;");
-    expect(rows.map((r) => r[7])).toContain('Ünïcödé — 日本語 — עברית — 🎉👍🏽');
+    expect(rows.map((r) => r[9])).toContain('line one\nline two\r\nline three');
+    expect(rows.map((r) => r[9])).toContain("'=SUM(A1:A2) ;semi;colons;");
+    expect(rows.map((r) => r[9])).toContain('Ünïcödé — 日本語 — עברית — 🎉👍🏽');
     expect(text).toContain('"comma, and ""quotes"" inside"');
   });
 
@@ -76,7 +81,7 @@ describe('CSV', () => {
     });
     expect([...bytes.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
     const rows = await parseCsv(bytes.subarray(3).toString('utf8'));
-    expect(rows[0]).toEqual(['responseId', 'submittedAt', 'respondentExternalId', 'q_3', 'q_4']);
+    expect(rows[0]).toEqual([...FIXED, 'q_3', 'q_4']);
     expect(rows.slice(1)).toEqual(
       stored.map((r) => {
         const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
@@ -84,13 +89,15 @@ describe('CSV', () => {
           r.id,
           r.submittedAt,
           r.respondentExternalId ?? '',
+          r.distributionId ?? '',
+          r.language ?? '',
           cell('q_3', byQ.get('q_3'), true, true),
           cell('q_4', byQ.get('q_4'), true, true),
         ];
       }),
     );
-    expect(rows.map((r) => r[3])).toContain('Office; HQ');
-    expect(rows.map((r) => r[4])).toContain('Learning;Flex, remote');
+    expect(rows.map((r) => r[5])).toContain('Office; HQ');
+    expect(rows.map((r) => r[6])).toContain('Learning;Flex, remote');
   });
 });
 
@@ -135,7 +142,7 @@ describe('XLSX', () => {
     expect(workbook.worksheets.map((w) => w.name)).toEqual(['Responses']);
     const sheet = workbook.worksheets[0]!;
     const values = (n: number) => (sheet.getRow(n).values as unknown[]).slice(1);
-    expect(values(1)).toEqual(['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
+    expect(values(1)).toEqual([...FIXED, 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']);
     expect(sheet.actualRowCount).toBe(25);
     stored.forEach((r, i) => {
       const row = sheet.getRow(i + 2);
@@ -143,14 +150,16 @@ describe('XLSX', () => {
       expect(row.getCell(2).value).toBeInstanceOf(Date);
       expect((row.getCell(2).value as Date).toISOString()).toBe(r.submittedAt);
       expect(row.getCell(3).value).toBe(r.respondentExternalId);
+      expect(row.getCell(4).value).toBe(r.distributionId);
+      expect(row.getCell(5).value).toBe(r.language);
       const byQ = new Map(r.answers.map((a) => [a.questionId, a.value]));
-      expect(row.getCell(4).value).toBe(byQ.get('q_1'));
-      expect(typeof row.getCell(4).value).toBe('number');
-      expect(row.getCell(5).value).toBe(byQ.get('q_2') ?? null);
-      expect(row.getCell(6).value).toBe(byQ.get('q_3') ?? null);
-      expect(row.getCell(7).value).toBe(cell('q_4', byQ.get('q_4'), false) || null);
+      expect(row.getCell(6).value).toBe(byQ.get('q_1'));
+      expect(typeof row.getCell(6).value).toBe('number');
+      expect(row.getCell(7).value).toBe(byQ.get('q_2') ?? null);
+      expect(row.getCell(8).value).toBe(byQ.get('q_3') ?? null);
+      expect(row.getCell(9).value).toBe(cell('q_4', byQ.get('q_4'), false) || null);
       // XML normalises CR LF inside text to LF (a documented property of the format).
-      expect(row.getCell(8).value).toBe((byQ.get('q_5') as string).replaceAll('\r\n', '\n'));
+      expect(row.getCell(10).value).toBe((byQ.get('q_5') as string).replaceAll('\r\n', '\n'));
     });
   });
 });
@@ -160,9 +169,7 @@ describe('an empty survey', () => {
     const empty = await activeSurvey(live);
     const csv = await exportToBuffer(live, empty.id, { format: 'csv' });
     expect(csv.export).toMatchObject({ rowCount: 0, progress: 100 });
-    expect(await parseCsv(csv.bytes.toString('utf8'))).toEqual([
-      ['responseId', 'submittedAt', 'respondentExternalId', 'q_1', 'q_2', 'q_3', 'q_4', 'q_5'],
-    ]);
+    expect(await parseCsv(csv.bytes.toString('utf8'))).toEqual([[...FIXED, 'q_1', 'q_2', 'q_3', 'q_4', 'q_5']]);
     expect(JSON.parse((await exportToBuffer(live, empty.id, { format: 'json' })).bytes.toString('utf8'))).toEqual([]);
     const ndjson = await exportToBuffer(live, empty.id, { format: 'ndjson' });
     expect(ndjson.export.size).toBe(0);

@@ -686,6 +686,7 @@ export function expectedStatic(
     return {
       ...base,
       suppressed: true,
+      suppressionReason: 'threshold',
       invitedCount: null,
       responseRate: null,
       responseCount: 0,
@@ -716,15 +717,24 @@ export function expectedStatic(
       ...shown.map((g) => ({
         value: g.value,
         suppressed: false,
+        suppressionReason: null,
         responseCount: g.responses.length,
         questions: questionsOf(g.responses, halves),
       })),
-      ...suppressed.map((g) => ({ value: g.value, suppressed: true, responseCount: null, questions: null })),
+      ...suppressed.map((g) => ({
+        value: g.value,
+        suppressed: true,
+        // Too small itself, or hidden by the subtraction guard.
+        suppressionReason: g.respondents < m.threshold ? 'threshold' : 'complement',
+        responseCount: null,
+        questions: null,
+      })),
     ];
   }
   return {
     ...base,
     suppressed: false,
+    suppressionReason: null,
     invitedCount: invited?.invited ?? null,
     responseRate: invited?.rate ?? null,
     responseCount: scope.length,
@@ -766,22 +776,26 @@ const exportOrder = (a: MResponse, b: MResponse) =>
 
 /**
  * The CSV header: the fixed columns, then one per question (its id), except one per row of a matrix and one per
- * choice of a ranking (the id, ` · `, the row's text or the choice's label), and "Other"'s text after its question.
+ * choice of a ranking (`<question id>.<row or choice id>`), and "Other"'s text after its question (`where.other`).
  */
 export const CSV_HEADER = [
   'responseId',
   'submittedAt',
   'respondentExternalId',
+  'distributionId',
+  'language',
   'nps',
   'rating',
-  ...GRID_ROWS.map((row) => `grid · ${row.text}`),
-  ...OFTEN_ROWS.map((row) => `often · ${row.text}`),
-  ...RANK_CHOICES.map((choice) => `rank · ${choice.label}`),
+  ...GRID_ROWS.map((row) => `grid.${row.id}`),
+  ...OFTEN_ROWS.map((row) => `often.${row.id}`),
+  ...RANK_CHOICES.map((choice) => `rank.${choice.id}`),
   'hours',
   'started',
   'where',
-  'where · Other',
+  'where.other',
 ];
+
+const IDENTITY_COLUMN = CSV_HEADER.indexOf('respondentExternalId');
 
 /** User text that a spreadsheet would evaluate as a formula gets a leading `'` in a CSV file. */
 const escapeFormula = (text: string) => (/^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(text) ? `'${text}` : text);
@@ -790,10 +804,13 @@ const escapeFormula = (text: string) => (/^'*[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]
 export function csvRow(r: MResponse): string[] {
   const cell = (v: number | string | null | undefined) =>
     v === undefined || v === null || v === 'na' ? '' : String(v);
+  const record = exportRecord(r);
   return [
     r.id,
     r.submittedAt,
     r.respondent ?? '',
+    record.distributionId ?? '',
+    record.language ?? '',
     cell(r.nps),
     cell(r.rating),
     ...GRID_ROWS.map((row) => cell(r.grid?.[row.id])),
@@ -820,5 +837,11 @@ export function expectedExport(m: Model, survey: MSurvey, at: number, base: MExp
     .filter((r) => r.deleted !== null && r.deleted < at && (base === null || r.deleted > base.at))
     .map((r) => r.id)
     .sort();
-  return { records: responses.map(exportRecord), csv: [CSV_HEADER, ...responses.map(csvRow)], deletions };
+  // An anonymous survey's file has no identity column (only an identified survey's has one).
+  const identity = (row: string[]) => (survey.anonymous ? row.filter((_, i) => i !== IDENTITY_COLUMN) : row);
+  return {
+    records: responses.map(exportRecord),
+    csv: [CSV_HEADER, ...responses.map(csvRow)].map(identity),
+    deletions,
+  };
 }

@@ -285,41 +285,43 @@ describe('exports and analytics', () => {
     const csv = await exportToBuffer(live, surveyId, { format: 'csv' });
     const rows = await parseCsv(csv.bytes.toString('utf8'));
     const header = rows[0]!;
+    // Named by ids: a matrix row `<question>.<row>`, a ranked item `<question>.<choice>`, "Other" `<question>.other`.
     expect(header).toEqual([
       'responseId',
       'submittedAt',
       'respondentExternalId',
-      'q_1 · I know what is expected of me',
-      'q_1 · I have the tools I need',
-      'q_2 · Team meetings',
-      'q_2 · Reviews',
-      'q_3 · Pay',
-      'q_3 · Time off',
-      'q_3 · Growth',
+      'distributionId',
+      'language',
+      'q_1.r_1',
+      'q_1.r_2',
+      'q_2.meetings',
+      'q_2.reviews',
+      'q_3.pay',
+      'q_3.time',
+      'q_3.growth',
       'q_4',
       'q_5',
       'q_6',
-      'q_6 · Other',
+      'q_6.other',
       'q_7',
     ]);
-    const byFirstRank = new Map(rows.slice(1).map((r) => [r[9], r]));
     // The first response: r_2 N/A is an empty cell; growth ranked 1st, pay 2nd, time 3rd; labels of columns.
-    const first = rows.slice(1).find((r) => r[3] === '4')!;
-    expect(first.slice(3, 15)).toEqual(['4', '', 'weekly', '', '2', '3', '1', '7', '2019-03-04', 'c_1', '', '3']);
-    const third = rows.slice(1).find((r) => r[3] === '5')!;
+    const first = rows.slice(1).find((r) => r[5] === '4')!;
+    expect(first.slice(5, 17)).toEqual(['4', '', 'weekly', '', '2', '3', '1', '7', '2019-03-04', 'c_1', '', '3']);
+    const third = rows.slice(1).find((r) => r[5] === '5')!;
     // Formula-like "Other" text is escaped like every user text.
-    expect(third[12]).toBe('other');
-    expect(third[13]).toBe("'=Hot desk");
-    expect(byFirstRank.size).toBeGreaterThan(0);
+    expect(third[14]).toBe('other');
+    expect(third[15]).toBe("'=Hot desk");
     // With labels, matrix columns read as their labels too.
     const labelled = await parseCsv(
       (await exportToBuffer(live, surveyId, { format: 'csv', choiceValues: 'labels' })).bytes.toString('utf8'),
     );
+    expect(labelled[0]).toEqual(header);
     expect(
       labelled
         .slice(1)
-        .find((r) => r[3] === '4')!
-        .slice(5, 6),
+        .find((r) => r[5] === '4')!
+        .slice(7, 8),
     ).toEqual(['Weekly']);
 
     const ndjson = await exportToBuffer(live, surveyId, { format: 'ndjson' });

@@ -71,7 +71,12 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
       // coerceTypes: false — bodies keep their JSON types; path and query parameters (strings on the wire)
       // are always coerced by the validator to their documented types. allErrors: every problem is listed.
       // discriminator: a oneOf tagged by a property (discriminators.ts) reports only the tagged branch's problems.
-      validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true, discriminator: true },
+      validateRequests: {
+        allowUnknownQueryParameters: false,
+        coerceTypes: false,
+        allErrors: true,
+        discriminator: true,
+      },
       validateResponses: deps.config.validateResponses ? { removeAdditional: false } : false,
       validateSecurity: false,
       validateFormats: true,

@@ -7,3 +7,4 @@
 export { answerPages } from './answer-page.js';
 export { distributionsJobs } from './jobs.js';
 export { findDistributionWithPrevious } from './repository.js';
+export { wordsFor } from './interface-words.js';

@@ -2,7 +2,7 @@
  * The four file formats. Each writer takes rows one page at a time and writes bytes into a Writable (the chunk
  * sink), awaiting its backpressure, so nothing accumulates in memory.
  *
- * - CSV: csv-stringify (RFC 4180 quoting, `\r\n`), one column per question in the survey's order. Every cell
+ * - CSV: csv-stringify (RFC 4180 quoting, `\r\n`), the columns of `tableColumns` (shared with XLSX). Every cell
  *   holding a line break, a quote or a separator is quoted; user-supplied text that a spreadsheet would evaluate
  *   as a formula is prefixed with `'` unless the export asked for raw cells (`escapeFormulas: false`).
  * - JSON: one array; NDJSON: one record per line. Records are the contract's `ExportRecord`.
@@ -13,6 +13,7 @@ import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
 import type { components } from '../../generated/openapi.js';
+import { wordsFor } from '../distributions/index.js';
 import type { ChoiceValues, ExportFormat } from './tables.js';
 
 type Question = components['schemas']['Question'];
@@ -53,6 +54,8 @@ export interface WriterOptions {
   bom: boolean;
   /** CSV only: prefix user-supplied text cells that a spreadsheet would evaluate with `'` (see escapeFormula). */
   escapeFormulas: boolean;
+  /** Whether the survey shows who answered (identified): CSV and XLSX have no identity column otherwise. */
+  identity: boolean;
 }
 
 /**
@@ -81,26 +84,34 @@ async function end(sink: Writable): Promise<void> {
   await finished(sink);
 }
 
-/** Separator between a question's column name and the part of it a column holds (a matrix row, a ranked item). */
+/** Separator between a question's text and the part of it a column holds, in headers named by labels. */
 export const PART_SEPARATOR = ' · ';
 
 type Cell = string | number | null;
-/** One column of the tabular formats: its header, and its cell from a response's answers by question id. */
-interface Column {
+type AnswersById = ReadonlyMap<string, { value: AnswerValue; other?: string }>;
+/** One column of the tabular formats (CSV and XLSX): its header, and its cell of a response. */
+export interface TableColumn {
   header: string;
-  cell(answers: ReadonlyMap<string, { value: AnswerValue; other?: string }>): Cell;
+  /** An ISO 8601 timestamp: XLSX writes a date cell. */
+  timestamp?: true;
+  /** XLSX column width, in characters. */
+  width: number;
+  cell(row: SourceRow, answers: AnswersById): Cell;
 }
 
 /** Maps answers to the exported questions, in survey order, with labels when asked. */
 export class AnswerMapper {
   private readonly labels = new Map<string, Map<string, string>>();
   /** The tabular formats' answer columns: one per question, per matrix row and per ranked item, plus "Other". */
-  readonly columns: readonly Column[];
+  readonly columns: readonly TableColumn[];
   constructor(
     readonly questions: readonly Question[],
     private readonly choiceValues: ChoiceValues,
-    /** How the tabular formats name a question's column: its id, or its text (an export with a `language`). */
-    private readonly columnNames: 'ids' | 'texts' = 'ids',
+    /**
+     * The export's language: the tabular formats name answer columns by ids without one (stable when a launched
+     * survey is reworded), by its texts and labels with one (`questions` are then in that language).
+     */
+    private readonly language: string | null = null,
   ) {
     for (const q of questions) {
       if (q.type === 'single_choice' || q.type === 'multiple_choice')
@@ -110,14 +121,18 @@ export class AnswerMapper {
     this.columns = questions.flatMap((q) => this.columnsOf(q));
   }
 
-  private columnsOf(q: Question): Column[] {
-    const part = (name: string) => `${this.columnName(q)}${PART_SEPARATOR}${name}`;
+  /** A question's columns; the layout table of the contract (`ExportFormat`) says the same. */
+  private columnsOf(q: Question): TableColumn[] {
+    const column = (id: string, label: string, cell: (answers: AnswersById) => Cell): TableColumn => ({
+      header: this.language === null ? `${q.id}.${id}` : `${q.text}${PART_SEPARATOR}${label}`,
+      width: 14,
+      cell: (_row, answers) => cell(answers),
+    });
     switch (q.type) {
       case 'matrix':
         // N/A and an unanswered row are both an empty cell; the JSON formats tell them apart.
-        return q.rows.map((row) => ({
-          header: part(row.text),
-          cell: (answers) => {
+        return q.rows.map((row) =>
+          column(row.id, row.text, (answers) => {
             const value = answers.get(q.id)?.value;
             const given = value && typeof value === 'object' && !Array.isArray(value) ? value[row.id] : undefined;
             return given === undefined || given === null
@@ -125,21 +140,21 @@ export class AnswerMapper {
               : typeof given === 'string'
                 ? this.label(q.id, given)
                 : given;
-          },
-        }));
+          }),
+        );
       case 'ranking':
-        return q.choices.map((choice) => ({
-          header: part(choice.label),
-          cell: (answers) => {
+        return q.choices.map((choice) =>
+          column(choice.id, choice.label, (answers) => {
             const value = answers.get(q.id)?.value;
             const place = Array.isArray(value) ? value.indexOf(choice.id) : -1;
             return place < 0 ? null : place + 1;
-          },
-        }));
+          }),
+        );
       default: {
-        const whole: Column = {
-          header: this.columnName(q),
-          cell: (answers) => {
+        const whole: TableColumn = {
+          header: this.language === null ? q.id : q.text,
+          width: 14,
+          cell: (_row, answers) => {
             const raw = answers.get(q.id)?.value;
             if (raw === undefined || raw === null) return null;
             const value = this.value(q.id, raw);
@@ -149,7 +164,13 @@ export class AnswerMapper {
           },
         };
         if (!('allowOther' in q) || q.allowOther !== true) return [whole];
-        return [whole, { header: part('Other'), cell: (answers) => answers.get(q.id)?.other ?? null }];
+        // "Other" in the answer page's word for it in the export's language.
+        const other = column(
+          'other',
+          wordsFor(this.language).text('other'),
+          (answers) => answers.get(q.id)?.other ?? null,
+        );
+        return [whole, other];
       }
     }
   }
@@ -158,11 +179,6 @@ export class AnswerMapper {
     if (this.choiceValues === 'ids') return choiceId;
     // A choice removed from a draft survey after it was answered keeps its id.
     return this.labels.get(questionId)?.get(choiceId) ?? choiceId;
-  }
-
-  /** The name of a question's column in the CSV and XLSX header. */
-  columnName(question: Question): string {
-    return this.columnNames === 'texts' ? question.text : question.id;
   }
 
   value(questionId: string, value: AnswerValue): AnswerValue {
@@ -203,15 +219,37 @@ export class AnswerMapper {
       language: row.language ?? null,
     };
   }
-
-  /** The answer cells of the tabular formats, one per column; null when unanswered or N/A. */
-  cells(row: SourceRow): Cell[] {
-    const byQuestion = new Map(row.answers.map((a) => [a.questionId, a]));
-    return this.columns.map((column) => column.cell(byQuestion));
-  }
 }
 
-const fixedColumns = ['responseId', 'submittedAt', 'respondentExternalId'];
+/**
+ * The columns that say who answered. Kept apart so that a survey which must not show who answered can leave them
+ * out of both tabular formats in one place.
+ */
+/** Who answered: only for a survey that shows it (a confidential or anonymous survey's files have no such column). */
+function identityColumns(identity: boolean): TableColumn[] {
+  return identity ? [{ header: 'respondentExternalId', width: 20, cell: (row) => row.respondentExternalId }] : [];
+}
+
+/**
+ * The layout of CSV and XLSX files, one function for both: the response's own columns, who answered, where and
+ * in which language (as `ExportRecord` says), then the answer columns in the survey's question order.
+ */
+export function tableColumns(mapper: AnswerMapper, identity: boolean): TableColumn[] {
+  return [
+    { header: 'responseId', width: 32, cell: (row) => row.id },
+    { header: 'submittedAt', width: 22, timestamp: true, cell: (row) => row.submittedAt },
+    ...identityColumns(identity),
+    { header: 'distributionId', width: 32, cell: (row) => row.distributionId },
+    { header: 'language', width: 10, cell: (row) => row.language ?? null },
+    ...mapper.columns,
+  ];
+}
+
+/** A response's cells, one per column of `tableColumns`; null when unanswered, N/A or not known. */
+function cellsOf(columns: readonly TableColumn[], row: SourceRow): Cell[] {
+  const answers = new Map(row.answers.map((a) => [a.questionId, a]));
+  return columns.map((column) => column.cell(row, answers));
+}
 
 const csvOptions = {
   record_delimiter: 'windows' as const,
@@ -223,32 +261,30 @@ const csvOptions = {
   quoted_match: /[\r\n;\t]/,
 };
 
-function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas }: WriterOptions): FileWriter {
-  // Only text that users supply is escaped: the survey's question ids (chosen by its author), respondent ids,
-  // choice ids and labels, text answers. Response ids and timestamps are the service's own; NPS and rating
-  // answers are numbers the service writes as numbers (never negative) and stay numbers.
+function csvWriter(sink: Writable, mapper: AnswerMapper, { bom, escapeFormulas, identity }: WriterOptions): FileWriter {
+  // Text cells and headers are escaped: user-supplied text (question ids and texts, respondent ids, choice ids and
+  // labels, text answers) may start like a formula; the service's own ids, timestamps and language tags never do,
+  // so escaping leaves them as they are. Numbers (NPS, ratings, grid scales, places, number answers) stay numbers.
   const text = escapeFormulas ? escapeFormula : (value: string) => value;
-  const cell = (value: string | number | null) => (typeof value === 'string' ? text(value) : (value ?? ''));
+  const cell = (value: Cell) => (typeof value === 'string' ? text(value) : (value ?? ''));
+  const columns = tableColumns(mapper, identity);
   let started = false;
   const header = async () => {
     if (started) return;
     started = true;
-    await write(
-      sink,
-      (bom ? '\ufeff' : '') + stringify([[...fixedColumns, ...mapper.columns.map((c) => text(c.header))]], csvOptions),
-    );
+    await write(sink, (bom ? '\ufeff' : '') + stringify([columns.map((c) => text(c.header))], csvOptions));
   };
   return {
     async writeRows(rows) {
       await header();
       if (rows.length === 0) return;
-      const records = rows.map((row) => [
-        row.id,
-        row.submittedAt,
-        cell(row.respondentExternalId),
-        ...mapper.cells(row).map(cell),
-      ]);
-      await write(sink, stringify(records, csvOptions));
+      await write(
+        sink,
+        stringify(
+          rows.map((row) => cellsOf(columns, row).map(cell)),
+          csvOptions,
+        ),
+      );
     },
     async finish() {
       await header();
@@ -291,23 +327,27 @@ function ndjsonWriter(sink: Writable, mapper: AnswerMapper): FileWriter {
  * Strings are written as text cells (exceljs writes a formula only when given `{ formula }`), so a hostile answer
  * starting with `=` is shown, never evaluated, and needs no escaping here.
  */
-async function xlsxWriter(sink: Writable, mapper: AnswerMapper): Promise<FileWriter> {
+async function xlsxWriter(sink: Writable, mapper: AnswerMapper, identity: boolean): Promise<FileWriter> {
   // Loaded on first use: exceljs and its zip libraries cost about half a second to import, which every process
   // (each API and worker start, each test file) would otherwise pay for a format most exports do not use.
   const { default: ExcelJS } = await import('exceljs');
   // No shared strings (that table would grow with the file); styles only for the date format.
   const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: sink, useSharedStrings: false, useStyles: true });
   const sheet = workbook.addWorksheet('Responses');
-  sheet.columns = [
-    { header: 'responseId', key: 'responseId', width: 32 },
-    { header: 'submittedAt', key: 'submittedAt', width: 22, style: { numFmt: 'yyyy-mm-dd hh:mm:ss.000' } },
-    { header: 'respondentExternalId', key: 'respondentExternalId', width: 20 },
-    ...mapper.columns.map((c, i) => ({ header: c.header, key: `answer${i}`, width: 14 })),
-  ];
+  const columns = tableColumns(mapper, identity);
+  sheet.columns = columns.map((c, i) => ({
+    header: c.header,
+    key: `c${i}`,
+    width: c.width,
+    ...(c.timestamp ? { style: { numFmt: 'yyyy-mm-dd hh:mm:ss.000' } } : {}),
+  }));
+  const timestamps = columns.flatMap((c, i) => (c.timestamp ? [i] : []));
   return {
     async writeRows(rows) {
       for (const row of rows) {
-        sheet.addRow([row.id, new Date(row.submittedAt), row.respondentExternalId, ...mapper.cells(row)]).commit();
+        const cells: Array<Cell | Date> = cellsOf(columns, row);
+        for (const i of timestamps) if (typeof cells[i] === 'string') cells[i] = new Date(cells[i]);
+        sheet.addRow(cells).commit();
       }
       // exceljs writes each committed row into the zip entry's input (a readable-stream PassThrough) without
       // waiting: its StreamBuf ignores backpressure, so rows would pile up in memory whenever deflating is slower
@@ -342,6 +382,6 @@ export async function createWriter(
     case 'ndjson':
       return ndjsonWriter(sink, mapper);
     case 'xlsx':
-      return xlsxWriter(sink, mapper);
+      return xlsxWriter(sink, mapper, options.identity);
   }
 }

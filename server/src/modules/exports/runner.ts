@@ -16,7 +16,7 @@ import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
-import { findSurvey, findTranslationContent, localizeSurvey } from '../surveys/index.js';
+import { findSurvey, findTranslationContent, localizeSurvey, showsIdentity } from '../surveys/index.js';
 import { ChunkSink } from './chunk-sink.js';
 import { AnswerMapper, createWriter, type SourceRow } from './formats.js';
 import {
@@ -68,11 +68,12 @@ function watermarkOf(after: Date | null, before: Date | null, snapshotAt: Date):
   return end;
 }
 
-function toSource(surveyId: string, row: PageRow): SourceRow {
+/** A row as the file shows it: who answered only when the survey shows it (JSON and NDJSON then say `null`). */
+function toSource(surveyId: string, row: PageRow, identity: boolean): SourceRow {
   return {
     id: row.id,
     surveyId,
-    respondentExternalId: row.respondent_external_id,
+    respondentExternalId: identity ? row.respondent_external_id : null,
     distributionId: row.distribution_id,
     surveyVersion: row.survey_version ?? 1,
     language: row.language,
@@ -138,12 +139,14 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
       const mapper = new AnswerMapper(
         wanted ? questions.filter((q) => wanted.has(q.id)) : questions,
         job.choice_values,
-        job.language ? 'texts' : 'ids',
+        job.language,
       );
+      const identity = showsIdentity(survey.settings);
       const sink = new ChunkSink(deps.db, tenant, job.id, attempt);
       const writer = await createWriter(job.format, sink, mapper, {
         bom: job.bom,
         escapeFormulas: job.escape_formulas,
+        identity,
       });
       const scope = scopeOf(job);
 
@@ -165,7 +168,7 @@ export async function runExport(deps: RunDeps, data: ExportJobData): Promise<'bu
             const page: PageRow[] = await next;
             next = page.length === PAGE_SIZE ? fetchPage(tx, PAGE_SIZE) : undefined;
             next?.catch(() => undefined);
-            await writer.writeRows(page.map((row) => toSource(job.survey_id, row)));
+            await writer.writeRows(page.map((row) => toSource(job.survey_id, row, identity)));
             rows += page.length;
             // Progress is written beside the export, one update at a time, never waited for.
             if (Date.now() - lastProgress >= PROGRESS_EVERY_MS && !progressSaving) {
