@@ -961,6 +961,36 @@ CREATE TABLE public.ai_analyses (
 CREATE INDEX ai_analyses_by_survey ON public.ai_analyses USING btree (organization_id, environment, survey_id, created_at DESC, id DESC);
 
 --
+-- Name: analytics_release_audits; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.analytics_release_audits (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    survey_id text NOT NULL,
+    state text NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT analytics_release_audits_pk PRIMARY KEY (organization_id, environment, survey_id),
+    CONSTRAINT analytics_release_audits_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT analytics_release_audits_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
+);
+
+--
+-- Name: analytics_released_sets; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.analytics_released_sets (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    survey_id text NOT NULL,
+    fingerprint text NOT NULL,
+    released_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT analytics_released_sets_pk PRIMARY KEY (organization_id, environment, survey_id, fingerprint),
+    CONSTRAINT analytics_released_sets_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT analytics_released_sets_survey FOREIGN KEY (organization_id, environment, survey_id) REFERENCES public.surveys(organization_id, environment, id) ON DELETE CASCADE
+);
+
+--
 -- Name: distributions; Type: TABLE; Schema: public
 --
 

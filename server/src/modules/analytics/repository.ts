@@ -568,3 +568,136 @@ export async function treeCellCounts(db: DbOrTx, scope: AnalyticsScope, manager:
     group by grouping sets ((segment, code), (code))`.execute(db);
   return rows.map((row) => ({ whole: row.whole === 1, segment: row.segment, code: row.code, n: row.n }));
 }
+
+/**
+ * The responses each group of a result covers, for the release audit: the whole scope (key `whole`), and each
+ * segment (`segment:<value>`, `segment:` + NUL for no value) or, with `manager`, each row of the manager's tree
+ * (`organization`, `direct`, `sub:<direct report>`). With `members`, the response ids; always their fingerprint:
+ * the count and the sum of a 64-bit hash of each id, the same for the same set whatever the query.
+ */
+export interface GroupSetRow {
+  key: string;
+  fingerprint: string;
+  responses: number;
+  members?: string[];
+}
+
+export async function groupSets(
+  db: DbOrTx,
+  scope: AnalyticsScope,
+  options: { manager?: string; members: boolean },
+): Promise<GroupSetRow[]> {
+  const members = options.members ? sql`, array_agg(s.response_id) as members` : sql``;
+  const fingerprint = sql`count(*) || ':' || sum(hashtextextended(s.response_id, 0))`;
+  if (options.manager !== undefined) {
+    const part = treePart(options.manager);
+    const { rows } = await sql<{
+      kind: string | null;
+      value: string | null;
+      in_org: boolean | null;
+      fingerprint: string;
+      responses: number;
+      members?: string[];
+    }>`
+      select kind, value, in_org, ${fingerprint} as fingerprint, count(*)::int as responses ${members}
+      from (
+        select ${part.kind} as kind, ${part.value} as value,
+          coalesce(cast(${options.manager} as text) = any(ar.manager_chain), false) as in_org, ar.response_id
+        ${fromScope(scope)}
+      ) s
+      group by grouping sets ((kind, value), (in_org), ())`.execute(db);
+    return rows.flatMap((row) => {
+      const key =
+        row.kind !== null
+          ? row.kind === 'direct'
+            ? 'direct'
+            : row.kind === 'sub'
+              ? `sub:${row.value ?? ''}`
+              : undefined
+          : row.in_org === null
+            ? 'whole'
+            : row.in_org
+              ? 'organization'
+              : undefined;
+      return key === undefined
+        ? []
+        : [{ key, fingerprint: row.fingerprint, responses: row.responses, members: row.members }];
+    });
+  }
+  const { rows } = await sql<{
+    whole: number;
+    segment: string | null;
+    fingerprint: string;
+    responses: number;
+    members?: string[];
+  }>`
+    select ${scope.segment ? sql`grouping(segment)` : sql`1`} as whole, ${scope.segment ? sql`segment` : sql`null::text`} as segment,
+      ${fingerprint} as fingerprint, count(*)::int as responses ${members}
+    from (select ${responseSegment(scope)} as segment, ar.response_id ${fromScope(scope)}) s
+    ${scope.segment ? sql`group by grouping sets ((segment), ())` : sql``}`.execute(db);
+  return rows.map((row) => ({
+    key: !scope.segment || row.whole === 1 ? 'whole' : segmentKey(row.segment),
+    fingerprint: row.fingerprint,
+    responses: row.responses,
+    members: row.members,
+  }));
+}
+
+/** The audit's key of a segment's group (`null`, no value, apart from every string). */
+export const segmentKey = (value: string | null) => `segment:${value ?? '\u0000'}`;
+
+/** Which of `fingerprints` were released for the survey. */
+export async function releasedFingerprints(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  fingerprints: readonly string[],
+): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('analytics_released_sets')
+    .select('fingerprint')
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('fingerprint', 'in', [...fingerprints])
+    .execute();
+  return new Set(rows.map((row) => row.fingerprint));
+}
+
+/** The survey's audit state, its row locked until `tx` ends (created empty when there is none). */
+export async function lockAuditState(tx: DbOrTx, tenant: Tenant, surveyId: string): Promise<string | null> {
+  await tx
+    .insertInto('analytics_release_audits')
+    .values({ ...tenantColumns(tenant), survey_id: surveyId, state: '' })
+    .onConflict((oc) => oc.columns(['organization_id', 'environment', 'survey_id']).doNothing())
+    .execute();
+  const row = await tx
+    .selectFrom('analytics_release_audits')
+    .select('state')
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  return row.state === '' ? null : row.state;
+}
+
+/** Saves the state and the fingerprints of the groups just released. */
+export async function saveAudit(
+  tx: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  state: string,
+  released: readonly string[],
+): Promise<void> {
+  await tx
+    .updateTable('analytics_release_audits')
+    .set({ state, updated_at: new Date() })
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .execute();
+  if (released.length === 0) return;
+  await tx
+    .insertInto('analytics_released_sets')
+    .values(released.map((fingerprint) => ({ ...tenantColumns(tenant), survey_id: surveyId, fingerprint })))
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+}

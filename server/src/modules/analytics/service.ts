@@ -14,7 +14,8 @@ import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, CorrelationVariable, GroupRow, SegmentField } from './repository.js';
-import { measureManagerTree } from './manager-tree.js';
+import { measureManagerTree, type TreeGroup } from './manager-tree.js';
+import { gateReleases } from './release-gate.js';
 import {
   histogramsByPosition,
   MARKS_POSITION,
@@ -392,12 +393,41 @@ function countsAhead(
   return rows;
 }
 
+/** The audit's key of a manager-tree row (see repository.groupSets). */
+const treeKey = (group: TreeGroup) =>
+  group.group === 'organization' ? 'organization' : group.group === 'directReports' ? 'direct' : `sub:${group.value}`;
+
+/** Why a group the anonymity rules hid is hidden: too small itself, or hidden by the subtraction guard. */
+const hiddenBecause = (respondents: number, threshold: number): SuppressionReason =>
+  resultSuppressed(respondents, threshold) ? 'threshold' : 'complement';
+
+type SuppressionReason = NonNullable<StaticAnalytics['suppressionReason']>;
+
+/**
+ * Static analytics, released through the audit of the survey's released results (release-gate.ts): the figures
+ * are measured, the groups the anonymity rules let through are put to the audit, and what it withholds is shown as
+ * suppressed (`released_overlap`). The audit reads the groups' responses in a statement of its own; should a
+ * response have come or gone in between (a group's count differs), the result is measured again.
+ */
 export async function getStaticAnalytics(
   db: Db,
   tenant: Tenant,
   surveyId: string,
   request: AnalyticsRequest,
 ): Promise<StaticAnalytics> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await measureStaticAnalytics(db, tenant, surveyId, request, attempt === 3);
+    if (result) return result;
+  }
+}
+
+async function measureStaticAnalytics(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: AnalyticsRequest,
+  lastAttempt: boolean,
+): Promise<StaticAnalytics | undefined> {
   const manager = treeManagerOrThrow(request);
   const segment = manager === undefined ? parseSegment(request.segmentBy) : undefined;
   const early = countsAhead(db, tenant, surveyId, request, segment);
@@ -483,7 +513,19 @@ export async function getStaticAnalytics(
       };
     return stats;
   };
-  const suppressed = resultSuppressed(measured.whole.respondents, threshold);
+  const hidden = resultSuppressed(measured.whole.respondents, threshold);
+  // What the anonymity rules let through, to the audit, the whole result first; each with its size as measured.
+  const shown = new Map<string, number>(hidden ? [] : [['whole', measured.whole.responses]]);
+  if (!hidden && tree) for (const group of tree) if (!group.suppressed) shown.set(treeKey(group), group.responses);
+  if (!hidden && !tree && segment)
+    for (const group of measured.groups)
+      if (!group.suppressed) shown.set(repository.segmentKey(group.value), group.responses);
+  const gate = await gateReleases(db, scope, threshold, [...shown.keys()], manager);
+  const changed = [...shown].filter(([key, responses]) => gate.responses.get(key) !== responses).map(([key]) => key);
+  if (changed.length > 0 && !lastAttempt) return undefined;
+  // Still moving after three measurements: what moved is withheld rather than shown unaudited.
+  const withheld = new Set([...gate.withheld, ...changed]);
+  const suppressed = hidden || withheld.has('whole');
   const base = {
     surveyId,
     submittedAfter: request.submittedAfter ?? null,
@@ -502,27 +544,33 @@ export async function getStaticAnalytics(
       invitedCount: null,
       responseRate: null,
       suppressed: true,
+      suppressionReason: hidden ? 'threshold' : 'released_overlap',
       responseCount: 0,
       questions: [],
       daily: [],
       segments: [],
     };
   const questions = survey.questions;
+  const reasonOf = (key: string, suppressed: boolean, respondents: number): SuppressionReason | null =>
+    withheld.has(key) ? 'released_overlap' : suppressed ? hiddenBecause(respondents, threshold) : null;
   return {
     ...base,
     suppressed: false,
+    suppressionReason: null,
     responseCount: measured.whole.responses,
     questions: questions.map((question, position) =>
       withOutcome(statsOf(question, position, measured.whole.histograms, numbersOf()), position),
     ),
     daily: measured.days,
     segments: tree
-      ? tree.map((group): StaticSegment =>
-          group.suppressed
+      ? tree.map((group): StaticSegment => {
+          const reason = reasonOf(treeKey(group), group.suppressed, group.respondents);
+          return reason
             ? {
                 value: group.value,
                 managerTreeGroup: group.group,
                 suppressed: true,
+                suppressionReason: reason,
                 responseCount: null,
                 questions: null,
               }
@@ -530,25 +578,34 @@ export async function getStaticAnalytics(
                 value: group.value,
                 managerTreeGroup: group.group,
                 suppressed: false,
+                suppressionReason: null,
                 responseCount: group.responses,
                 questions: questions.map((question, position) =>
                   statsOf(question, position, group.histograms, (id) => group.numbers.get(id) ?? []),
                 ),
-              },
-        )
+              };
+        })
       : segment
-        ? measured.groups.map((group): StaticSegment =>
-            group.suppressed
-              ? { value: group.value, suppressed: true, responseCount: null, questions: null }
+        ? measured.groups.map((group): StaticSegment => {
+            const reason = reasonOf(repository.segmentKey(group.value), group.suppressed, group.respondents);
+            return reason
+              ? {
+                  value: group.value,
+                  suppressed: true,
+                  suppressionReason: reason,
+                  responseCount: null,
+                  questions: null,
+                }
               : {
                   value: group.value,
                   suppressed: false,
+                  suppressionReason: null,
                   responseCount: group.responses,
                   questions: questions.map((question, position) =>
                     statsOf(question, position, group.histograms, numbersOf(group.value)),
                   ),
-                },
-          )
+                };
+          })
         : [],
   };
 }

@@ -50,7 +50,27 @@ export interface AnalyticsSegmentCellsTable {
   counts: ColumnType<number[], never, never>;
 }
 
+/** The audit of a survey's released results: its state, serialised by release-audit.ts (2026-11-29T0400). */
+export interface AnalyticsReleaseAuditsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  state: string;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** The fingerprint of each group released for a survey, so that a repeated release needs no state. */
+export interface AnalyticsReleasedSetsTable {
+  organization_id: string;
+  environment: Environment;
+  survey_id: string;
+  fingerprint: string;
+  released_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface AnalyticsTables {
+  analytics_release_audits: AnalyticsReleaseAuditsTable;
+  analytics_released_sets: AnalyticsReleasedSetsTable;
   analytics_segment_cells: AnalyticsSegmentCellsTable;
   analytics_settings: AnalyticsSettingsTable;
   analytics_responses: AnalyticsResponsesTable;

@@ -5,11 +5,5 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { eventsJobs } from './jobs.js';
-export {
-  deliveryWakeChannel,
-  queueDeliveries,
-  recordEvent,
-  wakeDispatchers,
-  type NewEvent,
-} from './record.js';
+export { deliveryWakeChannel, queueDeliveries, recordEvent, wakeDispatchers, type NewEvent } from './record.js';
 export type { EventType } from './tables.js';
