@@ -4216,8 +4216,9 @@ export interface components {
             managerTreeGroup?: "organization" | "directReports" | "subOrganization";
             /** @description Responses in the group; `null` when suppressed. */
             responseCount: number | null;
-            /** @description `true` when the group has fewer respondents than `anonymityThreshold`, or was suppressed by the subtraction guard; its figures are then `null`. */
+            /** @description `true` when the group is withheld (`suppressionReason` says why); its figures are then `null`. */
             suppressed: boolean;
+            suppressionReason: components["schemas"]["SuppressionReason"];
             /** @description The group's Net Promoter Score on the survey's first `nps` question, one decimal; `null` when suppressed or when there is no such question or answer. */
             nps: number | null;
             /** @description The group's mean over all its `rating` answers (every answer of every rating question weighs the same), two decimals; `null` when suppressed or when there are none. */
@@ -4456,8 +4457,9 @@ export interface components {
             anonymityThreshold: number;
             /** @description Responses analysed (after the window, distribution and filters); `0` when `suppressed`. */
             responseCount: number;
-            /** @description `true` when the whole result covers fewer respondents than `anonymityThreshold`. */
+            /** @description `true` when the whole result is withheld (`suppressionReason` says why). */
             suppressed: boolean;
+            suppressionReason: components["schemas"]["SuppressionReason"];
             /**
              * Format: date-time
              * @description The lower bound of the window as requested; `null` when none.

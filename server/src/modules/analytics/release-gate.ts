@@ -10,8 +10,14 @@
  */
 import type { Db } from '../../db/database.js';
 import { audit, deserialise, emptyAudit, serialise } from './release-audit.js';
+import type { TreeGroup } from './manager-tree.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
+
+/** The audit's key of a segment's group and of a manager-tree row (repository.groupSets reads them under these). */
+export const segmentKey = repository.segmentKey;
+export const treeKey = (group: Pick<TreeGroup, 'group' | 'value'>) =>
+  group.group === 'organization' ? 'organization' : group.group === 'directReports' ? 'direct' : `sub:${group.value}`;
 
 export interface GateResult {
   /** Keys of the groups withheld because of what was released before. */
@@ -69,4 +75,29 @@ export async function gateReleases(
     await repository.saveAudit(tx, tenant, surveyId, serialise(state), released.filter(Boolean));
     return { withheld, responses: new Map([...sets].map(([key, row]) => [key, row.responses])) };
   });
+}
+
+/**
+ * Puts the groups a result would show (key → responses as measured; the whole result first) to the audit. Returns
+ * what to withhold, and whether a group moved between the measurement and the audit's own reading (a response
+ * came or went): the caller then measures again, and after its last try withholds what moved.
+ */
+export async function auditShown(
+  db: Db,
+  scope: AnalyticsScope,
+  threshold: number,
+  shown: ReadonlyMap<string, number>,
+  manager?: string,
+): Promise<{ withheld: Set<string>; moved: boolean }> {
+  const gate = await gateReleases(db, scope, threshold, [...shown.keys()], manager);
+  const moved = [...shown].filter(([key, responses]) => gate.responses.get(key) !== responses).map(([key]) => key);
+  return { withheld: new Set([...gate.withheld, ...moved]), moved: moved.length > 0 };
+}
+
+/** Runs `measure` until what it showed stood still for the audit, at most three times (the last one withholds). */
+export async function measuredStill<T>(measure: (lastTry: boolean) => Promise<T | undefined>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    const result = await measure(attempt === 3);
+    if (result !== undefined) return result;
+  }
 }

@@ -14,8 +14,8 @@ import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, CorrelationVariable, GroupRow, SegmentField } from './repository.js';
-import { measureManagerTree, type TreeGroup } from './manager-tree.js';
-import { gateReleases } from './release-gate.js';
+import { measureManagerTree } from './manager-tree.js';
+import { auditShown, measuredStill, segmentKey, treeKey } from './release-gate.js';
 import {
   histogramsByPosition,
   MARKS_POSITION,
@@ -24,7 +24,7 @@ import {
   round,
   type Histogram,
 } from './statistics.js';
-import { orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
+import { hiddenReason, orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
 
 /** The surveys module's id check, for this module's handlers. */
 export { surveyIdOrThrow } from '../surveys/index.js';
@@ -393,14 +393,6 @@ function countsAhead(
   return rows;
 }
 
-/** The audit's key of a manager-tree row (see repository.groupSets). */
-const treeKey = (group: TreeGroup) =>
-  group.group === 'organization' ? 'organization' : group.group === 'directReports' ? 'direct' : `sub:${group.value}`;
-
-/** Why a group the anonymity rules hid is hidden: too small itself, or hidden by the subtraction guard. */
-const hiddenBecause = (respondents: number, threshold: number): SuppressionReason =>
-  resultSuppressed(respondents, threshold) ? 'threshold' : 'complement';
-
 type SuppressionReason = NonNullable<StaticAnalytics['suppressionReason']>;
 
 /**
@@ -415,10 +407,7 @@ export async function getStaticAnalytics(
   surveyId: string,
   request: AnalyticsRequest,
 ): Promise<StaticAnalytics> {
-  for (let attempt = 1; ; attempt++) {
-    const result = await measureStaticAnalytics(db, tenant, surveyId, request, attempt === 3);
-    if (result) return result;
-  }
+  return measuredStill((lastTry) => measureStaticAnalytics(db, tenant, surveyId, request, lastTry));
 }
 
 async function measureStaticAnalytics(
@@ -426,7 +415,7 @@ async function measureStaticAnalytics(
   tenant: Tenant,
   surveyId: string,
   request: AnalyticsRequest,
-  lastAttempt: boolean,
+  lastTry: boolean,
 ): Promise<StaticAnalytics | undefined> {
   const manager = treeManagerOrThrow(request);
   const segment = manager === undefined ? parseSegment(request.segmentBy) : undefined;
@@ -518,13 +507,9 @@ async function measureStaticAnalytics(
   const shown = new Map<string, number>(hidden ? [] : [['whole', measured.whole.responses]]);
   if (!hidden && tree) for (const group of tree) if (!group.suppressed) shown.set(treeKey(group), group.responses);
   if (!hidden && !tree && segment)
-    for (const group of measured.groups)
-      if (!group.suppressed) shown.set(repository.segmentKey(group.value), group.responses);
-  const gate = await gateReleases(db, scope, threshold, [...shown.keys()], manager);
-  const changed = [...shown].filter(([key, responses]) => gate.responses.get(key) !== responses).map(([key]) => key);
-  if (changed.length > 0 && !lastAttempt) return undefined;
-  // Still moving after three measurements: what moved is withheld rather than shown unaudited.
-  const withheld = new Set([...gate.withheld, ...changed]);
+    for (const group of measured.groups) if (!group.suppressed) shown.set(segmentKey(group.value), group.responses);
+  const { withheld, moved } = await auditShown(db, scope, threshold, shown, manager);
+  if (moved && !lastTry) return undefined;
   const suppressed = hidden || withheld.has('whole');
   const base = {
     surveyId,
@@ -552,7 +537,7 @@ async function measureStaticAnalytics(
     };
   const questions = survey.questions;
   const reasonOf = (key: string, suppressed: boolean, respondents: number): SuppressionReason | null =>
-    withheld.has(key) ? 'released_overlap' : suppressed ? hiddenBecause(respondents, threshold) : null;
+    withheld.has(key) ? 'released_overlap' : suppressed ? hiddenReason(respondents, threshold) : null;
   return {
     ...base,
     suppressed: false,
@@ -587,7 +572,7 @@ async function measureStaticAnalytics(
         })
       : segment
         ? measured.groups.map((group): StaticSegment => {
-            const reason = reasonOf(repository.segmentKey(group.value), group.suppressed, group.respondents);
+            const reason = reasonOf(segmentKey(group.value), group.suppressed, group.respondents);
             return reason
               ? {
                   value: group.value,

@@ -31,7 +31,8 @@ import {
   round,
   type Histogram,
 } from './statistics.js';
-import { resultSuppressed } from './suppression.js';
+import { hiddenReason, resultSuppressed } from './suppression.js';
+import { auditShown, measuredStill, segmentKey, treeKey } from './release-gate.js';
 import { previousCycleComparison } from './trends.js';
 
 type Question = components['schemas']['Question'];
@@ -231,6 +232,9 @@ async function comparisonOf(
   const previous = await measureScope(db, scope, context.threshold);
   if (resultSuppressed(previous.whole.respondents, context.threshold))
     return { ...base, suppressed: true, responseCount: null, questions: [] };
+  // The earlier result is released too: through the audit (a response that came or went meanwhile withholds it).
+  const audited = await auditShown(db, scope, context.threshold, new Map([['whole', previous.whole.responses]]));
+  if (audited.withheld.size > 0) return { ...base, suppressed: true, responseCount: null, questions: [] };
   const questions = context.survey.questions.flatMap((question, position) => {
     if (question.type !== 'nps' && question.type !== 'rating') return [];
     const value = (histogram: Histogram | undefined) =>
@@ -263,12 +267,27 @@ function managerTreeRows(measured: Measured, tree: TreeGroup[] | undefined): Gro
 /** Which row of a manager's tree a group is, on the rows of `segmentBy=managerTree` only. */
 const treeGroupOf = (group: Group) => (group.group ? { managerTreeGroup: group.group } : {});
 
+/**
+ * Smart analytics, released through the audit of the survey's released results like static analytics
+ * (release-gate.ts): the whole result and each segment or tree row the anonymity rules let through, and the
+ * comparison's earlier result.
+ */
 export async function getSmartAnalytics(
   db: Db,
   tenant: Tenant,
   surveyId: string,
   request: SmartRequest,
 ): Promise<SmartAnalytics> {
+  return measuredStill((lastTry) => measureSmartAnalytics(db, tenant, surveyId, request, lastTry));
+}
+
+async function measureSmartAnalytics(
+  db: Db,
+  tenant: Tenant,
+  surveyId: string,
+  request: SmartRequest,
+  lastTry: boolean,
+): Promise<SmartAnalytics | undefined> {
   const segmentBy = request.segmentBy ?? 'department';
   // segmentBy=managerTree: the rows of the manager's tree stand where the groups of a field would (managerTreeRows).
   const manager = treeManagerOrThrow(request);
@@ -284,7 +303,21 @@ export async function getSmartAnalytics(
     participationOf(db, context),
     manager === undefined ? undefined : measureManagerTree(db, scope, manager, threshold),
   ]);
-  const groups = managerTreeRows(measured, tree);
+  const hidden = resultSuppressed(measured.whole.respondents, threshold);
+  const keyOf = (group: Group) =>
+    group.group ? treeKey({ group: group.group, value: group.value! }) : segmentKey(group.value);
+  const shown = new Map<string, number>(hidden ? [] : [['whole', measured.whole.responses]]);
+  if (!hidden)
+    for (const group of managerTreeRows(measured, tree))
+      if (!group.suppressed) shown.set(keyOf(group), group.responses);
+  const { withheld, moved } = await auditShown(db, scope, threshold, shown, manager);
+  if (moved && !lastTry) return undefined;
+  // A group the audit withholds is shown as suppressed, everywhere groups are (segments and heatmap rows).
+  const groups = managerTreeRows(measured, tree).map((group) =>
+    withheld.has(keyOf(group)) ? { ...group, suppressed: true, withheld: true } : { ...group, withheld: false },
+  );
+  const reasonOf = (group: (typeof groups)[number]) =>
+    group.withheld ? 'released_overlap' : group.suppressed ? hiddenReason(group.respondents, threshold) : null;
   // One column per scored question, and per row of a Likert grid, scored like a rating of its scale.
   const columns = scoredColumns(questions);
   const base = {
@@ -298,11 +331,12 @@ export async function getSmartAnalytics(
     participation: participation ?? { invited: 0, responded: 0, rate: null, segments: [] },
     generatedAt: iso(new Date()),
   };
-  if (resultSuppressed(measured.whole.respondents, threshold)) {
+  if (hidden || withheld.has('whole')) {
     return {
       ...base,
       responseCount: 0,
       suppressed: true,
+      suppressionReason: hidden ? 'threshold' : 'released_overlap',
       segments: [],
       heatmap: { metric, questions: [], rows: [] },
       participation: { invited: 0, responded: 0, rate: null, segments: [] },
@@ -320,6 +354,7 @@ export async function getSmartAnalytics(
         ...treeGroupOf(group),
         responseCount: null,
         suppressed: true,
+        suppressionReason: reasonOf(group),
         nps: null,
         averageRating: null,
       };
@@ -329,6 +364,7 @@ export async function getSmartAnalytics(
       ...treeGroupOf(group),
       responseCount: group.responses,
       suppressed: false,
+      suppressionReason: null,
       nps: score === null ? null : round(score, 1),
       averageRating: ratingAverage(questions, group.histograms),
     };
@@ -364,6 +400,7 @@ export async function getSmartAnalytics(
     ...base,
     responseCount: measured.whole.responses,
     suppressed: false,
+    suppressionReason: null,
     segments,
     heatmap,
     driverAnalysis: drivers.analysis,

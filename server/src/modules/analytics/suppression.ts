@@ -57,6 +57,10 @@ export function suppressedGroups(groups: readonly GroupSize[], threshold: number
 /** A whole (filtered) result is shown only when it covers at least `threshold` respondents. */
 export const resultSuppressed = (respondents: number, threshold: number) => respondents < threshold;
 
+/** Why the rules above hide a group: too small itself, or hidden by the subtraction guard. */
+export const hiddenReason = (respondents: number, threshold: number): 'threshold' | 'complement' =>
+  resultSuppressed(respondents, threshold) ? 'threshold' : 'complement';
+
 /** Shown groups first, largest first; then the suppressed ones (in an order that says nothing about their size). */
 export function orderGroups<T extends { suppressed: boolean; responses: number; value: string | null }>(
   groups: T[],

@@ -13,6 +13,7 @@ import { findPreviousCycle, listLaunchedSurveysWithKey, type CycleSurveyRow } fr
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
 import { measureScope, measureWholeSurveys, type Context, type Measured } from './service.js';
+import { auditShown } from './release-gate.js';
 import { ANSWERED_MARK, favourableShareOf, type Histogram, meanOf, npsOf, questionStats, round } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
 
@@ -53,7 +54,13 @@ function measureCycle(
   return measureScope(db, scope, threshold);
 }
 
-function trendPoint(survey: CycleSurveyRow, key: string, measured: Measured, threshold: number): TrendPoint {
+function trendPoint(
+  survey: CycleSurveyRow,
+  key: string,
+  measured: Measured,
+  threshold: number,
+  withheld: boolean,
+): TrendPoint {
   const position = survey.questions.findIndex((question) => question.key === key);
   const question = survey.questions[position]!;
   const metric: TrendPoint['metric'] = question.type === 'nps' ? 'nps' : question.type === 'rating' ? 'mean' : null;
@@ -67,7 +74,7 @@ function trendPoint(survey: CycleSurveyRow, key: string, measured: Measured, thr
     questionType: question.type,
     metric,
   };
-  if (resultSuppressed(measured.whole.respondents, threshold)) {
+  if (withheld || resultSuppressed(measured.whole.respondents, threshold)) {
     return { ...base, suppressed: true, responseCount: null, answeredCount: null, score: null, favourableShare: null };
   }
   const histogram = measured.whole.histograms.get(position);
@@ -112,10 +119,32 @@ export async function listQuestionTrends(
     rows.map((survey) => ({ id: survey.id, distinctRespondents: distinctRespondents(survey) })),
     threshold,
   );
+  // Each point is its survey's whole result, released through that survey's audit like static analytics'.
+  const withheld = await Promise.all(
+    rows.map((survey) => wholeWithheld(db, { tenant, surveyId: survey.id }, measured.get(survey.id)!, threshold)),
+  );
   return {
-    points: rows.map((survey) => trendPoint(survey, request.questionKey, measured.get(survey.id)!, threshold)),
+    points: rows.map((survey, i) =>
+      trendPoint(survey, request.questionKey, measured.get(survey.id)!, threshold, withheld[i]!),
+    ),
     total,
   };
+}
+
+/**
+ * Whether the audit of released results withholds a whole result about to be shown (a response that came or went
+ * since it was measured withholds it too); not asked for one the threshold hides.
+ */
+async function wholeWithheld(
+  db: Db,
+  scope: Pick<AnalyticsScope, 'tenant' | 'surveyId' | 'filter'>,
+  measured: Measured,
+  threshold: number,
+): Promise<boolean> {
+  if (resultSuppressed(measured.whole.respondents, threshold)) return false;
+  const full: AnalyticsScope = { ...scope, distinctRespondents: false, snapshots: false };
+  const audited = await auditShown(db, full, threshold, new Map([['whole', measured.whole.responses]]));
+  return audited.withheld.size > 0;
 }
 
 /** The figure a comparison shows: the NPS of an `nps` question, the mean of a `rating` one. */
@@ -161,7 +190,13 @@ export async function previousCycleComparison(
     submittedAfter: null,
     submittedBefore: null,
   };
-  if (resultSuppressed(measured.whole.respondents, threshold))
+  const withheld = await wholeWithheld(
+    db,
+    { tenant: scope.tenant, surveyId: previous.id, filter: scope.filter },
+    measured,
+    threshold,
+  );
+  if (withheld || resultSuppressed(measured.whole.respondents, threshold))
     return { ...base, suppressed: true, responseCount: null, questions: [] };
   const questions = keyed.map(({ question, position }) => {
     const at = previous.questions.findIndex((q) => q.key === question.key && comparable(question, q));
