@@ -10,6 +10,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   analytics: () => import('./analytics.js'),
   'analytics-writes': () => import('./analytics-writes.js'),
   'analytics-as-asked': () => import('./analytics-as-asked.js'),
+  'analytics-audit': () => import('./analytics-audit.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   'request-path-ab': () => import('./request-path-ab.js'),
