@@ -14,12 +14,19 @@ const storeResponse =
   'store_response(text, text, text, text, text, text, jsonb, timestamptz, text, text, jsonb, text, text, bytea, boolean)';
 const recordEvent = 'record_event(text, text, text, text, jsonb)';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
-  const functions = readFileSync(new URL('./2026-11-29T0100_submission_in_one_call.sql', import.meta.url), 'utf8');
-  await sql.raw(functions).execute(db);
+async function onCitus(db: Kysely<unknown>): Promise<boolean> {
   const { rows } = await sql<{ citus: boolean }>`
     select exists (select 1 from pg_extension where extname = 'citus') as citus`.execute(db);
-  if (rows[0]?.citus !== true) return;
+  return rows[0]?.citus === true;
+}
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  const citus = await onCitus(db);
+  // Function commands on Citus need the transaction's earlier distributed work to have been sequential.
+  if (citus) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
+  const functions = readFileSync(new URL('./2026-11-29T0100_submission_in_one_call.sql', import.meta.url), 'utf8');
+  await sql.raw(functions).execute(db);
+  if (!citus) return;
   for (const signature of [recordEvent, storeResponse]) {
     await sql`select create_distributed_function(${signature}, 'p_organization_id', colocate_with := 'surveys')`.execute(
       db,
@@ -28,5 +35,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  if (await onCitus(db)) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
   await sql.raw(`drop function if exists ${storeResponse}; drop function if exists ${recordEvent}`).execute(db);
 }

@@ -6,11 +6,15 @@
  */
 import { sql, type Kysely } from 'kysely';
 
-export async function up(db: Kysely<unknown>): Promise<void> {
+/** One connection per node on Citus, as in the migrator's other multi-shard changes (functions may follow). */
+async function sequentialOnCitus(db: Kysely<unknown>): Promise<void> {
   const { rows } = await sql<{ citus: boolean }>`
     select exists (select 1 from pg_extension where extname = 'citus') as citus`.execute(db);
-  // One connection per node, as in the migrator's other multi-shard changes.
   if (rows[0]?.citus === true) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
+}
+
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sequentialOnCitus(db);
   await sql`
     update surveys
     set settings = settings || jsonb_build_object(
@@ -19,5 +23,6 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sequentialOnCitus(db);
   await sql`update surveys set settings = settings - 'privacy' where settings ? 'privacy'`.execute(db);
 }

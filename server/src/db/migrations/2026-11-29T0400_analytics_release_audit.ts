@@ -54,6 +54,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  // Sequential on Citus, so that the migrator's later steps in the same transaction may still change functions.
+  if (await onCitus(db)) await sql`set local citus.multi_shard_modify_mode to 'sequential'`.execute(db);
   await sql`drop table analytics_released_sets`.execute(db);
   await sql`drop table analytics_release_audits`.execute(db);
 }
