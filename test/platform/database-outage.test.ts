@@ -301,12 +301,20 @@ describe('the database going away', () => {
     for (const fault of ['restart-fast', 'crash', 'terminate-backends'] as const) {
       const load = submissions(4);
       jobs.push({ syncJobId: await startSync(), exportId: await startExport() });
-      await sleep(400);
+      // The fault hits the sync at work: as soon as it is seen processing (however fast the machine runs it).
       const syncJobId = jobs.at(-1)!.syncJobId;
-      const syncAtFault = await client.unwrap(
-        client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: syncJobId } } }),
-      );
-      inFlight.push(syncAtFault.status);
+      const statusOf = async () =>
+        (
+          await client.unwrap(
+            client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: syncJobId } } }),
+          )
+        ).status;
+      let syncAtFault = await statusOf();
+      for (const until = Date.now() + 5_000; syncAtFault === 'pending' && Date.now() < until;) {
+        await sleep(10);
+        syncAtFault = await statusOf();
+      }
+      inFlight.push(syncAtFault);
       const upAt = await inject(fault, async () => {
         if (fault === 'terminate-backends') {
           // The listeners are reconnecting: a key revoked now (by plain SQL, announced to nobody) must be refused
