@@ -8,14 +8,29 @@ import { waitForSyncJob, type WaitOptions } from './polling.js';
 import { waitForExport, downloadExportToFile, type DownloadOptions } from './exports.js';
 import { createCaller } from './resources-runtime.js';
 import { verifyWebhook, type WebhookHeaders } from './webhooks.js';
-import type { AiAnalysis, Distribution, Export, SyncJob, WebhookEvent } from './types.js';
+import type {
+  AiAnalysis,
+  Distribution,
+  Export,
+  SmartAnalytics,
+  StaticAnalytics,
+  SyncJob,
+  SyncJobAccepted,
+  SyncRequest,
+  WebhookEvent,
+} from './types.js';
+import { analyticsQuery, type SmartAnalyticsQuery, type StaticAnalyticsQuery, type SyncBody } from './inputs.js';
+import type { CallOptions } from './resources-runtime.js';
 import { unwrap } from './unwrap.js';
 import { SDK_VERSION } from './version.js';
 
 export interface ClientConfig {
   /** `svc_live_…` or `svc_test_…`; sent as `Authorization: Bearer <apiKey>`. */
   apiKey: string;
-  /** Where the API lives, without `/api/v1` (for example `https://api.surveyservice.dev`). */
+  /**
+   * Where the API lives, without `/api/v1` (for example `https://api.surveyservice.dev`): the SDK's paths start with
+   * it, so a base URL ending in `/api/v1` is refused by `createClient`.
+   */
   baseUrl: string;
   /** A fetch implementation (default `globalThis.fetch`); it receives a `Request`. */
   fetch?: (request: Request) => Promise<Response>;
@@ -30,6 +45,11 @@ export interface ClientConfig {
 /** Waiting for jobs and verifying webhooks, beside the generated methods of the same resources. */
 export interface ResourceHelpers {
   respondents: {
+    /**
+     * Start a respondent sync job — `POST /api/v1/respondents/sync` (startRespondentSync), each record typed as a
+     * `SyncRecord` (the document leaves them untyped, as the service validates them one by one).
+     */
+    sync(body: SyncBody, options?: CallOptions): Promise<SyncJobAccepted>;
     /** Polls a sync job until it is `completed` or `failed` (returned, not thrown). */
     waitForSync(jobId: string, options?: WaitOptions): Promise<SyncJob>;
   };
@@ -45,6 +65,13 @@ export interface ResourceHelpers {
     wait(surveyId: string, distributionId: string, options?: WaitOptions): Promise<Distribution>;
   };
   analytics: {
+    /**
+     * Get quantitative statistics — `GET /api/v1/surveys/{id}/analytics/static` (getStaticAnalytics); `filters` may
+     * be the targeting object (sent as JSON) and `segmentBy` is checked against the fields.
+     */
+    static(id: string, query?: StaticAnalyticsQuery, options?: CallOptions): Promise<StaticAnalytics>;
+    /** Get smart analytics — `GET /api/v1/surveys/{id}/analytics/smart` (getSmartAnalytics); `filters` as above. */
+    smart(id: string, query?: SmartAnalyticsQuery, options?: CallOptions): Promise<SmartAnalytics>;
     ai: {
       /** Polls an AI analysis until it is `completed` or `failed`. */
       wait(surveyId: string, analysisId: string, options?: WaitOptions): Promise<AiAnalysis>;
@@ -60,16 +87,19 @@ export interface ResourceHelpers {
   };
 }
 
-/** Generated methods merged with the helpers of the same resource (`client.exports.create`, `client.exports.wait`). */
+/**
+ * Generated methods merged with the helpers of the same resource (`client.exports.create`, `client.exports.wait`); a
+ * helper of the same name replaces the generated method (typed inputs: `respondents.sync`, `analytics.static`).
+ */
 type Merge<A, B> = {
-  [K in keyof A | keyof B]: K extends keyof A
-    ? K extends keyof B
-      ? A[K] extends (...args: any[]) => any
-        ? A[K]
-        : Merge<A[K], B[K]>
-      : A[K]
-    : K extends keyof B
+  [K in keyof A | keyof B]: K extends keyof B
+    ? B[K] extends (...args: any[]) => any
       ? B[K]
+      : K extends keyof A
+        ? Merge<A[K], B[K]>
+        : B[K]
+    : K extends keyof A
+      ? A[K]
       : never;
 };
 export type ClientResources = Merge<Resources, ResourceHelpers>;
@@ -99,6 +129,11 @@ export function createClient<Paths extends Record<string, any> = paths>(
 ): SurveyServiceClient<Paths> {
   if (!config.apiKey) throw new TypeError('createClient: apiKey is required');
   if (!config.baseUrl) throw new TypeError('createClient: baseUrl is required');
+  // Every path of the SDK starts with /api/v1: a base URL ending in it would only fail later, as a 404 per call.
+  if (/\/api\/v1\/*$/i.test(config.baseUrl))
+    throw new TypeError(
+      `createClient: baseUrl must not include /api/v1 (the SDK adds it to every path): use '${config.baseUrl.replace(/\/api\/v1\/*$/i, '')}'`,
+    );
   const baseFetch = config.fetch ?? ((request: Request) => globalThis.fetch(request));
   const retryingFetch = createRetryingFetch({
     fetch: baseFetch,
@@ -114,7 +149,10 @@ export function createClient<Paths extends Record<string, any> = paths>(
   const low = client as unknown as Client<paths>;
   const generated = createResources(createCaller(low));
   const helpers: ResourceHelpers = {
-    respondents: { waitForSync: (jobId, options) => waitForSyncJob(low, jobId, options) },
+    respondents: {
+      sync: (body, options) => generated.respondents.sync(body as unknown as SyncRequest, options),
+      waitForSync: (jobId, options) => waitForSyncJob(low, jobId, options),
+    },
     exports: {
       wait: (exportId, options) => waitForExport(low, exportId, options),
       downloadToFile: (exportResource, filePath, options) =>
@@ -124,6 +162,8 @@ export function createClient<Paths extends Record<string, any> = paths>(
       wait: (surveyId, distributionId, options) => waitForDistribution(low, surveyId, distributionId, options),
     },
     analytics: {
+      static: (id, query, options) => generated.analytics.static(id, analyticsQuery(query), options),
+      smart: (id, query, options) => generated.analytics.smart(id, analyticsQuery(query), options),
       ai: { wait: (surveyId, analysisId, options) => waitForAiAnalysis(low, surveyId, analysisId, options) },
     },
     webhooks: { constructEvent: (payload, headers, secret) => verifyWebhook<WebhookEvent>(payload, headers, secret) },
@@ -133,7 +173,12 @@ export function createClient<Paths extends Record<string, any> = paths>(
     respondents: { ...generated.respondents, ...helpers.respondents },
     exports: { ...generated.exports, ...helpers.exports },
     distributions: { ...generated.distributions, ...helpers.distributions },
-    analytics: { ...generated.analytics, ai: { ...generated.analytics.ai, ...helpers.analytics.ai } },
+    analytics: {
+      ...generated.analytics,
+      static: helpers.analytics.static,
+      smart: helpers.analytics.smart,
+      ai: { ...generated.analytics.ai, ...helpers.analytics.ai },
+    },
     webhooks: { ...generated.webhooks, ...helpers.webhooks },
   } as ClientResources;
   return Object.assign(client, resources, {

@@ -68,10 +68,14 @@ export class RateLimitError extends SurveyServiceError {
 /** 5xx: the server failed (`internal_error`), is not there yet (`not_implemented`) or is unavailable. */
 export class ServerError extends SurveyServiceError {}
 
-/** Raised by `waitFor` / `waitForSyncJob` when the job did not finish in time. */
+/**
+ * Raised by the wait helpers when a job did not finish in time, and by a call given up by its own `timeoutMs`. For a
+ * call, `cause` is the last error met before the time ran out (a `RateLimitError` whose `Retry-After` was being
+ * waited for, a `ServerError`, a network error), else the timeout itself, so the log says why it took so long.
+ */
 export class TimeoutError extends Error {
-  constructor(message: string) {
-    super(message);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'TimeoutError';
   }
 }

@@ -41,7 +41,17 @@ export {
   ExportFailedError,
   type DownloadOptions,
 } from './exports.js';
-export { type RetryOptions } from './retry.js';
+export { type RetryOptions, type RetryEvent } from './retry.js';
+export {
+  type SyncRecord,
+  type SyncBody,
+  type SegmentField,
+  type AnalyticsSegmentBy,
+  type AnalyticsFilter,
+  type AnalyticsFilters,
+  type StaticAnalyticsQuery,
+  type SmartAnalyticsQuery,
+} from './inputs.js';
 export { verifyWebhook, signWebhook, WebhookVerificationError, type WebhookHeaders } from './webhooks.js';
 export { SDK_VERSION } from './version.js';
 export type { paths, components, operations, webhooks } from './generated/openapi.js';

@@ -7,6 +7,7 @@ import type { Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 import { TimeoutError } from './errors.js';
 import { paginate } from './pagination.js';
+import { lastFailureBefore } from './retry.js';
 import { unwrap, type EnvelopeData } from './unwrap.js';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -78,7 +79,10 @@ export interface Caller {
   all(path: string, init: CallInit, options?: CallOptions): AsyncGenerator<never, void, undefined>;
 }
 
-/** A call given up by its own `timeoutMs` throws the SDK's `TimeoutError`, like the wait helpers. */
+/**
+ * A call given up by its own `timeoutMs` throws the SDK's `TimeoutError`, like the wait helpers, with the error of its
+ * last failed attempt as `cause` (what it was retrying when the time ran out), else the timeout itself.
+ */
 async function timed<T>(work: Promise<T>, path: string, options: CallOptions = {}): Promise<T> {
   try {
     return await work;
@@ -88,7 +92,9 @@ async function timed<T>(work: Promise<T>, path: string, options: CallOptions = {
       (error as { name?: string } | undefined)?.name === 'TimeoutError' &&
       !(error instanceof TimeoutError)
     ) {
-      throw new TimeoutError(`${path} did not answer within ${options.timeoutMs} ms`);
+      throw new TimeoutError(`${path} did not answer within ${options.timeoutMs} ms`, {
+        cause: lastFailureBefore(error) ?? error,
+      });
     }
     throw error;
   }

@@ -11,8 +11,27 @@
  * How long to wait: `Retry-After` when the server sent it (429, 503), otherwise exponential backoff with
  * jitter, capped at `maxDelayMs`. A `Retry-After` longer than `maxRetryAfterMs` (a spent per-day limit)
  * is not waited for: the 429 is returned at once and surfaces as a `RateLimitError` with `retryAfter`.
+ * `onRetry` hears of every retry before its wait, so that minutes of waiting for a spent limit are never silent.
  */
-import { parseRetryAfterMs } from './errors.js';
+import { errorFromResponse, parseRetryAfterMs } from './errors.js';
+
+/** What `retry.onRetry` is told before each retry. */
+export interface RetryEvent {
+  /** The retry about to be made: 1 for the first. */
+  attempt: number;
+  /** How long the client waits before it, in ms (the server's `Retry-After`, else backoff). */
+  delayMs: number;
+  /**
+   * Why: the typed error of the answer (`RateLimitError`, `ServerError`, `ConflictError` for
+   * `idempotency_in_progress`), or the network error or attempt timeout that the fetch threw.
+   */
+  error: unknown;
+  /** The answer being retried (status and headers; its body is already read), absent for a network error. */
+  response?: Response;
+  /** The request's method and URL. */
+  method: string;
+  url: string;
+}
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 3; 0 turns retries off). */
@@ -23,18 +42,24 @@ export interface RetryOptions {
   maxDelayMs?: number;
   /** The longest `Retry-After` the client waits for by itself, in ms (default 60000). */
   maxRetryAfterMs?: number;
+  /**
+   * Called before each retry, so that waits are not silent (a spent per-minute limit can hold a call for
+   * minutes): log it, count it, or throw to end the call at once with what you throw (for example `event.error`).
+   */
+  onRetry?: (event: RetryEvent) => void;
 }
+
+/** The policy with its numbers filled in; `onRetry` stays optional. */
+export type RetryPolicy = Required<Omit<RetryOptions, 'onRetry'>> & Pick<RetryOptions, 'onRetry'>;
 
 export interface RetryingFetchOptions {
   fetch: (request: Request) => Promise<Response>;
-  retry: Required<RetryOptions>;
+  retry: RetryPolicy;
   /** Per-attempt timeout in ms; 0 for none. */
   timeoutMs: number;
-  /** Called before each retry (tests and logging). */
-  onRetry?: (info: { attempt: number; delayMs: number; reason: string }) => void;
 }
 
-export const defaultRetry: Required<RetryOptions> = {
+export const defaultRetry: RetryPolicy = {
   maxRetries: 3,
   baseDelayMs: 500,
   maxDelayMs: 8000,
@@ -90,6 +115,30 @@ function withIdempotencyKey(request: Request): Request {
   return new Request(request, { headers, duplex: 'half' } as RequestInit);
 }
 
+/**
+ * The failure of the last attempt of a call that was then aborted (by its signal or its own `timeoutMs`), keyed by
+ * the abort reason the call rejects with: the reason is the same object all the way up, so the caller can give
+ * its `TimeoutError` the error that actually kept the call from succeeding.
+ */
+const failureBeforeAbort = new WeakMap<object, unknown>();
+
+/** The error of the last failed attempt before a call was aborted with `reason`, if an attempt had failed. */
+export function lastFailureBefore(reason: unknown): unknown {
+  return typeof reason === 'object' && reason !== null ? failureBeforeAbort.get(reason) : undefined;
+}
+
+/** The typed error of an answer that is retried; reading the body also frees the connection before the wait. */
+async function errorOf(response: Response): Promise<unknown> {
+  const text = await response.text().catch(() => undefined);
+  let body: unknown = text;
+  try {
+    body = text === undefined ? undefined : JSON.parse(text);
+  } catch {
+    // Not JSON (a proxy's page): the error is built from the status.
+  }
+  return errorFromResponse(response, body);
+}
+
 export function createRetryingFetch(options: RetryingFetchOptions): (input: Request) => Promise<Response> {
   const { retry, timeoutMs } = options;
   return async (input: Request) => {
@@ -97,6 +146,19 @@ export function createRetryingFetch(options: RetryingFetchOptions): (input: Requ
     const canRetry =
       idempotentMethods.has(request.method) || (request.method === 'POST' && request.headers.has('idempotency-key'));
     const callerSignal = request.signal;
+    let lastFailure: unknown;
+    const aborted = (error: unknown) => {
+      if (lastFailure !== undefined && typeof callerSignal.reason === 'object' && callerSignal.reason !== null)
+        failureBeforeAbort.set(callerSignal.reason as object, lastFailure);
+      return error;
+    };
+    const wait = async (event: Omit<RetryEvent, 'method' | 'url'>) => {
+      lastFailure = event.error;
+      retry.onRetry?.({ ...event, method: request.method, url: request.url });
+      await sleep(event.delayMs, callerSignal).catch((error: unknown) => {
+        throw aborted(error);
+      });
+    };
 
     for (let attempt = 0; ; attempt += 1) {
       const retriesLeft = canRetry && attempt < retry.maxRetries;
@@ -110,10 +172,13 @@ export function createRetryingFetch(options: RetryingFetchOptions): (input: Requ
         response = await options.fetch(attemptRequest);
       } catch (error) {
         // The caller's own abort is final; a network failure or an attempt timeout is worth another go.
-        if (callerSignal.aborted || !retriesLeft) throw error;
-        const delayMs = backoffDelayMs(attempt, retry.baseDelayMs, retry.maxDelayMs);
-        options.onRetry?.({ attempt: attempt + 1, delayMs, reason: String((error as Error)?.message ?? error) });
-        await sleep(delayMs, callerSignal);
+        if (callerSignal.aborted) throw aborted(error);
+        if (!retriesLeft) throw error;
+        await wait({
+          attempt: attempt + 1,
+          delayMs: backoffDelayMs(attempt, retry.baseDelayMs, retry.maxDelayMs),
+          error,
+        });
         continue;
       }
 
@@ -121,10 +186,7 @@ export function createRetryingFetch(options: RetryingFetchOptions): (input: Requ
       const serverDelay = parseRetryAfterMs(response.headers.get('retry-after'));
       if (serverDelay !== undefined && serverDelay > retry.maxRetryAfterMs) return response;
       const delayMs = serverDelay ?? backoffDelayMs(attempt, retry.baseDelayMs, retry.maxDelayMs);
-      // Free the connection before waiting; the body of an answer we retry is never read.
-      await response.body?.cancel().catch(() => undefined);
-      options.onRetry?.({ attempt: attempt + 1, delayMs, reason: `HTTP ${response.status}` });
-      await sleep(delayMs, callerSignal);
+      await wait({ attempt: attempt + 1, delayMs, error: await errorOf(response), response });
     }
   };
 }

@@ -18,6 +18,7 @@ import {
   ValidationError,
   waitFor,
   waitForSyncJob,
+  type RetryEvent,
 } from '@survey-service/sdk';
 import type { fakePaths } from './fake-paths.js';
 import { sendData, sendError, startFakeServer, type Handler } from './fake-server.js';
@@ -198,11 +199,93 @@ describe('retries', () => {
     expect(requests).toHaveLength(2);
   });
 
+  it('tells retry.onRetry about each retry: attempt, delay and the error or answer that caused it', async () => {
+    const events: RetryEvent[] = [];
+    const { client, requests } = await setup(
+      script(
+        (_req, res) => sendError(res, 503, 'unavailable', 'Database unavailable', { 'retry-after': '0' }),
+        (_req, res) => res.socket?.destroy(),
+        (_req, res) => sendData(res, 200, thing),
+      ),
+      { retry: { ...fastRetry, onRetry: (event) => events.push(event) } },
+    );
+    expect(await client.unwrap(client.GET('/things/{id}', { params: { path: { id: 'thg_1' } } }))).toEqual(thing);
+    expect(requests).toHaveLength(3);
+    expect(events.map((e) => e.attempt)).toEqual([1, 2]);
+    expect(events[0]).toMatchObject({ delayMs: 0, method: 'GET', response: { status: 503 } });
+    expect(events[0]!.url).toMatch(/\/things\/thg_1$/);
+    expect(events[0]!.error).toBeInstanceOf(ServerError);
+    expect(events[0]!.error).toMatchObject({ code: 'unavailable', message: 'Database unavailable' });
+    // A network error: no answer, the fetch's own error, a backoff delay.
+    expect(events[1]!.response).toBeUndefined();
+    expect(events[1]!.error).toBeInstanceOf(Error);
+    expect(events[1]!.delayMs).toBeGreaterThan(0);
+    expect(events[1]!.delayMs).toBeLessThanOrEqual(fastRetry.maxDelayMs);
+  });
+
+  it('ends the call with what retry.onRetry throws', async () => {
+    const { client, requests } = await setup(
+      (_req, res) => sendError(res, 429, 'rate_limited', 'Slow down', { 'retry-after': '30' }),
+      {
+        retry: {
+          onRetry: ({ delayMs, error }) => {
+            if (delayMs > 5_000) throw error;
+          },
+        },
+      },
+    );
+    const started = Date.now();
+    const error = await client.surveys.list().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect(error).toMatchObject({ retryAfter: 30, code: 'rate_limited' });
+    expect(requests).toHaveLength(1);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('gives the TimeoutError of a call the error it was retrying as its cause', async () => {
+    const { client, requests } = await setup((_req, res) =>
+      sendError(res, 503, 'unavailable', 'Database unavailable', { 'retry-after': '5' }),
+    );
+    const error = await client.surveys.list(undefined, { timeoutMs: 300 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).cause).toBeInstanceOf(ServerError);
+    expect((error as TimeoutError).cause).toMatchObject({ status: 503, code: 'unavailable' });
+    expect(requests).toHaveLength(1);
+  });
+
+  it('gives the TimeoutError of a call that got no answer the timeout as its cause', async () => {
+    const { client } = await setup((_req, res) => setTimeout(() => sendData(res, 200, []), 1_000), {
+      retry: { maxRetries: 0 },
+    });
+    const error = await client.surveys.list(undefined, { timeoutMs: 200 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    expect((error as TimeoutError).cause).toMatchObject({ name: 'TimeoutError' });
+    expect((error as TimeoutError).cause).not.toBeInstanceOf(TimeoutError);
+  });
+
   it('sends the bearer key and a User-Agent', async () => {
     const { client, requests } = await setup((_req, res) => sendData(res, 200, thing), { userAgent: 'acme-hr/2.1' });
     await client.GET('/things/{id}', { params: { path: { id: 'thg_1' } } });
     expect(requests[0]!.headers.authorization).toBe(`Bearer ${apiKey}`);
     expect(requests[0]!.headers['user-agent']).toMatch(/^acme-hr\/2\.1 survey-service-sdk\/\d+\.\d+\.\d+/);
+  });
+});
+
+describe('createClient', () => {
+  it.each(['https://api.example.com/api/v1', 'https://api.example.com/api/v1/', 'http://127.0.0.1:3000/API/V1//'])(
+    'refuses a baseUrl ending in /api/v1 (%s) and names the one to use',
+    (baseUrl) => {
+      expect(() => createClient({ apiKey, baseUrl })).toThrow(TypeError);
+      expect(() => createClient({ apiKey, baseUrl })).toThrow(
+        /baseUrl must not include \/api\/v1.*use '(https?:\/\/[^']+)'/,
+      );
+      expect(() => createClient({ apiKey, baseUrl })).toThrow(baseUrl.replace(/\/api\/v1\/*$/i, ''));
+    },
+  );
+
+  it('accepts a baseUrl with another path or a trailing slash', () => {
+    expect(() => createClient({ apiKey, baseUrl: 'https://example.com/survey/' })).not.toThrow();
+    expect(() => createClient({ apiKey, baseUrl: 'https://example.com/api/v10' })).not.toThrow();
   });
 });
 

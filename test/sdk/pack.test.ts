@@ -37,7 +37,7 @@ afterAll(async () => {
 });
 
 const consumerTs = `
-import { createClient, verifyWebhook, NotFoundError, type Survey, type SyncJob, type paths, type components } from '@survey-service/sdk';
+import { createClient, verifyWebhook, NotFoundError, type Survey, type SyncJob, type SyncRecord, type AnalyticsSegmentBy, type RetryEvent, type paths, type components } from '@survey-service/sdk';
 
 const client = createClient({ apiKey: 'svc_test_${'0'.repeat(64)}', baseUrl: 'http://127.0.0.1:9', retry: { maxRetries: 0 } });
 
@@ -83,6 +83,19 @@ export function narrow(payload: string, headers: Record<string, string>, secret:
 void client.surveys.get(42);
 // @ts-expect-error: the typed client refuses paths that are not in the document
 void client.GET('/api/v1/not-a-path');
+const records: SyncRecord[] = [{ externalId: 'E-1', email: 'ada@example.com', department: 'R&D' }];
+void client.respondents.sync({ mode: 'upsert', respondents: records });
+// @ts-expect-error: a sync record with a misspelt field
+void client.respondents.sync({ mode: 'upsert', respondents: [{ externalId: 'E-1', email: 'a@example.com', departmnet: 'x' }] });
+// @ts-expect-error: a sync record whose externalId and email are numbers
+void client.respondents.sync({ mode: 'upsert', respondents: [{ externalId: 1, email: 42 }] });
+const segmentBy: AnalyticsSegmentBy = 'attributes.team';
+void client.analytics.static('srv_1', { segmentBy, filters: { filters: [{ field: 'department', operator: 'equals', value: 'Sales' }] } });
+// @ts-expect-error: a segmentBy that is no field
+void client.analytics.static('srv_1', { segmentBy: 'departement' });
+// @ts-expect-error: a segmentBy that is no field, in smart analytics too
+void client.analytics.smart('srv_1', { segmentBy: 'departement' });
+createClient({ apiKey: 'k', baseUrl: 'https://api.example.com', retry: { onRetry: (e: RetryEvent) => console.log(e.attempt, e.delayMs, e.response?.status) } });
 `;
 
 const consumerMjs = `

@@ -11,10 +11,14 @@ import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest'
 import {
   createClient,
   NotFoundError,
+  RateLimitError,
   signWebhook,
   TimeoutError,
   ValidationError,
+  type AnalyticsFilter,
+  type RetryEvent,
   type Survey,
+  type SyncRecord,
   type WebhookEvent,
   type webhooks,
 } from '@survey-service/sdk';
@@ -162,5 +166,88 @@ describe('constructEvent', () => {
     expect(() =>
       live.webhooks.constructEvent(`${payload} `, signWebhook(payload, secret, { id: stored.id }), secret),
     ).toThrow();
+  });
+});
+
+describe('typed inputs and visible retries, against the service', () => {
+  it('sync typed records, then narrow analytics by a filters object (sent as JSON) like by its JSON text', async () => {
+    const { live: client } = await tenantWithRaisedLimits(t);
+    const records: SyncRecord[] = Array.from({ length: 8 }, (_, i) => ({
+      externalId: `F-${i}`,
+      email: `f${i}@example.com`,
+      department: i < 5 ? 'Sales' : 'Ops',
+      attributes: { team: i % 2 ? 'odd' : 'even' },
+    }));
+    const accepted = await client.respondents.sync({ mode: 'upsert', respondents: records });
+    const job = await client.respondents.waitForSync(accepted.jobId, { initialDelayMs: 50, timeoutMs: 30_000 });
+    expect(job).toMatchObject({ status: 'completed', stats: { created: 8, errors: 0 } });
+
+    const survey = await client.surveys.create(surveyBody({ title: 'Filtered' }));
+    await client.surveys.launch(survey.id);
+    for (const record of records)
+      await client.responses.submit(survey.id, { respondentExternalId: record.externalId, answers: validAnswers });
+
+    const sales = { filters: [{ field: 'department', operator: 'equals', value: 'Sales' }] } as const;
+    // Only the five of Sales: the object reached the service as the filter (unfiltered would count eight).
+    const byObject = await client.analytics.static(survey.id, { filters: sales });
+    expect(byObject).toMatchObject({ suppressed: false, responseCount: 5 });
+    const byText = await client.analytics.static(survey.id, { filters: JSON.stringify(sales) });
+    expect(byText.responseCount).toBe(5);
+    const smart = await client.analytics.smart(survey.id, { filters: { ...sales, logic: 'AND' } });
+    expect(smart.surveyId).toBe(survey.id);
+
+    // The service validates the serialized object: its problems are reported under /query/filters.
+    const under = { field: 'managerId', operator: 'under', value: 'F-0' } as unknown as AnalyticsFilter;
+    const refused = await client.analytics
+      .static(survey.id, { filters: { filters: [under] } })
+      .catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(ValidationError);
+    expect((refused as ValidationError).details.map((d) => d.path)).toContain('/query/filters/filters/0/operator');
+  });
+
+  it('report a real 429 of the minute window to retry.onRetry, and give it as the cause of the TimeoutError', async () => {
+    const { organizationId, liveKey } = await t.createTenant();
+    await t.db
+      .updateTable('organizations')
+      .set({ rate_limit_per_minute: 1 })
+      .where('id', '=', organizationId)
+      .execute();
+    const events: RetryEvent[] = [];
+    const client = createClient({ apiKey: liveKey, baseUrl: t.url, retry: { onRetry: (e) => events.push(e) } });
+    await client.account.me(); // spends the minute: its window starts now, so the next call waits about 60 s
+
+    const error = await client.surveys.list(undefined, { timeoutMs: 500 }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TimeoutError);
+    const cause = (error as TimeoutError).cause;
+    expect(cause).toBeInstanceOf(RateLimitError);
+    expect(cause).toMatchObject({ status: 429, code: 'rate_limited' });
+    expect((cause as RateLimitError).retryAfter).toBeGreaterThan(30);
+    expect(events).toHaveLength(1);
+    expect(events[0]).toMatchObject({ attempt: 1, method: 'GET', response: { status: 429 } });
+    expect(events[0]!.error).toBe(cause);
+    expect(events[0]!.delayMs).toBe((cause as RateLimitError).retryAfter! * 1000);
+
+    // Throwing from onRetry ends the call at once with the 429, instead of a wait of minutes.
+    const impatient = createClient({
+      apiKey: liveKey,
+      baseUrl: t.url,
+      retry: {
+        onRetry: ({ delayMs, error: why }) => {
+          if (delayMs > 5_000) throw why;
+        },
+      },
+    });
+    const started = Date.now();
+    await expect(impatient.surveys.list()).rejects.toBeInstanceOf(RateLimitError);
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('refuse a baseUrl ending in /api/v1 at construction, where the same URL without it works', async () => {
+    const { liveKey } = await tenantWithRaisedLimits(t);
+    for (const baseUrl of [`${t.url}/api/v1`, `${t.url}/api/v1/`])
+      expect(() => createClient({ apiKey: liveKey, baseUrl })).toThrow(
+        `createClient: baseUrl must not include /api/v1 (the SDK adds it to every path): use '${t.url}'`,
+      );
+    expect((await createClient({ apiKey: liveKey, baseUrl: `${t.url}/` }).account.me()).environment).toBe('LIVE');
   });
 });
