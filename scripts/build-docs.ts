@@ -6,14 +6,19 @@
  * After building, the page is checked: no `<script src>`, no external stylesheet, preload or CSS `@import`.
  * A page that would fetch code or styles from the network fails the build.
  *
- * The server imports `ensureDocs()` at start-up to (re)build the page when it is missing or older than the
- * bundle; `npm run generate` refreshes the bundle, not the page.
+ * Beside it, the reference for readers without JavaScript (scripts/build-reference.ts): `reference.html` (plain
+ * HTML, no script; served at /docs/reference) and `llms.txt` (the same as one Markdown file; /docs/llms.txt). The
+ * Redoc page links to both at its top, in markup, so the links work before and without its script.
+ *
+ * The server imports `ensureDocs()` at start-up to (re)build the pages when one is missing or older than the
+ * bundle; `npm run generate` refreshes the bundle, not the pages.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { renderReference } from './build-reference.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -28,6 +33,11 @@ export interface BuildDocsOptions {
 
 export const defaultBundle = join(root, 'openapi', 'bundled', 'openapi.json');
 export const defaultDocsOutput = join(root, 'docs', 'dist', 'index.html');
+
+/** The pages built beside the Redoc page (`output`): the reference without JavaScript, and as Markdown. */
+export function companionsOf(output: string = defaultDocsOutput): { reference: string; llms: string } {
+  return { reference: join(dirname(output), 'reference.html'), llms: join(dirname(output), 'llms.txt') };
+}
 
 /**
  * Lists what the page would fetch from elsewhere: scripts with `src`, `<link>`s to absolute URLs, CSS
@@ -118,6 +128,24 @@ export function withInlineIcon(html: string): string {
   return `${html.slice(0, head)}<link rel="icon" href="data:,">\n${html.slice(head)}`;
 }
 
+/**
+ * A line at the top of the Redoc page, outside the element Redoc draws into, linking to the reference without
+ * JavaScript: what a text browser, `curl` or a browser with scripts off shows first. Relative links, so that they
+ * hold under a path prefix (the page is served at `<base>/docs`).
+ */
+export function withReferenceLinks(html: string): string {
+  const head = html.indexOf('</head>');
+  const body = head < 0 ? -1 : html.indexOf('<body>', head);
+  if (body < 0) throw new Error('The docs page has no <body>');
+  const at = body + '<body>'.length;
+  const bar =
+    '\n<nav aria-label="Other forms of this reference" style="margin:0;padding:6px 16px;font:14px/1.5 system-ui,' +
+    'sans-serif;background:#f6f6f9;color:#1a1a1a;border-bottom:1px solid #ddd">Also without JavaScript: ' +
+    '<a href="docs/reference" style="color:#2b2b9a">the reference as plain HTML</a> · ' +
+    '<a href="docs/llms.txt" style="color:#2b2b9a">as one Markdown file (llms.txt)</a></nav>\n';
+  return html.slice(0, at) + bar + html.slice(at);
+}
+
 export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ output: string; bytes: number }> {
   const bundle = resolve(options.bundle ?? defaultBundle);
   const output = resolve(options.output ?? defaultDocsOutput);
@@ -138,11 +166,23 @@ export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ outpu
         maxBuffer: 16 * 1024 * 1024,
       },
     );
-    const html = withInlineIcon(withDeepLinks(withoutCdnLogo(readFileSync(draft, 'utf8'))));
+    const html = withReferenceLinks(withInlineIcon(withDeepLinks(withoutCdnLogo(readFileSync(draft, 'utf8')))));
     writeFileSync(draft, html);
     const external = findExternalResources(html);
     if (external.length > 0) {
       throw new Error(`The docs page is not self-contained; it would fetch:\n  ${external.join('\n  ')}`);
+    }
+    // The companions first: a page that is fresh means all three are.
+    const reference = renderReference(JSON.parse(readFileSync(bundle, 'utf8')));
+    if (/<script\b/i.test(reference.html) || findExternalResources(reference.html).length > 0)
+      throw new Error('The reference without JavaScript holds a script or an external resource');
+    const companions = companionsOf(output);
+    for (const [path, text] of [
+      [companions.reference, reference.html],
+      [companions.llms, reference.markdown],
+    ] as const) {
+      writeFileSync(`${path}.${process.pid}.tmp`, text);
+      renameSync(`${path}.${process.pid}.tmp`, path);
     }
     renameSync(draft, output);
     return { output, bytes: Buffer.byteLength(html) };
@@ -151,11 +191,13 @@ export async function buildDocs(options: BuildDocsOptions = {}): Promise<{ outpu
   }
 }
 
-/** True when the page is missing or older than the bundle it is built from. */
+/** True when the page or one beside it is missing or older than the bundle they are built from. */
 export function docsAreStale(options: Pick<BuildDocsOptions, 'bundle' | 'output'> = {}): boolean {
   const output = options.output ?? defaultDocsOutput;
-  if (!existsSync(output)) return true;
-  return statSync(output).mtimeMs < statSync(options.bundle ?? defaultBundle).mtimeMs;
+  const bundled = statSync(options.bundle ?? defaultBundle).mtimeMs;
+  return [output, ...Object.values(companionsOf(output))].some(
+    (path) => !existsSync(path) || statSync(path).mtimeMs < bundled,
+  );
 }
 
 /** Builds the page only when it is stale; for the server's start-up. Resolves to whether it built. */
@@ -167,7 +209,11 @@ export async function ensureDocs(options: BuildDocsOptions = {}): Promise<boolea
 
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   buildDocs().then(
-    ({ output, bytes }) => console.log(`docs: ${output} (${Math.round(bytes / 1024)} KiB, self-contained)`),
+    ({ output, bytes }) => {
+      console.log(`docs: ${output} (${Math.round(bytes / 1024)} KiB, self-contained)`);
+      for (const path of Object.values(companionsOf(output)))
+        console.log(`docs: ${path} (${Math.round(statSync(path).size / 1024)} KiB, no JavaScript)`);
+    },
     (error: unknown) => {
       console.error(error instanceof Error ? error.message : error);
       process.exitCode = 1;

@@ -15,7 +15,7 @@ import { assertEveryOperationHandled, dispatchTo } from './bind.js';
 import { readBody } from './body.js';
 import { loadContract, routesOf, type OperationInfo } from './contract.js';
 import { withDiscriminators } from './discriminators.js';
-import { serveDocs } from './docs.js';
+import { serveDocs, serveLlmsText, serveReference } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
@@ -47,6 +47,9 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   app.use(requestId);
   app.use(accessLog(deps.log));
   app.get('/docs', serveDocs(deps.log, deps.config));
+  // The same reference without JavaScript: plain HTML, and one Markdown file for tools (http/docs.ts).
+  app.get('/docs/reference', serveReference(deps.log, deps.config));
+  app.get('/docs/llms.txt', serveLlmsText(deps.log, deps.config));
   // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
   app.use(answerPages(deps));
   app.use(refuseLongUrl);
