@@ -153,6 +153,9 @@ describe('createSurvey and updateSurvey list every problem', () => {
       tenant.live.surveys.create({ title: 'T', questions: [{ type: 'slider', text: 'x' }] } as never),
     );
     expect(unknownType.map((d) => d.path)).toEqual(['/body/questions/0/type']);
+    // A value that is no object at all is still refused by the schema, never handed to the handler.
+    const notAQuestion = await validationError(tenant.live.surveys.create({ title: 'T', questions: ['x'] } as never));
+    expect(notAQuestion.map((d) => [d.path, d.code])).toEqual([['/body/questions/0', 'type']]);
   });
 
   it('the semantic problems alone are coded the same way', async () => {

@@ -48,7 +48,12 @@ export function withDiscriminators<T extends object>(document: T): T {
       const branches = node.oneOf.map(resolve);
       if (branches.every(isObject)) {
         const tag = tagOf(branches as Schema[]);
-        if (tag) node.discriminator = { propertyName: tag };
+        // Ajv's discriminator checks objects only and lets any other value through its oneOf: every branch is an
+        // object, so the oneOf says so itself (a string where a question belongs stays a 400).
+        if (tag && branches.every((branch) => (branch as Schema).type === 'object')) {
+          node.discriminator = { propertyName: tag };
+          node.type ??= 'object';
+        }
       }
     }
     for (const value of Object.values(node)) visit(value);
