@@ -16,6 +16,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   'request-path-ab': () => import('./request-path-ab.js'),
   'submission-sql': () => import('./submission-sql.js'),
   ai: () => import('./ai.js'),
+  'ai-drafts': () => import('./ai-drafts.js'),
   citus: () => import('./citus.js'),
   hierarchy: () => import('./hierarchy.js'),
   encoding: () => import('./encoding.js'),

@@ -46,9 +46,8 @@ describe('generateSurvey (offline)', () => {
     expect(survey.questions.at(-1)!.type).toBe('text');
     // Remote-work questions come from the "remote" topic of the prompt.
     expect(survey.questions.some((q) => /remot/i.test(q.text))).toBe(true);
-    const ranks = survey.questions.map((q) =>
-      ['nps', 'rating', 'single_choice', 'multiple_choice', 'text'].indexOf(q.type),
-    );
+    const order = ['nps', 'rating', 'matrix', 'single_choice', 'multiple_choice', 'ranking', 'number', 'date', 'text'];
+    const ranks = survey.questions.map((q) => order.indexOf(q.type));
     expect(ranks).toEqual([...ranks].sort((a, b) => a - b));
     // Stored like any survey, and launchable.
     const read = await client.unwrap(client.GET('/api/v1/surveys/{id}', { params: { path: { id: survey.id } } }));
