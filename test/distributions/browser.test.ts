@@ -91,11 +91,15 @@ describe.skipIf(!available)('the answer page in headless Chromium', () => {
       expect(await page.locator('#q_2-error').textContent()).toBe('Please answer this question.');
       expect(await page.locator('#q_4-error').textContent()).toBe('Choose at most 2.');
       expect(await page.locator('.error').count()).toBe(2);
+      // Each link of the summary names its question; the summary has the focus as the page opens.
       expect(await page.locator('.summary li').allTextContents()).toEqual([
-        'Please answer this question.',
-        'Choose at most 2.',
+        'Tools are good: Please answer this question.',
+        'Benefits?: Choose at most 2.',
       ]);
-      expect(await page.getByRole('checkbox', { name: 'Health' }).getAttribute('aria-describedby')).toBe('q_4-error');
+      expect(await page.locator(':focus').getAttribute('id')).toBe('errors');
+      // The error describes the question's group (with the page's instructions), and marks its options invalid.
+      expect(await page.locator('#q_4-group').getAttribute('aria-describedby')).toBe('q_4-instructions q_4-error');
+      expect(await page.getByRole('checkbox', { name: 'Health' }).getAttribute('aria-invalid')).toBe('true');
       expect(await page.locator('input[name=q_1]:checked').getAttribute('value')).toBe('1');
       await page.screenshot({ path: path.join(shots, 'answer-page-errors.png'), fullPage: true });
 

@@ -130,9 +130,9 @@ describe('a survey in English and German', () => {
     expect(anna).toContain('<button type="submit">Antworten absenden</button>');
     expect(anna).toContain('<span class="req">(Pflichtfrage)</span>');
     expect(anna).toContain('Wo arbeiten Sie? (optional)');
-    expect(anna).toContain('<span>Überhaupt nicht wahrscheinlich</span><span>Äußerst wahrscheinlich</span>');
+    expect(anna).toContain('<span>0 = Überhaupt nicht wahrscheinlich</span><span>10 = Äußerst wahrscheinlich</span>');
     expect(anna).toContain('<span>Trifft nicht zu</span>');
-    expect(anna).toContain('<span>Schlecht</span><span>Gut</span>');
+    expect(anna).toContain('<span>1 = Schlecht</span><span>5 = Gut</span>');
     expect(anna).toContain('Wählen Sie 1 bis 2 aus.');
     expect(anna).not.toMatch(/Submit my answers|\(required\)|Not at all likely|Not applicable/);
 
@@ -158,6 +158,10 @@ describe('a survey in English and German', () => {
     const badPage = await bad.text();
     expect(badPage).toContain('<h2>Bei Ihren Antworten gibt es 1 Problem</h2>');
     expect(badPage).toContain('<p class="error" id="q_1-error">Bitte beantworten Sie diese Frage.</p>');
+    // The summary's link names its question, in the page's language.
+    expect(badPage).toContain(
+      '>Wie wahrscheinlich ist es, dass Sie uns empfehlen?: Bitte beantworten Sie diese Frage.</a>',
+    );
     expect(badPage).toContain('<title>Bitte prüfen Sie Ihre Antworten – Puls-Umfrage Q4</title>');
     const sent = await fetch(new URL(annaAction, t.url), form(validForm));
     expect(sent.status).toBe(200);
@@ -257,12 +261,14 @@ describe("the service's own words", () => {
     expect(french).toContain('<html lang="fr" dir="ltr">');
     expect(french).toContain('<button type="submit">Envoyer mes réponses</button>');
     expect(french).toContain('<span class="req">(obligatoire)</span>');
-    expect(french).toContain('<span>Pas du tout probable</span><span>Extrêmement probable</span>');
+    expect(french).toContain('<span>0 = Pas du tout probable</span><span>10 = Extrêmement probable</span>');
     expect(french).toContain('<nav class="languages" aria-label="Langue">');
     const frenchAction = new URL(/action="([^"]+)"/.exec(french)![1]!.replace(/&amp;/g, '&'), t.url);
     const frenchBad = await (await fetch(frenchAction, form([['q_1', '11']]))).text();
     expect(frenchBad).toContain('Il y a 2 problèmes dans vos réponses');
     expect(frenchBad).toContain('Choisissez un nombre de 0 à 10.');
+    // The summary's link: the untranslated question, then the message, with French spacing before the colon.
+    expect(frenchBad).toContain('>How likely are you to recommend us?\u00a0: Choisissez un nombre de 0 à 10.</a>');
     // Swedish is a language of the survey without a catalogue: the page says so, its words are English.
     const swedish = await (await fetch(`${url}?lang=sv`)).text();
     expect(swedish).toContain('<html lang="sv" dir="ltr">');

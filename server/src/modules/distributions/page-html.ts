@@ -1,7 +1,8 @@
 /**
  * The respondent's pages, rendered on the server as plain HTML: no script, no external resources, semantic
- * forms (a fieldset and legend per question, labelled inputs, errors tied to their inputs with
- * aria-describedby and listed in a summary at the top), a viewport for phones. Every value is escaped.
+ * forms (a fieldset and legend per question, labelled inputs, each question's hint, instructions, scale ends and
+ * error tied to its fieldset with aria-describedby, errors listed in a summary at the top that names each
+ * question), a viewport for phones. Every value is escaped.
  */
 import type { components } from '../../generated/openapi.js';
 import { liveLogicScript } from './live-logic.js';
@@ -12,6 +13,10 @@ type Question = components['schemas']['Question'];
 
 export type FormValues = Record<string, string | string[] | undefined>;
 
+// `legend::before` numbers the questions shown (a hidden one takes no number) and gives the number again as the
+// alt text after "/": without it Chromium leaves the counter out of the legend's accessible name, so a screen
+// reader would say ". How likely…". A browser that does not read that syntax drops the second `content` and keeps
+// the first.
 const styles = `
 *{box-sizing:border-box}
 body{margin:0;font:17px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;background:#f4f5f7}
@@ -22,14 +27,15 @@ fieldset{border:1px solid #d0d4da;border-radius:8px;margin:0 0 20px;padding:16px
 fieldset.invalid{border-color:#b3261e;border-width:2px}
 legend{font-weight:600;padding:0 6px}
 form{counter-reset:question}
-legend::before{counter-increment:question;content:counter(question) ". "}
+legend::before{counter-increment:question;content:counter(question) ". ";content:counter(question) ". " / counter(question) ". "}
 fieldset[hidden]{display:none}
 .hint{color:#555;font-size:.95rem;margin:0 0 10px}
 .req{color:#b3261e}
 .error{color:#b3261e;font-weight:600;margin:0 0 10px}
 .scale{display:flex;flex-wrap:wrap;gap:6px}
 .scale label{display:flex;flex-direction:column;align-items:center;min-width:44px;padding:6px 4px;border:1px solid #c4c8ce;border-radius:6px;cursor:pointer}
-.ends{display:flex;justify-content:space-between;color:#555;font-size:.9rem;margin-top:6px}
+.ends{display:flex;justify-content:space-between;gap:12px;color:#555;font-size:.9rem;margin:6px 0 0}
+.ends span:last-child{text-align:end}
 .option{display:flex;align-items:center;gap:10px;padding:8px 0;min-height:44px}
 input[type=radio],input[type=checkbox]{width:22px;height:22px;margin:0}
 textarea{width:100%;min-height:120px;font:inherit;padding:10px;border:1px solid #8a9099;border-radius:6px}
@@ -83,10 +89,36 @@ export const NOT_APPLICABLE = 'na';
 /** The form field of a part of a question (a matrix row, a rank, the "Other" text); ids never contain a dot. */
 export const partField = (questionId: string, part: string) => `${questionId}.${part}`;
 
+/** The element id of a part of a question's group on the page. */
+const partId = (questionId: string, part: 'group' | 'legend' | 'hint' | 'instructions' | 'ends' | 'error') =>
+  `${questionId}-${part}`;
+const describedBy = (ids: readonly string[]) => (ids.length > 0 ? ` aria-describedby="${ids.map(e).join(' ')}"` : '');
+
+/**
+ * The attributes of a question's controls. A text entry is described by the question's hint and error itself:
+ * a screen reader reads an edit field's description as it takes focus. An option or a list only says it is
+ * invalid: the group's description is read on entering the group, and on every option it would be read again
+ * at each step of the arrow keys.
+ */
+interface Controls {
+  entry: string;
+  choice: string;
+}
+
+/** A question's controls, and the ids of the page's own notes among them (instructions, scale ends). */
+interface Body {
+  html: string;
+  notes: string[];
+}
+
+/** The page's own instructions for answering a question, tied to its group by `partId(id, 'instructions')`. */
+const instructions = (questionId: string, text: string) =>
+  `<p class="hint" id="${e(partId(questionId, 'instructions'))}">${e(text)}</p>`;
+
 function matrixBody(
   q: Extract<Question, { type: 'matrix' }>,
   values: FormValues,
-  describedBy: string,
+  controls: Controls,
   w: InterfaceWords,
 ): string {
   const columns: { value: string; label: string }[] = q.scale
@@ -106,7 +138,7 @@ function matrixBody(
       const cells = columns
         .map((c) => {
           const id = `${field}-${c.value}`;
-          return `<td><input type="radio" name="${e(field)}" id="${e(id)}" value="${e(c.value)}" aria-label="${e(`${row.text}: ${'name' in c ? c.name : c.label}`)}"${has(values, field, c.value) ? ' checked' : ''}${describedBy}><span aria-hidden="true">${e(c.label)}</span></td>`;
+          return `<td><input type="radio" name="${e(field)}" id="${e(id)}" value="${e(c.value)}" aria-label="${e(`${row.text}: ${'name' in c ? c.name : c.label}`)}"${has(values, field, c.value) ? ' checked' : ''}${controls.choice}><span aria-hidden="true">${e(c.label)}</span></td>`;
         })
         .join('');
       return `<tr><th scope="row">${e(row.text)}</th>${cells}</tr>`;
@@ -118,30 +150,29 @@ function matrixBody(
 function rankingBody(
   q: Extract<Question, { type: 'ranking' }>,
   values: FormValues,
-  describedBy: string,
+  controls: Controls,
   w: InterfaceWords,
-): string {
+): Body {
   // One list per place, so ranking works by keyboard and without a script; the answer is the places in order.
-  const hint = `<p class="hint">${e(w.text('rankingHint', { count: q.choices.length }))}</p>`;
-  return (
-    hint +
+  const html =
+    instructions(q.id, w.text('rankingHint', { count: q.choices.length })) +
     q.choices
       .map((_, k) => {
         const field = partField(q.id, String(k + 1));
         const options = q.choices
           .map((c) => `<option value="${e(c.id)}"${has(values, field, c.id) ? ' selected' : ''}>${e(c.label)}</option>`)
           .join('');
-        return `<div class="rank"><label for="${e(field)}">${e(w.count('place', k + 1))}</label><select name="${e(field)}" id="${e(field)}"${describedBy}><option value="">${e(w.text('chooseItem'))}</option>${options}</select></div>`;
+        return `<div class="rank"><label for="${e(field)}">${e(w.count('place', k + 1))}</label><select name="${e(field)}" id="${e(field)}"${controls.choice}><option value="">${e(w.text('chooseItem'))}</option>${options}</select></div>`;
       })
-      .join('')
-  );
+      .join('');
+  return { html, notes: [partId(q.id, 'instructions')] };
 }
 
-function otherEntry(q: Question, values: FormValues, control: string, describedBy: string, w: InterfaceWords): string {
+function otherEntry(q: Question, values: FormValues, control: string, controls: Controls, w: InterfaceWords): string {
   if (!('allowOther' in q) || q.allowOther !== true) return '';
   const field = partField(q.id, 'other');
   const text = values[field];
-  return `<div class="option">${control}<label for="${e(q.id)}-other">${e(w.text('other'))}</label><input type="text" name="${e(field)}" id="${e(field)}" maxlength="500" aria-label="${e(w.text('otherText'))}" value="${e(typeof text === 'string' ? text : '')}"${describedBy}></div>`;
+  return `<div class="option">${control}<label for="${e(q.id)}-other">${e(w.text('other'))}</label><input type="text" name="${e(field)}" id="${e(field)}" maxlength="500" aria-label="${e(w.text('otherText'))}" value="${e(typeof text === 'string' ? text : '')}"${controls.entry}></div>`;
 }
 
 /** How many choices a multiple-choice question takes, when it bounds them. */
@@ -154,17 +185,18 @@ function selectionHint(min: number | null, max: number | null, w: InterfaceWords
         : max !== null
           ? w.text('chooseAtMost', { max })
           : '';
-  return text ? `<p class="hint">${e(text)}</p>` : '';
+  return text;
 }
 
-function questionBody(q: Question, values: FormValues, describedBy: string, w: InterfaceWords): string {
+function questionBody(q: Question, values: FormValues, controls: Controls, w: InterfaceWords): Body {
   const name = e(q.id);
-  const radio = (value: string, label: string, extra = '') =>
-    `<input type="radio" name="${name}" id="${name}-${e(value)}" value="${e(value)}"${has(values, q.id, value) ? ' checked' : ''}${q.required ? ' required' : ''}${describedBy}${extra}>`;
+  const radio = (value: string) =>
+    `<input type="radio" name="${name}" id="${name}-${e(value)}" value="${e(value)}"${has(values, q.id, value) ? ' checked' : ''}${q.required ? ' required' : ''}${controls.choice}>`;
   const notApplicable =
     'allowNotApplicable' in q && q.allowNotApplicable === true
-      ? `<label for="${name}-${NOT_APPLICABLE}">${radio(NOT_APPLICABLE, '')}<span>${e(w.text('notApplicable'))}</span></label>`
+      ? `<label for="${name}-${NOT_APPLICABLE}">${radio(NOT_APPLICABLE)}<span>${e(w.text('notApplicable'))}</span></label>`
       : '';
+  const only = (html: string): Body => ({ html, notes: [] });
   switch (q.type) {
     case 'nps':
     case 'rating': {
@@ -174,57 +206,58 @@ function questionBody(q: Question, values: FormValues, describedBy: string, w: I
       const high = q.type === 'nps' ? w.text('npsHigh') : q.maxLabel;
       const options = [];
       for (let v = min; v <= max; v++)
-        options.push(`<label for="${name}-${v}">${radio(String(v), String(v))}<span>${v}</span></label>`);
-      const ends =
-        low || high
-          ? `<div class="ends" aria-hidden="true"><span>${e(low ?? '')}</span><span>${e(high ?? '')}</span></div>`
-          : '';
-      const scaleHint =
-        low || high ? `<p class="hint">${min} = ${e(low ?? String(min))}, ${max} = ${e(high ?? String(max))}</p>` : '';
-      return `${scaleHint}<div class="scale">${options.join('')}${notApplicable}</div>${ends}`;
+        options.push(`<label for="${name}-${v}">${radio(String(v))}<span>${v}</span></label>`);
+      const scale = `<div class="scale">${options.join('')}${notApplicable}</div>`;
+      if (!low && !high) return only(scale);
+      // Each end says its number: on a phone the scale wraps, and the group's description is read without the
+      // layout. An end without a label stays, empty, so that the other keeps its side.
+      const end = (value: number, label: string | null) => `<span>${label ? e(`${value} = ${label}`) : ''}</span>`;
+      const ends = `<p class="ends" id="${e(partId(q.id, 'ends'))}">${end(min, low)}${end(max, high)}</p>`;
+      return { html: scale + ends, notes: [partId(q.id, 'ends')] };
     }
     case 'single_choice':
-      return (
+      return only(
         q.choices
-          .map(
-            (c) =>
-              `<div class="option">${radio(c.id, c.label)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
-          )
-          .join('') + otherEntry(q, values, radio('other', ''), describedBy, w)
+          .map((c) => `<div class="option">${radio(c.id)}<label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`)
+          .join('') + otherEntry(q, values, radio('other'), controls, w),
       );
     case 'multiple_choice': {
       const hint = selectionHint(q.minSelections, q.maxSelections, w);
-      return (
-        hint +
+      const html =
+        (hint ? instructions(q.id, hint) : '') +
         q.choices
           .map(
             (c) =>
-              `<div class="option"><input type="checkbox" name="${name}" id="${name}-${e(c.id)}" value="${e(c.id)}"${has(values, q.id, c.id) ? ' checked' : ''}${describedBy}><label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
+              `<div class="option"><input type="checkbox" name="${name}" id="${name}-${e(c.id)}" value="${e(c.id)}"${has(values, q.id, c.id) ? ' checked' : ''}${controls.choice}><label for="${name}-${e(c.id)}">${e(c.label)}</label></div>`,
           )
           .join('') +
         otherEntry(
           q,
           values,
-          `<input type="checkbox" name="${name}" id="${name}-other" value="other"${has(values, q.id, 'other') ? ' checked' : ''}${describedBy}>`,
-          describedBy,
+          `<input type="checkbox" name="${name}" id="${name}-other" value="other"${has(values, q.id, 'other') ? ' checked' : ''}${controls.choice}>`,
+          controls,
           w,
-        )
-      );
+        );
+      return { html, notes: hint ? [partId(q.id, 'instructions')] : [] };
     }
     case 'text': {
       const v = values[q.id];
-      return `<textarea name="${name}" id="${name}" maxlength="${q.maxLength}" aria-labelledby="${name}-legend"${q.required ? ' required' : ''}${describedBy}>${e(typeof v === 'string' ? v : '')}</textarea>`;
+      return only(
+        `<textarea name="${name}" id="${name}" maxlength="${q.maxLength}" aria-labelledby="${e(partId(q.id, 'legend'))}"${q.required ? ' required' : ''}${controls.entry}>${e(typeof v === 'string' ? v : '')}</textarea>`,
+      );
     }
     case 'matrix':
-      return matrixBody(q, values, describedBy, w);
+      return only(matrixBody(q, values, controls, w));
     case 'ranking':
-      return rankingBody(q, values, describedBy, w);
+      return rankingBody(q, values, controls, w);
     case 'number':
     case 'date': {
       const v = values[q.id];
       const bounds = `${q.min !== null ? ` min="${e(String(q.min))}"` : ''}${q.max !== null ? ` max="${e(String(q.max))}"` : ''}`;
       const kind = q.type === 'date' ? 'date' : `number" step="${q.integer ? '1' : 'any'}" inputmode="decimal`;
-      return `<input type="${kind}" name="${name}" id="${name}" aria-labelledby="${name}-legend"${bounds}${q.required ? ' required' : ''}${describedBy} value="${e(typeof v === 'string' ? v : '')}">`;
+      return only(
+        `<input type="${kind}" name="${name}" id="${name}" aria-labelledby="${e(partId(q.id, 'legend'))}"${bounds}${q.required ? ' required' : ''}${controls.entry} value="${e(typeof v === 'string' ? v : '')}">`,
+      );
     }
   }
 }
@@ -280,15 +313,19 @@ export function surveyPage(page: SurveyPage): string {
   if (page.description) parts.push(`<p class="lead">${e(page.description)}</p>`);
   if (page.notice) parts.push(`<p class="notice">${e(page.notice)}</p>`);
   if (page.errors.size > 0) {
-    // In the order of the questions, each linking to its question.
-    const ordered = page.questions
+    // In the order of the questions, each linking to its question's group and naming it: a screen reader's list of
+    // links reads them out of context. The group is the target so that arriving there reads its name and its
+    // description, which holds the error.
+    const items = page.questions
       .filter((q) => page.errors.has(q.id))
-      .map((q) => [q.id, page.errors.get(q.id)!] as const);
-    const items = ordered
-      .map(([id, messages]) => `<li><a href="#${e(id)}-legend">${e(messages[0]!)}</a></li>`)
+      .map(
+        (q) =>
+          `<li><a href="#${e(partId(q.id, 'group'))}">${e(w.text('errorLink', { question: q.text, message: page.errors.get(q.id)![0]! }))}</a></li>`,
+      )
       .join('');
+    // Focused as the page loads (no script needed), so a screen reader starts with what to correct.
     parts.push(
-      `<div class="summary" role="alert" tabindex="-1" id="errors"><h2>${e(w.count('problems', page.errors.size))}</h2><ul>${items}</ul></div>`,
+      `<div class="summary" role="alert" tabindex="-1" id="errors" autofocus><h2>${e(w.count('problems', page.errors.size))}</h2><ul>${items}</ul></div>`,
     );
   }
   const logic = page.questions.some((q) => q.displayIf);
@@ -303,18 +340,24 @@ export function surveyPage(page: SurveyPage): string {
     // the script to show when they do; without a script the server shows it after a post.
     const hidden = page.shown && !page.shown.includes(q.id) ? ' hidden disabled' : '';
     const errors = page.errors.get(q.id) ?? [];
-    const ids = [q.description ? `${q.id}-hint` : '', errors.length > 0 ? `${q.id}-error` : '']
-      .filter(Boolean)
-      .map(e)
-      .join(' ');
-    const describedBy = ids ? ` aria-describedby="${ids}"` : '';
-    const invalid = errors.length > 0 ? ' aria-invalid="true"' : '';
+    const hint = q.description ? partId(q.id, 'hint') : null;
+    const error = errors.length > 0 ? partId(q.id, 'error') : null;
+    const invalid = error ? ' aria-invalid="true"' : '';
+    const body = questionBody(
+      q,
+      page.values,
+      { entry: describedBy([hint, error].filter((id) => id !== null)) + invalid, choice: invalid },
+      w,
+    );
+    // The group is described by everything the page says about the question: read as a screen reader enters it.
+    const about = [hint, ...body.notes, error].filter((id) => id !== null);
     parts.push(
-      `<fieldset id="${e(q.id)}-group"${hidden}${errors.length > 0 ? ' class="invalid"' : ''}>`,
-      `<legend id="${e(q.id)}-legend" tabindex="-1">${e(q.text)}${q.required ? ` <span class="req">${e(w.text('required'))}</span>` : ` ${e(w.text('optional'))}`}</legend>`,
-      q.description ? `<p class="hint" id="${e(q.id)}-hint">${e(q.description)}</p>` : '',
-      errors.length > 0 ? `<p class="error" id="${e(q.id)}-error">${errors.map(e).join('<br>')}</p>` : '',
-      questionBody(q, page.values, describedBy + invalid, w),
+      // A group with an error is a link of the summary: it takes the focus.
+      `<fieldset id="${e(partId(q.id, 'group'))}"${hidden}${describedBy(about)}${error ? ' tabindex="-1" class="invalid"' : ''}>`,
+      `<legend id="${e(partId(q.id, 'legend'))}">${e(q.text)}${q.required ? ` <span class="req">${e(w.text('required'))}</span>` : ` ${e(w.text('optional'))}`}</legend>`,
+      hint ? `<p class="hint" id="${e(hint)}">${e(q.description!)}</p>` : '',
+      error ? `<p class="error" id="${e(error)}">${errors.map(e).join('<br>')}</p>` : '',
+      body.html,
       '</fieldset>',
     );
   });
