@@ -420,6 +420,143 @@ AS $function$
     end $function$;
 
 --
+-- Name: scim_designated_email(p_emails jsonb); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.scim_designated_email(p_emails jsonb)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    -- The position (from 1) of the address the respondent keeps: the primary one, else the first of type work
+    -- (any case), else the first; null for no address. modules/scim/user.ts designatedEmail decides the same.
+    select coalesce(
+      (select min(i) from jsonb_array_elements(p_emails) with ordinality as e(v, i) where e.v -> 'primary' = 'true'),
+      (select min(i) from jsonb_array_elements(p_emails) with ordinality as e(v, i) where lower(e.v ->> 'type') = 'work'),
+      case when jsonb_array_length(p_emails) > 0 then 1 end)::int
+    $function$;
+
+--
+-- Name: scim_emails_with(p_emails jsonb, p_email text); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.scim_emails_with(p_emails jsonb, p_email text)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    -- The addresses once the respondent's writer set its e-mail to p_email (see the migration's comment); unchanged
+    -- when the designated address is p_email already.
+    with designated as (select scim_designated_email(p_emails) as at),
+    listed as (
+      select min(i) as at from jsonb_array_elements(p_emails) with ordinality as e(v, i)
+      where lower(e.v ->> 'value') = lower(p_email))
+    select case
+      when p_email is null then '[]'::jsonb
+      when listed.at = designated.at then
+        jsonb_set(p_emails, array[(listed.at - 1)::text, 'value'], to_jsonb(p_email))
+      when listed.at is not null then
+        (select jsonb_agg(case when i = listed.at then e.v || jsonb_build_object('value', p_email, 'primary', true)
+            else e.v || '{"primary": false}'::jsonb end order by i)
+         from jsonb_array_elements(p_emails) with ordinality as e(v, i))
+      when designated.at is null then
+        jsonb_build_array(jsonb_build_object('value', p_email, 'type', 'work', 'primary', true))
+      else jsonb_set(p_emails, array[(designated.at - 1)::text, 'value'], to_jsonb(p_email))
+    end
+    from designated, listed
+    $function$;
+
+--
+-- Name: scim_user_email_changed(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.scim_user_email_changed()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    -- Trigger respondents_scim_emails: after update of email, for each row whose email changed, deferred to the
+    -- commit. The user's addresses as the respondent's e-mail is then (a SCIM write has set both already).
+    begin
+      update scim_users s set emails = scim_emails_with(s.emails, r.email)
+      from respondents r
+      where s.organization_id = new.organization_id and s.environment = new.environment
+        and s.external_id = new.external_id
+        and r.organization_id = new.organization_id and r.environment = new.environment
+        and r.external_id = new.external_id
+        and s.emails is distinct from scim_emails_with(s.emails, r.email);
+      return null;
+    end $function$;
+
+--
+-- Name: scim_user_id(p_at timestamp with time zone, p_seed bytea); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.scim_user_id(p_at timestamp with time zone, p_seed bytea)
+ RETURNS text
+ LANGUAGE plpgsql
+ IMMUTABLE PARALLEL SAFE
+AS $function$
+    -- A user id as lib/ids.ts makes them: usr_, 10 characters of milliseconds and 16 of p_seed's first 16 bytes,
+    -- in Crockford base32, so that ids sort by creation time.
+    declare
+      alphabet constant text := '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+      ms bigint := floor(extract(epoch from p_at) * 1000);
+      id text := '';
+    begin
+      for i in 1..10 loop
+        id := substr(alphabet, (ms % 32)::int + 1, 1) || id;
+        ms := ms / 32;
+      end loop;
+      for i in 0..15 loop
+        id := id || substr(alphabet, (get_byte(p_seed, i) & 31) + 1, 1);
+      end loop;
+      return 'usr_' || id;
+    end $function$;
+
+--
+-- Name: scim_user_of_new_respondent(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.scim_user_of_new_respondent()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    -- Trigger respondents_scim_user: after insert, for each row, deferred to the commit. The respondent's SCIM user,
+    -- named by its e-mail address, else (the name is another user's) by its externalId, else by its id; none when
+    -- the respondent is gone by the commit or has its user (SCIM wrote it).
+    declare
+      v_id text := scim_user_id(clock_timestamp(), uuid_send(gen_random_uuid()));
+      v_email text;
+    begin
+      insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
+      select r.organization_id, r.environment, v_id, r.external_id, coalesce(r.email, r.external_id),
+        case when r.email is null then '[]'::jsonb
+          else jsonb_build_array(jsonb_build_object('value', r.email, 'type', 'work', 'primary', true)) end
+      from respondents r
+      where r.organization_id = new.organization_id and r.environment = new.environment
+        and r.external_id = new.external_id
+      on conflict do nothing;
+      if found then return null; end if;
+      select r.email into v_email from respondents r
+      where r.organization_id = new.organization_id and r.environment = new.environment
+        and r.external_id = new.external_id;
+      if not found or exists (select 1 from scim_users s where s.organization_id = new.organization_id
+          and s.environment = new.environment and s.external_id = new.external_id) then
+        return null;
+      end if;
+      if v_email is not null then
+        insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
+        values (new.organization_id, new.environment, v_id, new.external_id, new.external_id,
+          jsonb_build_array(jsonb_build_object('value', v_email, 'type', 'work', 'primary', true)))
+        on conflict do nothing;
+        if found then return null; end if;
+      end if;
+      insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
+      values (new.organization_id, new.environment, v_id, new.external_id, v_id, scim_emails_with('[]'::jsonb, v_email));
+      return null;
+    end $function$;
+
+--
 -- Name: stamp_writing_transaction(); Type: FUNCTION; Schema: public
 --
 
@@ -729,6 +866,8 @@ CREATE TABLE public.exports (
     previous_snapshot pg_snapshot,
     previous_before timestamp with time zone,
     language text,
+    file_erased_at timestamp with time zone,
+    file_erased_by text,
     CONSTRAINT exports_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT exports_choice_values_check CHECK ((choice_values = ANY (ARRAY['ids'::text, 'labels'::text]))),
     CONSTRAINT exports_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
@@ -781,6 +920,77 @@ CREATE TABLE public.idempotency_keys (
 CREATE INDEX idempotency_keys_by_age ON public.idempotency_keys USING btree (created_at);
 
 --
+-- Name: kiosk_prefixes; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.kiosk_prefixes (
+    prefix text NOT NULL,
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    distribution_id text NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT kiosk_prefixes_pk PRIMARY KEY (prefix),
+    CONSTRAINT kiosk_prefixes_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT kiosk_prefixes_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
+);
+
+--
+-- Name: privacy_requests; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.privacy_requests (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    id text NOT NULL,
+    type text NOT NULL,
+    scope text,
+    dry_run boolean DEFAULT false NOT NULL,
+    status text NOT NULL,
+    subject_kind text NOT NULL,
+    subject_value text,
+    subject_salt bytea NOT NULL,
+    subject_hash text NOT NULL,
+    inventory jsonb,
+    webhook_recipients jsonb DEFAULT '[]'::jsonb NOT NULL,
+    error text,
+    attempts integer DEFAULT 0 NOT NULL,
+    created_at timestamp with time zone DEFAULT now() NOT NULL,
+    started_at timestamp with time zone,
+    completed_at timestamp with time zone,
+    file_size bigint,
+    file_expires_at timestamp with time zone,
+    file_deleted_at timestamp with time zone,
+    file_erased_at timestamp with time zone,
+    file_erased_by text,
+    CONSTRAINT privacy_requests_pk PRIMARY KEY (organization_id, environment, id),
+    CONSTRAINT privacy_requests_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT privacy_requests_scope CHECK (((type = 'erasure'::text) = (scope IS NOT NULL))),
+    CONSTRAINT privacy_requests_scope_check CHECK ((scope = ANY (ARRAY['identity'::text, 'identity_and_responses'::text]))),
+    CONSTRAINT privacy_requests_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'processing'::text, 'completed'::text, 'failed'::text]))),
+    CONSTRAINT privacy_requests_subject_forgotten CHECK (((status = ANY (ARRAY['pending'::text, 'processing'::text])) OR (subject_value IS NULL))),
+    CONSTRAINT privacy_requests_subject_kind_check CHECK ((subject_kind = ANY (ARRAY['externalId'::text, 'email'::text]))),
+    CONSTRAINT privacy_requests_type_check CHECK ((type = ANY (ARRAY['access'::text, 'erasure'::text]))),
+    CONSTRAINT privacy_requests_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
+);
+
+CREATE INDEX privacy_requests_by_tenant ON public.privacy_requests USING btree (organization_id, environment, created_at DESC, id DESC);
+
+--
+-- Name: privacy_request_files; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.privacy_request_files (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    request_id text NOT NULL,
+    data bytea NOT NULL,
+    CONSTRAINT privacy_request_files_pk PRIMARY KEY (organization_id, environment, request_id),
+    CONSTRAINT privacy_request_files_request FOREIGN KEY (organization_id, environment, request_id) REFERENCES public.privacy_requests(organization_id, environment, id) ON DELETE CASCADE
+);
+
+ALTER TABLE ONLY public.privacy_request_files ALTER COLUMN data SET STORAGE EXTERNAL;
+
+--
 -- Name: rate_limits; Type: TABLE; Schema: public
 --
 
@@ -799,7 +1009,7 @@ CREATE TABLE public.respondents (
     organization_id text NOT NULL,
     environment text NOT NULL,
     external_id text NOT NULL,
-    email text NOT NULL,
+    email text,
     first_name text,
     last_name text,
     department text,
@@ -833,6 +1043,10 @@ CREATE INDEX respondents_by_job_title ON public.respondents USING btree (organiz
 CREATE INDEX respondents_by_location ON public.respondents USING btree (organization_id, environment, location);
 
 CREATE INDEX respondents_by_manager_id ON public.respondents USING btree (organization_id, environment, manager_id);
+
+CREATE CONSTRAINT TRIGGER respondents_scim_emails AFTER UPDATE OF email ON public.respondents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((old.email IS DISTINCT FROM new.email)) EXECUTE FUNCTION public.scim_user_email_changed();
+
+CREATE CONSTRAINT TRIGGER respondents_scim_user AFTER INSERT ON public.respondents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.scim_user_of_new_respondent();
 
 --
 -- Name: response_deletions; Type: TABLE; Schema: public
@@ -869,6 +1083,7 @@ CREATE TABLE public.scim_users (
     employee_number text,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    emails jsonb DEFAULT '[]'::jsonb NOT NULL,
     CONSTRAINT scim_users_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT scim_users_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
     CONSTRAINT scim_users_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
@@ -1022,9 +1237,11 @@ CREATE TABLE public.distributions (
     attempts integer DEFAULT 0 NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
     embed_origins text[] DEFAULT '{}'::text[] NOT NULL,
+    no_email_count integer DEFAULT 0 NOT NULL,
+    kiosk_prefix text,
     CONSTRAINT distributions_pk PRIMARY KEY (organization_id, environment, id),
     CONSTRAINT distributions_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
-    CONSTRAINT distributions_method_check CHECK ((method = ANY (ARRAY['email'::text, 'link'::text, 'embed'::text]))),
+    CONSTRAINT distributions_method_check CHECK ((method = ANY (ARRAY['email'::text, 'link'::text, 'embed'::text, 'kiosk'::text]))),
     CONSTRAINT distributions_reminder_status_check CHECK ((reminder_status = ANY (ARRAY['none'::text, 'scheduled'::text, 'sending'::text, 'sent'::text, 'cancelled'::text]))),
     CONSTRAINT distributions_status_check CHECK ((status = ANY (ARRAY['scheduled'::text, 'sending'::text, 'sent'::text, 'held'::text, 'cancelled'::text, 'failed'::text]))),
     CONSTRAINT distributions_organization_id_fkey FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE,
@@ -1045,7 +1262,7 @@ CREATE TABLE public.distribution_recipients (
     distribution_id text NOT NULL,
     survey_id text NOT NULL,
     external_id text NOT NULL,
-    email text NOT NULL,
+    email text,
     first_name text,
     last_name text,
     department text,
@@ -1064,10 +1281,14 @@ CREATE TABLE public.distribution_recipients (
     error text,
     attempts integer DEFAULT 0 NOT NULL,
     language text,
+    access_code_hash bytea,
+    access_code_round smallint DEFAULT 0 NOT NULL,
     CONSTRAINT distribution_recipients_pk PRIMARY KEY (organization_id, environment, distribution_id, external_id),
-    CONSTRAINT distribution_recipients_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'bounced'::text, 'unsubscribed'::text, 'responded'::text]))),
+    CONSTRAINT distribution_recipients_status_check CHECK ((status = ANY (ARRAY['pending'::text, 'sent'::text, 'failed'::text, 'bounced'::text, 'unsubscribed'::text, 'no_email'::text, 'responded'::text]))),
     CONSTRAINT distribution_recipients_distribution_fk FOREIGN KEY (organization_id, environment, distribution_id) REFERENCES public.distributions(organization_id, environment, id) ON DELETE CASCADE
 );
+
+CREATE INDEX distribution_recipients_access_code ON public.distribution_recipients USING btree (organization_id, environment, distribution_id, access_code_hash) WHERE (access_code_hash IS NOT NULL);
 
 CREATE INDEX distribution_recipients_by_status ON public.distribution_recipients USING btree (organization_id, environment, distribution_id, status);
 

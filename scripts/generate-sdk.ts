@@ -44,6 +44,7 @@ export const methodNames: Record<string, string> = {
   listDistributions: 'distributions.list',
   getDistribution: 'distributions.get',
   listDistributionRecipients: 'distributions.recipients.list',
+  downloadDistributionRecipients: 'distributions.recipients.download',
   getStaticAnalytics: 'analytics.static',
   getSmartAnalytics: 'analytics.smart',
   listQuestionTrends: 'analytics.trends',
@@ -82,10 +83,14 @@ export const methodNames: Record<string, string> = {
   patchScimUser: 'scim.users.patch',
   deleteScimUser: 'scim.users.delete',
   submitScimBulk: 'scim.bulk',
+  createPrivacyRequest: 'privacy.requests.create',
+  getPrivacyRequest: 'privacy.requests.get',
+  listPrivacyRequests: 'privacy.requests.list',
+  downloadPrivacyRequest: 'privacy.requests.download',
 };
 
 /** Operations that answer a file, not JSON: their methods resolve to the raw `Response`. */
-const fileOperations = new Set(['downloadExport']);
+const fileOperations = new Set(['downloadExport', 'downloadDistributionRecipients', 'downloadPrivacyRequest']);
 const methods = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 interface OperationInfo {
@@ -277,6 +282,9 @@ export function codeSamplesOf(
     operation.security === undefined || (Array.isArray(operation.security) && operation.security.length > 0);
   const curl = [`curl -X ${op.method.toUpperCase()} "$${sampleEnvironment.baseUrl}${url}"`];
   if (secured) curl.push(`  -H "Authorization: Bearer $${sampleEnvironment.apiKey}"`);
+  // Getting started says to send one on every POST that takes it, so that a retry is never applied twice.
+  if (parameters.some((p) => p.in === 'header' && String(p.name).toLowerCase() === 'idempotency-key'))
+    curl.push(`  -H "Idempotency-Key: $(uuidgen)"`);
   if (body !== undefined)
     curl.push(`  -H 'Content-Type: application/json'`, `  -d '${JSON.stringify(body).replace(/'/g, "'\\''")}'`);
   const args = pathValues.map((value) => JSON.stringify(value));

@@ -1,10 +1,11 @@
 /**
  * On Citus, one tenant's requests stay on that tenant's shard: every operation of the contract, called through the
  * SDK with one organization's key, plus the respondent's pages (the answer page of a personal link and of an embed,
- * GET and POST, and the unsubscribe link, GET and the one-click POST), runs no multi-shard query on any node. That
- * covers authentication (a key resolved to its tenant, a fresh one and an unknown one), idempotency (a first
- * request with an `Idempotency-Key` and its replay; the SDK gives every POST a key) and the rate limits that every
- * authenticated request spends. Skipped unless `CITUS=1` (test/citus/cluster.ts).
+ * GET and POST, the unsubscribe link, GET and the one-click POST, a link's QR code, and the kiosk page with a right
+ * and a wrong code), runs no multi-shard query on any node. That covers authentication (a key resolved to its
+ * tenant, a fresh one and an unknown one), idempotency (a first request with an `Idempotency-Key` and its replay;
+ * the SDK gives every POST a key) and the rate limits that every authenticated request spends. Skipped unless
+ * `CITUS=1` (test/citus/cluster.ts).
  *
  * Citus counts, per node and per database, the distributed queries it executes (`citus_stat_counters`, on while
  * `citus.enable_stat_counters` is): `query_execution_single_shard` for a plan of one task, which runs on one
@@ -20,6 +21,7 @@
  * (multi-shard-log.ts).
  */
 import { createClient, type SurveyServiceClient } from '@survey-service/sdk';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
@@ -64,6 +66,19 @@ async function counters(admin: pg.Client): Promise<Counters & { nodes: string[] 
   return total;
 }
 
+/**
+ * The distributed executions the coordinator has run for this database: each is one plan sent from the coordinator
+ * to a worker, a round trip between machines in a real cluster. What a delegated function or a shard's trigger runs
+ * on the worker itself is counted on that worker, not here.
+ */
+async function coordinatorExecutions(admin: pg.Client): Promise<number> {
+  const { rows } = await admin.query<{ n: string }>(
+    `select (query_execution_single_shard + query_execution_multi_shard)::text as n
+     from citus_stat_counters where name = current_database()`,
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
 async function resetCounters(admin: pg.Client): Promise<void> {
   const { rows } = await admin.query<{ result: string; success: boolean; nodeid: number }>(
     `select nodeid, success, result from run_command_on_all_nodes($$select citus_stat_counters_reset()$$)`,
@@ -94,6 +109,8 @@ interface Call {
   /** What it must answer when that is not a success (an unknown key's 401). */
   expected?: number;
   replayed: boolean;
+  /** Distributed executions the coordinator ran while the request was served (see coordinatorExecutions). */
+  executions: number;
   /** The logs' sizes when it was sent. */
   mark: LogMark;
 }
@@ -163,7 +180,7 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     const setup = tenant.live;
     await insertPeople(t, organizationId, people(3, 'P'));
     const sentSurveyId = await activeSurvey(setup);
-    const distribute = (method: 'link' | 'embed') =>
+    const distribute = (method: 'link' | 'embed' | 'kiosk') =>
       dataOf(
         setup.POST('/api/v1/surveys/{surveyId}/distribute', {
           params: { path: { surveyId: sentSurveyId } },
@@ -172,7 +189,11 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       ).then((d) => d.data);
     const linked = await distribute('link');
     const embedded = await distribute('embed');
+    const kiosked = await distribute('kiosk');
     await waitForStatus(setup, sentSurveyId, linked.id, ['sent']);
+    await waitForStatus(setup, sentSurveyId, kiosked.id, ['sent']);
+    const [kioskCode] = (await allRecipients(setup, sentSurveyId, kiosked.id)).map((r) => r.accessCode);
+    expect(kioskCode, 'the kiosk distribution has its codes').toBeTruthy();
     const embed = await waitForStatus(setup, sentSurveyId, embedded.id, ['sent']);
     const embedUrl = /src="([^"]+)"/.exec(embed.embedCode ?? '')?.[1];
     expect(embedUrl, 'the embed distribution has its code').toBeDefined();
@@ -197,6 +218,14 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       timeoutMs: 60_000,
     });
     expect(completedExport.status).toBe('completed');
+    // An access request carried out, for its file.
+    const accessRequest = await setup.privacy.requests.create({ type: 'access', subject: { externalId: 'P-0002' } });
+    for (const deadline = Date.now() + 60_000; ;) {
+      const current = await setup.privacy.requests.get(accessRequest.id);
+      if (current.status === 'completed') break;
+      if (current.status === 'failed' || Date.now() > deadline) throw new Error(`access request ${current.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
     await worker.close();
     worker = undefined;
 
@@ -204,6 +233,13 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     const calls: Call[] = [];
     const record = (call: Omit<Call, 'mark' | 'replayed'> & { replayed?: boolean }, mark: LogMark) =>
       calls.push({ replayed: false, ...call, mark });
+    /** The coordinator's executions while `send` runs, its answer read to the end. */
+    const counted = async (send: () => Promise<Response>): Promise<[Response, number]> => {
+      const start = await coordinatorExecutions(admin);
+      const response = await send();
+      await response.clone().arrayBuffer();
+      return [response, (await coordinatorExecutions(admin)) - start];
+    };
     const recordingClient = (apiKey: string, expected?: number): SurveyServiceClient =>
       createClient({
         apiKey,
@@ -211,20 +247,21 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
         retry: { maxRetries: 0 },
         fetch: async (request) => {
           const mark = markLogs();
-          const response = await fetch(request);
+          const [response, executions] = await counted(() => fetch(request));
           const { pathname } = new URL(request.url);
           const name = operationOf(request.method, pathname) ?? `undocumented ${request.method} ${pathname}`;
           const replayed = response.headers.get('idempotent-replayed') === 'true';
-          record({ name, method: request.method, path: pathname, status: response.status, replayed, expected }, mark);
+          const method = request.method;
+          record({ name, method, path: pathname, status: response.status, replayed, expected, executions }, mark);
           return response;
         },
       });
     /** A respondent's page: no key, outside the contract. */
-    const page = async (name: string, url: string, init?: RequestInit) => {
+    const page = async (name: string, url: string, init?: RequestInit, expected?: number) => {
       const mark = markLogs();
-      const response = await fetch(url, init);
-      await response.arrayBuffer();
-      record({ name, method: init?.method ?? 'GET', path: new URL(url).pathname, status: response.status }, mark);
+      const [response, executions] = await counted(() => fetch(url, init));
+      const path = new URL(url).pathname;
+      record({ name, method: init?.method ?? 'GET', path, status: response.status, expected, executions }, mark);
       return response;
     };
     const live = recordingClient(liveKey);
@@ -404,6 +441,15 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients', {
       params: { path: { surveyId: sentSurveyId, distributionId: linked.id } },
     });
+    // Kiosk codes: a kiosk distribution (its code prefix claimed in the reference table), the codes as CSV.
+    await live.POST('/api/v1/surveys/{surveyId}/distribute', {
+      params: { path: { surveyId } },
+      body: { targeting, distribution: { method: 'kiosk' } },
+    });
+    await live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients.csv', {
+      params: { path: { surveyId: sentSurveyId, distributionId: kiosked.id } },
+      parseAs: 'text',
+    });
 
     // The respondent's pages: a personal link and an embed, each shown and answered; an unsubscribe link.
     await page('answer page GET /s/{token} (personal)', links[0]!);
@@ -417,6 +463,12 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       unsubscribe,
       formPost([['List-Unsubscribe', 'One-Click']], { 'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click' }),
     );
+    // A personal link's QR code; the kiosk page, a right code (303 to its answer page) and a wrong one (400).
+    await page('QR code GET /s/{token}/qr.svg', `${links[2]}/qr.svg`);
+    await page('kiosk page GET /k', `${t.url}/k`);
+    await page('kiosk page POST /k (right code)', `${t.url}/k`, formPost([['code', kioskCode!]]), 303);
+    const wrong = `${kioskCode!.slice(0, 5)}${kioskCode!.slice(5, 9) === '0000' ? '1111' : '0000'}${kioskCode!.slice(9)}`;
+    await page('kiosk page POST /k (wrong code)', `${t.url}/k`, formPost([['code', wrong]]), 400);
 
     // SCIM: discovery, a user's life (created, found by a filter, read, replaced, patched, deleted) and a bulk.
     await live.GET('/scim/v2/ServiceProviderConfig');
@@ -443,6 +495,15 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     });
     await live.DELETE('/scim/v2/Users/{id}', scimPath);
 
+    // Privacy requests: a dry-run erasure (queued), the list, one read, and the file of the one carried out before.
+    await live.POST('/api/v1/privacy-requests', {
+      body: { type: 'erasure', subject: { externalId: 'P-0001' }, scope: 'identity_and_responses', dryRun: true },
+    });
+    await live.GET('/api/v1/privacy-requests');
+    const accessPath = { params: { path: { id: accessRequest.id } } };
+    await live.GET('/api/v1/privacy-requests/{id}', accessPath);
+    await live.GET('/api/v1/privacy-requests/{id}/download', { ...accessPath, parseAs: 'text' });
+
     // Events, and keys: a new key authenticates (its first lookup), an unknown one does not, then the revocation.
     await live.GET('/api/v1/events');
     await live.GET('/api/v1/api-keys');
@@ -460,8 +521,11 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     watch = undefined;
 
     const summary = calls.map(
-      (c) => `${c.name}: ${c.status}${c.replayed ? ' (replayed)' : ''}${c.expected ? ` (expected ${c.expected})` : ''}`,
+      (c) =>
+        `${c.name}: ${c.status}${c.replayed ? ' (replayed)' : ''}${c.expected ? ` (expected ${c.expected})` : ''}, ` +
+        `${c.executions} coordinator executions`,
     );
+    if (process.env.CITUS_EXECUTIONS_REPORT) writeFileSync(process.env.CITUS_EXECUTIONS_REPORT, summary.join('\n'));
     // Where the multi-shard plans came from, in every message: a failed request may explain one.
     const plans =
       after.multiShard > 0 ? `\n${multiShardReport(calls, windowStart, windowEnd, t.database.name, sessions)}` : '';

@@ -25,6 +25,9 @@ describe('x-codeSamples', () => {
       ).toEqual(['curl', 'SDK']);
       expect(samples[0]!.source).toContain(`curl -X ${op.method.toUpperCase()} "$${sampleEnvironment.baseUrl}`);
       expect(samples[1]!.source).toContain(`client.${methodNames[op.operationId!]}(`);
+      // Every POST that takes an Idempotency-Key shows one, as Getting started asks.
+      const takesKey = JSON.stringify(bundle.paths[op.path]![op.method]).includes('IdempotencyKey');
+      expect(samples[0]!.source.includes('-H "Idempotency-Key: $(uuidgen)"'), op.operationId).toBe(takesKey);
       expect(samples[1]!.source).toContain(`process.env.${sampleEnvironment.apiKey}`);
     }
   });

@@ -37,7 +37,12 @@ const VERBS = [
 const PUBLIC = new Set(['getOpenApiDocument', 'getLiveness', 'getReadiness']);
 const ANY_KEY = new Set(['getMe']);
 /** Success bodies that are a document or a file, not an envelope (each operation says why). */
-const NOT_ENVELOPED = new Set(['getOpenApiDocument', 'downloadExport']);
+const NOT_ENVELOPED = new Set([
+  'getOpenApiDocument',
+  'downloadExport',
+  'downloadDistributionRecipients',
+  'downloadPrivacyRequest',
+]);
 /**
  * The SCIM server (RFC 7644) answers its own bodies, not the envelope: its routed refusals are `ScimError`s, its
  * lists page by `startIndex` and `count`, and its operations are named after SCIM's methods (`replace`, `patch`).

@@ -150,8 +150,13 @@ describe.skipIf(!available)('the docs page in headless Chromium', () => {
       expect(html).toContain(t.url);
       expect(html).not.toContain(documentedServer);
       await page.close();
-      const served = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as { servers: { url: string }[] };
+      const served = (await (await fetch(`${t.url}/api/v1/openapi.json`)).json()) as {
+        servers: { url: string; description: string }[];
+      };
       expect(served.servers[0]!.url).toBe(t.url);
+      // The description names npm start's default, which the rewrite to this server's address must not change.
+      expect(served.servers[0]!.description).toContain('port 3000');
+      expect(served.servers[0]!.description).not.toContain(t.url);
       expect(served.servers[1]!.url).toBe('https://api.surveyservice.dev');
     },
   );

@@ -20,6 +20,8 @@ const justified: Record<string, string> = {
   // Authentication finds a key by the hash presented, before it knows the tenant (a reference table on Citus).
   api_keys_key_hash_key: 'authentication',
   api_keys_pkey: 'key ids are global: the admin CLI revokes by id',
+  // `/k` finds a kiosk code's tenant by the code's first group, before it knows the tenant (a reference table).
+  kiosk_prefixes_pk: 'kiosk codes name their tenant by prefix',
   // The webhook dispatchers claim the oldest due deliveries of every tenant in one statement (per tenant measured
   // 8x slower, BENCHMARKS.md "Webhook delivery").
   webhook_deliveries_due: "the dispatchers' claim across tenants",

@@ -6,7 +6,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -146,6 +146,14 @@ describe('the packed SDK', () => {
       expect(listing).toContain('package/openapi.json');
       expect(listing).toContain('package/README.md');
       expect(listing.filter((f) => f.startsWith('package/src/') || f.includes('.test.'))).toEqual([]);
+      // The README's size table says what an integrator downloads: within 10% of the tarball, its file count exact.
+      const stated = readFileSync(join(root, 'sdk/README.md'), 'utf8').match(
+        /\| `npm pack` tarball \| (\d+) KB \((\d+) files/,
+      );
+      expect(stated, 'the SDK README states the tarball size').not.toBeNull();
+      const bytes = statSync(join(work, tarball!)).size;
+      expect(Math.abs(bytes / 1000 - Number(stated![1])) / (bytes / 1000)).toBeLessThan(0.1);
+      expect(listing.filter((f) => f.length > 0 && !f.endsWith('/')).length).toBe(Number(stated![2]));
 
       const project = join(work, 'consumer');
       mkdirSync(project);

@@ -104,6 +104,8 @@ export function createResources(caller: Caller) {
         list: (surveyId: string, distributionId: string, query?: QueryOf<"/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients", "get">> => caller.call("get", "/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients", { path: { surveyId, distributionId }, query }, options),
         /** Every item of `listDistributionRecipients`, across pages: `for await (const item of ….listAll(…))`. */
         listAll: (surveyId: string, distributionId: string, query?: QueryOf<"/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients">, void, undefined> => caller.all("/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients", { path: { surveyId, distributionId }, query }, options),
+        /** Download the recipients of a distribution as CSV, to print — `GET /api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients.csv` (downloadDistributionRecipients) */
+        download: (surveyId: string, distributionId: string, query?: QueryOf<"/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients.csv", "get">, options?: CallOptions): Promise<Response> => caller.raw("get", "/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients.csv", { path: { surveyId, distributionId }, query }, options),
       },
     },
     webhooks: {
@@ -165,6 +167,20 @@ export function createResources(caller: Caller) {
       sync: (body: BodyOf<"/api/v1/respondents/sync", "post">, options?: CallOptions): Promise<ResultOf<"/api/v1/respondents/sync", "post">> => caller.call("post", "/api/v1/respondents/sync", { body }, options),
       /** Get a sync job's status — `GET /api/v1/respondents/sync/{jobId}` (getSyncJob) */
       getSyncJob: (jobId: string, options?: CallOptions): Promise<ResultOf<"/api/v1/respondents/sync/{jobId}", "get">> => caller.call("get", "/api/v1/respondents/sync/{jobId}", { path: { jobId } }, options),
+    },
+    privacy: {
+      requests: {
+        /** List privacy requests — `GET /api/v1/privacy-requests` (listPrivacyRequests) */
+        list: (query?: QueryOf<"/api/v1/privacy-requests", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/privacy-requests", "get">> => caller.call("get", "/api/v1/privacy-requests", { query }, options),
+        /** Every item of `listPrivacyRequests`, across pages: `for await (const item of ….listAll(…))`. */
+        listAll: (query?: QueryOf<"/api/v1/privacy-requests", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/privacy-requests">, void, undefined> => caller.all("/api/v1/privacy-requests", { query }, options),
+        /** Create a privacy request — `POST /api/v1/privacy-requests` (createPrivacyRequest) */
+        create: (body: BodyOf<"/api/v1/privacy-requests", "post">, options?: CallOptions): Promise<ResultOf<"/api/v1/privacy-requests", "post">> => caller.call("post", "/api/v1/privacy-requests", { body }, options),
+        /** Get a privacy request — `GET /api/v1/privacy-requests/{id}` (getPrivacyRequest) */
+        get: (id: string, options?: CallOptions): Promise<ResultOf<"/api/v1/privacy-requests/{id}", "get">> => caller.call("get", "/api/v1/privacy-requests/{id}", { path: { id } }, options),
+        /** Download an access request's file — `GET /api/v1/privacy-requests/{id}/download` (downloadPrivacyRequest) */
+        download: (id: string, options?: CallOptions): Promise<Response> => caller.raw("get", "/api/v1/privacy-requests/{id}/download", { path: { id } }, options),
+      },
     },
     account: {
       /** Get the calling key and its organization — `GET /api/v1/me` (getMe) */

@@ -11,6 +11,7 @@ import type { DistributionTables } from '../modules/distributions/tables.js';
 import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 import type { ScimTables } from '../modules/scim/tables.js';
+import type { PrivacyTables } from '../modules/privacy/tables.js';
 
 export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
 import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
@@ -78,4 +79,5 @@ export interface Database
     DistributionTables,
     AnalyticsTables,
     AiTables,
-    ScimTables {}
+    ScimTables,
+    PrivacyTables {}

@@ -518,7 +518,7 @@ export interface paths {
          * @description Downloads the file of a `completed` export, with the media type of its format (see `ExportFormat`), a
          *     `Content-Disposition: attachment` file name, and its exact `Content-Length` (the export's `size`).
          *
-         *     **This is the one success response that is a file, not an envelope**: the body is the file itself
+         *     **This success response is a file, not an envelope**: the body is the file itself
          *     (errors still use the error envelope). The JSON file is an array of `ExportRecord` objects; the NDJSON file
          *     has one per line.
          *
@@ -531,7 +531,8 @@ export interface paths {
          *
          *     Needs `responses:read`. Errors: 404 `not_found` (also another organization's or environment's export);
          *     409 `invalid_state` when the export is not `completed` yet or has `failed`; 410 `export_expired` once the file
-         *     has expired (`expiresAt`, 7 days after completion) and was deleted; 416 `range_not_satisfiable`.
+         *     has expired (`expiresAt`, 7 days after completion) and was deleted, 410 `export_erased` once an erasure
+         *     (`createPrivacyRequest`) deleted it because it held the erased person's responses; 416 `range_not_satisfiable`.
          */
         get: operations["downloadExport"];
         put?: never;
@@ -1057,11 +1058,62 @@ export interface paths {
          * List the recipients of a distribution
          * @description Lists the respondents a distribution was sent to, ordered by `respondentExternalId`, paginated, with
          *     their personal links, delivery status and the snapshot of their fields taken at the send. Filter by
-         *     `status`. Empty while the distribution is `scheduled` or `held`.
+         *     `status`. Empty while the distribution is `scheduled` or `held`. A `kiosk` distribution's recipients carry
+         *     their `accessCode`; to print codes, links or QR codes with names, download the whole list as CSV
+         *     (`downloadDistributionRecipients`).
          *
          *     Errors: 400 `validation_failed`; 404 `not_found`.
          */
         get: operations["listDistributionRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/surveys/{surveyId}/distributions/{distributionId}/recipients.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                surveyId: components["parameters"]["DistributeSurveyId"];
+                /**
+                 * @description The distribution id (`dst_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example dst_01JD3MF1P6R2T8XK4W9Z3C5V7N
+                 */
+                distributionId: components["parameters"]["DistributionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download the recipients of a distribution as CSV, to print
+         * @description Every recipient of a distribution in one CSV file, ordered by `respondentExternalId`: what you print on cards
+         *     or letters for people without e-mail (a `kiosk` distribution's access codes, or a `link` distribution's links
+         *     and QR codes), or merge into a letter. Filter by `status` (for instance `sent`, to print only the people who
+         *     have not answered yet). Only a header row while the distribution is `scheduled` or `held`.
+         *
+         *     **The success response is a file, not an envelope** (errors still use the error envelope): `text/csv;
+         *     charset=utf-8`, starting with a UTF-8 byte order mark (so that spreadsheet and mail-merge programs read names
+         *     correctly), `\r\n` line ends, with `Content-Disposition: attachment; filename="recipients-<distributionId>.csv"`.
+         *     It is streamed, so a distribution of any size arrives in one response.
+         *
+         *     Columns: `respondentExternalId`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `email` (as
+         *     snapshotted at the send, empty when none), `status`, `accessCode` (method `kiosk`, else empty), `kioskPage`
+         *     (where the code is typed, `<base URL>/k`; method `kiosk`, else empty), `link` (the personal answer page) and
+         *     `qrCode` (`<link>/qr.svg`, the link as an SVG QR code). Cells are quoted per RFC 4180 (also every cell holding
+         *     a line break, `;` or a tab), and a text from your data that a spreadsheet would run as a formula (starting with
+         *     `=`, `+`, `-`, `@`, a tab or a carriage return, after any apostrophes) gets a leading `'`, as in response
+         *     exports with `escapeFormulas`.
+         *
+         *     Errors: 400 `validation_failed`; 404 `not_found`.
+         */
+        get: operations["downloadDistributionRecipients"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1464,6 +1516,113 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/privacy-requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List privacy requests
+         * @description The privacy requests of the calling key's organization and environment, newest first, optionally of one `type`
+         *     or `status`. Requests are kept 3 years after they were accepted, with their inventories, as the record of
+         *     what was asked and done; they hold no personal data.
+         */
+        get: operations["listPrivacyRequests"];
+        put?: never;
+        /**
+         * Create a privacy request
+         * @description Accepts a data-subject request about one person — `access` (GDPR Art. 15 and 20) or `erasure` (Art. 17) —
+         *     and returns it at once with status `pending`; a background job carries it out. Poll
+         *     `GET /api/v1/privacy-requests/{id}` until it is `completed` (or subscribe to `privacy_request.completed`):
+         *     every request then reports its `inventory` (what the service held for the person, by kind) and the webhook
+         *     endpoints their data was sent to. An access request's file is at `downloadUrl`; an erasure has removed the
+         *     person from every copy (see *Privacy and compliance* for each kind). A `dryRun` only reports the inventory,
+         *     which equals what the real run then reports.
+         *
+         *     The job runs the whole request in one database transaction: a crash of the worker at any moment leaves either
+         *     nothing done or everything, and a resumed job does it once. The subject's identifier is forgotten when the
+         *     request finishes (the request keeps a fingerprint); it is never echoed, not even in this answer.
+         *
+         *     Errors: 400 `validation_failed` (an erasure without `scope`, an access request with one, a subject that is
+         *     neither `{ externalId }` nor `{ email }`); 409 `idempotency_conflict`.
+         */
+        post: operations["createPrivacyRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/privacy-requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The privacy request id (`prv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0
+                 */
+                id: components["parameters"]["PrivacyRequestId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a privacy request
+         * @description Returns a privacy request and, once `completed`, its `inventory`, its `webhookRecipients` and, for an access
+         *     request, its `downloadUrl`; when `failed`, `error` says why (nothing was changed).
+         *
+         *     Errors: 404 `not_found` (also for another organization's or environment's request).
+         */
+        get: operations["getPrivacyRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/privacy-requests/{id}/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The privacy request id (`prv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0
+                 */
+                id: components["parameters"]["PrivacyRequestId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download an access request's file
+         * @description Downloads the JSON file of a completed `access` request (`PrivacyRequestAccessFile`): the person's records,
+         *     every response of theirs to identified and confidential surveys with the questions' texts, their
+         *     distributions (without links or codes) and the webhook endpoints their data was sent to — nothing about anyone
+         *     else. Hand it to the person as the answer to their Art. 15 request (it is also their Art. 20 portable copy).
+         *
+         *     **This success response is a file, not an envelope** (errors still use the error envelope), served like an
+         *     export's file: `Content-Disposition: attachment`, its exact `Content-Length`, an `ETag`, and one `Range` per
+         *     request to resume (`bytes=a-b`, `bytes=a-`, `bytes=-n`; 206 with `Content-Range`; a start beyond the end is
+         *     416 `range_not_satisfiable`; an `If-Range` that does not match sends the whole file).
+         *
+         *     Needs `privacy:read`. Errors: 404 `not_found`; 409 `invalid_state` when the request is not a completed access
+         *     request with a file (an erasure, a dry run, pending, processing or failed); 410 `export_expired` once the file
+         *     has expired (`fileExpiresAt`, 7 days after completion), 410 `export_erased` once an erasure of the same person
+         *     deleted it; 416 `range_not_satisfiable`.
+         */
+        get: operations["downloadPrivacyRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -1663,8 +1822,11 @@ export interface paths {
          * @description Users of this organization and environment, filtered in the database (RFC 7644 §3.4.2): `filter` takes the
          *     whole grammar — `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value filters
          *     (`emails[type eq "work" and value co "@example.com"]`) and sub-attributes (`name.familyName`), with attribute
-         *     names in any letter case and extension attributes by their full URN. Text comparisons ignore case except on
-         *     `id`. Custom attributes are filtered by key, with the URN of the service's extension
+         *     names in any letter case and extension attributes by their full URN. `emails` is every address of a user: a
+         *     comparison on it (`emails.type eq "home"`) holds when one address matches, a value filter when one address
+         *     matches all of it; sorting by `emails` sorts by the address distributions use. Respondents written by `PUT
+         *     /api/v1/respondents/{externalId}` or a sync are users too, found by the same filters. Text comparisons ignore
+         *     case except on `id`. Custom attributes are filtered by key, with the URN of the service's extension
          *     (`urn:ietf:params:scim:schemas:extension:survey-service:2.0:User:attributes.costCenter eq "CC-4410"`): keys
          *     compare exactly as respondents keep them, and a comparison matches values of its own JSON type only (text
          *     ignoring case, numbers by value — `attributes.level ge 3` —, booleans with `eq`/`ne`); a missing key, a JSON
@@ -1679,9 +1841,13 @@ export interface paths {
         /**
          * Create a SCIM user
          * @description Creates a user and its respondent (201, with `Location` and `ETag`). Without `externalId`, the respondent's
-         *     `externalId` is the new user's `id` (`usr_…`). When a respondent with the `externalId` exists but no SCIM user
-         *     does, the user takes it over (its fields are replaced, as `PUT /api/v1/respondents/{externalId}` would). A taken
-         *     `userName` or `externalId` is 409 `uniqueness`. The respondent is written exactly as `PUT
+         *     `externalId` is the new user's `id` (`usr_…`). Every respondent is already a user, so a `POST` that names an
+         *     existing person is 409 `uniqueness`, and creates no copy: a `userName` that is a user's (any letter case), an
+         *     `externalId` that is a respondent's, or a `userName` or designated address (the primary one, else the first of
+         *     type `work`, else the first) that is a respondent's e-mail address. The error's `detail` names the user; an
+         *     identity provider links it (a filter on `userName`, `externalId` or `emails.value` finds it) and updates it
+         *     with `PUT` or `PATCH`. A user without `emails` is a respondent without an e-mail address. The respondent is
+         *     written exactly as `PUT
          *     /api/v1/respondents/{externalId}` writes it, with the same events and analytics. `Idempotency-Key` works as on
          *     every `POST`. Requires `scim`.
          */
@@ -2010,6 +2176,38 @@ export interface webhooks {
          *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
          */
         post: operations["receiveDistributionSentEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "privacy_request.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * privacy_request.completed
+         * @description A privacy request finished (`completed` or `failed`): for an access request, download the file with
+         *     `GET /api/v1/privacy-requests/{id}/download`; for an erasure, tell the recipients in `webhookRecipients`
+         *     (GDPR Art. 19). The payload is the request, which never holds the person's identifier or data: the subject is a
+         *     fingerprint, the inventory counts.
+         *
+         *     Survey Service sends a `POST` with the JSON event `{ id, type, createdAt, data }` to every enabled webhook
+         *     subscribed to `privacy_request.completed` (or to `*`) in the organization and environment where it happened. The request is signed
+         *     per [Standard Webhooks](https://www.standardwebhooks.com/) (`webhook-id`, `webhook-timestamp`,
+         *     `webhook-signature`): verify it before trusting the body, for example with `verifyWebhook` of
+         *     `@survey-service/sdk`. Answer with any 2xx within 10 seconds; do slow work afterwards. Any other answer, a
+         *     timeout or a network error fails the attempt, which is retried with exponential backoff for about a day
+         *     (about 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then given up. Deliveries are at-least-once and may arrive
+         *     out of order: deduplicate on `webhook-id` and order by `createdAt`.
+         */
+        post: operations["receivePrivacyRequestCompletedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2544,7 +2742,8 @@ export interface components {
          *     | `duplicate_response` | 409 | This respondent has already answered a survey that allows one response each. |
          *     | `idempotency_conflict` | 409 | The `Idempotency-Key` was used with a different request. |
          *     | `idempotency_in_progress` | 409 | A request with this `Idempotency-Key` is still running; retry after `Retry-After`. |
-         *     | `export_expired` | 410 | The export's file has expired (7 days after completion) and was deleted; start a new export. |
+         *     | `export_expired` | 410 | The export's file has expired (7 days after completion) and was deleted; start a new export. An access request's file likewise. |
+         *     | `export_erased` | 410 | The file was deleted by an erasure (`createPrivacyRequest`) because it held the erased person's data; start a new export, which leaves them out. |
          *     | `payload_too_large` | 413 | The body exceeds this route's size limit. |
          *     | `uri_too_long` | 414 | The URL (path and query string) is longer than the server accepts (65,536 bytes). |
          *     | `unsupported_media_type` | 415 | The body is not `application/json`. |
@@ -2559,7 +2758,7 @@ export interface components {
          *     | `ai_provider_timeout` | 504 | The AI provider did not answer within the server's time limit (`generateSurvey`); retry, perhaps with fewer questions. |
          * @enum {string}
          */
-        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "survey_active" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
+        ErrorCode: "invalid_json" | "validation_failed" | "manager_cycle" | "unauthenticated" | "insufficient_scope" | "plan_not_eligible" | "not_found" | "method_not_allowed" | "invalid_state" | "survey_active" | "duplicate_response" | "idempotency_conflict" | "idempotency_in_progress" | "export_expired" | "export_erased" | "payload_too_large" | "uri_too_long" | "unsupported_media_type" | "range_not_satisfiable" | "rate_limited" | "headers_too_large" | "internal_error" | "not_implemented" | "unavailable" | "ai_output_invalid" | "ai_provider_unavailable" | "ai_provider_timeout";
         /** @description One problem found in the request. A request with several problems lists each of them. */
         ErrorDetail: {
             /**
@@ -3068,7 +3267,7 @@ export interface components {
         };
         /**
          * @description One question's strings in a translation, by the ids of the question's own parts. Members the question does not
-         *     have are refused (400 `not_found` at their path): `minLabel`/`maxLabel` only for a rating, `choices` only for a
+         *     have are refused (400 `not_found` at their path): `minLabel`/`maxLabel` only for a rating or a matrix with a `scale`, `choices` only for a
          *     question with choices, `rows`/`columns` only for a question with rows/columns, and every id must be one of
          *     the question's.
          */
@@ -3077,9 +3276,9 @@ export interface components {
             text: string;
             /** @description The question's help text in this language. */
             description?: string | null;
-            /** @description The label of a rating's lowest value in this language. */
+            /** @description The label of a rating's lowest value, or of a matrix scale's, in this language. */
             minLabel?: string | null;
-            /** @description The label of a rating's highest value in this language. */
+            /** @description The label of a rating's highest value, or of a matrix scale's, in this language. */
             maxLabel?: string | null;
             /** @description Choice labels in this language, by choice id. */
             choices?: {
@@ -4637,12 +4836,25 @@ export interface components {
             logic?: "AND" | "OR";
         };
         /**
-         * @description How recipients get the survey. `email`: the service e-mails each recipient a personal link.
-         *     `link`: personal links are created and listed in the recipients, for you to send. `embed`: an HTML
-         *     snippet (`embedCode`) to place in your own page; recipients are still listed to track who responded.
+         * @description How recipients get the survey. `email`: the service e-mails each recipient a personal link (people without an
+         *     e-mail address are listed with status `no_email` and not mailed). `link`: personal links are created and listed
+         *     in the recipients, for you to send. `embed`: an HTML snippet (`embedCode`) to place in your own page; recipients
+         *     are still listed to track who responded. `kiosk`: each recipient gets a short one-time access code
+         *     (`accessCode` on the recipients, and in their CSV for printing), to type at `<base URL>/k` on any shared screen;
+         *     no e-mail is sent. `link` and `kiosk` include people without an e-mail address.
+         *
+         *     **Kiosk codes.** A code is 12 characters of Crockford's base32 (digits and letters without I, L, O and U) in
+         *     groups of four, such as `K7QM-4XRT-9PZ3`: the first group is the same for every code of the distribution, the
+         *     other two (40 random bits) are the person's. It is typed at `/k` (a form with one field, `code`; upper or lower
+         *     case, with or without spaces and dashes; O is read as 0, I and L as 1), which answers `303 See Other` to that
+         *     person's answer page, the recipient's `link`. The code works as long as the link (`expiresAt`) and is spent once
+         *     an answer through it is stored: `/k` then says the code was used. Wrong codes are limited: after 10 wrong codes
+         *     in a minute from one network address, and after 30 in a minute for one distribution's codes from all addresses,
+         *     `/k` answers `429` with `Retry-After` until the minute ends. Like personal links, codes are stored only as a keyed
+         *     hash and derived again from the server's link secret whenever they are listed.
          * @enum {string}
          */
-        DistributionMethod: "email" | "link" | "embed";
+        DistributionMethod: "email" | "link" | "embed" | "kiosk";
         /**
          * @description A reminder e-mailed once, `afterDays` after the send, to the recipients who have not responded and have
          *     not unsubscribed. Method `email` only: `enabled: true` with `link` or `embed` gives 400.
@@ -4668,7 +4880,7 @@ export interface components {
             schedule?: string;
             reminder?: components["schemas"]["DistributionReminder"];
             /**
-             * @description Days after the send during which the personal links (and the embed token) work. Default 60.
+             * @description Days after the send during which the personal links (and the embed token, and kiosk codes) work. Default 60.
              * @default 60
              */
             linkExpiresInDays?: number;
@@ -4732,12 +4944,17 @@ export interface components {
             linkExpiresInDays: number;
             /** @description Respondents matched by the targeting when sending started; `null` while `scheduled`. */
             matchedCount: number | null;
-            /** @description Recipients the survey was sent to (for `link` and `embed`, links created). */
+            /** @description Recipients the survey was sent to (for `link`, `embed` and `kiosk`, links and codes created). */
             sentCount: number;
             /** @description Recipients it could not be sent to (see the recipients' `status`). */
             failedCount: number;
             /** @description Recipients not e-mailed because their address had unsubscribed (method `email`). */
             unsubscribedCount: number;
+            /**
+             * @description Recipients not e-mailed because they have no e-mail address (method `email`; recipients with status
+             *     `no_email`). Reach them with a `link` or `kiosk` distribution.
+             */
+            noEmailCount: number;
             /**
              * Format: date-time
              * @description When the reminder went out; `null` before or when disabled.
@@ -4780,9 +4997,9 @@ export interface components {
                 externalId: string;
                 /**
                  * Format: email
-                 * @description E-mail address.
+                 * @description E-mail address; `null` for a person without one (an `email` distribution skips them).
                  */
-                email: string;
+                email: string | null;
                 /** @description Given name. */
                 firstName: string | null;
                 /** @description Family name. */
@@ -4847,26 +5064,30 @@ export interface components {
             respondentExternalId: string;
             /**
              * Format: email
-             * @description The e-mail address used (as it was when sending).
+             * @description The respondent's e-mail address as it was when sending; `null` for a person without one.
              */
-            email: string;
+            email: string | null;
             snapshot: components["schemas"]["RecipientSnapshot"];
             /**
              * Format: uri
              * @description The respondent's personal answer page, `<base URL>/s/{token}`. The token is unguessable (256 bits) and
              *     stored only as a hash; the link works until `expiresAt` and accepts one response. Responses through it
              *     carry the respondent's `externalId` (kept but never shown in a confidential survey, not stored in an anonymous
-             *     one) and the distribution's id.
+             *     one) and the distribution's id. `<link>/qr.svg` is the same link as an SVG QR code, to print for people
+             *     without e-mail (made by the service itself; refused as the link is: 404, 410 once expired or used, 409 while
+             *     the survey is not open).
              */
             link: string;
             /**
-             * @description `pending` (not sent yet), `sent` (e-mailed, or for `link` and `embed` the link was created), `failed`
-             *     (the mail server could not be reached or refused temporarily, see `error`), `bounced` (the mail server
+             * @description `pending` (not sent yet), `sent` (e-mailed, or for `link`, `embed` and `kiosk` the link, and the code, were
+             *     created), `failed` (the mail server could not be reached or refused temporarily, see `error`), `bounced` (the mail server
              *     refused the address permanently, see `error`), `unsubscribed` (the address had unsubscribed from this
-             *     organization's e-mails: nothing was sent) or `responded` (answered through the link).
+             *     organization's e-mails: nothing was sent), `no_email` (method `email`, and the person has no e-mail address:
+             *     nothing was sent; their personal link still works if you hand it over) or `responded` (answered through the
+             *     link).
              * @enum {string}
              */
-            status: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
+            status: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "no_email" | "responded";
             /**
              * Format: date-time
              * @description When the personal link stops working (the send time plus `linkExpiresInDays`).
@@ -4891,6 +5112,13 @@ export interface components {
             reminderSentAt: string | null;
             /** @description Why sending failed (the mail server's answer); `null` unless `status` is `failed` or `bounced`. */
             error: string | null;
+            /**
+             * @description Method `kiosk`: the person's one-time access code, to type at `<base URL>/k` (see `DistributionMethod`). It
+             *     opens the same answer page as `link`, until `expiresAt`, and is spent once an answer through it is stored.
+             *     Shown every time the recipients are listed (it is derived again, never stored); `null` for other methods.
+             * @example K7QM-4XRT-9PZ3
+             */
+            accessCode: string | null;
         };
         /**
          * Format: uri
@@ -4914,11 +5142,12 @@ export interface components {
          *     | `responses.export.completed` | an export file is ready to download | `Export` |
          *     | `analytics.ai.completed` | an AI analysis finished | `AiAnalysis` |
          *     | `distribution.sent` | a distribution was sent to its recipients | `Distribution` |
+         *     | `privacy_request.completed` | a privacy request (access or erasure) finished, completed or failed | `PrivacyRequest` (no personal data) |
          *     | `webhook.test` | sent only by `POST /api/v1/webhooks/{id}/test`, to that webhook | `WebhookTestData` |
          * @example response.submitted
          * @enum {string}
          */
-        EventType: "survey.launched" | "survey.paused" | "survey.closed" | "response.submitted" | "respondents.sync.completed" | "respondents.sync.failed" | "responses.export.completed" | "analytics.ai.completed" | "distribution.sent" | "webhook.test";
+        EventType: "survey.launched" | "survey.paused" | "survey.closed" | "response.submitted" | "respondents.sync.completed" | "respondents.sync.failed" | "responses.export.completed" | "analytics.ai.completed" | "distribution.sent" | "privacy_request.completed" | "webhook.test";
         /**
          * @description The event types a webhook receives — 1 to 20 distinct `EventType`s, or `["*"]` for every type, including types added later in v1.
          * @example [
@@ -5220,7 +5449,11 @@ export interface components {
             created: number;
             /** @description Records that overwrote an existing respondent with the same `externalId` (`upsert`, `replace`). */
             updated: number;
-            /** @description Records left aside without error — existing respondents in `append` mode, and earlier occurrences of an `externalId` repeated in the same request (the last one wins). */
+            /**
+             * @description Records that changed nothing, without error: records identical to the stored respondent (same fields, so
+             *     nothing is written and `updatedAt` stays), existing respondents in `append` mode, and earlier occurrences of
+             *     an `externalId` repeated in the same request (the last one wins).
+             */
             skipped: number;
             /** @description Records rejected by validation; the first 100 are described in the job's `errors`. */
             errors: number;
@@ -5386,6 +5619,220 @@ export interface components {
             data: components["schemas"]["Distribution"];
         };
         /**
+         * @description What the stored request keeps of its subject: the kind of identifier, and a salted SHA-256 fingerprint of it
+         *     (its own random salt per request). The identifier itself is kept only while the request is `pending` or
+         *     `processing` and is never returned: the service can tell whether a given identifier was a request's subject
+         *     (it finds an earlier access file of the same person that way, to delete it with an erasure), but the
+         *     fingerprint alone does not name anyone.
+         */
+        PrivacyRequestSubjectFingerprint: {
+            /**
+             * @description Which identifier the request was made with.
+             * @enum {string}
+             */
+            kind: "externalId" | "email";
+            /** @description `sha256:` and the hexadecimal SHA-256 of the request's salt and the identifier (an e-mail address in lower case). */
+            fingerprint: string;
+        };
+        /**
+         * @description The person's responses to one survey. Responses of an `anonymous` survey are never tied to anyone, so the
+         *     service cannot tell which are theirs: they are counted from the person's answered invitations and reported
+         *     `not_identifiable` (neither in an access file nor erased), never silently left out.
+         */
+        PrivacyRequestInventorySurvey: {
+            /** @description The survey. */
+            surveyId: string;
+            privacy: components["schemas"]["SurveyPrivacy"];
+            /** @description The person's responses to it (for `not_identifiable`, their invitations marked `responded`). */
+            responses: number;
+            /**
+             * @description `found`: the responses are known and reached by the request; `not_identifiable`: an anonymous survey's (see above).
+             * @enum {string}
+             */
+            status: "found" | "not_identifiable";
+        };
+        /**
+         * @description How many records of each kind the service holds for the person, counted when the request ran, before any
+         *     change: a dry run and the real run on the same data report the same inventory. What an erasure does to each
+         *     kind is in *Privacy and compliance*.
+         */
+        PrivacyRequestInventory: {
+            /** @description Respondent records (one for an `externalId`; an e-mail address may match several). */
+            respondents: number;
+            /** @description SCIM users (the SCIM view of those respondents). */
+            scimUsers: number;
+            /** @description The person's responses, by survey. */
+            responses: components["schemas"]["PrivacyRequestInventorySurvey"][];
+            /** @description Recipient rows of distributions (the snapshot of the person taken at each send). */
+            distributionRecipients: number;
+            /** @description Personal answer links (one per recipient row; stored only as a hash, never in a file). */
+            personalLinks: number;
+            /** @description Kiosk access codes (recipient rows of `kiosk` distributions; stored only as a keyed hash). */
+            kioskCodes: number;
+            /** @description Events whose payload names the person or holds their responses (`response.submitted`, sync errors with their `externalId`, `analytics.ai.completed` results quoting them or listing their responses). */
+            events: number;
+            /** @description Webhook delivery attempts of those events (their body is the event's payload). */
+            webhookDeliveries: number;
+            /** @description Response export files, not yet expired, that hold one of the person's responses. */
+            exportFiles: number;
+            /** @description AI analyses whose result quotes one of the person's text answers or lists one of their responses. */
+            aiAnalyses: number;
+            /** @description Analytics copies of the person's responses (the typed copy every figure is computed from). */
+            analyticsCopies: number;
+            /** @description Files of earlier access requests about the same person that are still kept. */
+            accessFiles: number;
+            /** @description Respondent sync jobs whose record errors name the person's `externalId` (`getSyncJob`'s `errors`). */
+            syncJobs: number;
+            /** @description E-mail unsubscriptions of the person's addresses (kept by an erasure, see *Privacy and compliance*). */
+            unsubscribes: number;
+        };
+        /**
+         * @description A webhook endpoint that was sent (or was being sent) an event naming the person: a recipient of their data in
+         *     the sense of GDPR Art. 15(1)(c) and Art. 19, to be told of an erasure. Webhooks deleted before the request are
+         *     not known any more.
+         */
+        PrivacyRequestWebhookRecipient: {
+            /** @description The webhook. */
+            webhookId: string;
+            /** @description Its URL when the request ran. */
+            url: string;
+            /** @description Delivery attempts of such events made to it (successful or not). */
+            deliveries: number;
+        };
+        /**
+         * @description A data-subject request (access or erasure) and its outcome, carried out by a background job. Poll
+         *     `GET /api/v1/privacy-requests/{id}` until `status` is `completed` or `failed`; the event
+         *     `privacy_request.completed` is also sent to webhooks. A request holds no personal data once it has finished: its
+         *     subject is kept only as a fingerprint, and its `inventory` and `webhookRecipients` are counts, ids and URLs.
+         *     Requests are kept **3 years** (`retainedUntil`) as the record that the request was answered; an access request's
+         *     file is kept **7 days** (`fileExpiresAt`).
+         * @example {
+         *       "id": "prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0",
+         *       "type": "erasure",
+         *       "scope": "identity_and_responses",
+         *       "dryRun": false,
+         *       "status": "completed",
+         *       "subject": {
+         *         "kind": "externalId",
+         *         "fingerprint": "sha256:6f1ed002ab5595859014ebf0951522d9e4c5b1d2a1e0c3f8b7a6d5c4b3a29180"
+         *       },
+         *       "inventory": {
+         *         "respondents": 1,
+         *         "scimUsers": 1,
+         *         "responses": [
+         *           {
+         *             "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *             "privacy": "confidential",
+         *             "responses": 1,
+         *             "status": "found"
+         *           },
+         *           {
+         *             "surveyId": "srv_01JD3MA1B2C3D4E5F6G7H8J9K0",
+         *             "privacy": "anonymous",
+         *             "responses": 1,
+         *             "status": "not_identifiable"
+         *           }
+         *         ],
+         *         "distributionRecipients": 2,
+         *         "personalLinks": 2,
+         *         "kioskCodes": 0,
+         *         "events": 1,
+         *         "webhookDeliveries": 1,
+         *         "exportFiles": 1,
+         *         "aiAnalyses": 1,
+         *         "analyticsCopies": 1,
+         *         "accessFiles": 0,
+         *         "syncJobs": 0,
+         *         "unsubscribes": 0
+         *       },
+         *       "webhookRecipients": [
+         *         {
+         *           "webhookId": "whk_01JD3M9V5X7Z1B3D5F7H9K2M4P",
+         *           "url": "https://hooks.example.com/survey-service",
+         *           "deliveries": 1
+         *         }
+         *       ],
+         *       "downloadUrl": null,
+         *       "error": null,
+         *       "createdAt": "2026-11-22T09:30:00.000Z",
+         *       "startedAt": "2026-11-22T09:30:00.300Z",
+         *       "completedAt": "2026-11-22T09:30:01.000Z",
+         *       "fileExpiresAt": null,
+         *       "retainedUntil": "2029-11-22T09:30:00.000Z"
+         *     }
+         */
+        PrivacyRequest: {
+            /** @description Identifier of the request, `prv_` + 26 Crockford base32 characters. */
+            id: string;
+            /**
+             * @description `access` (a file of the person's data) or `erasure`.
+             * @enum {string}
+             */
+            type: "access" | "erasure";
+            /**
+             * @description An erasure's scope (see `PrivacyRequestCreate.scope`); `null` for access.
+             * @enum {string|null}
+             */
+            scope: "identity" | "identity_and_responses" | null;
+            /** @description Whether the request only reports its inventory. */
+            dryRun: boolean;
+            /**
+             * @description `pending` (queued), `processing`, `completed` or `failed` (see `error`; nothing was changed).
+             * @enum {string}
+             */
+            status: "pending" | "processing" | "completed" | "failed";
+            subject: components["schemas"]["PrivacyRequestSubjectFingerprint"];
+            /** @description What the service held for the person when the request ran; `null` until `completed`. */
+            inventory: components["schemas"]["PrivacyRequestInventory"] | null;
+            /** @description The webhook endpoints that were sent events naming the person (GDPR Art. 19 recipients), for access and erasure alike; empty until `completed`. */
+            webhookRecipients: components["schemas"]["PrivacyRequestWebhookRecipient"][];
+            /** @description Where to download the access file (`GET /api/v1/privacy-requests/{id}/download`); `null` unless a completed access request that is not a dry run. */
+            downloadUrl: string | null;
+            /** @description Why the request failed, for humans; `null` unless `status` is `failed`. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the request was accepted (ISO 8601 UTC).
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When its job first started; `null` before.
+             */
+            startedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When it completed or failed; `null` before.
+             */
+            completedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the access file is deleted (7 days after completion); `null` without a file.
+             */
+            fileExpiresAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the request itself is deleted (3 years after it was accepted).
+             */
+            retainedUntil: string;
+        };
+        /** @description A privacy request (access or erasure) finished, completed or failed. `data` is the request, which holds no personal data. */
+        PrivacyRequestCompletedEvent: {
+            /** @description The event id (`evt_…`); also the `webhook-id` header of its deliveries. Unique; use it to deduplicate. */
+            id: string;
+            /**
+             * @description The event type.
+             * @constant
+             */
+            type: "privacy_request.completed";
+            /**
+             * Format: date-time
+             * @description When the event occurred (ISO 8601, UTC).
+             */
+            createdAt: string;
+            data: components["schemas"]["PrivacyRequest"];
+        };
+        /**
          * @description The `data` of a `webhook.test` event.
          * @example {
          *       "webhookId": "whk_01JD3MG4T7V2C9RK5X8Z1B3N6Q",
@@ -5418,7 +5865,7 @@ export interface components {
          * @description Something that happened in an organization's environment, as delivered to webhooks: `{ id, type, createdAt, data }`,
          *     where `data` is the resource named by `type` (see `EventType`). Events are kept for 30 days.
          */
-        Event: components["schemas"]["SurveyEvent"] | components["schemas"]["ResponseSubmittedEvent"] | components["schemas"]["SyncJobEvent"] | components["schemas"]["ExportCompletedEvent"] | components["schemas"]["AiAnalysisCompletedEvent"] | components["schemas"]["DistributionSentEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["SurveyEvent"] | components["schemas"]["ResponseSubmittedEvent"] | components["schemas"]["SyncJobEvent"] | components["schemas"]["ExportCompletedEvent"] | components["schemas"]["AiAnalysisCompletedEvent"] | components["schemas"]["DistributionSentEvent"] | components["schemas"]["PrivacyRequestCompletedEvent"] | components["schemas"]["WebhookTestEvent"];
         /**
          * @description `LIVE` or `TEST`. The two are separate worlds: data created with a key of one is invisible to keys of the other, and usage and rate limits are counted per environment.
          * @example LIVE
@@ -5432,7 +5879,7 @@ export interface components {
          * @example surveys:read
          * @enum {string}
          */
-        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "scim" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "*";
+        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "privacy:read" | "privacy:write" | "scim" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "privacy:*" | "*";
         /**
          * @description An API key, without its secret value (shown only once, at creation).
          * @example {
@@ -5590,9 +6037,10 @@ export interface components {
             externalId: string;
             /**
              * Format: email
-             * @description E-mail address, used by e-mail distributions.
+             * @description E-mail address, used by e-mail distributions; `null` for people without one (reach them by personal link,
+             *     QR code or kiosk code: e-mail distributions skip them with recipient status `no_email`).
              */
-            email: string;
+            email: string | null;
             /** @description Given name. */
             firstName: string | null;
             /** @description Family name. */
@@ -5636,7 +6084,8 @@ export interface components {
         };
         /**
          * @description The body of `PUT /api/v1/respondents/{externalId}`: the full record of one respondent, created or replaced.
-         *     `email` is required. `externalId` may be omitted because the path names it; when present it must equal the
+         *     Every field is optional: a person without an e-mail address (frontline staff, for instance) is sent without
+         *     `email` or with `email: null`. `externalId` may be omitted because the path names it; when present it must equal the
          *     path's value (otherwise 400 `validation_failed`). Optional fields that are absent or `null` are stored as
          *     `null` (and `attributes` as `{}`). A record of a sync request (`POST /api/v1/respondents/sync`) has the same
          *     fields, with `externalId` required.
@@ -5661,9 +6110,10 @@ export interface components {
             externalId?: string;
             /**
              * Format: email
-             * @description E-mail address, stored as sent; filters compare e-mail addresses case-insensitively.
+             * @description E-mail address, stored as sent; filters compare e-mail addresses case-insensitively. Absent or `null` for a
+             *     person without one.
              */
-            email: string;
+            email?: string | null;
             /** @description Given name. */
             firstName?: string | null;
             /** @description Family name. */
@@ -5773,6 +6223,214 @@ export interface components {
             estimatedCompletionTime: string;
             /** @description Whether this is a dry run that changes nothing. */
             dryRun: boolean;
+        };
+        /**
+         * @description Whom a privacy request is about: the respondent's `externalId`, or an e-mail address. An e-mail address reaches
+         *     every respondent record that has it (compared without regard to case), every distribution recipient whose
+         *     snapshot had it, and every SCIM user that lists it; an `externalId` reaches that respondent, and the responses
+         *     and recipients that name that id even when no respondent record exists (any more). The value is used while the
+         *     request runs and is then forgotten: the stored request keeps only a salted fingerprint of it
+         *     (`PrivacyRequest.subject`).
+         * @example {
+         *       "externalId": "E-10042"
+         *     }
+         * @example {
+         *       "email": "ada.lovelace@example.com"
+         *     }
+         */
+        PrivacyRequestSubject: {
+            /** @description The respondent's `externalId` (the employee id in the HR system). */
+            externalId: string;
+        } | {
+            /**
+             * Format: email
+             * @description An e-mail address, compared without regard to case.
+             */
+            email: string;
+        };
+        /**
+         * @description A data-subject request: `access` (GDPR Art. 15 and 20: a copy of everything the service holds about the person)
+         *     or `erasure` (Art. 17: remove the person from every copy the service keeps). See *Privacy and compliance* for
+         *     what each reaches.
+         * @example {
+         *       "type": "access",
+         *       "subject": {
+         *         "externalId": "E-10042"
+         *       }
+         *     }
+         * @example {
+         *       "type": "erasure",
+         *       "subject": {
+         *         "email": "ada.lovelace@example.com"
+         *       },
+         *       "scope": "identity_and_responses",
+         *       "dryRun": true
+         *     }
+         */
+        PrivacyRequestCreate: {
+            /**
+             * @description `access` makes a JSON file of the person's data (download it once the request is `completed`); `erasure` removes it.
+             * @enum {string}
+             */
+            type: "access" | "erasure";
+            subject: components["schemas"]["PrivacyRequestSubject"];
+            /**
+             * @description Erasure only, and required there (400 otherwise). `identity`: the person's records, links and every copy
+             *     that names them go; their responses stay, without the respondent id, and keep counting in every figure.
+             *     `identity_and_responses`: the responses go too, through the same deletion as `deleteResponse`, and every
+             *     figure afterwards is as if they had never been submitted.
+             * @enum {string}
+             */
+            scope?: "identity" | "identity_and_responses";
+            /**
+             * @description When `true`, the request only reports its `inventory` (and, for `access`, makes no file); nothing changes. A dry run's inventory equals the real run's on the same data.
+             * @default false
+             */
+            dryRun?: boolean;
+        };
+        /**
+         * @description The file of a completed `access` request: every record the service holds about the person, in one JSON document,
+         *     for GDPR Art. 15 (access) and Art. 20 (portability). It holds the person's data and nothing about anyone else:
+         *     their respondent records and SCIM users, each of their responses to identified and confidential surveys with
+         *     the questions' texts as they answered them, the anonymous surveys they answered (without answers: those cannot
+         *     be told apart from other people's), the snapshots of them that distributions took, without links or codes
+         *     (those are credentials), their unsubscriptions, and the webhook endpoints their data was sent to.
+         */
+        PrivacyRequestAccessFile: {
+            /** @description The access request. */
+            requestId: string;
+            /**
+             * Format: date-time
+             * @description When the file was made.
+             */
+            generatedAt: string;
+            /** @description The person's respondent records, as `getRespondent` returns them. */
+            respondents: components["schemas"]["Respondent"][];
+            /** @description What SCIM keeps beyond the respondent's fields. */
+            scimUsers: {
+                /** @description The SCIM user id (`usr_…`). */
+                id: string;
+                /** @description The respondent it is. */
+                externalId: string;
+                /** @description The SCIM `userName`. */
+                userName: string;
+                /** @description Whether the identity provider marked the user active. */
+                active: boolean;
+                /** @description Every address the identity provider gave. */
+                emails: {
+                    /** @description The address. */
+                    value: string;
+                    /** @description Its type (`work`, `home`, …). */
+                    type?: string;
+                    /** @description Whether it is the primary one. */
+                    primary: boolean;
+                    /** @description Its display form. */
+                    display?: string;
+                }[];
+                /** @description The enterprise extension's `employeeNumber`. */
+                employeeNumber: string | null;
+                /** @description SCIM's `preferredLanguage` as sent. */
+                preferredLanguage: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the user was created.
+                 */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description When it was last written.
+                 */
+                updatedAt: string;
+            }[];
+            /** @description The person's responses to identified and confidential surveys, oldest first. */
+            responses: {
+                /** @description The response (`rsp_…`). */
+                responseId: string;
+                /** @description The survey (`srv_…`). */
+                surveyId: string;
+                /** @description The survey's title in the version answered. */
+                surveyTitle: string;
+                privacy: components["schemas"]["SurveyPrivacy"];
+                /**
+                 * Format: date-time
+                 * @description When it was submitted.
+                 */
+                submittedAt: string;
+                /** @description The survey's version it answered. */
+                surveyVersion: number;
+                /** @description The language it was answered in, when known. */
+                language: string | null;
+                /** @description The distribution it answers, if any. */
+                distributionId: string | null;
+                /** @description Each answer with its question's text, in the survey's order. */
+                answers: {
+                    /** @description The question's id. */
+                    questionId: string;
+                    /** @description The question as the survey asked it (the version answered; the default language). */
+                    questionText: string;
+                    /** @description The question's type. */
+                    type: string;
+                    /** @description The answer as stored (see `Answer.value`). */
+                    value: unknown;
+                    /** @description The text given with "Other", when there was one. */
+                    other?: string;
+                    /** @description For choice and ranking questions, the labels of the choices in `value`, in its order. */
+                    labels?: string[];
+                }[];
+            }[];
+            /** @description Anonymous surveys the person answered (their invitation says so); which responses are theirs cannot be known. */
+            notIdentifiable: {
+                /** @description The survey. */
+                surveyId: string;
+                /** @description Its title. */
+                surveyTitle: string;
+                /** @description How many times the person answered it. */
+                responses: number;
+            }[];
+            /** @description Each time a distribution included the person, with the snapshot of them it took (links and codes are left out). */
+            distributions: {
+                /** @description The distribution. */
+                distributionId: string;
+                /** @description Its survey. */
+                surveyId: string;
+                /** @description `email`, `link`, `embed` or `kiosk`. */
+                method: string;
+                /** @description The recipient's status (see `DistributionRecipient.status`). */
+                status: string;
+                /**
+                 * Format: date-time
+                 * @description When it was sent to them.
+                 */
+                sentAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description When they responded (identified surveys only).
+                 */
+                respondedAt: string | null;
+                /**
+                 * Format: date-time
+                 * @description When a reminder was sent to them.
+                 */
+                reminderSentAt: string | null;
+                /** @description Whether they had a personal link (never shown here). */
+                personalLink: boolean;
+                /** @description Whether they had a kiosk code (never shown here). */
+                kioskCode: boolean;
+                /** @description The person's fields as the distribution took them (`email`, `firstName`, `lastName`, `department`, `location`, `jobTitle`, `managerId`, `hireDate`, `employmentType`, `attributes`, `language`). */
+                snapshot: Record<string, unknown>;
+            }[];
+            /** @description Addresses of the person that unsubscribed from the organization's e-mails. */
+            unsubscribes: {
+                /** @description The address, in lower case. */
+                email: string;
+                /**
+                 * Format: date-time
+                 * @description When they unsubscribed.
+                 */
+                createdAt: string;
+            }[];
+            /** @description The webhook endpoints that were sent events naming the person. */
+            webhookRecipients: components["schemas"]["PrivacyRequestWebhookRecipient"][];
         };
         /**
          * @description The organization's plan. Only `PRO` and `BUSINESS` may use the API; keys of other plans get 403 `plan_not_eligible`.
@@ -6135,10 +6793,14 @@ export interface components {
             };
         };
         /**
-         * @description A SCIM User (RFC 7643 §4.1) is a respondent. Core attributes: `externalId` is the respondent's `externalId`,
-         *     `userName` (unique per organization and environment, compared case-insensitively), `name.givenName` and
-         *     `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (the primary address, else the first, is
-         *     the respondent's `email`), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
+         * @description A SCIM User (RFC 7643 §4.1) is a respondent, and every respondent is a User, however it was created (`PUT
+         *     /respondents/{externalId}`, a sync or SCIM): a respondent written by an HR system has a User whose `userName` is its
+         *     e-mail address (else its `externalId`), so an identity provider finds it by `userName`, `externalId` or
+         *     `emails.value` and links it instead of creating a copy. Core attributes: `externalId` is the respondent's
+         *     `externalId`, `userName` (unique per organization and environment, compared case-insensitively), `name.givenName`
+         *     and `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (every address with its `type` and
+         *     `primary`; the primary one, else the first of type `work`, else the first, is the respondent's `email`, the address
+         *     distributions use; left out for a person without one), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
          *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`; the
          *     user's own `externalId` or `id` marks the top of the tree, stored as the `externalId`, never a cycle); the
          *     service's own extension `location`, `hireDate`, `employmentType` and the custom `attributes`. Attributes without a
@@ -6206,6 +6868,7 @@ export interface components {
                 value?: string;
                 type?: string;
                 primary?: boolean;
+                display?: string;
             }[];
             title?: string;
             active?: boolean;
@@ -6258,8 +6921,12 @@ export interface components {
         };
         /**
          * @description A User as a client sends it to `POST /Users`, `PUT /Users/{id}` and in a bulk operation: the attributes of
-         *     `ScimUser`. `userName` is required; so is an e-mail address (`emails`, or a `userName` that is one), because a
-         *     respondent is reached by e-mail. `id` and `meta` are the service's (`id` must match or be absent: 400
+         *     `ScimUser`. Only `userName` is required (RFC 7643): a person without `emails` is a respondent without an e-mail
+         *     address, reached by personal link, QR code or kiosk code. Every address in `emails` is kept with its `type` and
+         *     `primary` (at most one primary); each `value` must be an e-mail address. A `POST` whose `userName`, `externalId` or
+         *     designated address (the primary one, else the first `work` one, else the first) is already a user's or a
+         *     respondent's is 409 `uniqueness`: find that user (`filter=userName eq "…"`, `externalId eq "…"` or
+         *     `emails.value eq "…"`) and update it instead. `id` and `meta` are the service's (`id` must match or be absent: 400
          *     `mutability`). Boolean attributes accept the strings `"True"` and `"False"` in any case (Microsoft Entra ID sends
          *     them); this leniency is SCIM's only — the rest of the API never coerces bodies. Attributes the service does not
          *     keep (`phoneNumbers`, `addresses`, `groups`, …) are accepted and ignored, as RFC 7644 allows. `hireDate` (the
@@ -6305,9 +6972,12 @@ export interface components {
          * @description A PATCH (RFC 7644 §3.5.2): `Operations` applied in order, all or none. `op` is `add`, `replace` or `remove`, in
          *     any letter case (Entra ID sends `Replace`). `path` is an attribute (`active`, `name.familyName`, an extension's
          *     `urn:…:User:department`), optionally with a value filter (`emails[type eq "work"].value`); without a path, `value`
-         *     is an object of attributes. A path that names no attribute is 400 `invalidPath`; a filter that matches nothing to
-         *     replace or remove is 400 `noTarget`; a change that leaves `userName` or the e-mail address empty is 400
-         *     `invalidValue`.
+         *     is an object of attributes. On `emails`, `add` appends an address (one the user has already, same value and type,
+         *     is updated instead), `replace` with a value filter changes the addresses it matches (`add` with one of the form
+         *     `emails[type eq "home"].value` creates the address when none matches), `remove` with a value filter removes the
+         *     addresses it matches and without one all of them; an operation that makes an address primary makes the others not
+         *     primary. A path that names no attribute is 400 `invalidPath`; a `remove` without a path, and a filter that matches
+         *     nothing to replace or remove, are 400 `noTarget`; a change that leaves `userName` empty is 400 `invalidValue`.
          * @example {
          *       "schemas": [
          *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"
@@ -6663,10 +7333,12 @@ export interface components {
             };
         };
         /**
-         * @description The export's file has expired (7 days after completion) and was deleted. The export itself is still readable;
-         *     start a new export to get the data again.
+         * @description The file is gone. `export_expired`: it expired (an export's 7 days after completion, an access request's
+         *     likewise) and was deleted. `export_erased`: an erasure deleted it because it held the erased person's data. The
+         *     export or request itself is still readable; start a new export to get the data again (an export made after an
+         *     erasure leaves the person out).
          *
-         *     Codes: `export_expired`.
+         *     Codes: `export_expired`, `export_erased`.
          */
         Gone: {
             headers: {
@@ -6882,6 +7554,11 @@ export interface components {
          * @example job_01JD3MK7Y1Z5G3VQ8A2C4F6R9T
          */
         JobId: string;
+        /**
+         * @description The privacy request id (`prv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+         * @example prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0
+         */
+        PrivacyRequestId: string;
         /**
          * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
          * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
@@ -8824,7 +9501,7 @@ export interface operations {
                  * @description Only recipients in this status.
                  * @example failed
                  */
-                status?: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "responded";
+                status?: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "no_email" | "responded";
                 /** @description Page number, from 1. */
                 page?: components["parameters"]["Page"];
                 /** @description Items per page, 1 to 100. */
@@ -8863,6 +9540,62 @@ export interface operations {
                         meta: components["schemas"]["Meta"];
                         pagination: components["schemas"]["Pagination"];
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadDistributionRecipients: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only recipients in this status.
+                 * @example sent
+                 */
+                status?: "pending" | "sent" | "failed" | "bounced" | "unsubscribed" | "no_email" | "responded";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The survey id (`srv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                surveyId: components["parameters"]["DistributeSurveyId"];
+                /**
+                 * @description The distribution id (`dst_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example dst_01JD3MF1P6R2T8XK4W9Z3C5V7N
+                 */
+                distributionId: components["parameters"]["DistributionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The CSV file of the recipients (not an envelope). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Always `attachment`, with the file name `recipients-<distributionId>.csv`.
+                     * @example attachment; filename="recipients-dst_01JD3MB2X8R4T6Y0W2E4R6T8Y0.csv"
+                     */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -9913,6 +10646,262 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listPrivacyRequests: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only requests of this type.
+                 * @example erasure
+                 */
+                type?: "access" | "erasure";
+                /**
+                 * @description Only requests in this status.
+                 * @example completed
+                 */
+                status?: "pending" | "processing" | "completed" | "failed";
+                /** @description Page number, from 1. */
+                page?: components["parameters"]["Page"];
+                /** @description Items per page, 1 to 100. */
+                pageSize?: components["parameters"]["PageSize"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of privacy requests. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The requests of this page. */
+                        data: components["schemas"]["PrivacyRequest"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["Pagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createPrivacyRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a POST safe to retry. For 24 hours, a request with the same key and the same body returns the first
+                 *     answer again (status and body, with `Idempotent-Replayed: true`); the same key with another body gives 409
+                 *     `idempotency_conflict`. Keys are scoped to the API key's organization and environment. Use a UUID.
+                 * @example 3f0c1a4e-8a1b-4c1e-9d53-2b7f1a9c6e10
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The request's type, subject and, for an erasure, its scope. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrivacyRequestCreate"];
+            };
+        };
+        responses: {
+            /** @description The request was accepted and queued. */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PrivacyRequest"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getPrivacyRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The privacy request id (`prv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0
+                 */
+                id: components["parameters"]["PrivacyRequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The privacy request. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PrivacyRequest"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    downloadPrivacyRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description One byte range, to resume a download: `bytes=1048576-`, `bytes=0-1023` or `bytes=-500` (the last 500 bytes).
+                 * @example bytes=0-1023
+                 */
+                Range?: string;
+                /**
+                 * @description The `ETag` of an earlier answer; the `Range` is honoured only if the file is still that one.
+                 * @example "prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0"
+                 */
+                "If-Range"?: string;
+            };
+            path: {
+                /**
+                 * @description The privacy request id (`prv_…`). Unknown ids, ids of another organization or environment, and malformed ids all give 404 `not_found`.
+                 * @example prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0
+                 */
+                id: components["parameters"]["PrivacyRequestId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The whole access file (not an envelope). */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description Always `attachment`, with a file name such as `privacy-request-prv_….json`.
+                     * @example attachment; filename="privacy-request-prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0.json"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description Size of the file in bytes.
+                     * @example 2841
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description Always `bytes`.
+                     * @example bytes
+                     */
+                    "Accept-Ranges"?: "bytes";
+                    /**
+                     * @description A strong validator of the file, for `If-Range`.
+                     * @example "prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrivacyRequestAccessFile"];
+                };
+            };
+            /** @description The requested byte range of the file (not an envelope), after a `Range` header. */
+            206: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /**
+                     * @description `bytes <first>-<last>/<size>` (inclusive positions).
+                     * @example bytes 0-1023/2841
+                     */
+                    "Content-Range"?: string;
+                    /**
+                     * @description Bytes in this part.
+                     * @example 1024
+                     */
+                    "Content-Length"?: number;
+                    /**
+                     * @description As for 200.
+                     * @example attachment; filename="privacy-request-prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0.json"
+                     */
+                    "Content-Disposition"?: string;
+                    /**
+                     * @description As for 200.
+                     * @example "prv_01JD3MQ2W8X4Z6A1C3E5G7J9K0"
+                     */
+                    ETag?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            410: components["responses"]["Gone"];
+            414: components["responses"]["UriTooLong"];
+            416: components["responses"]["RangeNotSatisfiable"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];
@@ -11001,6 +11990,55 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["DistributionSentEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx status acknowledges the delivery; the body is ignored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status (for example 400 or 401 when the signature does not verify) fails the attempt; it is retried. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receivePrivacyRequestCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event id (`evt_…`), identical on every attempt of the same event. Use it to ignore duplicates (deliveries are at-least-once).
+                 * @example evt_01JD3MM8Z2A6H4WR9B3D5G7S0V
+                 */
+                "webhook-id": components["parameters"]["WebhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in integer seconds since the Unix epoch. Reject deliveries more than 5 minutes away from your clock (replay protection).
+                 * @example 1795339800
+                 */
+                "webhook-timestamp": components["parameters"]["WebhookTimestampHeader"];
+                /**
+                 * @description Space-separated signatures `v1,<base64>`, where `<base64>` is the HMAC-SHA256, keyed with the base64-decoded
+                 *     part of the webhook's secret after `whsec_`, of `<webhook-id>.<webhook-timestamp>.<raw body>`. Accept the
+                 *     delivery when any listed signature matches (compare in constant time). Several signatures may appear while a
+                 *     secret is being rotated.
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["WebhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The `privacy_request.completed` event. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PrivacyRequestCompletedEvent"];
             };
         };
         responses: {

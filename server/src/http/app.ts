@@ -22,7 +22,7 @@ import { strictFormats } from './formats.js';
 import type { HandlerMap, Dependencies } from './handler.js';
 import { conflictBeforeRefusal } from './idempotency.js';
 import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
-import { answerPages } from '../modules/distributions/index.js';
+import { answerPages, kioskPages } from '../modules/distributions/index.js';
 import { holdSyncRecords } from '../modules/respondents/index.js';
 import { scimErrors } from '../modules/scim/index.js';
 import { requestId } from './request-id.js';
@@ -50,8 +50,9 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   // The same reference without JavaScript: plain HTML, and one Markdown file for tools (http/docs.ts).
   app.get('/docs/reference', serveReference(deps.log, deps.config));
   app.get('/docs/llms.txt', serveLlmsText(deps.log, deps.config));
-  // The respondents' answer and unsubscribe pages (HTML, no API key), outside /api/v1.
+  // The respondents' answer, unsubscribe and kiosk pages (HTML, no API key), outside /api/v1.
   app.use(answerPages(deps));
+  app.use(kioskPages(deps));
   app.use(refuseLongUrl);
   app.use(routeRequest(routesOf(contract)));
   app.use(

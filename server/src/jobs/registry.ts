@@ -10,6 +10,7 @@ import { analyticsJobs } from '../modules/analytics/index.js';
 import { distributionsJobs } from '../modules/distributions/index.js';
 import { eventsJobs } from '../modules/events/index.js';
 import { exportsJobs } from '../modules/exports/index.js';
+import { privacyJobs } from '../modules/privacy/index.js';
 import { respondentsJobs } from '../modules/respondents/index.js';
 import { surveysJobs } from '../modules/surveys/index.js';
 import type { Job } from './define.js';
@@ -23,4 +24,5 @@ export const jobs: readonly Job[] = [
   ...surveysJobs,
   ...distributionsJobs,
   ...aiJobs,
+  ...privacyJobs,
 ];

@@ -12,6 +12,7 @@ import * as events from './events/handlers.js';
 import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
+import * as privacy from './privacy/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import * as scim from './scim/handlers.js';
 import * as surveys from './surveys/handlers.js';
@@ -57,6 +58,7 @@ export const handlers = {
   listDistributions: distributions.listDistributions,
   getDistribution: distributions.getDistribution,
   listDistributionRecipients: distributions.listDistributionRecipients,
+  downloadDistributionRecipients: distributions.downloadDistributionRecipients,
   // Webhooks and events
   listWebhooks: webhooks.listWebhooks,
   createWebhook: webhooks.createWebhook,
@@ -80,6 +82,11 @@ export const handlers = {
   deleteRespondent: respondents.deleteRespondent,
   startRespondentSync: respondents.startRespondentSync,
   getSyncJob: respondents.getSyncJob,
+  // Privacy
+  createPrivacyRequest: privacy.createPrivacyRequest,
+  getPrivacyRequest: privacy.getPrivacyRequest,
+  listPrivacyRequests: privacy.listPrivacyRequests,
+  downloadPrivacyRequest: privacy.downloadPrivacyRequest,
   // SCIM
   getScimServiceProviderConfig: scim.getScimServiceProviderConfig,
   listScimResourceTypes: scim.listScimResourceTypes,

@@ -5,4 +5,5 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { analyticsJobs } from './jobs.js';
-export { findThreshold } from './repository.js';
+// The threshold, and forgetting an erased respondent on the copies of their kept responses (privacy module).
+export { findThreshold, forgetSubjects } from './repository.js';

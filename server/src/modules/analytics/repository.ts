@@ -701,3 +701,29 @@ export async function saveAudit(
     .onConflict((oc) => oc.doNothing())
     .execute();
 }
+
+/**
+ * Forgets who the subject of kept responses was (an erasure of their identity, privacy module): the copy keeps the
+ * segment fields the figures are computed from (department, location, job title, employment type, hire date,
+ * manager chain), so every figure stays as it was, and loses the respondent id, e-mail address, names and custom
+ * attributes. `external_id` becomes '' rather than null: a non-null subject is what the count triggers (and
+ * filters) read as "segmented", and the deltas a later deletion of the response subtracts must go where its
+ * additions went. '' is no respondent's id (ids have at least one character). Returns how many copies changed.
+ */
+export async function forgetSubjects(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  responseIds: readonly string[],
+): Promise<number> {
+  if (responseIds.length === 0) return 0;
+  const result = await sql`
+    update analytics_responses
+    set respondent_external_id = null,
+        external_id = case when external_id is null then null else '' end,
+        email = null, first_name = null, last_name = null, attributes = null
+    where ${tenantIs(tenant)} and survey_id = ${surveyId} and response_id = any(${[...responseIds]}::text[])`.execute(
+    db,
+  );
+  return Number(result.numAffectedRows ?? 0);
+}

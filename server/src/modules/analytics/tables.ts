@@ -9,7 +9,10 @@ export interface AnalyticsSettingsTable {
   updated_at: Timestamp;
 }
 
-/** Written only by the triggers on `responses`; read only by aggregate queries. */
+/**
+ * Written by the triggers on `responses`, and by `forgetSubjects` when an erasure keeps responses without their
+ * respondent; read only by aggregate queries.
+ */
 export interface AnalyticsResponsesTable {
   organization_id: string;
   environment: Environment;
@@ -22,7 +25,8 @@ export interface AnalyticsResponsesTable {
   cells: ColumnType<number[], never, never>;
   /**
    * The subject: the respondent's fields when the response was stored (its distribution's snapshot, else the
-   * record then), named as in `respondents`; `external_id` null when there was none. Never changed afterwards.
+   * record then), named as in `respondents`; `external_id` null when there was none. Never changed afterwards, but
+   * for an erasure of the respondent's identity (`''`, see `forgetSubjects`).
    */
   external_id: ColumnType<string | null, never, never>;
   department: ColumnType<string | null, never, never>;

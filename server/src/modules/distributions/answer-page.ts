@@ -33,6 +33,8 @@ import { spendEmbedAnswer } from './embed-limits.js';
 import { readForm } from './form-body.js';
 import { interfaceLanguageOf, wordsFor, type InterfaceWords, type Params, type TextKey } from './interface-words.js';
 import { liveLogicHash } from './live-logic.js';
+import { sendQrCode } from './qr-code.js';
+import { answerUrl } from './service.js';
 import { parseToken } from './tokens.js';
 
 type Question = components['schemas']['Question'];
@@ -57,7 +59,7 @@ const EMBED_COOKIE = 'ss_answered';
  * bare origins, so they cannot break out of the header). None: no site may, so no page can be overlaid to trick
  * a respondent into answering or unsubscribing (clickjacking).
  */
-function sendPage(res: Response, status: number, html: string, frameableBy: readonly string[] = []): void {
+export function sendPage(res: Response, status: number, html: string, frameableBy: readonly string[] = []): void {
   res.status(status);
   res.setHeader('Content-Type', 'text/html; charset=utf-8');
   setPageHeaders(res, frameableBy);
@@ -401,6 +403,18 @@ export function answerPages(deps: Dependencies): Router {
     }),
   );
 
+  // The link as a QR code (qr-code.ts), refused exactly as the page would be.
+  router.get(
+    '/s/:token/qr.svg',
+    guarded(async (req, res) => {
+      const found = await load(req);
+      if (found.kind === 'unknown') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
+      const refused = await refusal(deps, req, found);
+      if (refused) return sendPage(res, refused[0], refused[1], frameableBy(found));
+      await sendQrCode(res, answerUrl(deps.config, String(req.params.token)));
+    }),
+  );
+
   router.post(
     '/s/:token',
     form,
@@ -469,7 +483,9 @@ export function answerPages(deps: Dependencies): Router {
     '/u/:token',
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
+      // A person without an address has nothing to unsubscribe.
+      if (found.kind !== 'personal' || found.recipient.email === null)
+        return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       const language = pageLanguage(req, found);
       if (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email))
         return sendPage(res, 200, pages.unsubscribed(language));
@@ -483,7 +499,8 @@ export function answerPages(deps: Dependencies): Router {
     form,
     guarded(async (req, res) => {
       const found = await load(req);
-      if (found.kind !== 'personal') return sendPage(res, 404, pages.unknown(browserLanguage(req)));
+      if (found.kind !== 'personal' || found.recipient.email === null)
+        return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       await repo.unsubscribe(deps.db, found.tenant, found.recipient.email, found.distribution.id);
       sendPage(res, 200, pages.unsubscribed(pageLanguage(req, found)));
     }),

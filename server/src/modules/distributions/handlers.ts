@@ -1,6 +1,7 @@
 /** Distribution operations: one handler per operationId. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { recipientsCsv } from './recipients-csv.js';
 import * as service from './service.js';
 
 export const distributeSurvey: Handler<'distributeSurvey'> = async ({ params, body, auth, deps }) => ({
@@ -48,4 +49,16 @@ export const listDistributionRecipients: Handler<'listDistributionRecipients'> =
     offset: page.offset,
   });
   return { status: 200, data: recipients, pagination: paginationOf(page, total) };
+};
+
+export const downloadDistributionRecipients: Handler<'downloadDistributionRecipients'> = async ({
+  params,
+  query,
+  auth,
+  deps,
+}) => {
+  const file = await recipientsCsv(deps.db, deps.config, tenantOf(auth), params, query.status);
+  // The name only holds id characters, so the quoted form the contract shows is always exact.
+  const headers = { 'Content-Disposition': `attachment; filename="${file.filename}"` };
+  return { status: 200, raw: { contentType: 'text/csv; charset=utf-8', body: file.body, headers } };
 };

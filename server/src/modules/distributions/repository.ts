@@ -1,14 +1,15 @@
 /** All SQL on distributions, their recipients and the unsubscribed addresses. Every query is tenant-scoped. */
-import { sql, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import { sql, type NotNull, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
-import { organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
+import { acrossTenants, organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import { activeRespondent } from '../scim/index.js';
 import { compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
+import { accessCodeHashSql, recipientCodeHash } from './access-codes.js';
 import { tokenHashSql, type LinkKey } from './tokens.js';
 
 export type DistributionRow = Selectable<DistributionsTable>;
-export type RecipientRow = Omit<Selectable<DistributionRecipientsTable>, 'token_hash'>;
+export type RecipientRow = Omit<Selectable<DistributionRecipientsTable>, 'token_hash' | 'access_code_hash'>;
 
 export async function insertDistribution(
   db: DbOrTx,
@@ -21,6 +22,7 @@ export async function insertDistribution(
     | 'sent_count'
     | 'failed_count'
     | 'unsubscribed_count'
+    | 'no_email_count'
     | 'reminder_status'
     | 'attempts'
     | 'targeting'
@@ -29,6 +31,7 @@ export async function insertDistribution(
     | 'matched_count'
     | 'embed_token_hash'
     | 'embed_origins'
+    | 'kiosk_prefix'
     | 'started_at'
     | 'completed_at'
     | 'reminder_sent_at'
@@ -37,6 +40,7 @@ export async function insertDistribution(
     targeting: unknown;
     schedule: Date;
     embed_origins: string[];
+    kiosk_prefix?: string | null;
   },
 ): Promise<DistributionRow> {
   return db
@@ -129,6 +133,7 @@ const recipientColumns = [
   'reminder_sent_at',
   'error',
   'attempts',
+  'access_code_round',
 ] as const;
 
 export async function listRecipients(
@@ -152,7 +157,8 @@ export async function listRecipients(
 /**
  * The audience, matched and snapshotted in one statement: every respondent the targeting matches now becomes
  * a recipient with a copy of their fields and the hash of their personal token (computed by PostgreSQL).
- * For e-mail, addresses that unsubscribed from the organization are recorded as `unsubscribed`, not mailed.
+ * For e-mail, people without an address are recorded as `no_email` and addresses that unsubscribed from the
+ * organization as `unsubscribed`: neither is mailed, and both still get a personal link.
  */
 export async function snapshotRecipients(
   db: DbOrTx,
@@ -164,17 +170,22 @@ export async function snapshotRecipients(
 ): Promise<number> {
   const initial =
     distribution.method === 'email'
-      ? sql`case when ${unsubscribedSql(tenant, sql.ref('respondents.email'))} then 'unsubscribed' else 'pending' end`
+      ? sql`case when respondents.email is null then 'no_email'
+          when ${unsubscribedSql(tenant, sql.ref('respondents.email'))} then 'unsubscribed' else 'pending' end`
       : sql`'sent'`;
+  const accessCode =
+    distribution.method === 'kiosk'
+      ? accessCodeHashSql(key, distribution.id, sql.ref('respondents.external_id'), sql`0`)
+      : null;
   const result = await sql<{ n: number }>`
     with inserted as (
       insert into distribution_recipients (organization_id, environment, distribution_id, survey_id, external_id, email,
         first_name, last_name, department, location, job_title, manager_id, hire_date, employment_type, attributes,
-        language, token_hash, status, sent_at)
+        language, token_hash, access_code_hash, status, sent_at)
       select respondents.organization_id, respondents.environment, ${distribution.id}, ${distribution.survey_id},
         respondents.external_id, respondents.email, respondents.first_name, respondents.last_name, respondents.department,
         respondents.location, respondents.job_title, respondents.manager_id, respondents.hire_date, respondents.employment_type,
-        respondents.attributes, respondents.language, ${tokenHashSql(key, distribution.id, sql.ref('respondents.external_id'))}, ${initial},
+        respondents.attributes, respondents.language, ${tokenHashSql(key, distribution.id, sql.ref('respondents.external_id'))}, ${accessCode}, ${initial},
         ${distribution.method === 'email' ? null : sentAt}
       from respondents
       where ${tenantIs(tenant, 'respondents')}
@@ -183,6 +194,7 @@ export async function snapshotRecipients(
       returning 1
     )
     select count(*)::int as n from inserted`.execute(db);
+  if (distribution.method === 'kiosk') await separateAccessCodes(db, tenant, distribution.id, key);
   return result.rows[0]?.n ?? 0;
 }
 
@@ -220,16 +232,21 @@ export function pendingRecipients(
   after: string,
   limit: number,
 ): Promise<SendTarget[]> {
-  return db
-    .selectFrom('distribution_recipients')
-    .select(['external_id', 'email', 'first_name', 'language', 'attempts'])
-    .where(tenantIs(tenant))
-    .where('distribution_id', '=', distributionId)
-    .where('status', '=', 'pending')
-    .where('external_id', '>', after)
-    .orderBy('external_id')
-    .limit(limit)
-    .execute();
+  return (
+    db
+      .selectFrom('distribution_recipients')
+      .select(['external_id', 'email', 'first_name', 'language', 'attempts'])
+      .where(tenantIs(tenant))
+      .where('distribution_id', '=', distributionId)
+      .where('status', '=', 'pending')
+      // Pending recipients all have an address (people without one start as `no_email`); this says so to the types.
+      .where('email', 'is not', null)
+      .$narrowType<{ email: NotNull }>()
+      .where('external_id', '>', after)
+      .orderBy('external_id')
+      .limit(limit)
+      .execute()
+  );
 }
 
 /**
@@ -243,30 +260,35 @@ export function reminderRecipients(
   after: string,
   limit: number,
 ): Promise<SendTarget[]> {
-  return db
-    .selectFrom('distribution_recipients as r')
-    .select(['r.external_id', 'r.email', 'r.first_name', 'r.language', 'r.attempts'])
-    .where(tenantIs(tenant, 'r'))
-    .where('r.distribution_id', '=', distribution.id)
-    .where('r.status', '=', 'sent')
-    .where('r.reminder_sent_at', 'is', null)
-    .where('r.external_id', '>', after)
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('responses as s')
-            .select(sql`1`.as('one'))
-            .where(tenantIs(tenant, 's'))
-            .where('s.survey_id', '=', distribution.survey_id)
-            .whereRef('s.respondent_external_id', '=', 'r.external_id'),
+  return (
+    db
+      .selectFrom('distribution_recipients as r')
+      .select(['r.external_id', 'r.email', 'r.first_name', 'r.language', 'r.attempts'])
+      .where(tenantIs(tenant, 'r'))
+      .where('r.distribution_id', '=', distribution.id)
+      .where('r.status', '=', 'sent')
+      .where('r.reminder_sent_at', 'is', null)
+      // A link or kiosk distribution has no reminder, yet an e-mail one may reach someone whose copy has no address.
+      .where('r.email', 'is not', null)
+      .$narrowType<{ email: NotNull }>()
+      .where('r.external_id', '>', after)
+      .where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('responses as s')
+              .select(sql`1`.as('one'))
+              .where(tenantIs(tenant, 's'))
+              .where('s.survey_id', '=', distribution.survey_id)
+              .whereRef('s.respondent_external_id', '=', 'r.external_id'),
+          ),
         ),
-      ),
-    )
-    .where(sql<boolean>`not ${unsubscribedSql(tenant, sql.ref('r.email'))}`)
-    .where(activeRespondent('r'))
-    .orderBy('r.external_id')
-    .limit(limit)
-    .execute();
+      )
+      .where(sql<boolean>`not ${unsubscribedSql(tenant, sql.ref('r.email'))}`)
+      .where(activeRespondent('r'))
+      .orderBy('r.external_id')
+      .limit(limit)
+      .execute()
+  );
 }
 
 function recipient(db: DbOrTx, tenant: Tenant, distributionId: string, externalId: string) {
@@ -354,7 +376,9 @@ export function findDistributionByEmbedToken(db: DbOrTx, tenant: Tenant, tokenHa
     .executeTakeFirst();
 }
 
-export async function isUnsubscribed(db: DbOrTx, tenant: Tenant, email: string): Promise<boolean> {
+/** A person without an address has nothing to unsubscribe, so is never unsubscribed. */
+export async function isUnsubscribed(db: DbOrTx, tenant: Tenant, email: string | null): Promise<boolean> {
+  if (email === null) return false;
   const row = await db
     .selectFrom('unsubscribes')
     .select('email_lower')
@@ -408,4 +432,92 @@ export async function findDistributionWithPrevious(
     .limit(1)
     .executeTakeFirst();
   return { id: row.id, previousId: previous?.id ?? null };
+}
+
+/**
+ * Kiosk codes: recipients of one distribution whose 40 secret bits came out the same (about 1 in 200 audiences of
+ * 100,000 has a pair) take the next round of the derivation, the later by external id, until every code of the
+ * distribution is its own. Returns how many moved. The new hashes are computed here, not in SQL: Citus refuses an
+ * UPDATE whose values call a stable function (`convert_to`) on the row's columns.
+ */
+export async function separateAccessCodes(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  key: LinkKey,
+): Promise<number> {
+  let moved = 0;
+  for (;;) {
+    const { rows } = await sql<{ external_id: string; access_code_round: number }>`
+      select ranked.external_id, ranked.access_code_round from (
+        select external_id, access_code_round,
+          row_number() over (partition by access_code_hash order by external_id) as n
+        from distribution_recipients
+        where ${tenantIs(tenant)} and distribution_id = ${distributionId} and access_code_hash is not null
+      ) ranked
+      where ranked.n > 1`.execute(db);
+    if (rows.length === 0) return moved;
+    const rounds = rows.map((r) => r.access_code_round + 1);
+    const hashes = rows.map((r, i) => recipientCodeHash(key, distributionId, r.external_id, rounds[i]!));
+    await sql`update distribution_recipients r set access_code_round = v.round, access_code_hash = v.hash
+      from unnest(${rows.map((r) => r.external_id)}::text[], ${rounds}::int[], ${hashes}::bytea[])
+        as v(external_id, round, hash)
+      where ${tenantIs(tenant, 'r')} and r.distribution_id = ${distributionId} and r.external_id = v.external_id`.execute(
+      db,
+    );
+    moved += rows.length;
+  }
+}
+
+/** Claims `prefix` for a new kiosk distribution; false when another distribution has it. */
+export async function claimKioskPrefix(
+  db: DbOrTx,
+  tenant: Tenant,
+  prefix: string,
+  distributionId: string,
+): Promise<boolean> {
+  const row = await db
+    .insertInto('kiosk_prefixes')
+    .values({ prefix, ...tenantColumns(tenant), distribution_id: distributionId, created_at: new Date() })
+    .onConflict((oc) => oc.column('prefix').doNothing())
+    .returning('prefix')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** The tenant and distribution a kiosk code's prefix names, read before the tenant is known. */
+export function findKioskPrefix(db: DbOrTx, prefix: string) {
+  return acrossTenants(db, "/k: a kiosk code's prefix is what tells its tenant")
+    .selectFrom('kiosk_prefixes')
+    .select(['organization_id', 'environment', 'distribution_id'])
+    .where('prefix', '=', prefix)
+    .executeTakeFirst();
+}
+
+/** The recipient of a kiosk distribution whose code has this hash. */
+export function findRecipientByAccessCode(db: DbOrTx, tenant: Tenant, distributionId: string, codeHash: Buffer) {
+  return db
+    .selectFrom('distribution_recipients')
+    .select(['external_id', 'status'])
+    .where(tenantIs(tenant))
+    .where('distribution_id', '=', distributionId)
+    .where('access_code_hash', '=', codeHash)
+    .executeTakeFirst();
+}
+
+/** Recipients after `after` by external id (keyset pages, for the CSV of a whole distribution). */
+export function recipientsAfter(
+  db: DbOrTx,
+  tenant: Tenant,
+  distributionId: string,
+  filter: { status?: RecipientStatus; after: string; limit: number },
+): Promise<RecipientRow[]> {
+  let query = db
+    .selectFrom('distribution_recipients')
+    .select(recipientColumns)
+    .where(tenantIs(tenant))
+    .where('distribution_id', '=', distributionId)
+    .where('external_id', '>', filter.after);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  return query.orderBy('external_id').limit(filter.limit).execute();
 }

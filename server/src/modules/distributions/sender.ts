@@ -346,6 +346,7 @@ async function finish(conn: Db, deps: RunDeps, tenant: Tenant, distributionId: s
       sent_count: (counts.sent ?? 0) + (counts.responded ?? 0),
       failed_count: (counts.failed ?? 0) + (counts.bounced ?? 0),
       unsubscribed_count: counts.unsubscribed ?? 0,
+      no_email_count: counts.no_email ?? 0,
       reminder_status: current.reminder_enabled ? 'scheduled' : 'none',
     });
     // The embed token is a credential: events and their deliveries carry the distribution without it.
@@ -375,6 +376,7 @@ async function fail(conn: Db, tenant: Tenant, distribution: DistributionRow, rea
     sent_count: (counts.sent ?? 0) + (counts.responded ?? 0),
     failed_count: (counts.failed ?? 0) + (counts.bounced ?? 0),
     unsubscribed_count: counts.unsubscribed ?? 0,
+    no_email_count: counts.no_email ?? 0,
   });
 }
 

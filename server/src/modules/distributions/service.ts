@@ -19,6 +19,7 @@ import { checkTargeting, compileChecked, respondentsOf, type CheckedTargeting } 
 import { distributionQueue, type DistributionJobData } from './queue.js';
 import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
+import { accessCode, randomPrefix } from './access-codes.js';
 import { embedToken, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
 
 export type Distribution = components['schemas']['Distribution'];
@@ -41,6 +42,14 @@ export const answerUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'
   `${baseUrlOf(config)}/s/${token}`;
 export const unsubscribeUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) =>
   `${baseUrlOf(config)}/u/${token}`;
+/** Where people type a kiosk code (kiosk-page.ts). */
+export const kioskUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>) => `${baseUrlOf(config)}/k`;
+
+/** A kiosk recipient's access code as printed; null for other methods. */
+export function accessCodeOf(key: LinkKey, distribution: DistributionRow, row: RecipientRow): string | null {
+  if (distribution.method !== 'kiosk' || distribution.kiosk_prefix === null) return null;
+  return accessCode(key, distribution.kiosk_prefix, distribution.id, row.external_id, row.access_code_round);
+}
 
 export function embedCodeOf(config: Config, key: LinkKey, tenant: Tenant, row: DistributionRow): string | null {
   if (row.method !== 'embed' || row.embed_token_hash === null) return null;
@@ -51,11 +60,17 @@ export function embedCodeOf(config: Config, key: LinkKey, tenant: Tenant, row: D
 /** Counts: the stored totals once sending has ended, live from the recipients while it runs. */
 export function countsOf(row: DistributionRow, live?: StatusCounts) {
   if (!live)
-    return { sentCount: row.sent_count, failedCount: row.failed_count, unsubscribedCount: row.unsubscribed_count };
+    return {
+      sentCount: row.sent_count,
+      failedCount: row.failed_count,
+      unsubscribedCount: row.unsubscribed_count,
+      noEmailCount: row.no_email_count,
+    };
   return {
     sentCount: (live.sent ?? 0) + (live.responded ?? 0),
     failedCount: (live.failed ?? 0) + (live.bounced ?? 0),
     unsubscribedCount: live.unsubscribed ?? 0,
+    noEmailCount: live.no_email ?? 0,
   };
 }
 
@@ -113,6 +128,7 @@ export function toRecipient(
     respondedAt: iso(row.responded_at),
     reminderSentAt: iso(row.reminder_sent_at),
     error: row.error,
+    accessCode: accessCodeOf(key, distribution, row),
   };
 }
 
@@ -170,7 +186,10 @@ export async function distributeSurvey(
   const future = requested !== undefined && requested > now;
   const schedule = future ? requested : now;
 
+  const id = newId('dst');
   const row = await deps.db.transaction().execute(async (tx) => {
+    // Claimed with the distribution: a rolled-back request leaves its prefix free.
+    const kioskPrefix = settings.method === 'kiosk' ? await claimPrefix(tx, tenant, id) : null;
     // Shares the survey's row lock with launch/pause/close, so the state checked here is the state at commit.
     const survey = await surveys.findSurvey(tx, tenant, surveyId, { forUpdate: true });
     if (!survey) throw notFound('survey', surveyId);
@@ -182,7 +201,7 @@ export async function distributeSurvey(
       );
     }
     const inserted = await repo.insertDistribution(tx, tenant, {
-      id: newId('dst'),
+      id,
       survey_id: surveyId,
       status: 'scheduled',
       method: settings.method,
@@ -194,6 +213,7 @@ export async function distributeSurvey(
       message: settings.method === 'email' ? (settings.message ?? null) : null,
       link_expires_in_days: settings.linkExpiresInDays ?? DEFAULT_LINK_DAYS,
       embed_origins: settings.embedOrigins ?? [],
+      kiosk_prefix: kioskPrefix,
     });
     const data: DistributionJobData = {
       organizationId: tenant.organizationId,
@@ -205,6 +225,17 @@ export async function distributeSurvey(
     return inserted;
   });
   return presentDistribution(deps.db, deps.config, tenant, row);
+}
+
+/** Tries to draw a prefix nobody has: 20 bits, so a clash stays rare until hundreds of thousands are drawn. */
+const PREFIX_DRAWS = 20;
+
+async function claimPrefix(db: DbOrTx, tenant: Tenant, distributionId: string): Promise<string> {
+  for (let draw = 0; draw < PREFIX_DRAWS; draw++) {
+    const prefix = randomPrefix();
+    if (await repo.claimKioskPrefix(db, tenant, prefix, distributionId)) return prefix;
+  }
+  throw new Error(`no free kiosk code prefix after ${PREFIX_DRAWS} draws`);
 }
 
 export async function previewDistribution(

@@ -6,8 +6,8 @@ import type { components } from '../../generated/openapi.js';
 type EmploymentType = components['schemas']['EmploymentType'];
 
 export type DistributionStatus = 'scheduled' | 'sending' | 'sent' | 'held' | 'cancelled' | 'failed';
-export type DistributionMethod = 'email' | 'link' | 'embed';
-export type RecipientStatus = 'pending' | 'sent' | 'failed' | 'bounced' | 'unsubscribed' | 'responded';
+export type DistributionMethod = 'email' | 'link' | 'embed' | 'kiosk';
+export type RecipientStatus = 'pending' | 'sent' | 'failed' | 'bounced' | 'unsubscribed' | 'no_email' | 'responded';
 export type ReminderStatus = 'none' | 'scheduled' | 'sending' | 'sent' | 'cancelled';
 
 /** jsonb is written as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
@@ -32,9 +32,13 @@ export interface DistributionsTable {
   sent_count: Generated<number>;
   failed_count: Generated<number>;
   unsubscribed_count: Generated<number>;
+  /** Recipients of an e-mail distribution skipped for having no address (status `no_email`). */
+  no_email_count: Generated<number>;
   embed_token_hash: Buffer | null;
   /** Origins allowed to frame the answer pages (`embedOrigins`); empty: none. */
   embed_origins: Generated<string[]>;
+  /** The first group of every access code of a kiosk distribution (access-codes.ts); null for other methods. */
+  kiosk_prefix: ColumnType<string | null, string | null | undefined, string | null>;
   started_at: NullableTimestamp;
   completed_at: NullableTimestamp;
   reminder_status: Generated<ReminderStatus>;
@@ -54,7 +58,8 @@ export interface DistributionRecipientsTable {
   distribution_id: string;
   survey_id: string;
   external_id: string;
-  email: string;
+  /** Null for a person without an e-mail address (status `no_email` in an e-mail distribution). */
+  email: string | null;
   first_name: string | null;
   last_name: string | null;
   department: string | null;
@@ -68,6 +73,10 @@ export interface DistributionRecipientsTable {
   /** The respondent's preferred language when the audience was taken: their e-mails and answer page use it. */
   language: ColumnType<string | null, string | null | undefined, string | null>;
   token_hash: Buffer;
+  /** Keyed hash of the kiosk access code (access-codes.ts); null for other methods. */
+  access_code_hash: ColumnType<Buffer | null, Buffer | null | undefined, Buffer | null>;
+  /** Which derivation of the code: 0 unless it collided with another recipient's (access-codes.ts). */
+  access_code_round: Generated<number>;
   status: RecipientStatus;
   sent_at: NullableTimestamp;
   responded_at: NullableTimestamp;
@@ -85,6 +94,15 @@ export interface UnsubscribesTable {
   created_at: CreatedAt;
 }
 
+/** Kiosk code prefix → its tenant and distribution: read by `/k` before the tenant is known. */
+export interface KioskPrefixesTable {
+  prefix: string;
+  organization_id: string;
+  environment: Environment;
+  distribution_id: string;
+  created_at: CreatedAt;
+}
+
 export interface LinkSecretsTable {
   id: number;
   secret: Buffer;
@@ -96,4 +114,5 @@ export interface DistributionTables {
   distribution_recipients: DistributionRecipientsTable;
   unsubscribes: UnsubscribesTable;
   link_secrets: LinkSecretsTable;
+  kiosk_prefixes: KioskPrefixesTable;
 }

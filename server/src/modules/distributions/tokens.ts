@@ -48,8 +48,9 @@ export function linkKeyOf(db: DbOrTx, configured: string | undefined): Promise<L
 const personalMessage = (distributionId: string, externalId: string) => `${distributionId}:${externalId}`;
 const embedMessage = (distributionId: string) => `embed:${distributionId}`;
 
-export function macOf(key: LinkKey, message: string): Buffer {
-  return createHmac('sha256', key.key).update(message, 'utf8').digest();
+export function macOf(key: LinkKey, message: string | Buffer): Buffer {
+  const hmac = createHmac('sha256', key.key);
+  return (typeof message === 'string' ? hmac.update(message, 'utf8') : hmac.update(message)).digest();
 }
 
 export const hashMac = (mac: Buffer): Buffer => createHash('sha256').update(mac).digest();
@@ -99,13 +100,17 @@ export function tokenHashSql(
   distributionId: string,
   externalIdColumn: Expression<unknown>,
 ): RawBuilder<Buffer> {
+  const message = sql`convert_to(${`${distributionId}:`} || ${externalIdColumn}, 'UTF8')`;
+  return sql<Buffer>`sha256(${hmacSql(key, message)})`;
+}
+
+/** SQL for HMAC-SHA256(key, message), `message` a bytea expression: `macOf` in PostgreSQL. */
+export function hmacSql(key: LinkKey, message: Expression<unknown>): RawBuilder<Buffer> {
   const block = Buffer.alloc(64);
   key.key.copy(block);
   const inner = Buffer.from(block.map((b) => b ^ 0x36));
   const outer = Buffer.from(block.map((b) => b ^ 0x5c));
-  const message = sql`convert_to(${`${distributionId}:`} || ${externalIdColumn}, 'UTF8')`;
-  const mac = sql`sha256(${outer}::bytea || sha256(${inner}::bytea || ${message}))`;
-  return sql<Buffer>`sha256(${mac})`;
+  return sql<Buffer>`sha256(${outer}::bytea || sha256(${inner}::bytea || ${message}))`;
 }
 
 /** Hash of the personal token of one recipient, computed in JS (the answer page, tests). */

@@ -25,6 +25,7 @@ export interface EventData {
   'responses.export.completed': components['schemas']['Export'];
   'analytics.ai.completed': components['schemas']['AiAnalysis'];
   'distribution.sent': components['schemas']['Distribution'];
+  'privacy_request.completed': components['schemas']['PrivacyRequest'];
   'webhook.test': components['schemas']['WebhookTestData'];
 }
 

@@ -5,3 +5,7 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { exportsJobs } from './jobs.js';
+// A stored file's byte ranges, for other downloads (the privacy module's access files) to answer alike.
+export { parseRange, type RangeAnswer } from './download.js';
+// What an erasure (privacy module) does to the exports that hold the erased person's responses.
+export { eraseExportFiles, exportsHolding } from './repository.js';

@@ -421,3 +421,77 @@ export async function deleteChunksOfFailed(db: DbOrTx): Promise<void> {
     acrossTenants(db, "the exports.cleanup job's fallback sweeps every tenant's orphaned chunks"),
   );
 }
+
+/**
+ * The exports of these surveys that hold (or, still being written, will hold) one of these responses: completed
+ * ones whose file is still stored, and pending or processing ones, each judged by its own scope (its snapshot and
+ * window, as its file is written). For an erasure (privacy module), read before the responses change.
+ */
+export async function exportsHolding(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyIds: readonly string[],
+  responseIds: readonly string[],
+): Promise<{ id: string; status: ExportRow['status'] }[]> {
+  if (surveyIds.length === 0 || responseIds.length === 0) return [];
+  const candidates = await db
+    .selectFrom('exports')
+    .selectAll()
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', sql<string>`any(${[...surveyIds]}::text[])`)
+    .where((eb) =>
+      eb.or([
+        eb('status', 'in', ['pending', 'processing']),
+        eb.and([eb('status', '=', 'completed'), eb('file_deleted_at', 'is', null)]),
+      ]),
+    )
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  const holding: { id: string; status: ExportRow['status'] }[] = [];
+  for (const row of candidates) {
+    const { rows } = await sql<{ holds: boolean }>`select exists (
+        select 1 from responses
+        where ${scopeCondition(tenant, scopeOf(row), 'submitted_at')} and id = any(${[...responseIds]}::text[])
+      ) as holds`.execute(db);
+    if (rows[0]?.holds) holding.push({ id: row.id, status: row.status });
+  }
+  return holding;
+}
+
+/**
+ * Deletes the files of completed exports that held an erased person's responses, recording which erasure did
+ * (their downloads answer 410 `export_erased`), and fails the pending and processing ones, whose files would hold
+ * them: a running worker's completion then finds nothing to complete, and the clean-up drops its chunks.
+ */
+export async function eraseExportFiles(
+  db: DbOrTx,
+  tenant: Tenant,
+  exportIds: readonly string[],
+  erasureId: string,
+): Promise<void> {
+  if (exportIds.length === 0) return;
+  const ids = sql<string>`any(${[...exportIds]}::text[])`;
+  await db
+    .updateTable('exports')
+    .set({ file_deleted_at: sql`now()`, file_erased_at: sql`now()`, file_erased_by: erasureId })
+    .where(tenantIs(tenant))
+    .where('id', '=', ids)
+    .where('status', '=', 'completed')
+    .where('file_deleted_at', 'is', null)
+    .execute();
+  await db
+    .updateTable('exports')
+    .set({
+      status: 'failed',
+      error: `An erasure (${erasureId}) removed a person whose responses this export would hold; start a new export.`,
+      completed_at: sql`now()`,
+      file_erased_at: sql`now()`,
+      file_erased_by: erasureId,
+    })
+    .where(tenantIs(tenant))
+    .where('id', '=', ids)
+    .where('status', 'in', ['pending', 'processing'])
+    .execute();
+  await db.deleteFrom('export_chunks').where(tenantIs(tenant)).where('export_id', '=', ids).execute();
+}

@@ -202,6 +202,13 @@ export async function exportFile(
         : `Export ${row.id} is ${row.status}; download it once it is completed.`,
     );
   }
+  if (row.file_erased_at) {
+    throw new ApiError(
+      410,
+      'export_erased',
+      `The file of export ${row.id} was deleted by privacy request ${row.file_erased_by} (an erasure); start a new export.`,
+    );
+  }
   if (row.file_deleted_at || (row.expires_at && row.expires_at.getTime() <= Date.now())) {
     throw new ApiError(
       410,

@@ -1,6 +1,6 @@
 /**
- * Tables of the exports module (see migrations/2026-11-24T0500_exports.ts, 2026-11-25T0400_export_formula_escaping.ts
- * and 2026-11-25T0600_export_snapshots.ts).
+ * Tables of the exports module (see migrations/2026-11-24T0500_exports.ts, 2026-11-25T0400_export_formula_escaping.ts,
+ * 2026-11-25T0600_export_snapshots.ts and 2026-11-29T0800_privacy_requests.ts).
  */
 import type { ColumnType, Generated } from 'kysely';
 import type { components } from '../../generated/openapi.js';
@@ -54,6 +54,10 @@ export interface ExportsTable {
   completed_at: NullableTimestamp;
   expires_at: NullableTimestamp;
   file_deleted_at: NullableTimestamp;
+  /** When an erasure deleted the file because it held the erased person's responses (migration 2026-11-29T0800). */
+  file_erased_at: ColumnType<Date | null, never, Date | null>;
+  /** The erasure (`prv_…`) that deleted it. */
+  file_erased_by: ColumnType<string | null, never, string | null>;
 }
 
 export interface ExportChunksTable {

@@ -10,3 +10,5 @@ export { holdSyncRecords, languageTagOrNull } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';
 // The one writer and the one deletion, for the SCIM server (its users are respondents).
 export { deleteRespondent, upsertRespondent } from './service.js';
+// A record as the contract shows it, for the privacy module's access files.
+export { toRespondent } from './service.js';

@@ -23,7 +23,7 @@ export type RespondentInput = components['schemas']['RespondentUpsert'] & { exte
 /** A record ready to store: every optional field filled (absent = null, attributes = {}). */
 export interface RespondentRow {
   externalId: string;
-  email: string;
+  email: string | null;
   firstName: string | null;
   lastName: string | null;
   department: string | null;
@@ -283,7 +283,7 @@ export function normalize(input: RespondentInput): RespondentRow {
   const attributes = sortedAttributes(input.attributes as Record<string, unknown> | undefined);
   const attributesJson = JSON.stringify(attributes);
   const fields = [
-    input.email,
+    input.email ?? null,
     input.firstName ?? null,
     input.lastName ?? null,
     input.department ?? null,

@@ -19,7 +19,8 @@ export interface RespondentsTable {
   organization_id: string;
   environment: Environment;
   external_id: string;
-  email: string;
+  /** Null for a person without an e-mail address: reached by link, QR code or kiosk code, never mailed. */
+  email: string | null;
   first_name: string | null;
   last_name: string | null;
   department: string | null;

@@ -15,8 +15,9 @@ export {
   type CycleSurveyRow,
   type SurveyRow,
 } from './repository.js';
-export { storeResponse } from './responses-repository.js';
-export { createSurvey, findSurveyOrThrow, findTranslationContent, surveyIdOrThrow } from './service.js';
+// The one writer and the one deletion of responses, and forgetting who gave them (an erasure's, privacy module).
+export { forgetRespondentOfResponses, storeResponse } from './responses-repository.js';
+export { createSurvey, findSurveyOrThrow, findTranslationContent, removeResponse, surveyIdOrThrow } from './service.js';
 export {
   acceptedLanguages,
   chooseLanguage,

@@ -132,6 +132,29 @@ export function findResponse(
   return ofSurvey(db, tenant, surveyId).selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/**
+ * Keeps responses but forgets who gave them (an erasure of the respondent's identity): no respondent id, and no
+ * one-per-respondent key, which is the respondent id too. The update trigger re-reads each row into its analytics
+ * copy (same answers, so the same counts) with the respondent id gone; what the copy keeps of its subject is the
+ * analytics module's to forget. Returns how many responses changed.
+ */
+export async function forgetRespondentOfResponses(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  ids: readonly string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db
+    .updateTable('responses')
+    .set({ respondent_external_id: null, dedupe_key: null })
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', sql<string>`any(${[...ids]}::text[])`)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}
+
 export function deleteResponse(
   db: DbOrTx,
   tenant: Tenant,

@@ -402,12 +402,19 @@ function submissionChecks(survey: Pick<SurveyRow, 'questions' | 'languages'>, bo
 export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: string, id: string): Promise<void> {
   const surveyId = surveyIdOrThrow(surveyIdParam);
   idOrNotFound('rsp', 'response', id);
-  const deleted = await db.transaction().execute(async (trx) => {
-    const row = await responses.deleteResponse(trx, tenant, surveyId, id);
-    if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
-    return row;
-  });
+  const deleted = await db.transaction().execute((trx) => removeResponse(trx, tenant, surveyId, id));
   if (!deleted) throw notFound('response', id);
+}
+
+/**
+ * THE deletion of a response, in the caller's transaction: the row and a −1 count delta; the triggers of `responses`
+ * remove its analytics copy (with its counts) and list it for exports' deletions lists. `deleteResponse` and an
+ * erasure (privacy module) both delete through here. False when there was no such response.
+ */
+export async function removeResponse(trx: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<boolean> {
+  const row = await responses.deleteResponse(trx, tenant, surveyId, id);
+  if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
+  return row !== undefined;
 }
 
 export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);

@@ -32,6 +32,7 @@ export const subscribableTypes: readonly EventType[] = [
   'responses.export.completed',
   'analytics.ai.completed',
   'distribution.sent',
+  'privacy_request.completed',
 ];
 
 export function toWebhook(row: WebhookRow): Webhook {
