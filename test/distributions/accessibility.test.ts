@@ -6,11 +6,12 @@
  * group, and the NPS and rating end labels are exposed. axe is injected by the test only (the context bypasses
  * the page's Content-Security-Policy, which allows no other script). Without Chromium the test is skipped.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { AxeResults, Result } from 'axe-core';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { components } from '@survey-service/sdk';
 import type { TestService } from '../helpers/service.js';
@@ -18,12 +19,7 @@ import type { QuestionInput } from '../helpers/surveys.js';
 import { allRecipients, insertPeople, people, startWithSmtp, tenant, waitForStatus } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
-if (!available)
-  console.warn(
-    `accessibility test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
-  );
+const available = chromiumAvailable('accessibility test');
 
 // The page's globals as the functions run in the browser use them (the tests compile without the DOM's types).
 interface PageElement {
@@ -127,10 +123,7 @@ describe.skipIf(!available)('the answer page, checked with axe-core in headless 
   let browser: Browser;
   beforeAll(async () => {
     ({ t, smtp } = await startWithSmtp());
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

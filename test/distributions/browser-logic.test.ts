@@ -4,18 +4,18 @@
  * goes up, without a page load, and the post is stored at once; every question type is answered by mouse and
  * keyboard. `UPDATE_SCREENSHOTS=1` refreshes docs/answer-page-types.png. Without Chromium the test is skipped.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/process.js';
 import type { TestService } from '../helpers/service.js';
 import { activeSurvey, startWithSmtp, tenant, waitForStatus, type Client, embedUrl } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
+const available = chromiumAvailable('browser logic test');
 
 describe.skipIf(!available)('the answer page script in headless Chromium', () => {
   let t: TestService;
@@ -25,10 +25,7 @@ describe.skipIf(!available)('the answer page script in headless Chromium', () =>
   beforeAll(async () => {
     ({ t, smtp } = await startWithSmtp());
     ({ live } = await tenant(t));
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -4,22 +4,18 @@
  * submit. `UPDATE_SCREENSHOTS=1` refreshes docs/answer-page.png (otherwise screenshots go to a temp folder).
  * Without /usr/bin/chromium (or CHROMIUM_PATH) the test is skipped and says so.
  */
-import { existsSync, mkdtempSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../helpers/process.js';
 import type { TestService } from '../helpers/service.js';
 import { activeSurvey, allRecipients, insertPeople, people, startWithSmtp, tenant, waitForStatus } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
-if (!available)
-  console.warn(
-    `browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
-  );
+const available = chromiumAvailable('browser test');
 
 describe.skipIf(!available)('the answer page in headless Chromium', () => {
   let t: TestService;
@@ -27,10 +23,7 @@ describe.skipIf(!available)('the answer page in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     ({ t, smtp } = await startWithSmtp());
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

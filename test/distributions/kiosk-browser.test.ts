@@ -4,19 +4,15 @@
  * answer page, answers; the next try of that code is refused as used. Without /usr/bin/chromium (or CHROMIUM_PATH)
  * the test is skipped and says so.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser } from 'playwright-core';
+
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import { activeSurvey, allRecipients, insertPeople, startWithSmtp, tenant, waitForStatus } from './fixtures.js';
 import type { TestSmtp } from './smtp.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
-if (!available)
-  console.warn(
-    `kiosk browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
-  );
+const available = chromiumAvailable('kiosk browser test');
 
 describe.skipIf(!available)('a kiosk in headless Chromium', () => {
   let t: TestService;
@@ -24,10 +20,7 @@ describe.skipIf(!available)('a kiosk in headless Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     ({ t, smtp } = await startWithSmtp());
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -5,19 +5,15 @@
  * server, and no title shows a literal backtick. Without /usr/bin/chromium (or CHROMIUM_PATH) the test is
  * skipped and says so.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { readFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultBundle } from '../../scripts/build-docs.js';
 import { documentedServer } from '../../server/src/http/this-server.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const available = existsSync(executablePath);
-if (!available)
-  console.warn(
-    `docs browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
-  );
+const available = chromiumAvailable('docs browser test');
 
 type Operation = { operationId?: string; summary?: string; tags?: string[] };
 const contract = JSON.parse(readFileSync(defaultBundle, 'utf8')) as {
@@ -54,10 +50,7 @@ describe.skipIf(!available)('the docs page in headless Chromium', () => {
 
   beforeAll(async () => {
     t = await startTestService();
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 180_000);
   afterAll(async () => {
     await browser?.close();

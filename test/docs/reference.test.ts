@@ -6,9 +6,10 @@
  * cached by revalidation and gzipped for readers that accept it. The Chromium part (JavaScript disabled) is skipped,
  * and says so, without /usr/bin/chromium (or CHROMIUM_PATH).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { chromium, type Browser } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { chromiumAvailable, launchChromium } from '../helpers/chromium.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultBundle, findExternalResources } from '../../scripts/build-docs.js';
 import { escapeHtml } from '../../scripts/markdown-html.js';
@@ -191,20 +192,12 @@ describe('the links, caching and boundaries of the docs routes', () => {
   });
 });
 
-const executablePath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const chromiumAvailable = existsSync(executablePath);
-if (!chromiumAvailable)
-  console.warn(
-    `docs reference browser test skipped: no Chromium at ${executablePath} (install Debian's chromium package, or set CHROMIUM_PATH)`,
-  );
+const withChromium = chromiumAvailable('docs reference browser test');
 
-describe.skipIf(!chromiumAvailable)('the reference in Chromium with JavaScript disabled', () => {
+describe.skipIf(!withChromium)('the reference in Chromium with JavaScript disabled', () => {
   let browser: Browser;
   beforeAll(async () => {
-    browser = await chromium.launch({
-      executablePath,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
+    browser = await launchChromium();
   }, 60_000);
   afterAll(async () => {
     await browser?.close();
