@@ -207,7 +207,7 @@ describe('bulk', () => {
       schemas: [bulkRequest],
       failOnErrors: 1,
       Operations: [
-        { method: 'POST', path: '/Users', bulkId: 'x', data: { userName: 'no-mail' } },
+        { method: 'POST', path: '/Users', bulkId: 'x', data: { userName: '' } },
         { method: 'POST', path: '/Users', bulkId: 'y', data: user('y') },
       ],
     });
@@ -236,7 +236,7 @@ describe('bulk', () => {
       schemas: [bulkRequest],
       Operations: [
         { method: 'POST', path: '/Users', bulkId: 'k', data: user('k') },
-        { method: 'POST', path: '/Users', bulkId: 'k2', data: { userName: 'none' } },
+        { method: 'POST', path: '/Users', bulkId: 'k2', data: { userName: 'none', active: 'maybe' } },
       ],
     };
     const first = await live('POST', '/Bulk', body, { 'idempotency-key': 'bulk-1' });

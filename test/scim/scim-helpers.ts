@@ -63,3 +63,30 @@ export function user(name: string, extra: Record<string, unknown> = {}) {
     ...extra,
   };
 }
+
+/** A filtered list of users: the filter as an identity provider sends it (URL-encoded, with paging). */
+export const lookup = (scim: Scim, filter: string) =>
+  scim('GET', `/Users?filter=${encodeURIComponent(filter)}&startIndex=1&count=100`);
+
+export interface ApiAnswer {
+  status: number;
+  // The envelope's data, read freely by tests (the server validates it against the contract).
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  body: any;
+}
+
+/** The service's own API (`/api/v1`) with `key`, as an HR system calls it. */
+export function apiClient(t: TestService, key: string) {
+  return async (method: string, path: string, body?: unknown): Promise<ApiAnswer> => {
+    const response = await fetch(`${t.url}/api/v1${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${key}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await response.text();
+    return { status: response.status, body: text ? JSON.parse(text) : undefined };
+  };
+}

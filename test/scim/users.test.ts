@@ -251,7 +251,11 @@ describe('users', () => {
 
   it('answers bad bodies with SCIM errors, never 5xx', async () => {
     expectScimError(await scim('POST', '/Users', { schemas: [core] }), 400, 'invalidValue');
-    expectScimError(await scim('POST', '/Users', { userName: 'nomail' }), 400, 'invalidValue');
+    expectScimError(
+      await scim('POST', '/Users', { userName: 'badmail', emails: [{ value: 'not-an-address' }] }),
+      400,
+      'invalidValue',
+    );
     expectScimError(await scim('POST', '/Users', user('bad', { active: 'maybe' })), 400, 'invalidValue');
     expectScimError(
       await scim('POST', '/Users', user('bad', { [own]: { hireDate: 'yesterday' } })),
@@ -474,7 +478,19 @@ describe('PATCH and ETags', () => {
       400,
       'noTarget',
     );
-    expectScimError(await attempt({ op: 'remove', path: 'emails' }), 400, 'invalidValue');
+    // Two addresses made primary by one operation: RFC 7643 §2.4 allows one.
+    expectScimError(
+      await attempt({
+        op: 'add',
+        path: 'emails',
+        value: [
+          { value: 'one@example.com', primary: true },
+          { value: 'two@example.com', primary: true },
+        ],
+      }),
+      400,
+      'invalidValue',
+    );
     expectScimError(await attempt({ op: 'jump', path: 'title' }), 400, 'invalidValue');
     expect((await scim('GET', `/Users/${id}`)).body).toEqual(before);
   });

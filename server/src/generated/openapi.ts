@@ -1822,8 +1822,11 @@ export interface paths {
          * @description Users of this organization and environment, filtered in the database (RFC 7644 §3.4.2): `filter` takes the
          *     whole grammar — `eq ne co sw ew pr gt ge lt le`, `and or not`, parentheses, value filters
          *     (`emails[type eq "work" and value co "@example.com"]`) and sub-attributes (`name.familyName`), with attribute
-         *     names in any letter case and extension attributes by their full URN. Text comparisons ignore case except on
-         *     `id`. Custom attributes are filtered by key, with the URN of the service's extension
+         *     names in any letter case and extension attributes by their full URN. `emails` is every address of a user: a
+         *     comparison on it (`emails.type eq "home"`) holds when one address matches, a value filter when one address
+         *     matches all of it; sorting by `emails` sorts by the address distributions use. Respondents written by `PUT
+         *     /api/v1/respondents/{externalId}` or a sync are users too, found by the same filters. Text comparisons ignore
+         *     case except on `id`. Custom attributes are filtered by key, with the URN of the service's extension
          *     (`urn:ietf:params:scim:schemas:extension:survey-service:2.0:User:attributes.costCenter eq "CC-4410"`): keys
          *     compare exactly as respondents keep them, and a comparison matches values of its own JSON type only (text
          *     ignoring case, numbers by value — `attributes.level ge 3` —, booleans with `eq`/`ne`); a missing key, a JSON
@@ -1838,9 +1841,13 @@ export interface paths {
         /**
          * Create a SCIM user
          * @description Creates a user and its respondent (201, with `Location` and `ETag`). Without `externalId`, the respondent's
-         *     `externalId` is the new user's `id` (`usr_…`). When a respondent with the `externalId` exists but no SCIM user
-         *     does, the user takes it over (its fields are replaced, as `PUT /api/v1/respondents/{externalId}` would). A taken
-         *     `userName` or `externalId` is 409 `uniqueness`. The respondent is written exactly as `PUT
+         *     `externalId` is the new user's `id` (`usr_…`). Every respondent is already a user, so a `POST` that names an
+         *     existing person is 409 `uniqueness`, and creates no copy: a `userName` that is a user's (any letter case), an
+         *     `externalId` that is a respondent's, or a `userName` or designated address (the primary one, else the first of
+         *     type `work`, else the first) that is a respondent's e-mail address. The error's `detail` names the user; an
+         *     identity provider links it (a filter on `userName`, `externalId` or `emails.value` finds it) and updates it
+         *     with `PUT` or `PATCH`. A user without `emails` is a respondent without an e-mail address. The respondent is
+         *     written exactly as `PUT
          *     /api/v1/respondents/{externalId}` writes it, with the same events and analytics. `Idempotency-Key` works as on
          *     every `POST`. Requires `scim`.
          */
@@ -6786,10 +6793,14 @@ export interface components {
             };
         };
         /**
-         * @description A SCIM User (RFC 7643 §4.1) is a respondent. Core attributes: `externalId` is the respondent's `externalId`,
-         *     `userName` (unique per organization and environment, compared case-insensitively), `name.givenName` and
-         *     `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (the primary address, else the first, is
-         *     the respondent's `email`), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
+         * @description A SCIM User (RFC 7643 §4.1) is a respondent, and every respondent is a User, however it was created (`PUT
+         *     /respondents/{externalId}`, a sync or SCIM): a respondent written by an HR system has a User whose `userName` is its
+         *     e-mail address (else its `externalId`), so an identity provider finds it by `userName`, `externalId` or
+         *     `emails.value` and links it instead of creating a copy. Core attributes: `externalId` is the respondent's
+         *     `externalId`, `userName` (unique per organization and environment, compared case-insensitively), `name.givenName`
+         *     and `name.familyName` (the respondent's `firstName` and `lastName`), `emails` (every address with its `type` and
+         *     `primary`; the primary one, else the first of type `work`, else the first, is the respondent's `email`, the address
+         *     distributions use; left out for a person without one), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
          *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`; the
          *     user's own `externalId` or `id` marks the top of the tree, stored as the `externalId`, never a cycle); the
          *     service's own extension `location`, `hireDate`, `employmentType` and the custom `attributes`. Attributes without a
@@ -6857,6 +6868,7 @@ export interface components {
                 value?: string;
                 type?: string;
                 primary?: boolean;
+                display?: string;
             }[];
             title?: string;
             active?: boolean;
@@ -6909,8 +6921,12 @@ export interface components {
         };
         /**
          * @description A User as a client sends it to `POST /Users`, `PUT /Users/{id}` and in a bulk operation: the attributes of
-         *     `ScimUser`. `userName` is required; so is an e-mail address (`emails`, or a `userName` that is one), because a
-         *     respondent is reached by e-mail. `id` and `meta` are the service's (`id` must match or be absent: 400
+         *     `ScimUser`. Only `userName` is required (RFC 7643): a person without `emails` is a respondent without an e-mail
+         *     address, reached by personal link, QR code or kiosk code. Every address in `emails` is kept with its `type` and
+         *     `primary` (at most one primary); each `value` must be an e-mail address. A `POST` whose `userName`, `externalId` or
+         *     designated address (the primary one, else the first `work` one, else the first) is already a user's or a
+         *     respondent's is 409 `uniqueness`: find that user (`filter=userName eq "…"`, `externalId eq "…"` or
+         *     `emails.value eq "…"`) and update it instead. `id` and `meta` are the service's (`id` must match or be absent: 400
          *     `mutability`). Boolean attributes accept the strings `"True"` and `"False"` in any case (Microsoft Entra ID sends
          *     them); this leniency is SCIM's only — the rest of the API never coerces bodies. Attributes the service does not
          *     keep (`phoneNumbers`, `addresses`, `groups`, …) are accepted and ignored, as RFC 7644 allows. `hireDate` (the
@@ -6956,9 +6972,12 @@ export interface components {
          * @description A PATCH (RFC 7644 §3.5.2): `Operations` applied in order, all or none. `op` is `add`, `replace` or `remove`, in
          *     any letter case (Entra ID sends `Replace`). `path` is an attribute (`active`, `name.familyName`, an extension's
          *     `urn:…:User:department`), optionally with a value filter (`emails[type eq "work"].value`); without a path, `value`
-         *     is an object of attributes. A path that names no attribute is 400 `invalidPath`; a filter that matches nothing to
-         *     replace or remove is 400 `noTarget`; a change that leaves `userName` or the e-mail address empty is 400
-         *     `invalidValue`.
+         *     is an object of attributes. On `emails`, `add` appends an address (one the user has already, same value and type,
+         *     is updated instead), `replace` with a value filter changes the addresses it matches (`add` with one of the form
+         *     `emails[type eq "home"].value` creates the address when none matches), `remove` with a value filter removes the
+         *     addresses it matches and without one all of them; an operation that makes an address primary makes the others not
+         *     primary. A path that names no attribute is 400 `invalidPath`; a `remove` without a path, and a filter that matches
+         *     nothing to replace or remove, are 400 `noTarget`; a change that leaves `userName` empty is 400 `invalidValue`.
          * @example {
          *       "schemas": [
          *         "urn:ietf:params:scim:api:messages:2.0:PatchOp"

@@ -59,17 +59,13 @@ interface Column {
 
 const ref = (name: string) => sql.ref(name);
 
-/** Filterable and sortable attributes. `emails` holds one address, of type `work`, primary. */
+/** Filterable and sortable single-valued attributes. */
 export const columns: Record<string, Column> = {
   id: { sql: ref('s.id'), type: 'caseExactString' },
   externalid: { sql: ref('s.external_id'), type: 'caseExactString' },
   username: { sql: ref('s.user_name'), type: 'string' },
   'name.givenname': { sql: ref('r.first_name'), type: 'string' },
   'name.familyname': { sql: ref('r.last_name'), type: 'string' },
-  emails: { sql: ref('r.email'), type: 'string' },
-  'emails.value': { sql: ref('r.email'), type: 'string' },
-  'emails.type': { sql: sql`'work'::text`, type: 'string' },
-  'emails.primary': { sql: sql`true`, type: 'boolean' },
   title: { sql: ref('r.job_title'), type: 'string' },
   active: { sql: ref('s.active'), type: 'boolean' },
   preferredlanguage: { sql: ref('s.preferred_language'), type: 'string' },
@@ -84,3 +80,20 @@ export const columns: Record<string, Column> = {
   'meta.lastmodified': { sql: sql`greatest(s.updated_at, r.updated_at)`, type: 'dateTime' },
   'meta.resourcetype': { sql: sql`'User'::text`, type: 'caseExactString' },
 };
+
+/**
+ * `emails` is multi-valued: a filter on it holds when one address matches (RFC 7644 §3.4.2.2), so its
+ * sub-attributes are members of one address, `scim_email.v`, an element of `scim_users.emails` (filter.ts wraps the
+ * condition in an `exists` over them). `emails` compared as a whole is its `value`.
+ */
+export const emailColumns: Record<string, Column> = {
+  value: { sql: sql`(scim_email.v ->> 'value')`, type: 'string' },
+  type: { sql: sql`(scim_email.v ->> 'type')`, type: 'string' },
+  primary: { sql: sql`coalesce(scim_email.v -> 'primary' = 'true'::jsonb, false)`, type: 'boolean' },
+  display: { sql: sql`(scim_email.v ->> 'display')`, type: 'string' },
+};
+
+/**
+ * Sorting by `emails` (or its `value`) sorts by the address the respondent keeps: the primary one (RFC 7644 §3.4.2.3).
+ */
+export const designatedEmailColumn: Column = { sql: ref('r.email'), type: 'string' };

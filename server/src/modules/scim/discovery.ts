@@ -93,8 +93,14 @@ export function schemas(base: string) {
       attribute('emails', {
         type: 'complex',
         multiValued: true,
-        description: 'One address is kept: the primary one, else the first.',
-        subAttributes: [attribute('value'), attribute('type'), attribute('primary', { type: 'boolean' })],
+        description:
+          'Every address is kept with its type and primary. The primary one, else the first of type work, else the first, is the address distributions use; a user may have none.',
+        subAttributes: [
+          attribute('value'),
+          attribute('type', { canonicalValues: ['work', 'home', 'other'] }),
+          attribute('primary', { type: 'boolean' }),
+          attribute('display'),
+        ],
       }),
       attribute('title'),
       attribute('active', { type: 'boolean' }),

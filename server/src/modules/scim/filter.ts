@@ -3,16 +3,40 @@
  * the database filters, never the process. Parsing is `scim2-parse-filter`'s (the whole grammar: comparisons,
  * `pr`, `and`/`or`/`not`, parentheses, value filters); each comparison becomes a parameterised, null-safe condition
  * on the attribute's column, or on the key's value in `r.attributes` for a custom attribute. Text compares
- * case-insensitively except on case-exact attributes (`id`, `externalId`).
+ * case-insensitively except on case-exact attributes (`id`, `externalId`). The multi-valued `emails` is every
+ * address the user has: a comparison on it holds when one address matches, and a value filter
+ * (`emails[type eq "work" and value ew "@acme.test"]`) when one address matches all of it.
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import scimFilter from 'scim2-parse-filter';
-import { attributePath, columns, customAttributeOf, keyOf } from './attributes.js';
+import { attributePath, columns, customAttributeOf, designatedEmailColumn, emailColumns, keyOf } from './attributes.js';
 import { invalidFilter } from './errors.js';
 
 type Filter = ReturnType<typeof scimFilter.parse>;
 
+/**
+ * Whether `text` has a sub-attribute after a value filter (`emails[type eq "home"].value eq "x"`), outside string
+ * literals. RFC 7644's filter grammar has none (PATCH paths do); the parser reads it as `emails[type eq "home"] and
+ * emails.value eq "x"`, which holds for a user whose home address is another than "x".
+ */
+function subAttributeAfterValueFilter(text: string): boolean {
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === ']' && text[i + 1] === '.') return true;
+  }
+  return false;
+}
+
 export function parseFilter(text: string): Filter {
+  if (subAttributeAfterValueFilter(text))
+    throw invalidFilter(
+      'A filter names no sub-attribute after a value filter: write emails[type eq "work" and value eq "…"].',
+    );
   try {
     return scimFilter.parse(text);
   } catch (error) {
@@ -26,11 +50,33 @@ function escapeLike(value: string): string {
   return value.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
-function column(path: string) {
+interface Column {
+  sql: RawBuilder<unknown>;
+  type: (typeof columns)[string]['type'];
+}
+
+/** Where a path's values are: a column of the user, or (`address`) a member of one of its e-mail addresses. */
+function column(path: string, inEmails: boolean): Column & { address: boolean } {
+  const shown = path.slice(0, 200);
+  if (inEmails) {
+    const found = emailColumns[path.toLowerCase()];
+    if (!found) throw invalidFilter(`emails has no sub-attribute ${shown}.`);
+    return { ...found, address: true };
+  }
   const key = keyOf(attributePath(path));
+  if (key === 'emails' || key.startsWith('emails.')) {
+    const found = emailColumns[key === 'emails' ? 'value' : key.slice('emails.'.length)];
+    if (!found) throw invalidFilter(`emails has no sub-attribute ${shown}.`);
+    return { ...found, address: true };
+  }
   const found = columns[key];
-  if (!found) throw invalidFilter(`The filter names an attribute the service does not keep: ${path.slice(0, 200)}`);
-  return found;
+  if (!found) throw invalidFilter(`The filter names an attribute the service does not keep: ${shown}`);
+  return { ...found, address: false };
+}
+
+/** One of the user's e-mail addresses (`scim_email.v`) meets `condition`. */
+function anyEmail(condition: RawBuilder<SqlBool>): RawBuilder<SqlBool> {
+  return sql<SqlBool>`exists (select 1 from jsonb_array_elements(s.emails) as scim_email(v) where ${condition})`;
 }
 
 /**
@@ -93,13 +139,18 @@ function customPresent(key: string): RawBuilder<SqlBool> {
   return sql<SqlBool>`coalesce(${type} <> 'null' and (${type} <> 'string' or (${attributes} ->> ${key}::text) <> ''), false)`;
 }
 
+/** A comparison; `prefix` is the multi-valued attribute a value filter is inside (its condition is per address). */
 function comparison(filter: Extract<Filter, { compValue: unknown }>, prefix: string): RawBuilder<SqlBool> {
-  const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
+  const path = filter.attrPath;
   const custom = prefix ? undefined : customAttributeOf(path);
   if (custom) return customComparison(custom.key, filter.op, filter.compValue, path);
-  const { sql: col, type } = column(path);
-  const value = filter.compValue;
-  const op = filter.op;
+  const found = column(path, prefix !== '');
+  const condition = columnComparison(found, filter.op, filter.compValue, prefix ? `${prefix}.${path}` : path);
+  return found.address && !prefix ? anyEmail(condition) : condition;
+}
+
+function columnComparison(found: Column, op: string, value: unknown, path: string): RawBuilder<SqlBool> {
+  const { sql: col, type } = found;
   if (value === null) {
     if (op === 'eq') return sql<SqlBool>`(${col} is null)`;
     if (op === 'ne') return sql<SqlBool>`(${col} is not null)`;
@@ -168,16 +219,19 @@ export function compileFilter(filter: Filter, prefix = '', depth = 0): RawBuilde
       const attr = attributePath(filter.attrPath);
       if (attr.schema !== 'core' || attr.attr !== 'emails')
         throw invalidFilter(`Only emails takes a value filter here, not ${filter.attrPath.slice(0, 200)}.`);
-      return compileFilter(filter.valFilter, filter.attrPath, depth + 1);
+      // One address meets the whole value filter.
+      return anyEmail(compileFilter(filter.valFilter, 'emails', depth + 1));
     }
     case 'pr': {
-      const path = prefix ? `${prefix}.${filter.attrPath}` : filter.attrPath;
-      const custom = prefix ? undefined : customAttributeOf(path);
+      const custom = prefix ? undefined : customAttributeOf(filter.attrPath);
       if (custom) return customPresent(custom.key);
-      const { sql: col, type } = column(path);
-      return type === 'boolean' || type === 'date' || type === 'dateTime'
-        ? sql<SqlBool>`(${col} is not null)`
-        : sql<SqlBool>`coalesce(${col}::text <> '', false)`;
+      const found = column(filter.attrPath, prefix !== '');
+      const { sql: col, type } = found;
+      const present =
+        type === 'boolean' || type === 'date' || type === 'dateTime'
+          ? sql<SqlBool>`(${col} is not null)`
+          : sql<SqlBool>`coalesce(${col}::text <> '', false)`;
+      return found.address && !prefix ? anyEmail(present) : present;
     }
     default:
       return comparison(filter as Extract<Filter, { compValue: unknown }>, prefix);
@@ -187,7 +241,7 @@ export function compileFilter(filter: Filter, prefix = '', depth = 0): RawBuilde
 /** The column a sort names (text sorted case-insensitively), or invalidValue-like refusal via invalidFilter. */
 export function sortColumn(path: string): RawBuilder<unknown> {
   const key = keyOf(attributePath(path));
-  const found = columns[key];
+  const found = key === 'emails' || key === 'emails.value' ? designatedEmailColumn : columns[key];
   if (!found) throw invalidFilter(`sortBy names an attribute the service does not keep: ${path.slice(0, 200)}`);
   return found.type === 'string' ? sql`lower(${found.sql})` : found.sql;
 }

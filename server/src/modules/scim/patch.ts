@@ -139,7 +139,16 @@ function setValue(target: Target, value: unknown, op: 'add' | 'replace'): void {
       container[attr] = list;
     } else {
       const values = Array.isArray(value) ? value : [value];
-      container[attr] = op === 'add' ? [...list, ...values] : values;
+      if (op === 'replace') container[attr] = values;
+      else {
+        // RFC 7644 §3.5.2.1: an address the user has already (same value and type) is updated, not repeated.
+        for (const added of values) {
+          const same = isObject(added) ? list.find((entry) => sameAddress(entry, added)) : undefined;
+          if (same) Object.assign(same, added);
+          else list.push(added);
+        }
+        container[attr] = list;
+      }
     }
     return;
   }
@@ -152,6 +161,37 @@ function setValue(target: Target, value: unknown, op: 'add' | 'replace'): void {
   } else {
     container[attr] = value;
   }
+}
+
+const lower = (value: unknown) => (typeof value === 'string' ? value.toLowerCase() : value);
+
+function sameAddress(entry: unknown, added: Json): boolean {
+  if (!isObject(entry)) return false;
+  const field = (object: Json, name: string) => object[canonical(object, name) ?? name];
+  return (
+    lower(field(entry, 'value')) === lower(field(added, 'value')) &&
+    lower(field(entry, 'type')) === lower(field(added, 'type'))
+  );
+}
+
+/** `primary` as a client may send it: true, or the string "true" in any case (Entra ID). */
+function isPrimary(entry: unknown): boolean {
+  if (!isObject(entry)) return false;
+  const primary = entry[canonical(entry, 'primary') ?? 'primary'];
+  return primary === true || (typeof primary === 'string' && primary.toLowerCase() === 'true');
+}
+
+/**
+ * RFC 7644 §3.5.2: an operation that makes an address primary makes every other one not primary. `before` is
+ * whether each address was primary before the operation (by identity: operations change addresses in place).
+ */
+function onePrimary(doc: Json, before: ReadonlyMap<unknown, boolean>): void {
+  const list = doc.emails;
+  if (!Array.isArray(list)) return;
+  const madePrimary = list.filter((entry) => isPrimary(entry) && before.get(entry) !== true);
+  if (madePrimary.length === 0) return;
+  for (const entry of list)
+    if (isObject(entry) && !madePrimary.includes(entry)) entry[canonical(entry, 'primary') ?? 'primary'] = false;
 }
 
 function removeValue(target: Target): void {
@@ -186,36 +226,40 @@ function removeValue(target: Target): void {
 export function applyPatch(doc: Json, operations: readonly unknown[]): void {
   for (const [index, operation] of operations.entries()) {
     if (!isObject(operation)) throw invalidValue(`Operations[${index}] must be an object.`);
-    const opName = Object.entries(operation).find(([key]) => key.toLowerCase() === 'op')?.[1];
-    const op = typeof opName === 'string' ? opName.toLowerCase() : undefined;
-    if (op !== 'add' && op !== 'replace' && op !== 'remove')
-      throw invalidValue(`Operations[${index}].op must be add, replace or remove.`);
-    const path = Object.entries(operation).find(([key]) => key.toLowerCase() === 'path')?.[1];
-    const value = Object.entries(operation).find(([key]) => key.toLowerCase() === 'value')?.[1];
-    if (path !== undefined && typeof path !== 'string')
-      throw invalidPath(`Operations[${index}].path must be a string.`);
-    if (op === 'remove') {
-      if (!path) throw noTarget(`Operations[${index}]: remove needs a path.`);
-      removeValue(resolvePath(doc, path));
-      continue;
-    }
-    if (value === undefined) throw invalidValue(`Operations[${index}]: ${op} needs a value.`);
-    if (path) {
-      setValue(resolvePath(doc, path), value, op);
-      continue;
-    }
-    // No path: the value's members are attributes (or, as Entra ID sends them, paths such as `name.givenName`).
-    if (!isObject(value)) throw invalidValue(`Operations[${index}]: without a path, value must be an object.`);
-    for (const [key, member] of Object.entries(value)) {
-      const extension = [enterpriseSchema, ownSchema].find((urn) => urn.toLowerCase() === key.toLowerCase());
-      if (extension && isObject(member)) {
-        for (const [subKey, subValue] of Object.entries(member))
-          setValue(resolvePath(doc, `${extension}:${subKey}`), subValue, op);
-      } else if (key.toLowerCase() === 'schemas') {
-        continue;
-      } else {
-        setValue(resolvePath(doc, key), member, op);
-      }
+    const emails = Array.isArray(doc.emails) ? (doc.emails as unknown[]) : [];
+    const wasPrimary = new Map(emails.map((entry) => [entry, isPrimary(entry)]));
+    applyOperation(doc, operation, index);
+    onePrimary(doc, wasPrimary);
+  }
+}
+
+function applyOperation(doc: Json, operation: Json, index: number): void {
+  const opName = Object.entries(operation).find(([key]) => key.toLowerCase() === 'op')?.[1];
+  const op = typeof opName === 'string' ? opName.toLowerCase() : undefined;
+  if (op !== 'add' && op !== 'replace' && op !== 'remove')
+    throw invalidValue(`Operations[${index}].op must be add, replace or remove.`);
+  const path = Object.entries(operation).find(([key]) => key.toLowerCase() === 'path')?.[1];
+  const value = Object.entries(operation).find(([key]) => key.toLowerCase() === 'value')?.[1];
+  if (path !== undefined && typeof path !== 'string') throw invalidPath(`Operations[${index}].path must be a string.`);
+  if (op === 'remove') {
+    if (!path) throw noTarget(`Operations[${index}]: remove needs a path.`);
+    removeValue(resolvePath(doc, path));
+    return;
+  }
+  if (value === undefined) throw invalidValue(`Operations[${index}]: ${op} needs a value.`);
+  if (path) {
+    setValue(resolvePath(doc, path), value, op);
+    return;
+  }
+  // No path: the value's members are attributes (or, as Entra ID sends them, paths such as `name.givenName`).
+  if (!isObject(value)) throw invalidValue(`Operations[${index}]: without a path, value must be an object.`);
+  for (const [key, member] of Object.entries(value)) {
+    const extension = [enterpriseSchema, ownSchema].find((urn) => urn.toLowerCase() === key.toLowerCase());
+    if (extension && isObject(member)) {
+      for (const [subKey, subValue] of Object.entries(member))
+        setValue(resolvePath(doc, `${extension}:${subKey}`), subValue, op);
+    } else if (key.toLowerCase() !== 'schemas') {
+      setValue(resolvePath(doc, key), member, op);
     }
   }
 }

@@ -1,19 +1,21 @@
 /**
  * All SQL on `scim_users`, and the reads of users joined with their respondents. Every query is scoped by
  * organization and environment (both tables), so each stays on the tenant's shard on Citus. Respondents are read
- * here but never written: the respondents module's writer does that.
+ * here but never written: the respondents module's writer does that. A trigger of `respondents` gives every new
+ * respondent its `scim_users` row when its transaction commits (migration 2026-11-29T0600), unless SCIM wrote it.
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
+import type { ScimEmail } from './tables.js';
 import type { StoredUser } from './user.js';
 
 const selectUser = (tenant: Tenant) => sql`
-  select s.id, s.external_id, s.user_name, s.active, s.preferred_language, s.employee_number, s.created_at,
+  select s.id, s.external_id, s.user_name, s.active, s.preferred_language, s.employee_number, s.emails, s.created_at,
     greatest(s.updated_at, r.updated_at) as last_modified,
     -- The version changes whenever the respondent or the SCIM row does (microseconds of both).
     md5(r.updated_at::text || '|' || s.updated_at::text) as version,
-    r.email, r.first_name, r.last_name, r.department, r.location, r.job_title, r.manager_id, r.hire_date::text as hire_date,
+    r.first_name, r.last_name, r.department, r.location, r.job_title, r.manager_id, r.hire_date::text as hire_date,
     r.employment_type, r.attributes
   from scim_users s
   join respondents r on r.organization_id = s.organization_id and r.environment = s.environment
@@ -61,6 +63,17 @@ export async function holderOf(
   return rows[0]?.id;
 }
 
+/** The user whose respondent's e-mail address is `email` (case-insensitively), if any (`respondents_by_email`). */
+export async function userWithEmail(db: DbOrTx, tenant: Tenant, email: string): Promise<string | undefined> {
+  const { rows } = await sql<{ id: string }>`
+    select s.id from respondents r
+    join scim_users s on s.organization_id = r.organization_id and s.environment = r.environment
+      and s.external_id = r.external_id
+    where ${tenantIs(tenant, 'r')} and ${tenantIs(tenant, 's')} and lower(r.email) = lower(${email})
+    limit 1`.execute(db);
+  return rows[0]?.id;
+}
+
 /** The externalIds of SCIM users by their ids (to read a `manager.value` that names a user by `id`). */
 export async function externalIdsOf(db: DbOrTx, tenant: Tenant, ids: readonly string[]): Promise<Map<string, string>> {
   if (ids.length === 0) return new Map();
@@ -76,26 +89,31 @@ export interface ScimRow {
   active: boolean;
   preferredLanguage: string | null;
   employeeNumber: string | null;
+  emails: ScimEmail[];
 }
 
+/**
+ * The SCIM row of a respondent SCIM has just created. The respondents' trigger, deferred to the commit, then finds
+ * the respondent has its user and leaves it.
+ */
 export async function insertUser(db: DbOrTx, tenant: Tenant, row: ScimRow): Promise<void> {
   await sql`
     insert into scim_users (organization_id, environment, id, external_id, user_name, active, preferred_language,
-      employee_number)
+      employee_number, emails)
     values (${tenant.organizationId}, ${tenant.environment}, ${row.id}, ${row.externalId}, ${row.userName}, ${row.active},
-      ${row.preferredLanguage}, ${row.employeeNumber})`.execute(db);
+      ${row.preferredLanguage}, ${row.employeeNumber}, ${JSON.stringify(row.emails)}::jsonb)`.execute(db);
 }
 
 /** Updates the SCIM row, and its `updated_at` (hence the version) only when something changed. */
 export async function updateUser(db: DbOrTx, tenant: Tenant, row: ScimRow): Promise<void> {
   await sql`
     update scim_users set user_name = ${row.userName}, active = ${row.active},
-      preferred_language = ${row.preferredLanguage}, employee_number = ${row.employeeNumber}, updated_at = now()
+      preferred_language = ${row.preferredLanguage}, employee_number = ${row.employeeNumber},
+      emails = ${JSON.stringify(row.emails)}::jsonb, updated_at = now()
     where ${tenantIs(tenant)} and id = ${row.id}
-      and (user_name, active, preferred_language, employee_number) is distinct from
-        (${row.userName}::text, ${row.active}::boolean, ${row.preferredLanguage}::text, ${row.employeeNumber}::text)`.execute(
-    db,
-  );
+      and (user_name, active, preferred_language, employee_number, emails) is distinct from
+        (${row.userName}::text, ${row.active}::boolean, ${row.preferredLanguage}::text, ${row.employeeNumber}::text,
+          ${JSON.stringify(row.emails)}::jsonb)`.execute(db);
 }
 
 /**

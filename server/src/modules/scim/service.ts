@@ -1,8 +1,10 @@
 /**
- * Users = respondents. Each change is written through the respondents module's one writer (`upsertRespondent`,
- * the code path of `PUT /respondents/{externalId}`: the same checks, events and analytics) and the SCIM row beside
- * it, in one unit (unit.ts); a deletion is the respondents module's `deleteRespondent`, whose cascade removes the
- * SCIM row.
+ * Users = respondents, one population: every respondent is a user, however it was written (a trigger of
+ * `respondents` gives each its `scim_users` row at the commit, unless SCIM wrote it), and SCIM finds, links and
+ * changes the people an HR system wrote.
+ * Each change is written through the respondents module's one writer (`upsertRespondent`, the code path of
+ * `PUT /respondents/{externalId}`: the same checks, events and analytics) and the SCIM row beside it, in one unit
+ * (unit.ts); a deletion is the respondents module's `deleteRespondent`, whose trigger removes the SCIM row.
  */
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -64,10 +66,13 @@ async function managerExternalId(
   return known.get(value) ?? (await repo.externalIdsOf(db, tenant, [value])).get(value) ?? value;
 }
 
-/** The respondents module's refusals (its record checks, a manager cycle) are invalid values in SCIM. */
-async function writeRespondent(db: Db, tenant: Tenant, externalId: string, input: UserInput): Promise<void> {
+/**
+ * Writes the respondent; true when it was created. The respondents module's refusals (its record checks, a manager
+ * cycle) are invalid values in SCIM.
+ */
+async function writeRespondent(db: Db, tenant: Tenant, externalId: string, input: UserInput): Promise<boolean> {
   try {
-    await upsertRespondent(db, tenant, externalId, input.respondent);
+    return (await upsertRespondent(db, tenant, externalId, input.respondent)).created;
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
       const details = (error.details ?? []).map((d) => `${d.path?.replace(/^\/body\//, '') ?? ''} ${d.message}`.trim());
@@ -77,11 +82,41 @@ async function writeRespondent(db: Db, tenant: Tenant, externalId: string, input
   }
 }
 
-async function assertUnique(db: DbOrTx, tenant: Tenant, input: UserInput, externalId: string, id: string) {
-  if (await repo.holderOf(db, tenant, 'user_name', input.userName, id))
-    throw uniqueness(`The userName ${input.userName.slice(0, 100)} is taken in this organization and environment.`);
-  if (await repo.holderOf(db, tenant, 'external_id', externalId, id))
-    throw uniqueness(`The externalId ${externalId.slice(0, 100)} is taken in this organization and environment.`);
+const shown = (value: string) => value.slice(0, 100);
+
+/**
+ * userName and externalId are another user's (any user: every respondent is one). A new user also may not be a
+ * respondent already known by its address: a `POST` whose userName or designated address is a respondent's e-mail
+ * address is that person, whom the identity provider links (finds by a filter, then updates) instead of copying.
+ */
+async function assertUnique(
+  db: DbOrTx,
+  tenant: Tenant,
+  input: UserInput,
+  externalId: string,
+  id: string,
+  creating: boolean,
+) {
+  const nameHolder = await repo.holderOf(db, tenant, 'user_name', input.userName, id);
+  if (nameHolder)
+    throw uniqueness(
+      `The userName ${shown(input.userName)} is the user ${nameHolder}'s in this organization and environment.`,
+    );
+  const keyHolder = await repo.holderOf(db, tenant, 'external_id', externalId, id);
+  if (keyHolder)
+    throw uniqueness(
+      `The externalId ${shown(externalId)} is the user ${keyHolder}'s in this organization and environment.`,
+    );
+  if (!creating) return;
+  const email = input.respondent.email;
+  for (const address of new Set([email, input.userName.includes('@') ? input.userName : null])) {
+    if (!address) continue;
+    const holder = await repo.userWithEmail(db, tenant, address);
+    if (holder)
+      throw uniqueness(
+        `${shown(address)} is the e-mail address of the user ${holder} in this organization and environment: link that user instead of creating another.`,
+      );
+  }
 }
 
 /** A unique index refused a concurrent twin (userName or externalId): the same 409 as the check before. */
@@ -106,9 +141,12 @@ export async function createUser(
   if (input.id !== undefined && input.id !== id) throw mutability('id is assigned by the service; leave it out.');
   const externalId = input.externalId ?? id;
   return inUnit(caller, async (db) => {
-    await assertUnique(db, caller.tenant, input, externalId, id);
+    await assertUnique(db, caller.tenant, input, externalId, id, true);
     input.respondent.managerId = await managerExternalId(db, caller.tenant, input.respondent.managerId, known);
-    await writeRespondent(db, caller.tenant, externalId, input);
+    // A respondent written under this externalId since the check (a PUT, a sync) is someone this user may not take
+    // over: the unit rolls back.
+    if (!(await writeRespondent(db, caller.tenant, externalId, input)))
+      throw uniqueness(`The externalId ${shown(externalId)} was taken by a concurrent request.`);
     await repo.insertUser(db, caller.tenant, { ...scimRow(input), id, externalId });
     const row = await repo.findUser(db, caller.tenant, id);
     return written(caller, row!, true);
@@ -121,6 +159,7 @@ function scimRow(input: UserInput) {
     active: input.active,
     preferredLanguage: input.preferredLanguage,
     employeeNumber: input.employeeNumber,
+    emails: input.emails,
   };
 }
 
@@ -140,7 +179,7 @@ async function change(
     if (input.id !== undefined && input.id !== id) throw mutability('id cannot be changed.');
     if (input.externalId !== undefined && input.externalId !== current.external_id)
       throw mutability("externalId cannot be changed: it is the respondent's key.");
-    await assertUnique(db, caller.tenant, input, current.external_id, id);
+    await assertUnique(db, caller.tenant, input, current.external_id, id, false);
     input.respondent.managerId = await managerExternalId(db, caller.tenant, input.respondent.managerId, known);
     await writeRespondent(db, caller.tenant, current.external_id, input);
     await repo.updateUser(db, caller.tenant, { ...scimRow(input), id, externalId: current.external_id });

@@ -2,11 +2,20 @@
  * A User as SCIM shows it (rendered from the respondent and its SCIM row) and as a client sends it (read into the
  * respondent's fields and the SCIM row's). Attribute names are matched case-insensitively; booleans also as the
  * strings "true"/"false" in any case, which Microsoft Entra ID sends (SCIM only: the API never coerces bodies).
+ *
+ * E-mail addresses: the SCIM row keeps every one a client sends, with its `type` and `primary`; the respondent keeps
+ * the designated one (`designatedEmail`) as its `email`, the address distributions use, or none.
  */
+import formatsModule from 'ajv-formats/dist/formats.js';
 import type { components } from '../../generated/openapi.js';
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
 import { languageTagOrNull } from '../respondents/index.js';
 import { invalidValue } from './errors.js';
+import type { ScimEmail } from './tables.js';
+
+// The contract's `format: email` (ajv-formats' full mode), which the respondent's `email` is checked against too:
+// every address a user keeps passes the check that the designated one must pass.
+const emailFormat = (formatsModule as unknown as { fullFormats: { email: RegExp } }).fullFormats.email;
 
 export type ScimUser = components['schemas']['ScimUser'];
 export type RespondentFields = components['schemas']['RespondentUpsert'];
@@ -22,7 +31,8 @@ export interface StoredUser {
   created_at: Date;
   last_modified: Date;
   version: string;
-  email: string;
+  /** The designated one is the respondent's `email`, kept in step by triggers (migration 2026-11-29T0600). */
+  emails: ScimEmail[];
   first_name: string | null;
   last_name: string | null;
   department: string | null;
@@ -42,10 +52,29 @@ export interface UserInput {
   active: boolean;
   preferredLanguage: string | null;
   employeeNumber: string | null;
+  emails: ScimEmail[];
   respondent: Omit<RespondentFields, 'externalId'>;
 }
 
 export const weakEtag = (version: string) => `W/"${version}"`;
+
+/** An address as SCIM shows it, members in a fixed order. */
+const renderEmail = (email: ScimEmail) => ({
+  value: email.value,
+  ...(email.type !== undefined ? { type: email.type } : {}),
+  primary: email.primary,
+  ...(email.display !== undefined ? { display: email.display } : {}),
+});
+
+/**
+ * The address the respondent keeps, of a user's addresses: the primary one, else the first of type `work` (any
+ * case), else the first; undefined for none. The migration's `scim_designated_email` decides the same in SQL.
+ */
+export function designatedEmail(emails: readonly ScimEmail[]): ScimEmail | undefined {
+  return (
+    emails.find((email) => email.primary) ?? emails.find((email) => email.type?.toLowerCase() === 'work') ?? emails[0]
+  );
+}
 
 export function render(row: StoredUser, location: string): ScimUser {
   const enterprise: Record<string, unknown> = {};
@@ -70,7 +99,7 @@ export function render(row: StoredUser, location: string): ScimUser {
     externalId: row.external_id,
     userName: row.user_name,
     ...(Object.keys(name).length ? { name } : {}),
-    emails: [{ value: row.email, type: 'work', primary: true }],
+    ...(row.emails.length > 0 ? { emails: row.emails.map(renderEmail) } : {}),
     ...(row.job_title !== null ? { title: row.job_title } : {}),
     active: row.active,
     ...(row.preferred_language !== null ? { preferredLanguage: row.preferred_language } : {}),
@@ -139,19 +168,32 @@ function object(value: unknown, path: string): Json {
   return value;
 }
 
-function primaryEmail(value: unknown): string | null {
-  if (value === undefined || value === null) return null;
+/**
+ * `emails`: every address with its `type`, `primary` and `display`. An entry without a value names no address and is
+ * left out; at most one may be primary (RFC 7643 §2.4).
+ */
+function emailsOf(value: unknown): ScimEmail[] {
+  if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw invalidValue('emails must be an array.');
-  const emails = value.map((entry, index) => {
+  const emails: ScimEmail[] = [];
+  for (const [index, entry] of value.entries()) {
     const email = object(entry, `emails[${index}]`);
+    const address = text(member(email, 'value'), `emails[${index}].value`, 320);
+    const type = text(member(email, 'type'), `emails[${index}].type`, 64);
+    const display = text(member(email, 'display'), `emails[${index}].display`, 320);
     const primary = member(email, 'primary');
-    return {
-      value: text(member(email, 'value'), `emails[${index}].value`, 320),
+    if (address === null || address === '') continue;
+    if (!emailFormat.test(address)) throw invalidValue(`emails[${index}].value must be an e-mail address.`);
+    emails.push({
+      value: address,
+      ...(type !== null ? { type } : {}),
       primary: primary === undefined || primary === null ? false : lenientBoolean(primary, `emails[${index}].primary`),
-    };
-  });
-  const withValue = emails.filter((email) => email.value !== null && email.value !== '');
-  return (withValue.find((email) => email.primary) ?? withValue[0])?.value ?? null;
+      ...(display !== null ? { display } : {}),
+    });
+  }
+  if (emails.filter((email) => email.primary).length > 1)
+    throw invalidValue('emails: at most one address may be primary.');
+  return emails;
 }
 
 /** The manager: `{ value }`, or the bare value Entra ID sends in a PATCH. */
@@ -175,12 +217,11 @@ export function readUser(body: unknown): UserInput {
   const enterprise = object(member(user, enterpriseSchema), enterpriseSchema);
   const own = object(member(user, ownSchema), ownSchema);
   const activeValue = member(user, 'active');
-  // A respondent is reached by e-mail: the primary address, else the first, else a userName that is one.
-  const email = primaryEmail(member(user, 'emails')) ?? (userName.includes('@') ? userName : null);
-  if (email === null) throw invalidValue('emails: a user needs an e-mail address (or a userName that is one).');
+  // RFC 7643 requires no address: a person without one is reached by link, QR code or kiosk code.
+  const emails = emailsOf(member(user, 'emails'));
   const attributes = member(own, 'attributes');
   const respondent: UserInput['respondent'] = {
-    email,
+    email: designatedEmail(emails)?.value ?? null,
     firstName: text(member(name, 'givenName'), 'name.givenName', 200),
     lastName: text(member(name, 'familyName'), 'name.familyName', 200),
     jobTitle: text(member(user, 'title'), 'title', 200),
@@ -200,6 +241,7 @@ export function readUser(body: unknown): UserInput {
     active: activeValue === undefined || activeValue === null ? true : lenientBoolean(activeValue, 'active'),
     preferredLanguage: text(member(user, 'preferredLanguage'), 'preferredLanguage', 64),
     employeeNumber: text(member(enterprise, 'employeeNumber'), 'employeeNumber', 255),
+    emails,
     respondent,
   };
 }
