@@ -94,7 +94,7 @@ it(
       ).rows[0]!.n,
     ).toBe(1);
 
-    // Through SCIM: the HR system's people are found, and a new respondent gets its user from the trigger again.
+    // Through SCIM: the HR system's people are found, and a new respondent gets its user from the writer.
     const scim = scimClient(t, (await t.createKey(organizationId, { scopes: ['scim'] })).key);
     expect((await lookup(scim, 'userName eq "ada@acme.test"')).body.Resources[0].externalId).toBe('R-1');
     const api = apiClient(t, (await t.createKey(organizationId, { scopes: ['*'] })).key);

@@ -3,7 +3,7 @@
  * response is deleted by the surveys module's deletion (its count, its analytics copy and counts, the exports'
  * deletions list follow from it, as for `deleteResponse`), a kept response forgets its respondent through the
  * surveys module and its analytics copy through the analytics module, a respondent is deleted by the respondents
- * module (its SCIM user goes with it, by the respondents' delete trigger), and export files by the exports
+ * module (its SCIM user goes with it), and export files by the exports
  * module. What no other
  * code writes — recipient rows, event payloads, delivery excerpts, AI results, sync errors, earlier access files —
  * is written here (repository.ts).

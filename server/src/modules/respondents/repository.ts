@@ -4,6 +4,7 @@ import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
 import { managerCycles, type ManagerCycleError, type ManagerEdgesTurn } from './hierarchy.js';
 import type { RespondentRow } from './records.js';
+import { followEmailChanges, giveUsersTo, removeUsersOf } from './scim-users.js';
 import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
 
 export type RespondentRecord = Selectable<RespondentsTable>;
@@ -82,13 +83,17 @@ export async function findRespondent(
     .executeTakeFirst();
 }
 
+/** Deletes a respondent and its SCIM user (scim-users.ts), together. */
 export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: string): Promise<boolean> {
+  if (!db.isTransaction) return db.transaction().execute((tx) => deleteRespondent(tx, tenant, externalId));
   const result = await db
     .deleteFrom('respondents')
     .where(tenantIs(tenant))
     .where('external_id', '=', externalId)
     .executeTakeFirst();
-  return Number(result.numDeletedRows) > 0;
+  if (Number(result.numDeletedRows) === 0) return false;
+  await removeUsersOf(db, tenant, sql`external_id = ${externalId}`);
+  return true;
 }
 
 /**
@@ -108,6 +113,7 @@ export async function writeRespondents(
   mode: SyncMode,
   refusals: 'throw' | 'report' = 'throw',
   turn?: ManagerEdgesTurn,
+  scimUsers: 'here' | 'by caller' = 'here',
 ): Promise<{ created: number; updated: number; refused: ManagerCycleError[] }> {
   if (rows.length === 0) {
     turn?.skip();
@@ -115,7 +121,7 @@ export async function writeRespondents(
   }
   // The hierarchy's lock lives as long as the transaction: a caller without one gets one.
   if (!db.isTransaction)
-    return db.transaction().execute((tx) => writeRespondents(tx, tenant, rows, mode, refusals, turn));
+    return db.transaction().execute((tx) => writeRespondents(tx, tenant, rows, mode, refusals, turn, scimUsers));
   const cycles = await managerCycles(db, tenant, rows, { appendOnly: mode === 'append', lock: true, turn });
   if (cycles.size > 0) {
     if (refusals === 'throw') throw cycles.values().next().value!;
@@ -132,25 +138,38 @@ export async function writeRespondents(
           attributes = excluded.attributes, language = excluded.language, content_hash = excluded.content_hash,
           updated_at = excluded.updated_at
         where respondents.content_hash is distinct from excluded.content_hash`;
-  const result = await sql<{ created: number; updated: number }>`
-    with written as (
-      insert into respondents (organization_id, environment, external_id, email, first_name, last_name, department,
-        location, job_title, manager_id, hire_date, employment_type, attributes, content_hash, language, updated_at)
-      -- updated_at travels in the row (excluded.updated_at below): Citus allows no clock function in DO UPDATE.
-      select ${tenant.organizationId}, ${tenant.environment}, r.*, now()
-      from unnest(${rows.map((r) => r.externalId)}::text[], ${rows.map((r) => r.email)}::text[],
-        ${rows.map((r) => r.firstName)}::text[], ${rows.map((r) => r.lastName)}::text[],
-        ${rows.map((r) => r.department)}::text[], ${rows.map((r) => r.location)}::text[],
-        ${rows.map((r) => r.jobTitle)}::text[], ${rows.map((r) => r.managerId)}::text[],
-        ${rows.map((r) => r.hireDate)}::date[], ${rows.map((r) => r.employmentType)}::text[],
-        ${rows.map((r) => r.attributesJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::text[],
-        ${rows.map((r) => r.language)}::text[]) as r
-      on conflict (organization_id, environment, external_id) ${onConflict}
-      returning (xmax = 0) as inserted
-    )
-    select count(*) filter (where inserted)::int as created, count(*) filter (where not inserted)::int as updated from written
-  `.execute(db);
-  return { ...(result.rows[0] ?? { created: 0, updated: 0 }), refused: [...cycles.values()] };
+  const { rows: written } = await sql<{ external_id: string; email: string | null; inserted: boolean }>`
+    insert into respondents (organization_id, environment, external_id, email, first_name, last_name, department,
+      location, job_title, manager_id, hire_date, employment_type, attributes, content_hash, language, updated_at)
+    -- updated_at travels in the row (excluded.updated_at below): Citus allows no clock function in DO UPDATE.
+    select ${tenant.organizationId}, ${tenant.environment}, r.*, now()
+    from unnest(${rows.map((r) => r.externalId)}::text[], ${rows.map((r) => r.email)}::text[],
+      ${rows.map((r) => r.firstName)}::text[], ${rows.map((r) => r.lastName)}::text[],
+      ${rows.map((r) => r.department)}::text[], ${rows.map((r) => r.location)}::text[],
+      ${rows.map((r) => r.jobTitle)}::text[], ${rows.map((r) => r.managerId)}::text[],
+      ${rows.map((r) => r.hireDate)}::date[], ${rows.map((r) => r.employmentType)}::text[],
+      ${rows.map((r) => r.attributesJson)}::jsonb[], ${rows.map((r) => r.contentHash)}::text[],
+      ${rows.map((r) => r.language)}::text[]) as r
+    on conflict (organization_id, environment, external_id) ${onConflict}
+    returning external_id, email, (xmax = 0) as inserted`.execute(db);
+  const created = written.filter((row) => row.inserted);
+  const updated = written.filter((row) => !row.inserted);
+  if (scimUsers === 'here') {
+    // A new user's name may be one another batch of the sync is writing: only in this batch's commit turn is
+    // none of them open (scim-users.ts).
+    await turn?.beforeCommit();
+    await giveUsersTo(
+      db,
+      tenant,
+      created.map((row) => ({ externalId: row.external_id, email: row.email })),
+    );
+    await followEmailChanges(
+      db,
+      tenant,
+      updated.map((row) => row.external_id),
+    );
+  }
+  return { created: created.length, updated: updated.length, refused: [...cycles.values()] };
 }
 
 /** For a dry run: which of these externalIds exist, with their content hashes. */
@@ -188,6 +207,7 @@ export async function removeRespondentsNotKept(
       }>`with gone as (delete from respondents where ${missing} returning 1) select count(*)::int as n from gone`.execute(
         db,
       );
+  if (!dryRun) await removeUsersOf(db, tenant, sql`not (external_id = any(${[...kept]}::text[]))`);
   return result.rows[0]?.n ?? 0;
 }
 

@@ -81,12 +81,16 @@ export async function getRespondent(db: DbOrTx, tenant: Tenant, externalId: stri
   return toRespondent(row);
 }
 
-/** Creates or replaces one respondent; `created` tells which (201 or 200). */
+/**
+ * Creates or replaces one respondent; `created` tells which (201 or 200). `scimUsers: 'by caller'`: SCIM, which
+ * writes the respondent's user itself (repository.ts `writeRespondents`).
+ */
 export async function upsertRespondent(
   db: Db,
   tenant: Tenant,
   externalId: string,
   body: components['schemas']['RespondentUpsert'],
+  scimUsers: 'here' | 'by caller' = 'here',
 ): Promise<{ respondent: Respondent; created: boolean }> {
   if (externalId.length > 255) throw notFound('respondent', externalId);
   if (body.externalId !== undefined && body.externalId !== externalId) {
@@ -103,7 +107,7 @@ export async function upsertRespondent(
   // locked): if a concurrent deletion removed it meanwhile, the upsert runs again and creates it.
   for (let attempt = 1; ; attempt++) {
     const written = await db.transaction().execute(async (tx) => {
-      const { created } = await writeRespondents(tx, tenant, [record], 'upsert');
+      const { created } = await writeRespondents(tx, tenant, [record], 'upsert', 'throw', undefined, scimUsers);
       const row = await findRespondent(tx, tenant, externalId);
       return row && { respondent: toRespondent(row), created: created === 1 };
     });

@@ -1,8 +1,8 @@
 /**
  * All SQL on `scim_users`, and the reads of users joined with their respondents. Every query is scoped by
  * organization and environment (both tables), so each stays on the tenant's shard on Citus. Respondents are read
- * here but never written: the respondents module's writer does that. A trigger of `respondents` gives every new
- * respondent its `scim_users` row when its transaction commits (migration 2026-11-29T0600), unless SCIM wrote it.
+ * here but never written: the respondents module's writer does that, and gives every respondent it creates its
+ * `scim_users` row (respondents/scim-users.ts), unless SCIM writes it here.
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
@@ -92,10 +92,7 @@ export interface ScimRow {
   emails: ScimEmail[];
 }
 
-/**
- * The SCIM row of a respondent SCIM has just created. The respondents' trigger, deferred to the commit, then finds
- * the respondent has its user and leaves it.
- */
+/** The SCIM row of a respondent SCIM has just created (through the respondents' writer, told not to). */
 export async function insertUser(db: DbOrTx, tenant: Tenant, row: ScimRow): Promise<void> {
   await sql`
     insert into scim_users (organization_id, environment, id, external_id, user_name, active, preferred_language,

@@ -1,10 +1,10 @@
 /**
- * Users = respondents, one population: every respondent is a user, however it was written (a trigger of
- * `respondents` gives each its `scim_users` row at the commit, unless SCIM wrote it), and SCIM finds, links and
- * changes the people an HR system wrote.
+ * Users = respondents, one population: every respondent is a user, however it was written (the respondents'
+ * writer gives each its `scim_users` row, unless SCIM writes it: respondents/scim-users.ts), and SCIM finds, links
+ * and changes the people an HR system wrote.
  * Each change is written through the respondents module's one writer (`upsertRespondent`, the code path of
  * `PUT /respondents/{externalId}`: the same checks, events and analytics) and the SCIM row beside it, in one unit
- * (unit.ts); a deletion is the respondents module's `deleteRespondent`, whose trigger removes the SCIM row.
+ * (unit.ts); a deletion is the respondents module's `deleteRespondent`, which removes the SCIM row with it.
  */
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
@@ -72,7 +72,7 @@ async function managerExternalId(
  */
 async function writeRespondent(db: Db, tenant: Tenant, externalId: string, input: UserInput): Promise<boolean> {
   try {
-    return (await upsertRespondent(db, tenant, externalId, input.respondent)).created;
+    return (await upsertRespondent(db, tenant, externalId, input.respondent, 'by caller')).created;
   } catch (error) {
     if (error instanceof ApiError && error.status < 500) {
       const details = (error.details ?? []).map((d) => `${d.path?.replace(/^\/body\//, '') ?? ''} ${d.message}`.trim());

@@ -1,7 +1,7 @@
 /**
  * The SCIM module's table: what a SCIM client knows of a respondent beyond the respondent's fields. Every respondent
- * has its row: SCIM writes it with the respondents it creates, and a trigger on `respondents` adds it at the commit
- * for those anyone else inserts (migration 2026-11-29T0600).
+ * has its row: SCIM writes it with the respondents it creates, and the respondents' writer with those it creates
+ * (respondents/scim-users.ts).
  */
 import type { ColumnType } from 'kysely';
 import type { CreatedAt, Environment, Timestamp } from '../../db/columns.js';
@@ -19,7 +19,7 @@ export interface ScimUsersTable {
   environment: Environment;
   /** `usr_…`, assigned with the row, never changed. */
   id: string;
-  /** The respondent's key; the row goes when the respondent does (a trigger of `respondents`). */
+  /** The respondent's key; the row goes when the respondent does (deleted with it by the respondents' writer). */
   external_id: string;
   user_name: string;
   active: ColumnType<boolean, boolean | undefined, boolean>;
