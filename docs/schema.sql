@@ -467,65 +467,6 @@ AS $function$
     $function$;
 
 --
--- Name: scim_statistics_for(p_respondents regclass); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.scim_statistics_for(p_respondents regclass)
- RETURNS void
- LANGUAGE plpgsql
-AS $function$
-    -- Once per transaction: analyzes p_respondents (the table the trigger fires on: respondents, or its shard on a
-    -- Citus node) and scim_users (or its co-located shard) when one has grown tenfold since its statistics were
-    -- taken, or has none and more than a few rows (a new database, a first sync). With statistics of a table much
-    -- smaller, the planner sees lookups by the whole key as equally cheap through every index that leads with the
-    -- tenant, and may take another than the key's: each of these triggers' lookups then reads the whole tenant, and
-    -- a first sync's batch of 5,000 reads 12 million index entries (a replace that deletes 20,000, 200 million). Run
-    -- in the transaction, ANALYZE counts its own rows, and the plans made before it are made again.
-    declare
-      v_scim_users regclass := 'scim_users'::regclass;
-      v_table regclass;
-    begin
-      if current_setting('survey_service.scim_statistics', true) is not distinct from 'checked' then return; end if;
-      perform set_config('survey_service.scim_statistics', 'checked', true);
-      if exists (select 1 from pg_extension where extname = 'citus') then
-        -- The shard of scim_users co-located with this shard of respondents: the one of the same hash range.
-        select to_regclass(format('%I.%I', n.nspname, 'scim_users_' || s.shardid)) into v_scim_users
-        from pg_class c
-          join pg_namespace n on n.oid = c.relnamespace
-          join pg_dist_shard r on r.shardid = substring(c.relname from '_([0-9]+)$')::bigint
-          join pg_dist_shard s on s.logicalrelid = 'scim_users'::regclass and s.shardminvalue = r.shardminvalue
-        where c.oid = p_respondents;
-      end if;
-      foreach v_table in array array_remove(array[p_respondents, v_scim_users], null) loop
-        if pg_relation_size(v_table) > 10 * current_setting('block_size')::bigint
-            * greatest((select c.relpages from pg_class c where c.oid = v_table), 1) then
-          execute format('analyze %s', v_table);
-        end if;
-      end loop;
-    end $function$;
-
---
--- Name: scim_user_email_changed(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.scim_user_email_changed()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-    -- Trigger respondents_scim_emails: after update of email, for each row whose email changed, deferred to the
-    -- commit. The user's addresses as the respondent's e-mail is then (a SCIM write has set both already).
-    begin
-      update scim_users s set emails = scim_emails_with(s.emails, r.email)
-      from respondents r
-      where s.organization_id = new.organization_id and s.environment = new.environment
-        and s.external_id = new.external_id
-        and r.organization_id = new.organization_id and r.environment = new.environment
-        and r.external_id = new.external_id
-        and s.emails is distinct from scim_emails_with(s.emails, r.email);
-      return null;
-    end $function$;
-
---
 -- Name: scim_user_id(p_at timestamp with time zone, p_seed bytea); Type: FUNCTION; Schema: public
 --
 
@@ -549,66 +490,6 @@ AS $function$
         id := id || substr(alphabet, (get_byte(p_seed, i) & 31) + 1, 1);
       end loop;
       return 'usr_' || id;
-    end $function$;
-
---
--- Name: scim_user_of_gone_respondent(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.scim_user_of_gone_respondent()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-    -- Trigger respondents_scim_user_gone: after delete, for each row. The respondent's SCIM user goes with it.
-    begin
-      perform scim_statistics_for(tg_relid);
-      delete from scim_users s where s.organization_id = old.organization_id and s.environment = old.environment
-        and s.external_id = old.external_id;
-      return null;
-    end $function$;
-
---
--- Name: scim_user_of_new_respondent(); Type: FUNCTION; Schema: public
---
-
-CREATE OR REPLACE FUNCTION public.scim_user_of_new_respondent()
- RETURNS trigger
- LANGUAGE plpgsql
-AS $function$
-    -- Trigger respondents_scim_user: after insert, for each row, deferred to the commit. The respondent's SCIM user,
-    -- named by its e-mail address, else (the name is another user's) by its externalId, else by its id; none when
-    -- the respondent is gone by the commit or has its user (SCIM wrote it).
-    declare
-      v_id text := scim_user_id(clock_timestamp(), uuid_send(gen_random_uuid()));
-      v_email text;
-    begin
-      perform scim_statistics_for(tg_relid);
-      insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
-      select r.organization_id, r.environment, v_id, r.external_id, coalesce(r.email, r.external_id),
-        case when r.email is null then '[]'::jsonb
-          else jsonb_build_array(jsonb_build_object('value', r.email, 'type', 'work', 'primary', true)) end
-      from respondents r
-      where r.organization_id = new.organization_id and r.environment = new.environment
-        and r.external_id = new.external_id
-      on conflict do nothing;
-      if found then return null; end if;
-      select r.email into v_email from respondents r
-      where r.organization_id = new.organization_id and r.environment = new.environment
-        and r.external_id = new.external_id;
-      if not found or exists (select 1 from scim_users s where s.organization_id = new.organization_id
-          and s.environment = new.environment and s.external_id = new.external_id) then
-        return null;
-      end if;
-      if v_email is not null then
-        insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
-        values (new.organization_id, new.environment, v_id, new.external_id, new.external_id,
-          jsonb_build_array(jsonb_build_object('value', v_email, 'type', 'work', 'primary', true)))
-        on conflict do nothing;
-        if found then return null; end if;
-      end if;
-      insert into scim_users (organization_id, environment, id, external_id, user_name, emails)
-      values (new.organization_id, new.environment, v_id, new.external_id, v_id, scim_emails_with('[]'::jsonb, v_email));
-      return null;
     end $function$;
 
 --
@@ -1098,12 +979,6 @@ CREATE INDEX respondents_by_job_title ON public.respondents USING btree (organiz
 CREATE INDEX respondents_by_location ON public.respondents USING btree (organization_id, environment, location);
 
 CREATE INDEX respondents_by_manager_id ON public.respondents USING btree (organization_id, environment, manager_id);
-
-CREATE CONSTRAINT TRIGGER respondents_scim_emails AFTER UPDATE OF email ON public.respondents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN ((old.email IS DISTINCT FROM new.email)) EXECUTE FUNCTION public.scim_user_email_changed();
-
-CREATE CONSTRAINT TRIGGER respondents_scim_user AFTER INSERT ON public.respondents DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.scim_user_of_new_respondent();
-
-CREATE TRIGGER respondents_scim_user_gone AFTER DELETE ON public.respondents FOR EACH ROW EXECUTE FUNCTION public.scim_user_of_gone_respondent();
 
 --
 -- Name: response_deletions; Type: TABLE; Schema: public
