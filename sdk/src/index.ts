@@ -16,7 +16,7 @@ export {
 } from './client.js';
 export { type CallOptions, type ResultOf, type ItemOf, type QueryOf, type BodyOf } from './resources-runtime.js';
 export { type Resources } from './generated/resources.js';
-export { waitForAiAnalysis, waitForDistribution } from './jobs.js';
+export { waitForAiAnalysis, waitForDistribution, waitForPrivacyRequest } from './jobs.js';
 export {
   SurveyServiceError,
   ValidationError,

@@ -6,7 +6,7 @@ import type { Client } from 'openapi-fetch';
 import type { paths } from './generated/openapi.js';
 import { TimeoutError } from './errors.js';
 import { waitFor, type WaitOptions } from './polling.js';
-import type { AiAnalysis, Distribution } from './types.js';
+import type { AiAnalysis, Distribution, PrivacyRequest } from './types.js';
 import { unwrap } from './unwrap.js';
 
 async function named<T>(what: string, options: WaitOptions, wait: () => Promise<T>): Promise<T> {
@@ -60,5 +60,21 @@ export function waitForDistribution(
     )) as Distribution;
   return named(`Distribution ${distributionId}`, options, () =>
     waitFor(poll, (d) => !unsettledDistribution.has(d.status), options),
+  );
+}
+
+const settledPrivacyRequest = new Set(['completed', 'failed']);
+/** Polls a privacy request (access or erasure) until it is `completed` or `failed`. */
+export function waitForPrivacyRequest(
+  client: Client<paths>,
+  requestId: string,
+  options: WaitOptions = {},
+): Promise<PrivacyRequest> {
+  const poll = async () =>
+    (await unwrap(
+      client.GET('/api/v1/privacy-requests/{id}', { params: { path: { id: requestId } }, signal: options.signal }),
+    )) as PrivacyRequest;
+  return named(`Privacy request ${requestId}`, options, () =>
+    waitFor(poll, (r) => settledPrivacyRequest.has(r.status), options),
   );
 }

@@ -61,6 +61,10 @@ export type SyncJob = Schemas['SyncJob'];
 export type SyncJobStatus = Schemas['SyncJobStatus'];
 export type SyncStats = Schemas['SyncStats'];
 
+// Privacy requests
+export type PrivacyRequest = Schemas['PrivacyRequest'];
+export type PrivacyRequestCreate = Schemas['PrivacyRequestCreate'];
+
 // Webhooks and events
 export type Webhook = Schemas['Webhook'];
 export type WebhookCreate = Schemas['WebhookCreate'];

@@ -280,14 +280,9 @@ export async function buildTwin(t: TestService): Promise<{ live: Client; identif
   return { live: tenant.live, identified };
 }
 
-export async function waitForRequest(client: Client, id: string): Promise<PrivacyRequest> {
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    const request = await client.privacy.requests.get(id);
-    if (request.status === 'completed' || request.status === 'failed') return request;
-    if (Date.now() > deadline) throw new Error(`privacy request ${id} is still ${request.status} after 60 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** The SDK's helper, polling often (the jobs take a second or less here). */
+export function waitForRequest(client: Client, id: string): Promise<PrivacyRequest> {
+  return client.privacy.requests.wait(id, { initialDelayMs: 50, maxDelayMs: 200, timeoutMs: 60_000 });
 }
 
 /** Everything a list operation returns, as one JSON text (to look for traces of a person in it). */
