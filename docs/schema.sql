@@ -342,6 +342,33 @@ AS $function$
     $function$;
 
 --
+-- Name: audit_log_append_only(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.audit_log_append_only()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      if tg_op = 'DELETE' and (old.occurred_at < now() - interval '1 year' or pg_trigger_depth() > 1) then
+        return old;
+      end if;
+      raise exception 'audit_log is append-only: % refused', tg_op using errcode = 'insufficient_privilege';
+    end $function$;
+
+--
+-- Name: audit_log_not_truncated(); Type: FUNCTION; Schema: public
+--
+
+CREATE OR REPLACE FUNCTION public.audit_log_not_truncated()
+ RETURNS trigger
+ LANGUAGE plpgsql
+AS $function$
+    begin
+      raise exception 'audit_log is append-only: TRUNCATE refused' using errcode = 'insufficient_privilege';
+    end $function$;
+
+--
 -- Name: record_event(p_organization_id text, p_environment text, p_id text, p_type text, p_data jsonb); Type: FUNCTION; Schema: public
 --
 
@@ -744,6 +771,38 @@ CREATE TABLE public.api_keys (
 );
 
 CREATE INDEX api_keys_by_tenant ON public.api_keys USING btree (organization_id, environment, created_at);
+
+--
+-- Name: audit_log; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.audit_log (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    id text NOT NULL,
+    occurred_at timestamp with time zone DEFAULT now() NOT NULL,
+    actor_type text NOT NULL,
+    actor_key_id text,
+    actor_name text,
+    action text NOT NULL,
+    target_type text NOT NULL,
+    target_id text,
+    request_id text,
+    client_address text,
+    CONSTRAINT audit_log_pk PRIMARY KEY (organization_id, environment, id),
+    CONSTRAINT audit_log_actor CHECK (((actor_type = 'key'::text) = (actor_key_id IS NOT NULL))),
+    CONSTRAINT audit_log_actor_type_check CHECK ((actor_type = ANY (ARRAY['key'::text, 'system'::text]))),
+    CONSTRAINT audit_log_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT audit_log_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
+);
+
+CREATE INDEX audit_log_by_age ON public.audit_log USING btree (occurred_at);
+
+CREATE INDEX audit_log_by_target ON public.audit_log USING btree (organization_id, environment, target_id, id);
+
+CREATE TRIGGER audit_log_append_only BEFORE DELETE OR UPDATE ON public.audit_log FOR EACH ROW EXECUTE FUNCTION public.audit_log_append_only();
+
+CREATE TRIGGER audit_log_not_truncated BEFORE TRUNCATE ON public.audit_log FOR EACH STATEMENT EXECUTE FUNCTION public.audit_log_not_truncated();
 
 --
 -- Name: events; Type: TABLE; Schema: public

@@ -86,6 +86,7 @@ export const methodNames: Record<string, string> = {
   createPrivacyRequest: 'privacy.requests.create',
   getPrivacyRequest: 'privacy.requests.get',
   listPrivacyRequests: 'privacy.requests.list',
+  listAuditLog: 'auditLog.list',
   downloadPrivacyRequest: 'privacy.requests.download',
 };
 

@@ -11,6 +11,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   'analytics-writes': () => import('./analytics-writes.js'),
   'analytics-as-asked': () => import('./analytics-as-asked.js'),
   'analytics-audit': () => import('./analytics-audit.js'),
+  'audit-log': () => import('./audit-log.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   'request-path-ab': () => import('./request-path-ab.js'),

@@ -3,7 +3,7 @@ import type { paths } from './generated/openapi.js';
 import { paginate, type ListItem, type ListPath, type PaginateInit } from './pagination.js';
 import { createRetryingFetch, defaultRetry, type RetryOptions } from './retry.js';
 import { createResources, type Resources } from './generated/resources.js';
-import { waitForAiAnalysis, waitForDistribution } from './jobs.js';
+import { waitForAiAnalysis, waitForDistribution, waitForPrivacyRequest } from './jobs.js';
 import { waitForSyncJob, type WaitOptions } from './polling.js';
 import { waitForExport, downloadExportToFile, type DownloadOptions } from './exports.js';
 import { createCaller } from './resources-runtime.js';
@@ -12,6 +12,7 @@ import type {
   AiAnalysis,
   Distribution,
   Export,
+  PrivacyRequest,
   SmartAnalytics,
   StaticAnalytics,
   SyncJob,
@@ -63,6 +64,12 @@ export interface ResourceHelpers {
   distributions: {
     /** Polls a distribution until it is no longer `scheduled` or `sending`. */
     wait(surveyId: string, distributionId: string, options?: WaitOptions): Promise<Distribution>;
+  };
+  privacy: {
+    requests: {
+      /** Polls a privacy request until it is `completed` or `failed` (returned, not thrown: read `status`, `error`). */
+      wait(requestId: string, options?: WaitOptions): Promise<PrivacyRequest>;
+    };
   };
   analytics: {
     /**
@@ -161,6 +168,7 @@ export function createClient<Paths extends Record<string, any> = paths>(
     distributions: {
       wait: (surveyId, distributionId, options) => waitForDistribution(low, surveyId, distributionId, options),
     },
+    privacy: { requests: { wait: (requestId, options) => waitForPrivacyRequest(low, requestId, options) } },
     analytics: {
       static: (id, query, options) => generated.analytics.static(id, analyticsQuery(query), options),
       smart: (id, query, options) => generated.analytics.smart(id, analyticsQuery(query), options),
@@ -173,6 +181,7 @@ export function createClient<Paths extends Record<string, any> = paths>(
     respondents: { ...generated.respondents, ...helpers.respondents },
     exports: { ...generated.exports, ...helpers.exports },
     distributions: { ...generated.distributions, ...helpers.distributions },
+    privacy: { ...generated.privacy, requests: { ...generated.privacy.requests, ...helpers.privacy.requests } },
     analytics: {
       ...generated.analytics,
       static: helpers.analytics.static,

@@ -220,12 +220,8 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     expect(completedExport.status).toBe('completed');
     // An access request carried out, for its file.
     const accessRequest = await setup.privacy.requests.create({ type: 'access', subject: { externalId: 'P-0002' } });
-    for (const deadline = Date.now() + 60_000; ;) {
-      const current = await setup.privacy.requests.get(accessRequest.id);
-      if (current.status === 'completed') break;
-      if (current.status === 'failed' || Date.now() > deadline) throw new Error(`access request ${current.status}`);
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    const accessDone = await setup.privacy.requests.wait(accessRequest.id, { initialDelayMs: 100, timeoutMs: 60_000 });
+    expect(accessDone.status).toBe('completed');
     await worker.close();
     worker = undefined;
 
@@ -514,6 +510,11 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
     await unknown.GET('/api/v1/me');
     await live.DELETE('/api/v1/api-keys/{id}', { params: { path: { id: key.data.id } } });
     await live.DELETE('/api/v1/webhooks/{id}', webhookPath);
+    // The audit log: the reads and key changes above wrote its entries; a page, and the next by its cursor.
+    const auditPage = await dataOf(live.GET('/api/v1/audit-log', { params: { query: { limit: 5 } } }));
+    await live.GET('/api/v1/audit-log', {
+      params: { query: { cursor: auditPage.pagination.nextCursor ?? undefined } },
+    });
 
     const windowEnd = markLogs();
     const after = await counters(admin);

@@ -30,6 +30,7 @@ const justified: Record<string, string> = {
   exports_by_expiry: 'export file expiry',
   idempotency_keys_by_age: 'idempotency key expiry',
   response_deletions_by_age: 'deletion log expiry',
+  audit_log_by_age: 'audit log expiry (a year)',
   // A GIN index of the records' attributes for targeting; GIN cannot lead with btree columns without btree_gin.
   respondents_attributes: 'attribute targeting (GIN)',
 };

@@ -347,9 +347,29 @@ describe('pagination', () => {
       seen.push(item.id);
     expect(seen).toEqual(all.map((t) => t.id));
     expect(requests.map((r) => new URL(r.url, 'http://x').searchParams.toString())).toEqual([
-      'pageSize=2&q=x&page=1',
+      'pageSize=2&q=x',
       'pageSize=2&q=x&page=2',
       'pageSize=2&q=x&page=3',
+    ]);
+  });
+
+  it('follows the cursors of a list paged by cursor, keeping the filters', async () => {
+    const { client, requests } = await setup((req, res) => {
+      const url = new URL(req.url, 'http://x');
+      const from = Number(url.searchParams.get('cursor')?.slice(1) ?? 0);
+      const items = all.slice(from, from + 2);
+      const hasMore = from + 2 < all.length;
+      sendData(res, 200, items, {
+        pagination: { limit: 2, hasMore, nextCursor: hasMore ? `c${from + 2}` : null, previousCursor: null },
+      });
+    });
+    const seen: string[] = [];
+    for await (const item of client.paginate('/things', { params: { query: { q: 'x' } } })) seen.push(item.id);
+    expect(seen).toEqual(all.map((t) => t.id));
+    expect(requests.map((r) => new URL(r.url, 'http://x').searchParams.toString())).toEqual([
+      'q=x',
+      'q=x&cursor=c2',
+      'q=x&cursor=c4',
     ]);
   });
 

@@ -1623,6 +1623,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit-log": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit log entries
+         * @description The audit log of the calling key's organization and environment: one entry per read of identified data, key
+         *     creation and revocation, settings change, survey privacy change and privacy request (see `AuditAction`), newest
+         *     first (or `order=oldest`). Entries are written with the action they record, never changed or deleted, and kept
+         *     1 year. Page with `cursor`: `pagination.nextCursor` gives the next page, `pagination.previousCursor` the one
+         *     before; the filters and the order travel in the cursor, so a request with a `cursor` may repeat them or leave
+         *     them out, and a cursor with other filters than the request's is a 400. Reads of this list are not audited.
+         *
+         *     Errors: 400 `validation_failed` (an unknown or mismatched `cursor`, `to` not after `from`).
+         */
+        get: operations["listAuditLog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -5879,7 +5906,7 @@ export interface components {
          * @example surveys:read
          * @enum {string}
          */
-        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "privacy:read" | "privacy:write" | "scim" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "privacy:*" | "*";
+        Scope: "surveys:read" | "surveys:write" | "surveys:launch" | "responses:read" | "responses:write" | "responses:delete" | "analytics:read" | "analytics:generate" | "webhooks:read" | "webhooks:write" | "respondents:write" | "respondents:sync" | "respondents:read" | "privacy:read" | "privacy:write" | "audit:read" | "scim" | "surveys:*" | "responses:*" | "analytics:*" | "webhooks:*" | "respondents:*" | "privacy:*" | "audit:*" | "*";
         /**
          * @description An API key, without its secret value (shown only once, at creation).
          * @example {
@@ -6431,6 +6458,80 @@ export interface components {
             }[];
             /** @description The webhook endpoints that were sent events naming the person. */
             webhookRecipients: components["schemas"]["PrivacyRequestWebhookRecipient"][];
+        };
+        /**
+         * @description What an audit entry records. Reads of identified data: `responses.read` (a list or a response that showed a
+         *     respondent id: identified surveys), `respondents.read` (a list with people in it, or one person),
+         *     `scim_users.read` (SCIM `GET /Users` with users in it, or one user), `export.downloaded` (any part of an export
+         *     file), `privacy_request.downloaded` (an access request's file). Changes: `api_key.created`, `api_key.revoked`,
+         *     `settings.updated` (analytics settings), `survey.privacy_changed` (a survey's `privacy` set to another value),
+         *     `privacy_request.created`.
+         * @example responses.read
+         * @enum {string}
+         */
+        AuditAction: "responses.read" | "respondents.read" | "scim_users.read" | "export.downloaded" | "privacy_request.downloaded" | "api_key.created" | "api_key.revoked" | "settings.updated" | "survey.privacy_changed" | "privacy_request.created";
+        /**
+         * @description One entry of the audit log: who (`actor`) did what (`action`) to what (`target`), when, through which request and
+         *     from which address. Entries are never changed or deleted (the database refuses it), and are kept 1 year.
+         * @example {
+         *       "id": "aud_01JD3MQ2W8X4Z6A1C3E5G7J9K0",
+         *       "occurredAt": "2026-11-22T09:30:00.000Z",
+         *       "actor": {
+         *         "type": "key",
+         *         "keyId": "key_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *         "name": "HR reporting"
+         *       },
+         *       "action": "responses.read",
+         *       "target": {
+         *         "type": "survey",
+         *         "id": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8"
+         *       },
+         *       "requestId": "req_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "clientAddress": "203.0.113.7"
+         *     }
+         */
+        AuditEntry: {
+            /** @description Identifier of the entry, `aud_` + 26 Crockford base32 characters; later entries sort after earlier ones. */
+            id: string;
+            /**
+             * Format: date-time
+             * @description When the action happened (UTC).
+             */
+            occurredAt: string;
+            /** @description Who acted. `key`, an API key (its id and its name when it acted); `system`, the service itself. */
+            actor: {
+                /** @enum {string} */
+                type: "key" | "system";
+                /** @description The API key's id (`null` for `system`). */
+                keyId: string | null;
+                /** @description The API key's name when it acted (`null` for `system`). */
+                name: string | null;
+            };
+            action: components["schemas"]["AuditAction"];
+            /** @description What the action was about. `id` is `null` for a list (`respondents` of the tenant, `scim_users`). */
+            target: {
+                /** @enum {string} */
+                type: "survey" | "response" | "respondent" | "respondents" | "scim_user" | "scim_users" | "export" | "api_key" | "settings" | "privacy_request";
+                id: string | null;
+            };
+            /** @description The request's `X-Request-Id` (`null` for the service's own jobs). */
+            requestId: string | null;
+            /** @description The client's IP address as the service saw it (`null` for the service's own jobs). */
+            clientAddress: string | null;
+        };
+        /**
+         * @description Present on lists paged by cursor. Pass `nextCursor` as `cursor` for the page after this one, `previousCursor` for
+         *     the page before it; a cursor keeps the list's filters and order, and pages stay exact while new items arrive.
+         */
+        CursorPagination: {
+            /** @description Items per page, as requested (default 50). */
+            limit: number;
+            /** @description Whether a page after this one exists (then `nextCursor` is set). */
+            hasMore: boolean;
+            /** @description The cursor of the next page, `null` at the end. */
+            nextCursor: string | null;
+            /** @description The cursor of the page before this one; `null` on a page asked for without a cursor, or empty. */
+            previousCursor: string | null;
         };
         /**
          * @description The organization's plan. Only `PRO` and `BUSINESS` may use the API; keys of other plans get 403 `plan_not_eligible`.
@@ -10902,6 +11003,85 @@ export interface operations {
             410: components["responses"]["Gone"];
             414: components["responses"]["UriTooLong"];
             416: components["responses"]["RangeNotSatisfiable"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditLog: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Only entries of this action.
+                 * @example responses.read
+                 */
+                action?: components["schemas"]["AuditAction"];
+                /**
+                 * @description Only entries of this actor, an API key's id or `system`.
+                 * @example key_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                actor?: string;
+                /**
+                 * @description Only entries about this target (a survey, response, respondent, export, key or request id).
+                 * @example srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8
+                 */
+                targetId?: string;
+                /**
+                 * @description Only entries at or after this instant (ISO 8601).
+                 * @example 2026-11-01T00:00:00.000Z
+                 */
+                from?: string;
+                /**
+                 * @description Only entries strictly before this instant (ISO 8601).
+                 * @example 2026-12-01T00:00:00.000Z
+                 */
+                to?: string;
+                /**
+                 * @description `newest` first (the default; with a `cursor`, the cursor's order) or `oldest` first.
+                 * @example oldest
+                 */
+                order?: "newest" | "oldest";
+                /**
+                 * @description A `nextCursor` or `previousCursor` of an earlier page.
+                 * @example eyJkIjoibiIsImlkIjoiYXVkXzAxSkQzTVEyVzhYNFo2QTFDM0U1RzdKOUswIn0
+                 */
+                cursor?: string;
+                /**
+                 * @description Entries per page (default 50).
+                 * @example 50
+                 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of entries. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The entries of this page. */
+                        data: components["schemas"]["AuditEntry"][];
+                        meta: components["schemas"]["Meta"];
+                        pagination: components["schemas"]["CursorPagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
             429: components["responses"]["TooManyRequests"];
             431: components["responses"]["RequestHeaderFieldsTooLarge"];
             500: components["responses"]["InternalError"];

@@ -182,6 +182,12 @@ export function createResources(caller: Caller) {
         download: (id: string, options?: CallOptions): Promise<Response> => caller.raw("get", "/api/v1/privacy-requests/{id}/download", { path: { id } }, options),
       },
     },
+    auditLog: {
+      /** List audit log entries — `GET /api/v1/audit-log` (listAuditLog) */
+      list: (query?: QueryOf<"/api/v1/audit-log", "get">, options?: CallOptions): Promise<ResultOf<"/api/v1/audit-log", "get">> => caller.call("get", "/api/v1/audit-log", { query }, options),
+      /** Every item of `listAuditLog`, across pages: `for await (const item of ….listAll(…))`. */
+      listAll: (query?: QueryOf<"/api/v1/audit-log", "get">, options?: CallOptions): AsyncGenerator<ItemOf<"/api/v1/audit-log">, void, undefined> => caller.all("/api/v1/audit-log", { query }, options),
+    },
     account: {
       /** Get the calling key and its organization — `GET /api/v1/me` (getMe) */
       me: (options?: CallOptions): Promise<ResultOf<"/api/v1/me", "get">> => caller.call("get", "/api/v1/me", {  }, options),

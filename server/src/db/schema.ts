@@ -12,6 +12,7 @@ import type { AnalyticsTables } from '../modules/analytics/tables.js';
 import type { AiTables } from '../modules/ai/tables.js';
 import type { ScimTables } from '../modules/scim/tables.js';
 import type { PrivacyTables } from '../modules/privacy/tables.js';
+import type { AuditTables } from '../modules/audit/tables.js';
 
 export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
 import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
@@ -80,4 +81,5 @@ export interface Database
     AnalyticsTables,
     AiTables,
     ScimTables,
-    PrivacyTables {}
+    PrivacyTables,
+    AuditTables {}

@@ -75,6 +75,7 @@ function adapt(
       headers: req.headers,
       auth: res.locals.auth as AuthContext,
       requestId: String(res.locals.requestId),
+      clientAddress: req.ip?.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/, ''),
       deps,
     } as unknown as HandlerInput<OperationId>;
 

@@ -97,6 +97,8 @@ export interface HandlerInput<Id extends OperationId> {
   /** The calling key; absent only for public operations. */
   auth: AuthContext;
   requestId: string;
+  /** The client's IP address as Express sees it (`trust proxy` decides whose), IPv4 without its IPv6 mapping. */
+  clientAddress: string | undefined;
   deps: Dependencies;
 }
 

@@ -11,6 +11,7 @@ import { distributionsJobs } from '../modules/distributions/index.js';
 import { eventsJobs } from '../modules/events/index.js';
 import { exportsJobs } from '../modules/exports/index.js';
 import { privacyJobs } from '../modules/privacy/index.js';
+import { auditJobs } from '../modules/audit/index.js';
 import { respondentsJobs } from '../modules/respondents/index.js';
 import { surveysJobs } from '../modules/surveys/index.js';
 import type { Job } from './define.js';
@@ -25,4 +26,5 @@ export const jobs: readonly Job[] = [
   ...distributionsJobs,
   ...aiJobs,
   ...privacyJobs,
+  ...auditJobs,
 ];

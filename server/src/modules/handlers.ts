@@ -13,6 +13,7 @@ import * as exportsModule from './exports/handlers.js';
 import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as privacy from './privacy/handlers.js';
+import * as audit from './audit/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import * as scim from './scim/handlers.js';
 import * as surveys from './surveys/handlers.js';
@@ -87,6 +88,7 @@ export const handlers = {
   getPrivacyRequest: privacy.getPrivacyRequest,
   listPrivacyRequests: privacy.listPrivacyRequests,
   downloadPrivacyRequest: privacy.downloadPrivacyRequest,
+  listAuditLog: audit.listAuditLog,
   // SCIM
   getScimServiceProviderConfig: scim.getScimServiceProviderConfig,
   listScimResourceTypes: scim.listScimResourceTypes,

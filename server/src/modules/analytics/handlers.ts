@@ -2,6 +2,7 @@
 import { notFound } from '../../http/errors.js';
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { isId } from '../../lib/ids.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { getSmartAnalytics as smartAnalytics } from './smart.js';
@@ -60,7 +61,18 @@ export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ au
   data: await service.getSettings(deps.db, tenantOf(auth)),
 });
 
-export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async ({ body, auth, deps }) => ({
-  status: 200,
-  data: await service.updateSettings(deps.db, tenantOf(auth), body),
-});
+export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async (input) => {
+  const { body, auth, deps } = input;
+  // The settings and their audit entry commit together; a change that changes nothing writes no entry.
+  const settings = await deps.db.transaction().execute(async (tx) => {
+    const before = await service.getSettings(tx, tenantOf(auth));
+    const saved = await service.updateSettings(tx, tenantOf(auth), body);
+    if (saved.anonymityThreshold !== before.anonymityThreshold)
+      await recordAudit(tx, auditSourceOf(input), {
+        action: 'settings.updated',
+        target: { type: 'settings', id: 'analytics' },
+      });
+    return saved;
+  });
+  return { status: 200, data: settings };
+};

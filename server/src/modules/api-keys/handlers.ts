@@ -1,6 +1,7 @@
 /** API key operations. The contract requires the `*` scope for all three. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
 export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, deps }) => {
@@ -13,12 +14,22 @@ export const listApiKeys: Handler<'listApiKeys'> = async ({ query, auth, deps })
   return { status: 200, data: keys, pagination: paginationOf(page, total) };
 };
 
-export const createApiKey: Handler<'createApiKey'> = async ({ body, auth, deps }) => ({
-  status: 201,
-  data: await service.createApiKey(deps.db, auth, body),
-});
+// The key and its audit entry commit together (a savepoint of a keyed POST's own transaction).
+export const createApiKey: Handler<'createApiKey'> = async (input) => {
+  const { body, auth, deps } = input;
+  const created = await deps.db.transaction().execute(async (tx) => {
+    const key = await service.createApiKey(tx, auth, body);
+    await recordAudit(tx, auditSourceOf(input), { action: 'api_key.created', target: { type: 'api_key', id: key.id } });
+    return key;
+  });
+  return { status: 201, data: created };
+};
 
-export const revokeApiKey: Handler<'revokeApiKey'> = async ({ params, auth, deps }) => ({
-  status: 200,
-  data: await service.revokeApiKey(deps.db, deps.keys, tenantOf(auth), params.id),
-});
+export const revokeApiKey: Handler<'revokeApiKey'> = async (input) => {
+  const { params, auth, deps } = input;
+  const source = auditSourceOf(input);
+  const revoked = await service.revokeApiKey(deps.db, deps.keys, tenantOf(auth), params.id, (tx) =>
+    recordAudit(tx, source, { action: 'api_key.revoked', target: { type: 'api_key', id: params.id } }),
+  );
+  return { status: 200, data: revoked };
+};

@@ -110,8 +110,11 @@ export function findKey(db: DbOrTx, tenant: Tenant, id: string) {
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).where(tenantIs(tenant)).executeTakeFirst();
 }
 
-/** Revokes once (an already revoked key keeps its first `revoked_at`), announced to every key cache. */
-export async function revokeKey(db: Db, tenant: Tenant, id: string) {
+/**
+ * Revokes once (an already revoked key keeps its first `revoked_at`), announced to every key cache. `onRevoked`
+ * runs in the revocation's transaction when it revoked the key (its audit entry).
+ */
+export async function revokeKey(db: Db, tenant: Tenant, id: string, onRevoked?: (tx: Db) => Promise<void>) {
   return db.transaction().execute(async (tx) => {
     const revoked = await tx
       .updateTable('api_keys')
@@ -121,7 +124,10 @@ export async function revokeKey(db: Db, tenant: Tenant, id: string) {
       .where('revoked_at', 'is', null)
       .returning('key_hash')
       .executeTakeFirst();
-    if (revoked) await announceKeyChange(tx, revoked.key_hash);
+    if (revoked) {
+      await announceKeyChange(tx, revoked.key_hash);
+      await onRevoked?.(tx);
+    }
     return findKey(tx, tenant, id);
   });
 }

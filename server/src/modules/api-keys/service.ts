@@ -82,7 +82,14 @@ export async function createApiKey(
 }
 
 /** Revoked once every API process has dropped the key (the reply promises that no process accepts it any more). */
-export async function revokeApiKey(db: Db, keys: KeyCache, tenant: Tenant, id: string): Promise<ApiKey> {
+/** `audit`: written in the revocation's transaction (a key already revoked changes nothing and writes nothing). */
+export async function revokeApiKey(
+  db: Db,
+  keys: KeyCache,
+  tenant: Tenant,
+  id: string,
+  audit?: (tx: Db) => Promise<void>,
+): Promise<ApiKey> {
   idOrNotFound('key', 'API key', id);
   const existing = await findKey(db, tenant, id);
   if (!existing) throw notFound('API key', id);
@@ -90,7 +97,7 @@ export async function revokeApiKey(db: Db, keys: KeyCache, tenant: Tenant, id: s
   const drop = keys.dropEverywhere(existing.key_hash);
   let row;
   try {
-    row = await revokeKey(db, tenant, id);
+    row = await revokeKey(db, tenant, id, audit);
   } catch (error) {
     drop.cancel();
     throw error;

@@ -1,6 +1,7 @@
 /** Export operations: one handler per operationId. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
 export const exportResponses: Handler<'exportResponses'> = async ({ params, body, auth, deps }) => ({
@@ -13,10 +14,15 @@ export const getExport: Handler<'getExport'> = async ({ params, auth, deps }) =>
   data: service.toExport(await service.findExportOrThrow(deps.db, tenantOf(auth), params.exportId)),
 });
 
-export const downloadExport: Handler<'downloadExport'> = async ({ params, auth, deps, headers }) => {
+export const downloadExport: Handler<'downloadExport'> = async (input) => {
+  const { params, auth, deps, headers } = input;
   const file = await service.exportFile(deps.db, tenantOf(auth), params.exportId, {
     range: headers.range,
     ifRange: headers['if-range'],
+  });
+  await recordAudit(deps.db, auditSourceOf(input), {
+    action: 'export.downloaded',
+    target: { type: 'export', id: params.exportId },
   });
   return { status: file.status, raw: { contentType: file.contentType, body: file.body, headers: file.headers } };
 };

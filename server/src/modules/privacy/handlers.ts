@@ -1,12 +1,17 @@
 /** Privacy request operations: one handler per operationId. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
-export const createPrivacyRequest: Handler<'createPrivacyRequest'> = async ({ body, auth, deps }) => ({
-  status: 202,
-  data: await service.createRequest(deps, tenantOf(auth), body),
-});
+export const createPrivacyRequest: Handler<'createPrivacyRequest'> = async (input) => {
+  const { body, auth, deps } = input;
+  const source = auditSourceOf(input);
+  const request = await service.createRequest(deps, tenantOf(auth), body, (tx, id) =>
+    recordAudit(tx, source, { action: 'privacy_request.created', target: { type: 'privacy_request', id } }),
+  );
+  return { status: 202, data: request };
+};
 
 export const getPrivacyRequest: Handler<'getPrivacyRequest'> = async ({ params, auth, deps }) => ({
   status: 200,
@@ -24,10 +29,15 @@ export const listPrivacyRequests: Handler<'listPrivacyRequests'> = async ({ quer
   return { status: 200, data: requests, pagination: paginationOf(page, total) };
 };
 
-export const downloadPrivacyRequest: Handler<'downloadPrivacyRequest'> = async ({ params, auth, deps, headers }) => {
+export const downloadPrivacyRequest: Handler<'downloadPrivacyRequest'> = async (input) => {
+  const { params, auth, deps, headers } = input;
   const file = await service.accessFile(deps.db, tenantOf(auth), params.id, {
     range: headers.range,
     ifRange: headers['if-range'],
+  });
+  await recordAudit(deps.db, auditSourceOf(input), {
+    action: 'privacy_request.downloaded',
+    target: { type: 'privacy_request', id: params.id },
   });
   return { status: file.status, raw: { contentType: file.contentType, body: file.body, headers: file.headers } };
 };

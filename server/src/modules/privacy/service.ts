@@ -4,7 +4,7 @@
  */
 import { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
-import type { Db } from '../../db/database.js';
+import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
@@ -59,6 +59,7 @@ export async function createRequest(
   deps: { db: Db; boss: PgBoss },
   tenant: Tenant,
   body: PrivacyRequestCreate,
+  audit?: (tx: DbOrTx, requestId: string) => Promise<void>,
 ): Promise<PrivacyRequest> {
   const problems: ErrorDetail[] = [];
   if (body.type === 'erasure' && body.scope === undefined) {
@@ -96,6 +97,7 @@ export async function createRequest(
       environment: tenant.environment,
     };
     await privacyQueue.send(deps.boss, tx, data, { priority: 1 });
+    await audit?.(tx, inserted.id);
     return inserted;
   });
   return toPrivacyRequest(row);

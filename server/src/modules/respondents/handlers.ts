@@ -2,23 +2,35 @@
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { iso } from '../../lib/time.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 import { startSync } from './sync-service.js';
 
-export const listRespondents: Handler<'listRespondents'> = async ({ query, auth, deps }) => {
+export const listRespondents: Handler<'listRespondents'> = async (input) => {
+  const { query, auth, deps } = input;
   const page = pageRequest(query);
   const { page: _page, pageSize: _pageSize, ...filters } = query;
   const { respondents, total } = await service.listRespondents(deps.db, tenantOf(auth), filters, {
     limit: page.pageSize,
     offset: page.offset,
   });
+  if (respondents.length > 0)
+    await recordAudit(deps.db, auditSourceOf(input), {
+      action: 'respondents.read',
+      target: { type: 'respondents', id: null },
+    });
   return { status: 200, data: respondents, pagination: paginationOf(page, total) };
 };
 
-export const getRespondent: Handler<'getRespondent'> = async ({ params, auth, deps }) => ({
-  status: 200,
-  data: await service.getRespondent(deps.db, tenantOf(auth), params.externalId),
-});
+export const getRespondent: Handler<'getRespondent'> = async (input) => {
+  const { params, auth, deps } = input;
+  const respondent = await service.getRespondent(deps.db, tenantOf(auth), params.externalId);
+  await recordAudit(deps.db, auditSourceOf(input), {
+    action: 'respondents.read',
+    target: { type: 'respondent', id: respondent.externalId },
+  });
+  return { status: 200, data: respondent };
+};
 
 export const upsertRespondent: Handler<'upsertRespondent'> = async ({ params, body, auth, deps }) => {
   const { respondent, created } = await service.upsertRespondent(deps.db, tenantOf(auth), params.externalId, body);

@@ -1,6 +1,7 @@
 /** SCIM operations: one handler per operationId. Successes and refusals alike are SCIM bodies (bare replies). */
 import { tenantOf, type BareReply, type Handler, type HandlerInput, type OperationId } from '../../http/handler.js';
 import { thisServer } from '../../http/this-server.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import { runBulk } from './bulk.js';
 import { discoveryResource, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { errorReply, scimMediaType } from './errors.js';
@@ -48,8 +49,17 @@ export const getScimResourceType: Handler<'getScimResourceType'> = (input) =>
 export const getScimSchema: Handler<'getScimSchema'> = (input) =>
   scim(async () => ok(200, discoveryResource(schemas(callerOf(input).base), input.params.id, 'schema')));
 
+// An identity provider's lookups read people's names and addresses: audited like the API's reads of respondents.
 export const listScimUsers: Handler<'listScimUsers'> = (input) =>
-  scim(async () => ok(200, await listUsers(callerOf(input), input.query)));
+  scim(async () => {
+    const list = await listUsers(callerOf(input), input.query);
+    if (list.Resources.length > 0)
+      await recordAudit(input.deps.db, auditSourceOf(input), {
+        action: 'scim_users.read',
+        target: { type: 'scim_users', id: null },
+      });
+    return ok(200, list);
+  });
 
 export const createScimUser: Handler<'createScimUser'> = (input) =>
   scim(async () => {
@@ -60,6 +70,10 @@ export const createScimUser: Handler<'createScimUser'> = (input) =>
 export const getScimUser: Handler<'getScimUser'> = (input) =>
   scim(async () => {
     const done = await service.getUser(callerOf(input), input.params.id);
+    await recordAudit(input.deps.db, auditSourceOf(input), {
+      action: 'scim_users.read',
+      target: { type: 'scim_user', id: input.params.id },
+    });
     return ok(200, project(done.user, input.query.attributes, input.query.excludedAttributes), { ETag: done.etag });
   });
 

@@ -2,6 +2,7 @@
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import type { SemanticCheck } from '../../http/semantic.js';
+import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
 const { surveyIdOrThrow } = service;
@@ -36,10 +37,15 @@ export const listSurveyVersions: Handler<'listSurveyVersions'> = async ({ params
   return { status: 200, data: versions, pagination: paginationOf(page, total) };
 };
 
-export const updateSurvey: Handler<'updateSurvey'> = async ({ params, body, auth, deps }) => ({
-  status: 200,
-  data: await service.updateSurvey(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
-});
+export const updateSurvey: Handler<'updateSurvey'> = async (input) => {
+  const { params, body, auth, deps } = input;
+  const id = surveyIdOrThrow(params.id);
+  const source = auditSourceOf(input);
+  const survey = await service.updateSurvey(deps.db, tenantOf(auth), id, body, (tx) =>
+    recordAudit(tx, source, { action: 'survey.privacy_changed', target: { type: 'survey', id } }),
+  );
+  return { status: 200, data: survey };
+};
 
 export const deleteSurvey: Handler<'deleteSurvey'> = async ({ params, auth, deps }) => ({
   status: 200,
@@ -82,7 +88,12 @@ export const deleteSurveyTranslation: Handler<'deleteSurveyTranslation'> = async
   data: { id: await service.deleteTranslation(deps.db, tenantOf(auth), params.id, params.language), deleted: true },
 });
 
-export const listResponses: Handler<'listResponses'> = async ({ params, query, auth, deps }) => {
+// A read that showed who answered (identified surveys) is audited; anonymous and confidential ones show nobody.
+const showedSomeone = (responses: readonly { respondentExternalId: string | null }[]) =>
+  responses.some((r) => r.respondentExternalId !== null);
+
+export const listResponses: Handler<'listResponses'> = async (input) => {
+  const { params, query, auth, deps } = input;
   const page = pageRequest(query);
   const { responses, total } = await service.listResponses(deps.db, tenantOf(auth), params.id, {
     submittedAfter: query.submittedAfter,
@@ -91,6 +102,11 @@ export const listResponses: Handler<'listResponses'> = async ({ params, query, a
     limit: page.pageSize,
     offset: page.offset,
   });
+  if (showedSomeone(responses))
+    await recordAudit(deps.db, auditSourceOf(input), {
+      action: 'responses.read',
+      target: { type: 'survey', id: params.id },
+    });
   return { status: 200, data: responses, pagination: paginationOf(page, total) };
 };
 
@@ -99,10 +115,16 @@ export const submitResponse: Handler<'submitResponse'> = async ({ params, body, 
   data: await service.submitResponse(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
 });
 
-export const getResponse: Handler<'getResponse'> = async ({ params, auth, deps }) => ({
-  status: 200,
-  data: await service.getResponse(deps.db, tenantOf(auth), params.id, params.responseId),
-});
+export const getResponse: Handler<'getResponse'> = async (input) => {
+  const { params, auth, deps } = input;
+  const response = await service.getResponse(deps.db, tenantOf(auth), params.id, params.responseId);
+  if (showedSomeone([response]))
+    await recordAudit(deps.db, auditSourceOf(input), {
+      action: 'responses.read',
+      target: { type: 'response', id: response.id },
+    });
+  return { status: 200, data: response };
+};
 
 export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, deps }) => {
   await service.deleteResponse(deps.db, tenantOf(auth), params.id, params.responseId);

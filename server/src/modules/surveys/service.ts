@@ -158,7 +158,14 @@ export async function createSurvey(db: Db, tenant: Tenant, body: SurveyCreate): 
   return toSurvey(row);
 }
 
-export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: SurveyUpdate): Promise<Survey> {
+/** `onPrivacyChanged`: run in the update's transaction when the survey's `privacy` changes (its audit entry). */
+export async function updateSurvey(
+  db: Db,
+  tenant: Tenant,
+  id: string,
+  body: SurveyUpdate,
+  onPrivacyChanged?: (trx: Db) => Promise<void>,
+): Promise<Survey> {
   // Checked before the transaction, so that a malformed list is a 400 without a lock; normalised again inside.
   if (body.questions !== undefined) normalisedOrThrow(body.questions);
   if (body.languages !== undefined) languagesOrThrow(body.languages);
@@ -230,6 +237,8 @@ export async function updateSurvey(db: Db, tenant: Tenant, id: string, body: Sur
     // strings are now the survey's own).
     if (body.languages !== undefined) await translations.keepTranslations(trx, tenant, id, body.languages.slice(1));
     if (version !== undefined) await surveys.recordVersion(trx, tenant, id, version);
+    if (updated && settings !== undefined && settings.privacy !== current.settings.privacy)
+      await onPrivacyChanged?.(trx);
     return updated;
   });
   if (!row) throw notFound('survey', id);
