@@ -23,8 +23,9 @@ export interface DatabaseHandle {
 
 export interface PoolOptions {
   /**
-   * Off for bookkeeping writes (rate-limit counters, a key's last use) that are fine to lose in the last few
-   * milliseconds before a crash: the request then does not wait for a WAL flush. Never for business data.
+   * Off for bookkeeping writes (rate-limit counters, a key's last use, the audit entries of reads) that are fine to
+   * lose in the last few milliseconds before a crash of PostgreSQL: the request then does not wait for a WAL flush.
+   * Never for business data.
    */
   synchronousCommit?: boolean;
   /** Told of every connection opened and every connection-class failure (availability.ts). */

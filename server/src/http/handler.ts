@@ -74,7 +74,7 @@ export interface Dependencies {
   boss: PgBoss;
   log: Logger;
   rateLimits: RateLimits;
-  /** The bookkeeping pool (no synchronous commit): key use, counters. Not for business data. */
+  /** The bookkeeping pool (no synchronous commit): key use, counters, reads' audit entries. Not for business data. */
   counters: Db;
   /** Request work still running (shutdown waits for it). */
   inFlight: InFlightWork;

@@ -1,7 +1,7 @@
 /** Export operations: one handler per operationId. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
-import { auditSourceOf, recordAudit } from '../audit/index.js';
+import { auditRead } from '../audit/index.js';
 import * as service from './service.js';
 
 export const exportResponses: Handler<'exportResponses'> = async ({ params, body, auth, deps }) => ({
@@ -20,7 +20,7 @@ export const downloadExport: Handler<'downloadExport'> = async (input) => {
     range: headers.range,
     ifRange: headers['if-range'],
   });
-  await recordAudit(deps.db, auditSourceOf(input), {
+  await auditRead(input, {
     action: 'export.downloaded',
     target: { type: 'export', id: params.exportId },
   });

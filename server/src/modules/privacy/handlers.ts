@@ -1,7 +1,7 @@
 /** Privacy request operations: one handler per operationId. */
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
-import { auditSourceOf, recordAudit } from '../audit/index.js';
+import { auditRead, auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
 export const createPrivacyRequest: Handler<'createPrivacyRequest'> = async (input) => {
@@ -35,7 +35,7 @@ export const downloadPrivacyRequest: Handler<'downloadPrivacyRequest'> = async (
     range: headers.range,
     ifRange: headers['if-range'],
   });
-  await recordAudit(deps.db, auditSourceOf(input), {
+  await auditRead(input, {
     action: 'privacy_request.downloaded',
     target: { type: 'privacy_request', id: params.id },
   });

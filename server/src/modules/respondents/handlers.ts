@@ -2,7 +2,7 @@
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import { iso } from '../../lib/time.js';
-import { auditSourceOf, recordAudit } from '../audit/index.js';
+import { auditRead } from '../audit/index.js';
 import * as service from './service.js';
 import { startSync } from './sync-service.js';
 
@@ -15,7 +15,7 @@ export const listRespondents: Handler<'listRespondents'> = async (input) => {
     offset: page.offset,
   });
   if (respondents.length > 0)
-    await recordAudit(deps.db, auditSourceOf(input), {
+    await auditRead(input, {
       action: 'respondents.read',
       target: { type: 'respondents', id: null },
     });
@@ -25,7 +25,7 @@ export const listRespondents: Handler<'listRespondents'> = async (input) => {
 export const getRespondent: Handler<'getRespondent'> = async (input) => {
   const { params, auth, deps } = input;
   const respondent = await service.getRespondent(deps.db, tenantOf(auth), params.externalId);
-  await recordAudit(deps.db, auditSourceOf(input), {
+  await auditRead(input, {
     action: 'respondents.read',
     target: { type: 'respondent', id: respondent.externalId },
   });

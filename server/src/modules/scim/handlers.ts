@@ -1,7 +1,7 @@
 /** SCIM operations: one handler per operationId. Successes and refusals alike are SCIM bodies (bare replies). */
 import { tenantOf, type BareReply, type Handler, type HandlerInput, type OperationId } from '../../http/handler.js';
 import { thisServer } from '../../http/this-server.js';
-import { auditSourceOf, recordAudit } from '../audit/index.js';
+import { auditRead } from '../audit/index.js';
 import { runBulk } from './bulk.js';
 import { discoveryResource, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';
 import { errorReply, scimMediaType } from './errors.js';
@@ -54,7 +54,7 @@ export const listScimUsers: Handler<'listScimUsers'> = (input) =>
   scim(async () => {
     const list = await listUsers(callerOf(input), input.query);
     if (list.Resources.length > 0)
-      await recordAudit(input.deps.db, auditSourceOf(input), {
+      await auditRead(input, {
         action: 'scim_users.read',
         target: { type: 'scim_users', id: null },
       });
@@ -70,7 +70,7 @@ export const createScimUser: Handler<'createScimUser'> = (input) =>
 export const getScimUser: Handler<'getScimUser'> = (input) =>
   scim(async () => {
     const done = await service.getUser(callerOf(input), input.params.id);
-    await recordAudit(input.deps.db, auditSourceOf(input), {
+    await auditRead(input, {
       action: 'scim_users.read',
       target: { type: 'scim_user', id: input.params.id },
     });

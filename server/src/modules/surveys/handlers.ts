@@ -2,7 +2,7 @@
 import { tenantOf, type Handler } from '../../http/handler.js';
 import { pageRequest, paginationOf } from '../../http/pagination.js';
 import type { SemanticCheck } from '../../http/semantic.js';
-import { auditSourceOf, recordAudit } from '../audit/index.js';
+import { auditRead, auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 
 const { surveyIdOrThrow } = service;
@@ -103,7 +103,7 @@ export const listResponses: Handler<'listResponses'> = async (input) => {
     offset: page.offset,
   });
   if (showedSomeone(responses))
-    await recordAudit(deps.db, auditSourceOf(input), {
+    await auditRead(input, {
       action: 'responses.read',
       target: { type: 'survey', id: params.id },
     });
@@ -119,7 +119,7 @@ export const getResponse: Handler<'getResponse'> = async (input) => {
   const { params, auth, deps } = input;
   const response = await service.getResponse(deps.db, tenantOf(auth), params.id, params.responseId);
   if (showedSomeone([response]))
-    await recordAudit(deps.db, auditSourceOf(input), {
+    await auditRead(input, {
       action: 'responses.read',
       target: { type: 'response', id: response.id },
     });
