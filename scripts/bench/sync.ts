@@ -191,7 +191,9 @@ export async function run(): Promise<void> {
         'records with the job, per-record validation by the worker and the batched writes with every index of the table. The COPY ' +
         'baseline streams the same rows, already normalized, into a table `LIKE respondents INCLUDING ALL` (same primary key and indexes). ' +
         (triggers.rows.length === 0
-          ? '`respondents` carries no triggers (nothing is derived from a respondent when it is written), so the same table is also the baseline "with the same keys, indexes and triggers".'
+          ? '`respondents` carries no triggers, so the same table is also the baseline "with the same keys, indexes and triggers". ' +
+            "The sync also writes what COPY does not: each new respondent's SCIM user (`scim_users`, one row with three unique " +
+            "indexes, written by the respondents' writer in each batch's commit turn, one batch at a time)."
           : `\`respondents\` carries triggers (${triggers.rows.map((t) => t.name).join(', ')}) that this baseline does not have.`),
       '',
       '| run | seconds (total) | of which until 202 | worker (startedAt → completedAt) | records/s | ratio to COPY |',
