@@ -116,6 +116,40 @@ describe('reads of identified data', () => {
     expect(await entries(t.client(testKey))).toEqual([]);
   });
 
+  it('records reads of a distribution’s recipients and of a preview’s sample of people', async () => {
+    const { liveKey } = await t.createTenant();
+    const client = t.client(liveKey);
+    const surveyId = await launched(client, 'anonymous');
+    // Nobody yet: the preview's sample and the recipients list show nobody.
+    const nobody = { targeting: { filters: [] } };
+    expect(summary(await added(client, () => client.distributions.preview(surveyId, nobody)))).toEqual([]);
+    await client.respondents.upsert('E-1', { email: 'ada@example.com' });
+    expect(summary(await added(client, () => client.distributions.preview(surveyId, nobody)))).toEqual([
+      'respondents.read respondents:-',
+    ]);
+    const distribution = await client.distributions.create(surveyId, {
+      targeting: { filters: [] },
+      distribution: { method: 'link' },
+    });
+    await client.distributions.wait(surveyId, distribution.id, { initialDelayMs: 50, timeoutMs: 30_000 });
+    expect(await entries(client)).toHaveLength(1);
+    expect(summary(await added(client, () => client.distributions.recipients.list(surveyId, distribution.id)))).toEqual(
+      [`recipients.read distribution:${distribution.id}`],
+    );
+    const csv = await added(client, async () =>
+      (await client.distributions.recipients.download(surveyId, distribution.id)).text(),
+    );
+    expect(summary(csv)).toEqual([`recipients.read distribution:${distribution.id}`]);
+    // A filter that leaves nobody shows nobody.
+    expect(
+      summary(
+        await added(client, () =>
+          client.distributions.recipients.list(surveyId, distribution.id, { status: 'bounced' }),
+        ),
+      ),
+    ).toEqual([]);
+  });
+
   it('records export and access file downloads and SCIM lookups', async () => {
     const { liveKey, organizationId } = await t.createTenant();
     const client = t.client(liveKey);

@@ -6461,7 +6461,8 @@ export interface components {
         };
         /**
          * @description What an audit entry records. Reads of identified data: `responses.read` (a list or a response that showed a
-         *     respondent id: identified surveys), `respondents.read` (a list with people in it, or one person),
+         *     respondent id: identified surveys), `respondents.read` (a list with people in it, one person, or a distribution
+         *     preview's sample of people), `recipients.read` (a distribution's recipients list with people in it, or its CSV),
          *     `scim_users.read` (SCIM `GET /Users` with users in it, or one user), `export.downloaded` (any part of an export
          *     file), `privacy_request.downloaded` (an access request's file). Changes: `api_key.created`, `api_key.revoked`,
          *     `settings.updated` (analytics settings), `survey.privacy_changed` (a survey's `privacy` set to another value),
@@ -6469,7 +6470,7 @@ export interface components {
          * @example responses.read
          * @enum {string}
          */
-        AuditAction: "responses.read" | "respondents.read" | "scim_users.read" | "export.downloaded" | "privacy_request.downloaded" | "api_key.created" | "api_key.revoked" | "settings.updated" | "survey.privacy_changed" | "privacy_request.created";
+        AuditAction: "responses.read" | "respondents.read" | "recipients.read" | "scim_users.read" | "export.downloaded" | "privacy_request.downloaded" | "api_key.created" | "api_key.revoked" | "settings.updated" | "survey.privacy_changed" | "privacy_request.created";
         /**
          * @description One entry of the audit log: who (`actor`) did what (`action`) to what (`target`), when, through which request and
          *     from which address. Entries are never changed or deleted (the database refuses it), and are kept 1 year.
@@ -6511,7 +6512,7 @@ export interface components {
             /** @description What the action was about. `id` is `null` for a list (`respondents` of the tenant, `scim_users`). */
             target: {
                 /** @enum {string} */
-                type: "survey" | "response" | "respondent" | "respondents" | "scim_user" | "scim_users" | "export" | "api_key" | "settings" | "privacy_request";
+                type: "survey" | "response" | "respondent" | "respondents" | "distribution" | "scim_user" | "scim_users" | "export" | "api_key" | "settings" | "privacy_request";
                 id: string | null;
             };
             /** @description The request's `X-Request-Id` (`null` for the service's own jobs). */

@@ -92,6 +92,7 @@ function badCursor(message: string): never {
 const auditActions: readonly AuditAction[] = [
   'responses.read',
   'respondents.read',
+  'recipients.read',
   'scim_users.read',
   'export.downloaded',
   'privacy_request.downloaded',
