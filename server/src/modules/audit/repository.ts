@@ -1,7 +1,8 @@
 /** All SQL on `audit_log`. Every query is scoped by organization and environment, but the expiry's. */
 import { sql, type Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import { acrossTenants, tenantIs, type Tenant } from '../../db/tenant.js';
+import { deleteExpiredInSlices } from '../../db/expiry.js';
+import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { AuditAction, AuditLogTable } from './tables.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
@@ -44,20 +45,14 @@ export async function listEntries(
 }
 
 /**
- * The daily expiry: entries older than a year, in batches. The same condition as the table's trigger, which lets
+ * The daily expiry: entries older than a year, in slices. The same condition as the table's trigger, which lets
  * only these go.
  */
-export async function deleteExpiredEntries(db: Db): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const result = await sql`
-      delete from audit_log where (organization_id, environment, id) in (
-        select organization_id, environment, id from audit_log
-        where occurred_at < now() - interval '1 year' limit 5000)`.execute(
-      acrossTenants(db, "the audit.cleanup job expires every tenant's year-old entries"),
-    );
-    const n = Number(result.numAffectedRows ?? 0);
-    deleted += n;
-    if (n < 5000) return deleted;
-  }
+export function deleteExpiredEntries(db: Db): Promise<number> {
+  return deleteExpiredInSlices(
+    db,
+    'audit_log',
+    sql`occurred_at < now() - interval '1 year'`,
+    "the audit.cleanup job expires every tenant's year-old entries",
+  );
 }

@@ -25,14 +25,14 @@ export interface AuditRecord {
 }
 
 export async function recordAudit(db: DbOrTx, source: AuditSource, record: AuditRecord): Promise<void> {
-  const byKey = source.actor !== 'system';
+  const key = source.actor === 'system' ? null : source.actor;
   await insertEntry(db, {
     organization_id: source.tenant.organizationId,
     environment: source.tenant.environment,
     id: newId('aud'),
-    actor_type: byKey ? 'key' : 'system',
-    actor_key_id: source.actor === 'system' ? null : source.actor.keyId,
-    actor_name: source.actor === 'system' ? null : source.actor.name,
+    actor_type: key ? 'key' : 'system',
+    actor_key_id: key?.keyId ?? null,
+    actor_name: key?.name ?? null,
     action: record.action,
     target_type: record.target.type,
     target_id: record.target.id,

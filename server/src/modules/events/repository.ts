@@ -1,7 +1,8 @@
 /** All SQL of reading and expiring events. */
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
-import { acrossTenants, tenantIs, type Tenant } from '../../db/tenant.js';
+import { deleteExpiredInSlices } from '../../db/expiry.js';
+import { tenantIs, type Tenant } from '../../db/tenant.js';
 import type { EventType } from './tables.js';
 
 export interface EventFilter {
@@ -31,17 +32,11 @@ export async function listEvents(db: DbOrTx, tenant: Tenant, filter: EventFilter
 }
 
 /** Deletes events older than `days` (their deliveries go with them), in slices so no transaction grows large. */
-export async function deleteExpiredEvents(db: Db, days: number): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const result = await sql`
-      delete from events where (organization_id, environment, id) in (
-        select organization_id, environment, id from events
-        where created_at < now() - make_interval(days => ${days}) limit 5000)`.execute(
-      acrossTenants(db, "the events.cleanup job expires every tenant's old events"),
-    );
-    const n = Number(result.numAffectedRows ?? 0);
-    deleted += n;
-    if (n < 5000) return deleted;
-  }
+export function deleteExpiredEvents(db: Db, days: number): Promise<number> {
+  return deleteExpiredInSlices(
+    db,
+    'events',
+    sql`created_at < now() - make_interval(days => ${days})`,
+    "the events.cleanup job expires every tenant's old events",
+  );
 }
