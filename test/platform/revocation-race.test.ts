@@ -2,8 +2,8 @@
  * A revoked key stops working on every API process: revocation through one process (role `all`) raced against a
  * stream of requests with the same key on a second, separate process (`--role api`), many times, each time with a
  * key that the second process has not cached yet, so that its first lookups are in flight while the revocation
- * commits. The promise (docs/DECISIONS.md, "Threat model"): effective everywhere within the notification's
- * delivery, and never later than the key cache's bound of 1 s after the DELETE returned.
+ * commits. The promise (docs/decisions/0008-key-cache-and-revocation.md): effective everywhere within the
+ * notification's delivery, and never later than the key cache's bound of 1 s after the DELETE returned.
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,7 +2,7 @@
  * The schema's rule: every index of a tenant table (one with `organization_id` and `environment`) leads with those
  * two columns, so a tenant's lookups stay within its rows and, on Citus, within its shard. The indexes that do not
  * are listed here with the reason each exists; a new one fails this test until it is justified in the list (and in
- * docs/DECISIONS.md, "Citus: how the service scales out").
+ * docs/decisions/0058-citus-table-placement.md).
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
