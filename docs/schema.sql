@@ -1060,6 +1060,51 @@ CREATE INDEX response_deletions_by_xact ON public.response_deletions USING btree
 CREATE TRIGGER response_deletions_stamp_xact BEFORE INSERT ON public.response_deletions FOR EACH ROW EXECUTE FUNCTION public.stamp_writing_transaction();
 
 --
+-- Name: retention_runs; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.retention_runs (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    id text NOT NULL,
+    day date NOT NULL,
+    status text NOT NULL,
+    attempts integer DEFAULT 0 NOT NULL,
+    started_at timestamp with time zone DEFAULT now() NOT NULL,
+    completed_at timestamp with time zone,
+    removed jsonb NOT NULL,
+    CONSTRAINT retention_runs_pk PRIMARY KEY (organization_id, environment, id),
+    CONSTRAINT retention_runs_one_a_day UNIQUE (organization_id, environment, day),
+    CONSTRAINT retention_runs_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT retention_runs_status_check CHECK ((status = ANY (ARRAY['running'::text, 'completed'::text]))),
+    CONSTRAINT retention_runs_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
+);
+
+CREATE INDEX retention_runs_by_tenant ON public.retention_runs USING btree (organization_id, environment, started_at DESC, id DESC);
+
+--
+-- Name: retention_settings; Type: TABLE; Schema: public
+--
+
+CREATE TABLE public.retention_settings (
+    organization_id text NOT NULL,
+    environment text NOT NULL,
+    responses jsonb,
+    export_files_days integer DEFAULT 7 NOT NULL,
+    events_days integer DEFAULT 30 NOT NULL,
+    webhook_deliveries_days integer DEFAULT 30 NOT NULL,
+    survey_exceptions jsonb DEFAULT '[]'::jsonb NOT NULL,
+    legal_holds jsonb DEFAULT '[]'::jsonb NOT NULL,
+    updated_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT retention_settings_pk PRIMARY KEY (organization_id, environment),
+    CONSTRAINT retention_settings_environment_check CHECK ((environment = ANY (ARRAY['LIVE'::text, 'TEST'::text]))),
+    CONSTRAINT retention_settings_events_days_check CHECK (((events_days >= 1) AND (events_days <= 30))),
+    CONSTRAINT retention_settings_export_files_days_check CHECK (((export_files_days >= 1) AND (export_files_days <= 7))),
+    CONSTRAINT retention_settings_webhook_deliveries_days_check CHECK (((webhook_deliveries_days >= 1) AND (webhook_deliveries_days <= 30))),
+    CONSTRAINT retention_settings_organization FOREIGN KEY (organization_id) REFERENCES public.organizations(id) ON DELETE CASCADE
+);
+
+--
 -- Name: scim_users; Type: TABLE; Schema: public
 --
 

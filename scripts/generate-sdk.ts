@@ -87,6 +87,9 @@ export const methodNames: Record<string, string> = {
   getPrivacyRequest: 'privacy.requests.get',
   listPrivacyRequests: 'privacy.requests.list',
   listAuditLog: 'auditLog.list',
+  getRetentionSettings: 'privacy.retention.get',
+  updateRetentionSettings: 'privacy.retention.update',
+  previewRetention: 'privacy.retention.preview',
   downloadPrivacyRequest: 'privacy.requests.download',
 };
 

@@ -516,6 +516,17 @@ describe.skipIf(!citusMode)('one tenant on Citus', () => {
       params: { query: { cursor: auditPage.pagination.nextCursor ?? undefined } },
     });
 
+    // The retention policy: read, replaced (an exception for the measured survey) and previewed.
+    await live.GET('/api/v1/settings/retention');
+    await live.PUT('/api/v1/settings/retention', {
+      body: {
+        responses: { afterDays: 365, basis: 'submission', action: 'anonymize' },
+        surveyExceptions: [{ surveyId, responses: { afterDays: 30, basis: 'survey_close', action: 'delete' } }],
+        legalHolds: [{ surveyId: null, reason: 'measured' }],
+      },
+    });
+    await live.GET('/api/v1/settings/retention/preview');
+
     const windowEnd = markLogs();
     const after = await counters(admin);
     const sessions = await watch.stop();

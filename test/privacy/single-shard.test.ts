@@ -1,16 +1,20 @@
 /**
- * On Citus, a privacy request stays on its tenant's shard: its four operations through HTTP, and its job — an
- * access request and an erasure of a person with data everywhere (see fixtures.ts), run here by the runner itself —
- * execute no multi-shard query on any node (`citus_stat_counters`, summed over every node, as in
- * test/citus/single-shard.test.ts). The world is built with a worker running; the worker is stopped before the
- * counters are reset, so only the API and the runner called here run in the measured window. Skipped unless
- * `CITUS=1`.
+ * On Citus, a privacy request stays on its tenant's shard: its four operations through HTTP and its job (an access
+ * request and an erasure of a person with data everywhere, see fixtures.ts, run here by the runner itself), and a
+ * retention run over the same tenant (its policy, preview and batches) execute no multi-shard query on any node
+ * (`citus_stat_counters`, summed over every node, as in test/citus/single-shard.test.ts). The world is built with a
+ * worker running; the worker is stopped before the counters are reset, so only the API and the runner called here
+ * run in the measured window. Skipped unless `CITUS=1`.
  */
 import pg from 'pg';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/src/config.js';
 import { createLogger } from '../../server/src/logger.js';
 import { runPrivacyRequest } from '../../server/src/modules/privacy/runner.js';
+import { insertRun } from '../../server/src/modules/retention/repository.js';
+import { runRetention } from '../../server/src/modules/retention/runner.js';
+import { newId } from '../../server/src/lib/ids.js';
 import { startProcess, type RunningProcess } from '../../server/src/start.js';
 import { citusMode } from '../citus/cluster.js';
 import { startTestService, type TestService } from '../helpers/service.js';
@@ -97,6 +101,21 @@ describe.skipIf(!citusMode)('privacy requests on Citus', () => {
       expect(erased.status).toBe('completed');
       expect(erased.inventory).toMatchObject({ respondents: 1, exportFiles: 1, accessFiles: 1 });
     }
+
+    // A retention run over the tenant: its policy, its preview and every batch of its job. Today's run is started
+    // here for the one tenant (the daily job's list of tenants is its one query across them).
+    const tenant = { organizationId: w.organizationId, environment: 'LIVE' as const };
+    await sql`update responses set submitted_at = submitted_at - interval '400 days'
+      where organization_id = ${w.organizationId} and environment = 'LIVE'`.execute(t.db);
+    await w.live.privacy.retention.update({
+      responses: { afterDays: 365, basis: 'submission', action: 'delete' },
+      exportFiles: { afterDays: 1 },
+    });
+    const { wouldRemove } = await w.live.privacy.retention.preview();
+    expect(wouldRemove.deletedResponses).toBeGreaterThan(0);
+    const retention = await insertRun(t.db, tenant, newId('ret'), new Date().toISOString().slice(0, 10));
+    expect(await runRetention(t.service.deps, { runId: retention!.id, ...tenant })).toBe('finished');
+    expect((await w.live.privacy.retention.get()).lastRun).toMatchObject({ status: 'completed', removed: wouldRemove });
 
     const after = await counters(admin);
     expect(after.singleShard).toBeGreaterThan(before.singleShard);

@@ -1650,6 +1650,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/settings/retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the retention policy
+         * @description The retention policy of the organization in the calling key's environment, with the latest run of the daily
+         *     job that applies it (`lastRun`). See *Privacy and compliance* in the introduction.
+         *
+         *     Errors: 400 `validation_failed` (an unknown query parameter).
+         */
+        get: operations["getRetentionSettings"];
+        /**
+         * Set the retention policy
+         * @description Replaces the retention policy of the organization in the calling key's environment (LIVE and TEST are set
+         *     apart); fields left out take their defaults. The daily job applies it from its next run (about 02:40 UTC); read
+         *     `GET /api/v1/settings/retention/preview` first to see what that run would remove. Responses are removed only
+         *     under a `responses` rule (at least 30 days), never by the other durations. A change is written to the audit
+         *     log (`settings.updated`, target `retention`).
+         *
+         *     Errors: 400 `validation_failed` (a value out of range, a survey named twice in `surveyExceptions`, a survey
+         *     that does not exist in an exception or a hold).
+         */
+        put: operations["updateRetentionSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/settings/retention/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Preview the next retention run
+         * @description What the daily retention run would remove if it started now, counted by the same queries the run uses: the run
+         *     then reports the same counts (in `lastRun.removed` and its audit entry) unless something changed in between.
+         *     Changes nothing.
+         *
+         *     Errors: 400 `validation_failed` (an unknown query parameter).
+         */
+        get: operations["previewRetention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/me": {
         parameters: {
             query?: never;
@@ -6465,12 +6523,13 @@ export interface components {
          *     preview's sample of people), `recipients.read` (a distribution's recipients list with people in it, or its CSV),
          *     `scim_users.read` (SCIM `GET /Users` with users in it, or one user), `export.downloaded` (any part of an export
          *     file), `privacy_request.downloaded` (an access request's file). Changes: `api_key.created`, `api_key.revoked`,
-         *     `settings.updated` (analytics settings), `survey.privacy_changed` (a survey's `privacy` set to another value),
-         *     `privacy_request.created`.
+         *     `settings.updated` (analytics settings, target `analytics`, or the retention policy, target `retention`),
+         *     `survey.privacy_changed` (a survey's `privacy` set to another value), `privacy_request.created`. The service's
+         *     own work: `retention.run` (a retention run completed, actor `system`, target the run).
          * @example responses.read
          * @enum {string}
          */
-        AuditAction: "responses.read" | "respondents.read" | "recipients.read" | "scim_users.read" | "export.downloaded" | "privacy_request.downloaded" | "api_key.created" | "api_key.revoked" | "settings.updated" | "survey.privacy_changed" | "privacy_request.created";
+        AuditAction: "responses.read" | "respondents.read" | "recipients.read" | "scim_users.read" | "export.downloaded" | "privacy_request.downloaded" | "api_key.created" | "api_key.revoked" | "settings.updated" | "survey.privacy_changed" | "privacy_request.created" | "retention.run";
         /**
          * @description One entry of the audit log: who (`actor`) did what (`action`) to what (`target`), when, through which request and
          *     from which address. Entries are never changed or deleted (the database refuses it), and are kept 1 year.
@@ -6512,7 +6571,7 @@ export interface components {
             /** @description What the action was about. `id` is `null` for a list (`respondents` of the tenant, `scim_users`). */
             target: {
                 /** @enum {string} */
-                type: "survey" | "response" | "respondent" | "respondents" | "distribution" | "scim_user" | "scim_users" | "export" | "api_key" | "settings" | "privacy_request";
+                type: "survey" | "response" | "respondent" | "respondents" | "distribution" | "scim_user" | "scim_users" | "export" | "api_key" | "settings" | "privacy_request" | "retention_run";
                 id: string | null;
             };
             /** @description The request's `X-Request-Id` (`null` for the service's own jobs). */
@@ -6533,6 +6592,272 @@ export interface components {
             nextCursor: string | null;
             /** @description The cursor of the page before this one; `null` on a page asked for without a cursor, or empty. */
             previousCursor: string | null;
+        };
+        /**
+         * @description When responses reach the end of their retention and what happens to them. `afterDays` counts from `basis`:
+         *     `submission`, each response's `submittedAt`; `survey_close`, the survey's `closedAt` (the responses of a survey
+         *     that is not closed are kept). `action`: `delete` removes the responses as `deleteResponse` does (counts, analytics,
+         *     exports' deletions lists); `anonymize` keeps their answers, counted in every figure, without their respondent
+         *     (`respondentExternalId` becomes `null` everywhere, the analytics copy forgets the person's id, e-mail, names and
+         *     custom attributes, and the distribution recipient no longer points at the response), as an erasure of identity
+         *     does. At least 30 days: events naming a response are kept 30 days, so by the time its retention ends they are gone.
+         * @example {
+         *       "afterDays": 730,
+         *       "basis": "submission",
+         *       "action": "anonymize"
+         *     }
+         */
+        RetentionRule: {
+            /** @description Days from `basis` after which the responses are removed or anonymized (30 to 3650). */
+            afterDays: number;
+            /**
+             * @description What `afterDays` counts from.
+             * @enum {string}
+             */
+            basis: "submission" | "survey_close";
+            /**
+             * @description Delete the responses, or keep their answers without their respondent.
+             * @enum {string}
+             */
+            action: "delete" | "anonymize";
+        };
+        /**
+         * @description How many days an export file is kept after it is written (1 to 7; the service keeps none longer).
+         * @example {
+         *       "afterDays": 3
+         *     }
+         */
+        RetentionExportFiles: {
+            /** @description Days after an export's completion after which its file is deleted (downloads then answer 410). */
+            afterDays: number;
+        };
+        /**
+         * @description How many days a kind of record is kept, at most the service's own limit for it.
+         * @example {
+         *       "afterDays": 7
+         *     }
+         */
+        RetentionDuration: {
+            /** @description Days after creation after which the record is deleted (1 to the kind's limit). */
+            afterDays: number;
+        };
+        /**
+         * @description A survey whose responses follow another rule than the organization's: `responses` is that rule, or `null` to keep
+         *     the survey's responses until they are deleted.
+         * @example {
+         *       "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "responses": null
+         *     }
+         */
+        RetentionSurveyException: {
+            /** @description The survey. */
+            surveyId: string;
+            /** @description The survey's rule, or `null` to keep its responses. */
+            responses: components["schemas"]["RetentionRule"] | null;
+        };
+        /**
+         * @description A legal hold: while it is in place, retention removes nothing it covers. A hold with a `surveyId` covers that
+         *     survey's responses and export files; a hold with `surveyId: null` covers everything in the environment (responses,
+         *     export files, events, webhook deliveries): retention runs then remove nothing. Holds stop retention only; they do
+         *     not refuse a privacy request (decide that before creating one).
+         * @example {
+         *       "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "reason": "Case 2026-114, grievance investigation",
+         *       "placedAt": "2026-11-22T09:30:00.000Z"
+         *     }
+         */
+        LegalHold: {
+            /** @description The survey held, or `null` for the whole environment. */
+            surveyId: string | null;
+            /** @description Why the data is held (a matter or case reference), for whoever reads the settings later. */
+            reason: string;
+            /**
+             * Format: date-time
+             * @description When the hold was first placed; kept while a later `PUT` repeats the same survey and reason.
+             */
+            readonly placedAt?: string;
+        };
+        /**
+         * @description What a retention run removes (or, in a preview, would remove now): responses deleted and anonymized in all and by
+         *     survey, export files deleted, events deleted (with their deliveries), and webhook deliveries deleted on their own
+         *     duration. `heldResponses` counts responses that are due but kept by a legal hold.
+         * @example {
+         *       "deletedResponses": 120,
+         *       "anonymizedResponses": 0,
+         *       "heldResponses": 0,
+         *       "surveys": [
+         *         {
+         *           "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *           "deletedResponses": 120,
+         *           "anonymizedResponses": 0,
+         *           "heldResponses": 0
+         *         }
+         *       ],
+         *       "exportFiles": 2,
+         *       "events": 0,
+         *       "webhookDeliveries": 14
+         *     }
+         */
+        RetentionCounts: {
+            deletedResponses: number;
+            anonymizedResponses: number;
+            heldResponses: number;
+            /** @description The surveys with responses due, by survey id. */
+            surveys: {
+                surveyId: string;
+                deletedResponses: number;
+                anonymizedResponses: number;
+                heldResponses: number;
+            }[];
+            /** @description Export files deleted, because of their age or because they held responses the run removed. */
+            exportFiles: number;
+            events: number;
+            webhookDeliveries: number;
+        };
+        /**
+         * @description A retention run: the daily job's pass over the environment. `running` while it works (in batches, each committed
+         *     with its counts, so a crash resumes where it stopped), then `completed` with what it removed.
+         * @example {
+         *       "id": "ret_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *       "status": "completed",
+         *       "startedAt": "2026-11-22T02:40:00.000Z",
+         *       "completedAt": "2026-11-22T02:40:03.120Z",
+         *       "removed": {
+         *         "deletedResponses": 120,
+         *         "anonymizedResponses": 0,
+         *         "heldResponses": 0,
+         *         "surveys": [
+         *           {
+         *             "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *             "deletedResponses": 120,
+         *             "anonymizedResponses": 0,
+         *             "heldResponses": 0
+         *           }
+         *         ],
+         *         "exportFiles": 2,
+         *         "events": 0,
+         *         "webhookDeliveries": 14
+         *       }
+         *     }
+         */
+        RetentionRun: {
+            /** @description Identifier of the run, `ret_` + 26 Crockford base32 characters. */
+            id: string;
+            /** @enum {string} */
+            status: "running" | "completed";
+            /** Format: date-time */
+            startedAt: string;
+            /** Format: date-time */
+            completedAt: string | null;
+            removed: components["schemas"]["RetentionCounts"];
+        };
+        /**
+         * @description The retention policy of the organization in this environment (GDPR Art. 5(1)(e), storage limitation). A daily
+         *     job applies it. `responses: null` keeps responses until they are deleted; the other kinds always have a duration
+         *     (the service's own limits by default: export files 7 days, events and webhook deliveries 30 days).
+         * @example {
+         *       "responses": {
+         *         "afterDays": 730,
+         *         "basis": "submission",
+         *         "action": "anonymize"
+         *       },
+         *       "exportFiles": {
+         *         "afterDays": 3
+         *       },
+         *       "events": {
+         *         "afterDays": 30
+         *       },
+         *       "webhookDeliveries": {
+         *         "afterDays": 14
+         *       },
+         *       "surveyExceptions": [
+         *         {
+         *           "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *           "responses": null
+         *         }
+         *       ],
+         *       "legalHolds": [],
+         *       "updatedAt": "2026-11-22T09:30:00.000Z",
+         *       "lastRun": null
+         *     }
+         */
+        RetentionSettings: {
+            /** @description The rule for every survey's responses (but `surveyExceptions`), or `null` to keep them. */
+            responses: components["schemas"]["RetentionRule"] | null;
+            exportFiles: components["schemas"]["RetentionExportFiles"];
+            /** @description Events (`GET /api/v1/events`), deleted with their webhook deliveries (whose body is the event). */
+            events: components["schemas"]["RetentionDuration"];
+            /** @description Finished webhook deliveries (their status, timing and the endpoint's answer excerpt), if sooner than their event. */
+            webhookDeliveries: components["schemas"]["RetentionDuration"];
+            surveyExceptions: components["schemas"]["RetentionSurveyException"][];
+            legalHolds: components["schemas"]["LegalHold"][];
+            /**
+             * Format: date-time
+             * @description When the policy was last changed (`null` until it is).
+             */
+            updatedAt: string | null;
+            /** @description The latest run (running or completed), or `null` before the first. */
+            lastRun: components["schemas"]["RetentionRun"] | null;
+        };
+        /**
+         * @description The whole retention policy (`PUT` replaces it): a field left out takes its default — `responses: null` (kept),
+         *     export files 7 days, events and webhook deliveries 30 days, no exceptions, no holds. Each survey at most once in
+         *     `surveyExceptions`; a survey must exist when it is named in an exception or a hold.
+         * @example {
+         *       "responses": {
+         *         "afterDays": 730,
+         *         "basis": "submission",
+         *         "action": "anonymize"
+         *       },
+         *       "exportFiles": {
+         *         "afterDays": 3
+         *       },
+         *       "surveyExceptions": [
+         *         {
+         *           "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *           "responses": null
+         *         }
+         *       ]
+         *     }
+         */
+        RetentionSettingsUpdate: {
+            responses?: components["schemas"]["RetentionRule"] | null;
+            exportFiles?: components["schemas"]["RetentionExportFiles"];
+            events?: components["schemas"]["RetentionDuration"];
+            webhookDeliveries?: components["schemas"]["RetentionDuration"];
+            surveyExceptions?: components["schemas"]["RetentionSurveyException"][];
+            legalHolds?: components["schemas"]["LegalHold"][];
+        };
+        /**
+         * @description What a retention run started now would remove, counted with the run's own queries: the run reports the same counts
+         *     when nothing changes in between (new responses, a changed policy, time passing a boundary).
+         * @example {
+         *       "asOf": "2026-11-22T09:30:00.000Z",
+         *       "wouldRemove": {
+         *         "deletedResponses": 0,
+         *         "anonymizedResponses": 48,
+         *         "heldResponses": 12,
+         *         "surveys": [
+         *           {
+         *             "surveyId": "srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8",
+         *             "deletedResponses": 0,
+         *             "anonymizedResponses": 48,
+         *             "heldResponses": 12
+         *           }
+         *         ],
+         *         "exportFiles": 1,
+         *         "events": 0,
+         *         "webhookDeliveries": 0
+         *       }
+         *     }
+         */
+        RetentionPreview: {
+            /**
+             * Format: date-time
+             * @description The instant the counts were taken at.
+             */
+            asOf: string;
+            wouldRemove: components["schemas"]["RetentionCounts"];
         };
         /**
          * @description The organization's plan. Only `PRO` and `BUSINESS` may use the API; keys of other plans get 403 `plan_not_eligible`.
@@ -11075,6 +11400,121 @@ export interface operations {
                         data: components["schemas"]["AuditEntry"][];
                         meta: components["schemas"]["Meta"];
                         pagination: components["schemas"]["CursorPagination"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getRetentionSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The policy and its latest run. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RetentionSettings"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            414: components["responses"]["UriTooLong"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateRetentionSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The whole policy. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RetentionSettingsUpdate"];
+            };
+        };
+        responses: {
+            /** @description The policy as saved. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RetentionSettings"];
+                        meta: components["schemas"]["Meta"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            414: components["responses"]["UriTooLong"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            431: components["responses"]["RequestHeaderFieldsTooLarge"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewRetention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What a run now would remove. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["RetentionPreview"];
+                        meta: components["schemas"]["Meta"];
                     };
                 };
             };

@@ -181,6 +181,14 @@ export function createResources(caller: Caller) {
         /** Download an access request's file — `GET /api/v1/privacy-requests/{id}/download` (downloadPrivacyRequest) */
         download: (id: string, options?: CallOptions): Promise<Response> => caller.raw("get", "/api/v1/privacy-requests/{id}/download", { path: { id } }, options),
       },
+      retention: {
+        /** Get the retention policy — `GET /api/v1/settings/retention` (getRetentionSettings) */
+        get: (options?: CallOptions): Promise<ResultOf<"/api/v1/settings/retention", "get">> => caller.call("get", "/api/v1/settings/retention", {  }, options),
+        /** Set the retention policy — `PUT /api/v1/settings/retention` (updateRetentionSettings) */
+        update: (body: BodyOf<"/api/v1/settings/retention", "put">, options?: CallOptions): Promise<ResultOf<"/api/v1/settings/retention", "put">> => caller.call("put", "/api/v1/settings/retention", { body }, options),
+        /** Preview the next retention run — `GET /api/v1/settings/retention/preview` (previewRetention) */
+        preview: (options?: CallOptions): Promise<ResultOf<"/api/v1/settings/retention/preview", "get">> => caller.call("get", "/api/v1/settings/retention/preview", {  }, options),
+      },
     },
     auditLog: {
       /** List audit log entries — `GET /api/v1/audit-log` (listAuditLog) */

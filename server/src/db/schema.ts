@@ -13,6 +13,7 @@ import type { AiTables } from '../modules/ai/tables.js';
 import type { ScimTables } from '../modules/scim/tables.js';
 import type { PrivacyTables } from '../modules/privacy/tables.js';
 import type { AuditTables } from '../modules/audit/tables.js';
+import type { RetentionTables } from '../modules/retention/tables.js';
 
 export type { CreatedAt, Environment, NullableTimestamp, Plan, Timestamp } from './columns.js';
 import type { CreatedAt, Environment, NullableTimestamp, Plan } from './columns.js';
@@ -82,4 +83,5 @@ export interface Database
     AiTables,
     ScimTables,
     PrivacyTables,
-    AuditTables {}
+    AuditTables,
+    RetentionTables {}

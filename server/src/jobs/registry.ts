@@ -12,6 +12,7 @@ import { eventsJobs } from '../modules/events/index.js';
 import { exportsJobs } from '../modules/exports/index.js';
 import { privacyJobs } from '../modules/privacy/index.js';
 import { auditJobs } from '../modules/audit/index.js';
+import { retentionJobs } from '../modules/retention/index.js';
 import { respondentsJobs } from '../modules/respondents/index.js';
 import { surveysJobs } from '../modules/surveys/index.js';
 import type { Job } from './define.js';
@@ -27,4 +28,5 @@ export const jobs: readonly Job[] = [
   ...aiJobs,
   ...privacyJobs,
   ...auditJobs,
+  ...retentionJobs,
 ];

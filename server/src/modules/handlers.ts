@@ -14,6 +14,7 @@ import * as distributions from './distributions/handlers.js';
 import * as meta from './meta/handlers.js';
 import * as privacy from './privacy/handlers.js';
 import * as audit from './audit/handlers.js';
+import * as retention from './retention/handlers.js';
 import * as respondents from './respondents/handlers.js';
 import * as scim from './scim/handlers.js';
 import * as surveys from './surveys/handlers.js';
@@ -89,6 +90,9 @@ export const handlers = {
   listPrivacyRequests: privacy.listPrivacyRequests,
   downloadPrivacyRequest: privacy.downloadPrivacyRequest,
   listAuditLog: audit.listAuditLog,
+  getRetentionSettings: retention.getRetentionSettings,
+  updateRetentionSettings: retention.updateRetentionSettings,
+  previewRetention: retention.previewRetention,
   // SCIM
   getScimServiceProviderConfig: scim.getScimServiceProviderConfig,
   listScimResourceTypes: scim.listScimResourceTypes,

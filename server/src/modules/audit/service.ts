@@ -101,6 +101,7 @@ const auditActions: readonly AuditAction[] = [
   'settings.updated',
   'survey.privacy_changed',
   'privacy_request.created',
+  'retention.run',
 ];
 const isInstant = (v: string) => /^\d{4}-\d{2}-\d{2}T/.test(v) && !Number.isNaN(Date.parse(v));
 

@@ -7,5 +7,5 @@
 export { answerPages } from './answer-page.js';
 export { kioskPages } from './kiosk-page.js';
 export { distributionsJobs } from './jobs.js';
-export { findDistributionWithPrevious } from './repository.js';
+export { findDistributionWithPrevious, forgetResponsesOfRecipients } from './repository.js';
 export { wordsFor } from './interface-words.js';

@@ -521,3 +521,24 @@ export function recipientsAfter(
   if (filter.status) query = query.where('status', '=', filter.status);
   return query.orderBy('external_id').limit(filter.limit).execute();
 }
+
+/**
+ * Recipients that answered with these responses no longer point at them (a retention run anonymizing them): they
+ * stay `responded`, without the response or its time, as a recipient of an anonymous survey is stored.
+ */
+export async function forgetResponsesOfRecipients(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  responseIds: readonly string[],
+): Promise<number> {
+  if (responseIds.length === 0) return 0;
+  const result = await db
+    .updateTable('distribution_recipients')
+    .set({ response_id: null, responded_at: null })
+    .where(tenantIs(tenant))
+    .where('survey_id', '=', surveyId)
+    .where('response_id', '=', sql<string>`any(${[...responseIds]}::text[])`)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

@@ -7,3 +7,5 @@
 export { eventsJobs } from './jobs.js';
 export { deliveryWakeChannel, queueDeliveries, recordEvent, wakeDispatchers, type NewEvent } from './record.js';
 export type { EventType } from './tables.js';
+// What a retention run removes of the event log (retention module).
+export { countEventsBefore, deleteEventsBefore } from './repository.js';

@@ -40,3 +40,24 @@ export function deleteExpiredEvents(db: Db, days: number): Promise<number> {
     "the events.cleanup job expires every tenant's old events",
   );
 }
+
+/** Events of one tenant created before `before` (retention): how many, or deleted, at most `limit` of them. */
+export async function countEventsBefore(db: DbOrTx, tenant: Tenant, before: Date): Promise<number> {
+  const row = await db
+    .selectFrom('events')
+    .where(tenantIs(tenant))
+    .where('created_at', '<', before)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Deletes at most `limit` of the tenant's events created before `before`, with their deliveries; how many. */
+export async function deleteEventsBefore(db: DbOrTx, tenant: Tenant, before: Date, limit: number): Promise<number> {
+  const result = await sql`
+    delete from events where ${tenantIs(tenant)} and id in (
+      select id from events where ${tenantIs(tenant)} and created_at < ${before} order by created_at limit ${limit})`.execute(
+    db,
+  );
+  return Number(result.numAffectedRows ?? 0);
+}

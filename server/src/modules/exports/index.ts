@@ -9,3 +9,5 @@ export { exportsJobs } from './jobs.js';
 export { parseRange, type RangeAnswer } from './download.js';
 // What an erasure (privacy module) does to the exports that hold the erased person's responses.
 export { eraseExportFiles, exportsHolding } from './repository.js';
+// What a retention run shorter than the files' own 7 days removes (retention module).
+export { countFilesCompletedBefore, expireFilesCompletedBefore, exportsHoldingDue } from './repository.js';

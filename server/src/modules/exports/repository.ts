@@ -413,6 +413,60 @@ export async function deleteExpired(db: DbOrTx): Promise<{ files: number; export
   };
 }
 
+/** A tenant's stored export files completed before `before`, but of the surveys named (retention's legal holds). */
+function filesCompletedBefore(db: DbOrTx, tenant: Tenant, before: Date, keptSurveyIds: readonly string[]) {
+  let query = db
+    .selectFrom('exports')
+    .where(tenantIs(tenant))
+    .where('status', '=', 'completed')
+    .where('file_deleted_at', 'is', null)
+    .where('completed_at', '<', before);
+  if (keptSurveyIds.length > 0) query = query.where('survey_id', '<>', sql<string>`all(${[...keptSurveyIds]}::text[])`);
+  return query;
+}
+
+/** How many, leaving out `exceptIds` (files counted already for another reason). */
+export async function countFilesCompletedBefore(
+  db: DbOrTx,
+  tenant: Tenant,
+  before: Date,
+  keptSurveyIds: readonly string[],
+  exceptIds: readonly string[],
+): Promise<number> {
+  let query = filesCompletedBefore(db, tenant, before, keptSurveyIds);
+  if (exceptIds.length > 0) query = query.where('id', '<>', sql<string>`all(${[...exceptIds]}::text[])`);
+  const row = await query.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Deletes at most `limit` of those files now, as their expiry would (downloads answer 410 `export_expired`): a
+ * retention policy shorter than the service's 7 days. How many went.
+ */
+export async function expireFilesCompletedBefore(
+  db: DbOrTx,
+  tenant: Tenant,
+  before: Date,
+  keptSurveyIds: readonly string[],
+  limit: number,
+): Promise<number> {
+  const due = await filesCompletedBefore(db, tenant, before, keptSurveyIds)
+    .select('id')
+    .orderBy('completed_at')
+    .limit(limit)
+    .execute();
+  if (due.length === 0) return 0;
+  const ids = sql<string>`any(${due.map((d) => d.id)}::text[])`;
+  await db
+    .updateTable('exports')
+    .set({ file_deleted_at: sql`now()`, expires_at: sql`now()` })
+    .where(tenantIs(tenant))
+    .where('id', '=', ids)
+    .execute();
+  await db.deleteFrom('export_chunks').where(tenantIs(tenant)).where('export_id', '=', ids).execute();
+  return due.length;
+}
+
 /** Chunks of failed exports are dropped when they fail; this is the fallback for crashed deletions. */
 export async function deleteChunksOfFailed(db: DbOrTx): Promise<void> {
   await sql`delete from export_chunks c using exports e
@@ -434,6 +488,30 @@ export async function exportsHolding(
   responseIds: readonly string[],
 ): Promise<{ id: string; status: ExportRow['status'] }[]> {
   if (surveyIds.length === 0 || responseIds.length === 0) return [];
+  return exportsHoldingAny(db, tenant, surveyIds, sql`id = any(${[...responseIds]}::text[])`);
+}
+
+/**
+ * The same for the responses a retention rule reaches in one survey (surveys' `DueResponses`): submitted before
+ * `submittedBefore` when given, and only those still naming their respondent when `identifiedOnly`.
+ */
+export function exportsHoldingDue(
+  db: DbOrTx,
+  tenant: Tenant,
+  due: { surveyId: string; submittedBefore: Date | null; identifiedOnly: boolean },
+): Promise<{ id: string; status: ExportRow['status'] }[]> {
+  const parts: RawBuilder<unknown>[] = [sql`true`];
+  if (due.submittedBefore) parts.push(sql`submitted_at < ${due.submittedBefore}`);
+  if (due.identifiedOnly) parts.push(sql`respondent_external_id is not null`);
+  return exportsHoldingAny(db, tenant, [due.surveyId], sql.join(parts, sql` and `));
+}
+
+async function exportsHoldingAny(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyIds: readonly string[],
+  responses: RawBuilder<unknown>,
+): Promise<{ id: string; status: ExportRow['status'] }[]> {
   const candidates = await db
     .selectFrom('exports')
     .selectAll()
@@ -451,8 +529,7 @@ export async function exportsHolding(
   const holding: { id: string; status: ExportRow['status'] }[] = [];
   for (const row of candidates) {
     const { rows } = await sql<{ holds: boolean }>`select exists (
-        select 1 from responses
-        where ${scopeCondition(tenant, scopeOf(row), 'submitted_at')} and id = any(${[...responseIds]}::text[])
+        select 1 from responses where ${scopeCondition(tenant, scopeOf(row), 'submitted_at')} and ${responses}
       ) as holds`.execute(db);
     if (rows[0]?.holds) holding.push({ id: row.id, status: row.status });
   }
@@ -484,7 +561,9 @@ export async function eraseExportFiles(
     .updateTable('exports')
     .set({
       status: 'failed',
-      error: `An erasure (${erasureId}) removed a person whose responses this export would hold; start a new export.`,
+      error: erasureId.startsWith('ret_')
+        ? `A retention run (${erasureId}) removed responses this export would hold; start a new export.`
+        : `An erasure (${erasureId}) removed a person whose responses this export would hold; start a new export.`,
       completed_at: sql`now()`,
       file_erased_at: sql`now()`,
       file_erased_by: erasureId,

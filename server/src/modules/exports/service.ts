@@ -206,7 +206,9 @@ export async function exportFile(
     throw new ApiError(
       410,
       'export_erased',
-      `The file of export ${row.id} was deleted by privacy request ${row.file_erased_by} (an erasure); start a new export.`,
+      row.file_erased_by?.startsWith('ret_')
+        ? `The file of export ${row.id} was deleted by retention run ${row.file_erased_by}: it held responses the retention policy removed; start a new export.`
+        : `The file of export ${row.id} was deleted by privacy request ${row.file_erased_by} (an erasure); start a new export.`,
     );
   }
   if (row.file_deleted_at || (row.expires_at && row.expires_at.getTime() <= Date.now())) {

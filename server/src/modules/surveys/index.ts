@@ -12,11 +12,14 @@ export {
   findPreviousCycle,
   findSurvey,
   listLaunchedSurveysWithKey,
+  surveyClosings,
   type CycleSurveyRow,
   type SurveyRow,
 } from './repository.js';
 // The one writer and the one deletion of responses, and forgetting who gave them (an erasure's, privacy module).
 export { forgetRespondentOfResponses, storeResponse } from './responses-repository.js';
+// What a retention rule reaches (retention module).
+export { countDueResponses, dueResponseIds, type DueResponses } from './responses-repository.js';
 export { createSurvey, findSurveyOrThrow, findTranslationContent, removeResponse, surveyIdOrThrow } from './service.js';
 export {
   acceptedLanguages,

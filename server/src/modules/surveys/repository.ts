@@ -436,3 +436,8 @@ export function findPreviousCycle(
     .limit(1)
     .executeTakeFirst();
 }
+
+/** The tenant's surveys with when each closed (null: not closed), for retention rules counted from the close. */
+export function surveyClosings(db: DbOrTx, tenant: Tenant): Promise<{ id: string; closed_at: Date | null }[]> {
+  return db.selectFrom('surveys').select(['id', 'closed_at']).where(tenantIs(tenant)).orderBy('id').execute();
+}

@@ -169,3 +169,39 @@ export function deleteResponse(
     .returning('id')
     .executeTakeFirst();
 }
+
+/**
+ * The responses of one survey a retention rule reaches: all of them, or only those still naming their respondent
+ * (`identifiedOnly`, to anonymize), submitted before `submittedBefore` when it is given (else: whatever their age,
+ * the rule counting from the survey's close).
+ */
+export interface DueResponses {
+  surveyId: string;
+  submittedBefore: Date | null;
+  identifiedOnly: boolean;
+}
+
+function dueResponses(db: DbOrTx, tenant: Tenant, due: DueResponses) {
+  let query = db.selectFrom('responses').where(tenantIs(tenant)).where('survey_id', '=', due.surveyId);
+  if (due.submittedBefore) query = query.where('submitted_at', '<', due.submittedBefore);
+  if (due.identifiedOnly) query = query.where('respondent_external_id', 'is not', null);
+  return query;
+}
+
+export async function countDueResponses(db: DbOrTx, tenant: Tenant, due: DueResponses): Promise<number> {
+  const row = await dueResponses(db, tenant, due)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** At most `limit` of them, oldest first. */
+export async function dueResponseIds(db: DbOrTx, tenant: Tenant, due: DueResponses, limit: number): Promise<string[]> {
+  const rows = await dueResponses(db, tenant, due)
+    .select('id')
+    .orderBy('submitted_at')
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map((r) => r.id);
+}

@@ -243,3 +243,33 @@ export async function eventExists(db: DbOrTx, tenant: Tenant, eventId: string): 
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/**
+ * Finished deliveries (succeeded or failed; a pending one is still the dispatcher's) created before `before`, for
+ * retention: how many there are.
+ */
+export async function countFinishedDeliveriesBefore(db: DbOrTx, tenant: Tenant, before: Date): Promise<number> {
+  const row = await db
+    .selectFrom('webhook_deliveries')
+    .where(tenantIs(tenant))
+    .where('status', '<>', 'pending')
+    .where('created_at', '<', before)
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Deletes at most `limit` of those deliveries; how many went. */
+export async function deleteFinishedDeliveriesBefore(
+  db: DbOrTx,
+  tenant: Tenant,
+  before: Date,
+  limit: number,
+): Promise<number> {
+  const result = await sql`
+    delete from webhook_deliveries where ${tenantIs(tenant)} and id in (
+      select id from webhook_deliveries
+      where ${tenantIs(tenant)} and status <> 'pending' and created_at < ${before}
+      order by created_at limit ${limit})`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
