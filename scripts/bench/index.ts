@@ -12,6 +12,7 @@ const benchmarks: Record<string, () => Promise<{ run: () => Promise<void> }>> = 
   'analytics-as-asked': () => import('./analytics-as-asked.js'),
   'analytics-audit': () => import('./analytics-audit.js'),
   'audit-log': () => import('./audit-log.js'),
+  retention: () => import('./retention.js'),
   webhooks: () => import('./webhooks.js'),
   'request-path': () => import('./request-path.js'),
   'request-path-ab': () => import('./request-path-ab.js'),

@@ -14,7 +14,7 @@ import { ApiError } from '../../http/errors.js';
 import { forgetSubjects } from '../analytics/index.js';
 import { eraseExportFiles } from '../exports/index.js';
 import { deleteRespondent } from '../respondents/index.js';
-import { forgetRespondentOfResponses, removeResponse } from '../surveys/index.js';
+import { forgetRespondentOfResponses, removeResponses } from '../surveys/index.js';
 import type { Holdings } from './holdings.js';
 import {
   clearDeliveryExcerpts,
@@ -47,7 +47,7 @@ export async function erase(
   for (const r of h.responses) bySurvey.set(r.survey_id, [...(bySurvey.get(r.survey_id) ?? []), r.id]);
   for (const [surveyId, ids] of bySurvey) {
     if (scope === 'identity_and_responses') {
-      for (const id of ids) await removeResponse(tx, tenant, surveyId, id);
+      await removeResponses(tx, tenant, surveyId, ids);
     } else {
       await forgetRespondentOfResponses(tx, tenant, surveyId, ids);
       await forgetSubjects(tx, tenant, surveyId, ids);

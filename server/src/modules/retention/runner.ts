@@ -18,7 +18,7 @@ import { recordAudit } from '../audit/index.js';
 import { forgetResponsesOfRecipients } from '../distributions/index.js';
 import { deleteEventsBefore } from '../events/index.js';
 import { eraseExportFiles, expireFilesCompletedBefore, exportsHoldingDue } from '../exports/index.js';
-import { countDueResponses, dueResponseIds, forgetRespondentOfResponses, removeResponse } from '../surveys/index.js';
+import { countDueResponses, dueResponseIds, forgetRespondentOfResponses, removeResponses } from '../surveys/index.js';
 import { deleteFinishedDeliveriesBefore } from '../webhooks/index.js';
 import { addResponses } from './counts.js';
 import { DEFAULT_POLICY, planOf, type SurveyPlan } from './plan.js';
@@ -146,9 +146,7 @@ async function removeDueResponses(
 ): Promise<boolean> {
   const ids = await dueResponseIds(tx, tenant, survey.due, BATCH);
   if (survey.action === 'delete') {
-    let deleted = 0;
-    for (const id of ids) if (await removeResponse(tx, tenant, survey.surveyId, id)) deleted++;
-    addResponses(counts, survey.surveyId, 'deletedResponses', deleted);
+    addResponses(counts, survey.surveyId, 'deletedResponses', await removeResponses(tx, tenant, survey.surveyId, ids));
   } else {
     const anonymized = await forgetRespondentOfResponses(tx, tenant, survey.surveyId, ids);
     await forgetSubjects(tx, tenant, survey.surveyId, ids);

@@ -20,7 +20,13 @@ export {
 export { forgetRespondentOfResponses, storeResponse } from './responses-repository.js';
 // What a retention rule reaches (retention module).
 export { countDueResponses, dueResponseIds, type DueResponses } from './responses-repository.js';
-export { createSurvey, findSurveyOrThrow, findTranslationContent, removeResponse, surveyIdOrThrow } from './service.js';
+export {
+  createSurvey,
+  findSurveyOrThrow,
+  findTranslationContent,
+  removeResponses,
+  surveyIdOrThrow,
+} from './service.js';
 export {
   acceptedLanguages,
   chooseLanguage,

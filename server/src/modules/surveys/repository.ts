@@ -317,8 +317,8 @@ export function transitionSurvey(
   return query.returning(surveyColumns(tenant)).executeTakeFirst();
 }
 
-/** Counts a response stored (+1) or deleted (−1), in the transaction that stores or deletes it. */
-export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string, delta: 1 | -1): Promise<void> {
+/** Counts a response stored (+1) or responses deleted (−n), in the transaction that stores or deletes them. */
+export async function countResponse(db: DbOrTx, tenant: Tenant, surveyId: string, delta: number): Promise<void> {
   await db
     .insertInto('survey_response_counts')
     .values({ ...tenantColumns(tenant), survey_id: surveyId, n: delta })

@@ -38,7 +38,7 @@ export type StoreOutcome =
 
 /**
  * THE writer of responses: every channel stores through this one call of the SQL function `store_response`
- * (migration 2026-11-29T0100; its own transaction, or a caller's), so a response, its distribution, its
+ * (sql/30_store_response.sql; its own transaction, or a caller's), so a response, its distribution, its
  * recipient's `responded`, its count delta, its analytics copy (the triggers of `responses`, which freeze the
  * respondent's segment fields) and its `response.submitted` event are one fact.
  *
@@ -155,19 +155,20 @@ export async function forgetRespondentOfResponses(
   return Number(result.numUpdatedRows);
 }
 
-export function deleteResponse(
+export async function deleteResponses(
   db: DbOrTx,
   tenant: Tenant,
   surveyId: string,
-  id: string,
-): Promise<{ id: string } | undefined> {
-  return db
+  ids: readonly string[],
+): Promise<number> {
+  if (ids.length === 0) return 0;
+  const result = await db
     .deleteFrom('responses')
-    .where('id', '=', id)
-    .where('survey_id', '=', surveyId)
     .where(tenantIs(tenant))
-    .returning('id')
+    .where('survey_id', '=', surveyId)
+    .where('id', '=', sql<string>`any(${[...ids]}::text[])`)
     .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /**

@@ -416,14 +416,25 @@ export async function deleteResponse(db: Db, tenant: Tenant, surveyIdParam: stri
 }
 
 /**
- * THE deletion of a response, in the caller's transaction: the row and a −1 count delta; the triggers of `responses`
- * remove its analytics copy (with its counts) and list it for exports' deletions lists. `deleteResponse` and an
- * erasure (privacy module) both delete through here. False when there was no such response.
+ * THE deletion of responses of one survey, in the caller's transaction: the rows and one negative count delta; the
+ * triggers of `responses` remove their analytics copies (with their counts) and list them for exports' deletions
+ * lists. `deleteResponse`, an erasure (privacy module) and a retention run all delete through here. How many of
+ * `ids` there were (and are gone now).
  */
+export async function removeResponses(
+  trx: DbOrTx,
+  tenant: Tenant,
+  surveyId: string,
+  ids: readonly string[],
+): Promise<number> {
+  const deleted = await responses.deleteResponses(trx, tenant, surveyId, ids);
+  if (deleted > 0) await surveys.countResponse(trx, tenant, surveyId, -deleted);
+  return deleted;
+}
+
+/** One response: false when there was no such response. */
 export async function removeResponse(trx: DbOrTx, tenant: Tenant, surveyId: string, id: string): Promise<boolean> {
-  const row = await responses.deleteResponse(trx, tenant, surveyId, id);
-  if (row) await surveys.countResponse(trx, tenant, surveyId, -1);
-  return row !== undefined;
+  return (await removeResponses(trx, tenant, surveyId, [id])) === 1;
 }
 
 export const surveyIdOrThrow = (id: string) => idOrNotFound('srv', 'survey', id);
