@@ -8,7 +8,22 @@ import { randomFillSync } from 'node:crypto';
 const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 export type IdPrefix =
-  'org' | 'key' | 'srv' | 'rsp' | 'whk' | 'whd' | 'evt' | 'job' | 'dst' | 'exp' | 'ana' | 'req' | 'usr' | 'prv' | 'aud' | 'ret';
+  | 'org'
+  | 'key'
+  | 'srv'
+  | 'rsp'
+  | 'whk'
+  | 'whd'
+  | 'evt'
+  | 'job'
+  | 'dst'
+  | 'exp'
+  | 'ana'
+  | 'req'
+  | 'usr'
+  | 'prv'
+  | 'aud'
+  | 'ret';
 
 function encodeTime(ms: number): string {
   let out = '';
