@@ -9,6 +9,7 @@ import pg from 'pg';
 import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { citusMode } from '../citus/cluster.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
@@ -31,16 +32,6 @@ const startWorker = async () => {
   workers.push(worker);
   return worker;
 };
-
-async function until<T>(what: string, read: () => Promise<T | undefined>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
 
 it(
   'an erasure survives SIGKILL of its worker mid-run and takes effect once',
@@ -104,19 +95,24 @@ it(
         ? `select (waiting_gpid % 10000000000)::int as pid from citus_lock_waits
            where blocking_gpid % 10000000000 = $1`
         : `select pid from pg_stat_activity where $1 = any(pg_blocking_pids(pid))`;
-      const waiting = await until('the run waiting on the record', async () => {
-        const { rows } = await observer.query<{ pid: number }>(blocked, [holderPid]);
-        return rows[0]?.pid;
-      });
+      const waiting = await eventually(
+        async () => (await observer.query<{ pid: number }>(blocked, [holderPid])).rows[0]?.pid,
+        60_000,
+        'the run waiting on the record',
+        25,
+      );
       // Mid-run: the response is already deleted inside the run's transaction, which no one else sees.
       expect((await live.privacy.requests.get(accepted.id)).status).toBe('processing');
       await first.kill('SIGKILL');
       await holder.query('commit');
       // The killed worker's session finds its client gone as soon as it can go on, and rolls everything back.
-      await until('the killed run to end', async () => {
-        const { rows } = await observer.query('select 1 from pg_stat_activity where pid = $1', [waiting]);
-        return rows.length === 0 ? true : undefined;
-      });
+      await eventually(
+        async () =>
+          (await observer.query('select 1 from pg_stat_activity where pid = $1', [waiting])).rows.length === 0,
+        60_000,
+        'the killed run to end',
+        25,
+      );
 
       const stillThere = await live.GET('/api/v1/surveys/{id}/responses/{responseId}', {
         params: { path: { id: survey.id, responseId: adaResponse } },

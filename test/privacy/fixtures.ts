@@ -10,6 +10,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { components, SurveyServiceClient } from '@survey-service/sdk';
 import { expect } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import type { TestService } from '../helpers/service.js';
 import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 
@@ -175,18 +176,21 @@ async function submit(client: Client, surveyId: string, people: readonly Person[
 
 /** Waits until no webhook delivery is pending (so that what endpoints received is settled). */
 export async function deliveriesSettled(t: TestService, organizationId: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const pending = await t.db
-      .selectFrom('webhook_deliveries')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('organization_id', '=', organizationId)
-      .where('status', '=', 'pending')
-      .executeTakeFirstOrThrow();
-    if (Number(pending.n) === 0) return;
-    if (Date.now() > deadline) throw new Error(`${pending.n} webhook deliveries still pending after 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  let pending = 0;
+  await eventually(
+    async () => {
+      const { n } = await t.db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('organization_id', '=', organizationId)
+        .where('status', '=', 'pending')
+        .executeTakeFirstOrThrow();
+      pending = Number(n);
+      return pending === 0;
+    },
+    30_000,
+    () => `no webhook delivery pending (${pending} still are)`,
+  );
 }
 
 export interface World {

@@ -36,14 +36,17 @@ export async function answeredSurvey(live: Client, title: string): Promise<{ id:
   return { id: survey.id, responseIds };
 }
 
-/** Moves responses `days` back in time, as if they had been submitted then. */
+/**
+ * Makes responses `days` old, as if they had been submitted then (all at the same instant: Citus refuses arithmetic
+ * on a column's time in an UPDATE, since timestamptz − interval is not immutable).
+ */
 export async function age(
   t: TestService,
   organizationId: string,
   responseIds: readonly string[],
   days: number,
 ): Promise<void> {
-  await sql`update responses set submitted_at = submitted_at - make_interval(days => ${days})
+  await sql`update responses set submitted_at = now() - make_interval(days => ${days})
     where organization_id = ${organizationId} and environment = 'LIVE' and id = any(${[...responseIds]}::text[])`.execute(
     t.db,
   );

@@ -129,7 +129,8 @@ describe('the policy', () => {
   });
 });
 
-describe('a run', () => {
+// Each test submits and exports through the API: on a loaded Citus cluster that takes tens of seconds.
+describe('a run', { timeout: 180_000 }, () => {
   it('deletes responses past their age as a deletion does, with the files holding them; the preview said so', async () => {
     const o = await org(t);
     const survey = await answeredSurvey(o.live, 'Deleted after a year');

@@ -105,7 +105,7 @@ describe.skipIf(!citusMode)('privacy requests on Citus', () => {
     // A retention run over the tenant: its policy, its preview and every batch of its job. Today's run is started
     // here for the one tenant (the daily job's list of tenants is its one query across them).
     const tenant = { organizationId: w.organizationId, environment: 'LIVE' as const };
-    await sql`update responses set submitted_at = submitted_at - interval '400 days'
+    await sql`update responses set submitted_at = now() - interval '400 days'
       where organization_id = ${w.organizationId} and environment = 'LIVE'`.execute(t.db);
     await w.live.privacy.retention.update({
       responses: { afterDays: 365, basis: 'submission', action: 'delete' },

@@ -21,7 +21,9 @@ export function findSettings(db: DbOrTx, tenant: Tenant): Promise<SettingsRow | 
 export type SettingsValues = Omit<SettingsRow, 'organization_id' | 'environment' | 'updated_at'>;
 
 export function saveSettings(db: DbOrTx, tenant: Tenant, values: SettingsValues): Promise<SettingsRow> {
+  // The time from here: Citus refuses now() (not immutable) in an upsert's DO UPDATE SET.
   const columns = {
+    updated_at: new Date(),
     responses: JSON.stringify(values.responses),
     export_files_days: values.export_files_days,
     events_days: values.events_days,
@@ -32,9 +34,7 @@ export function saveSettings(db: DbOrTx, tenant: Tenant, values: SettingsValues)
   return db
     .insertInto('retention_settings')
     .values({ ...tenantColumns(tenant), ...columns })
-    .onConflict((oc) =>
-      oc.columns(['organization_id', 'environment']).doUpdateSet({ ...columns, updated_at: sql`now()` }),
-    )
+    .onConflict((oc) => oc.columns(['organization_id', 'environment']).doUpdateSet(columns))
     .returningAll()
     .executeTakeFirstOrThrow();
 }
