@@ -51,6 +51,23 @@ module.exports = {
       to: { path: '^server/src/modules/[^/]+/', pathNot: '^server/src/modules/[^/]+/tables\\.ts$' },
     },
     {
+      name: 'http-knows-no-feature-module',
+      comment:
+        'The HTTP layer knows no feature module: the composition root (start.ts) hands it their handlers, pages, ' +
+        'error answers and record arrays (http/app.ts AppParts). The one exception is the API keys that ' +
+        'authenticate every request.',
+      severity: 'error',
+      from: { path: '^server/src/http/' },
+      to: { path: '^server/src/modules/', pathNot: '^server/src/modules/api-keys/index\\.ts$' },
+    },
+    {
+      name: 'operator-tools-off-the-request-path',
+      comment: "Citus tenant placement and moves are the admin CLI's tools: no module and no HTTP code imports them.",
+      severity: 'error',
+      from: { path: '^server/src/(modules|http|jobs)/' },
+      to: { path: '^server/src/db/citus-tenants\\.ts$' },
+    },
+    {
       name: 'no-own-index',
       comment: 'Inside a module, files import their siblings; the index is for the outside (and would make cycles).',
       severity: 'error',

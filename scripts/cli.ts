@@ -8,13 +8,13 @@ import { loadConfig } from '../server/src/config.js';
 import {
   isolateTenant,
   NotOnCitusError,
-  onCitus,
   TenantCommandRefused,
   TenantIsolationFailed,
   tenantPlacement,
   tenantSpread,
   type TenantPlacement,
-} from '../server/src/db/citus.js';
+} from '../server/src/db/citus-tenants.js';
+import { onCitus } from '../server/src/db/citus.js';
 import { openDatabase, type Db } from '../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../server/src/db/embedded.js';
 import { migrateToLatest } from '../server/src/db/migrate.js';

@@ -11,7 +11,7 @@ import { DatabaseAvailability } from './db/availability.js';
 import { openDatabase } from './db/database.js';
 import { listenerConnection } from './db/listener.js';
 import { migrateToLatest } from './db/migrate.js';
-import { createApp } from './http/app.js';
+import { createApp, type AppParts } from './http/app.js';
 import { contractPath } from './http/contract.js';
 import type { Dependencies } from './http/handler.js';
 import { AuthFailures } from './http/auth-failures.js';
@@ -22,7 +22,10 @@ import { replyToClientError, requestSizeLimits } from './http/request-size.js';
 import { keepConnections } from './http/server-lifecycle.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
+import { answerPages, kioskPages } from './modules/distributions/index.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
+import { holdSyncRecords } from './modules/respondents/index.js';
+import { scimErrors } from './modules/scim/index.js';
 import { WebhookDispatcher } from './modules/webhooks/index.js';
 
 export interface RunningProcess {
@@ -75,7 +78,7 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
   if (runsApi) {
     // Request lines and headers up to the larger size a long URL needs, so that it gets 414 from the application;
     // beyond it, 431 in the envelope instead of Node's bare one (http/request-size.ts).
-    server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(deps, handlers, semanticChecks));
+    server = createServer({ maxHeaderSize: requestSizeLimits.headers }, createApp(deps, appParts(deps)));
     server.on('clientError', replyToClientError);
     connections = keepConnections(server, config.keepAliveTimeoutMs);
     await new Promise<void>((resolve, reject) => {
@@ -111,5 +114,19 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
       })();
       return closing;
     },
+  };
+}
+
+/** What the modules add to the HTTP application (http/app.ts knows none of them by name). */
+function appParts(deps: Dependencies): AppParts {
+  return {
+    handlers,
+    semanticChecks,
+    // The respondents' answer, unsubscribe and kiosk pages.
+    pages: [answerPages(deps), kioskPages(deps)],
+    // Under /scim/v2 every refusal is a SCIM error (RFC 7644 §3.12), not the envelope.
+    errorAnswers: [scimErrors(deps.log)],
+    // A sync's records are each validated by the respondents module: a bad one is that record's error.
+    recordArrays: { startRespondentSync: { field: 'respondents', hold: holdSyncRecords } },
   };
 }

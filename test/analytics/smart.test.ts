@@ -253,6 +253,7 @@ describe('with distributions', () => {
       )
       .execute();
     first = newId('dst');
+    // Another millisecond (the point): ids are time-ordered, so the second distribution's sorts after the first's.
     await new Promise((resolve) => setTimeout(resolve, 5));
     second = newId('dst');
     const rand = random(99);

@@ -66,6 +66,7 @@ export async function dropCitusDatabase(name: string): Promise<void> {
       return;
     } catch (error) {
       if (attempt === 5) throw error;
+      // A backoff before the next attempt (the other users of the database leave it), not a wait for anything.
       await new Promise((resolve) => setTimeout(resolve, 500 * attempt));
     }
   }

@@ -245,7 +245,7 @@ const coordinatorSections: Array<[string, string]> = [
 const writtenTables = `select c.oid::regclass::text as name from pg_class c
   where c.oid in (${userRelations}) and c.relkind = 'r' and pg_relation_size(c.oid) > 0
     and c.oid not in (select logicalrelid from pg_dist_partition)
-    and c.oid::regclass::text not in ('kysely_migration', 'kysely_migration_lock', 'pgboss.version')`;
+    and c.oid::regclass::text not in ('kysely_migration', 'kysely_migration_lock', 'repeatable_sql', 'pgboss.version')`;
 
 /**
  * Brings the database back to its freshly-migrated state; returns why it cannot be reused, or undefined when it

@@ -1,8 +1,8 @@
 /**
  * On Citus, tenants spread over both workers, and one organization moves to a shard group of its own while its API
- * traffic goes on: the admin CLI's `tenants isolate` (server/src/db/citus.ts `isolateTenant`: the group split at
- * the organization's hash value onto the other worker, `shard_transfer_mode => 'force_logical'`) fails no request
- * and loses nothing. Skipped unless `CITUS=1` (test/citus/cluster.ts).
+ * traffic goes on: the admin CLI's `tenants isolate` (server/src/db/citus-tenants.ts `isolateTenant`: the group
+ * split at the organization's hash value onto the other worker, `shard_transfer_mode => 'force_logical'`) fails no
+ * request and loses nothing. Skipped unless `CITUS=1` (test/citus/cluster.ts).
  *
  * 20 organizations get a survey and responses each; the one to isolate gets more, and shares its shard group
  * with others. Then three loops of that organization's requests run through the SDK over real HTTP (create and
@@ -34,8 +34,9 @@ import type { SurveyServiceClient } from '@survey-service/sdk';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { tenantPlacement, tenantSpread, type Isolation } from '../../server/src/db/citus.js';
+import { tenantPlacement, tenantSpread, type Isolation } from '../../server/src/db/citus-tenants.js';
 import { foldResponseCounts } from '../../server/src/modules/surveys/repository.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { citusMode } from './cluster.js';
@@ -45,9 +46,9 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../
 const organizationCount = 20;
 /** Concurrent request loops of the isolated organization. */
 const loops = 3;
-/** How long the loops keep going before the isolation starts, and after it returned. */
+/** How long the loops keep going before the isolation starts; how many calls they make after it returned. */
 const trafficBeforeMs = 1_500;
-const trafficAfterMs = 1_500;
+const trafficAfterCalls = loops * 10;
 
 interface Call {
   name: string;
@@ -238,11 +239,13 @@ describe.skipIf(!citusMode)('tenant isolation on Citus', () => {
           if ((error as { code?: string }).code === '40001') folds.retried++;
           else folds.failures.push(String(error));
         }
+        // The folds' pace, not a wait for anything.
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
     };
     const running = [...Array.from({ length: loops }, (_, loop) => traffic(loop)), folding()];
 
+    // Traffic before the isolation (the scenario, not a wait for anything).
     await new Promise((resolve) => setTimeout(resolve, trafficBeforeMs));
     const isolationStarted = performance.now();
     let isolation: Isolation;
@@ -256,7 +259,9 @@ describe.skipIf(!citusMode)('tenant isolation on Citus', () => {
       isolation = JSON.parse(stdout) as Isolation;
     } finally {
       const isolationEnded = performance.now();
-      await new Promise((resolve) => setTimeout(resolve, trafficAfterMs));
+      // Traffic after the isolation, before the failures are counted: calls started since, about a round of each loop.
+      const since = () => calls.filter((c) => c.started > isolationEnded).length;
+      await eventually(() => since() >= trafficAfterCalls, 60_000, 'traffic after the isolation');
       stop = true;
       await Promise.all(running);
       const during = calls.filter((c) => c.ended > isolationStarted && c.started < isolationEnded);

@@ -167,6 +167,7 @@ export async function watchSessions(coordinatorUrl: string, everyMs = 50): Promi
   let running = true;
   const loop = (async () => {
     while (running) {
+      // A look every `everyMs` while the test runs: sampling, not waiting for anything.
       await new Promise((resolve) => setTimeout(resolve, everyMs));
       // A missed look only leaves a session unattributed.
       await look().catch(() => {});

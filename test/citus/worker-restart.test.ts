@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type DatabaseHandle } from '../../server/src/db/database.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePortBelowEphemeral } from '../helpers/ports.js';
 import { startServiceProcess, type ServiceProcess } from '../helpers/process.js';
 import { citusMode, clusterScript } from './cluster.js';
@@ -137,6 +138,7 @@ describe.skipIf(!citusMode)('a Citus worker node restarting', () => {
             problems.push('503 without Retry-After or unavailable');
           if (response.status !== 503 && !(response.status === 409 && body.error.code === 'idempotency_in_progress'))
             problems.push(`${response.status} ${body.error.code}`);
+          // A careful client's pause before it retries (the load's pace, not a wait for anything).
           await sleep(50);
         }
       }
@@ -151,10 +153,12 @@ describe.skipIf(!citusMode)('a Citus worker node restarting', () => {
         await response.arrayBuffer();
         const status = `${tenant === other ? 'other' : 'affected'} ${phase} ${response.status}`;
         reads.set(status, (reads.get(status) ?? 0) + 1);
+        // The readers' pace, not a wait for anything.
         await sleep(20);
       }
     };
     const loops = [load(affected), load(affected), load(other), load(other), read(affected), read(other)];
+    // A second of traffic before the restart (the scenario, not a wait for anything).
     await sleep(1_000);
     phase = 'restarting';
     // A restart with a window long enough to be seen: a fast shutdown, a second and a half, a start.
@@ -165,9 +169,27 @@ describe.skipIf(!citusMode)('a Citus worker node restarting', () => {
     phase = 'after';
     // Served again: a new submission of the affected tenant is acknowledged within 5 s of its node's start.
     const before = affected.acknowledged.length;
-    while (affected.acknowledged.length === before && Date.now() - upAt < 30_000) await sleep(20);
+    await eventually(
+      () => affected.acknowledged.length > before,
+      30_000,
+      'a submission of the affected tenant acknowledged',
+      20,
+    );
     const recoveredInMs = Date.now() - upAt;
-    await sleep(1_000);
+    // The traffic goes on after the recovery, on the restarted node and the other, before anything is asserted:
+    // 20 more submissions of each tenant acknowledged and 10 more reads of each answered.
+    const counts = () => [
+      affected.acknowledged.length,
+      other.acknowledged.length,
+      reads.get('affected after 200') ?? 0,
+      reads.get('other after 200') ?? 0,
+    ];
+    const atRecovery = counts();
+    await eventually(
+      () => counts().every((n, i) => n >= atRecovery[i]! + (i < 2 ? 20 : 10)),
+      30_000,
+      'traffic after the recovery',
+    );
     stopped = true;
     await Promise.all(loops);
 

@@ -6,6 +6,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkKeyOf, personalToken, personalTokenHash } from '../../server/src/modules/distributions/tokens.js';
+import { eventually } from '../helpers/eventually.js';
 import type { TestService } from '../helpers/service.js';
 import { validAnswers, validForm } from '../helpers/surveys.js';
 import {
@@ -262,19 +263,19 @@ describe('unsubscribe and reminders', () => {
       t.db,
     );
     expect(Number(due.numAffectedRows)).toBe(1);
-    const deadline = Date.now() + 20_000;
-    while (
-      (
-        await live.unwrap(
-          live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
-            params: { path: { surveyId, distributionId: d.id } },
-          }),
-        )
-      ).reminderSentAt === null
-    ) {
-      if (Date.now() > deadline) throw new Error('no reminder');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-    }
+    await eventually(
+      async () =>
+        (
+          await live.unwrap(
+            live.GET('/api/v1/surveys/{surveyId}/distributions/{distributionId}', {
+              params: { path: { surveyId, distributionId: d.id } },
+            }),
+          )
+        ).reminderSentAt !== null,
+      20_000,
+      'the reminder',
+      200,
+    );
     await smtp.settled();
     const reminders = smtp.received.filter((m) => m.subject?.startsWith('Reminder:'));
     expect(reminders.map((m) => m.envelopeTo[0])).toEqual(['r3@example.com']);

@@ -4,6 +4,7 @@ import type { Config } from '../../server/src/config.js';
 import type { Environment } from '../../server/src/db/schema.js';
 import { normalize, type RespondentInput } from '../../server/src/modules/respondents/records.js';
 import { writeRespondents } from '../../server/src/modules/respondents/repository.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits } from '../helpers/surveys.js';
 import { startTestSmtp, type TestSmtp } from './smtp.js';
@@ -80,14 +81,16 @@ export async function waitForStatus(
   statuses: Distribution['status'][],
   timeoutMs = 30_000,
 ): Promise<Distribution> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const d = await getDistribution(client, surveyId, distributionId);
-    if (statuses.includes(d.status)) return d;
-    if (Date.now() > deadline)
-      throw new Error(`distribution ${distributionId} is ${d.status}, not ${statuses.join('/')}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: Distribution | undefined;
+  return eventually(
+    async () => {
+      last = await getDistribution(client, surveyId, distributionId);
+      return statuses.includes(last.status) && last;
+    },
+    timeoutMs,
+    () => `distribution ${distributionId} to be ${statuses.join('/')} (it is ${last?.status})`,
+    100,
+  );
 }
 
 export async function allRecipients(client: Client, surveyId: string, distributionId: string) {

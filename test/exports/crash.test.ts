@@ -7,6 +7,7 @@
 import { waitForExport } from '@survey-service/sdk';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { citusMode } from '../citus/cluster.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
 import { activeSurvey, bulkInsert, parseCsv, tenant } from './fixtures.js';
@@ -51,11 +52,7 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
 
   // Wait for the first stored chunk of this attempt, then freeze the worker (SIGSTOP) before killing it: on a loaded
   // machine a poll can come too late to catch a moving export mid-file, a frozen one cannot finish in between.
-  const deadline = Date.now() + 60_000;
-  while ((await chunksStored()) === 0) {
-    if (Date.now() > deadline) throw new Error('no chunk of the export was stored within 60 s');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await eventually(async () => (await chunksStored()) > 0, 60_000, 'a chunk of the export stored', 10);
   first.child.kill('SIGSTOP');
   const frozen = await read();
   expect(frozen.status, 'export ended before it could be interrupted').toBe('processing');

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { activeSurvey, answersFor, exportToBuffer, tenant } from './fixtures.js';
 
@@ -86,6 +87,7 @@ describe('a chain of exports', () => {
       await released;
     });
     await insertedSignal;
+    // Apart on the clock (the point, not a wait for anything): the later response's submittedAt is after this one's.
     await new Promise((resolve) => setTimeout(resolve, 20));
     // A response committed after the slow one began, before the export.
     const later = await owner.live.unwrap(
@@ -125,7 +127,9 @@ describe('a chain of exports', () => {
     const received: string[] = [];
     let previous: string | undefined;
     for (let run = 0; run < 4; run++) {
-      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Submissions arrive between two exports: at least 6 more acknowledged (over 20 in all, as asserted below).
+      const before = submitted.length;
+      await eventually(() => submitted.length >= before + 6, 15_000, 'submissions between two exports');
       const { ids, export: done } = await idsOf(
         survey.id,
         previous ? { format: 'ndjson', sinceExport: previous } : { format: 'ndjson' },

@@ -237,6 +237,7 @@ describe('windows in a chain', () => {
       const late = await rawClient();
       await late.query('begin');
       await insertResponse(late, owner, survey.id, 'rsp_0000000000000000000000LATE', 3);
+      // The cut lies apart on the clock from what comes before and after it (the point, not a wait for anything).
       await new Promise((resolve) => setTimeout(resolve, 20));
       const cut = new Date();
       await new Promise((resolve) => setTimeout(resolve, 20));

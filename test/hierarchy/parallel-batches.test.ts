@@ -103,6 +103,7 @@ describe('a sync written by parallel batch transactions', () => {
     const puts: Array<Promise<number>> = [];
     for (const j of racing) {
       puts.push(put(client, `P${j}`, `S${j}`).then((reply) => reply.response.status));
+      // Spread over the sync's run (on purpose, not waiting for anything): some PUTs before S_j exists, some after.
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const [job, statuses] = await Promise.all([syncing, Promise.all(puts)]);
@@ -163,6 +164,7 @@ describe('a sync written by parallel batch transactions', () => {
         void syncing.finally(() => (finished = true));
         while (!finished) {
           seen.push(...(await storedCycles(tenant.organizationId)));
+          // A look every 50 ms for as long as the sync runs: sampling, not waiting for anything.
           await new Promise((resolve) => setTimeout(resolve, 50));
         }
         const job = await syncing;

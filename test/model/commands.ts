@@ -9,15 +9,22 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { exportResponsesToFile } from '@survey-service/sdk';
+import { exportResponsesToFile, type components } from '@survey-service/sdk';
 import { expect } from 'vitest';
 import type { TestService } from '../helpers/service.js';
 import type { TestSmtp } from '../distributions/smtp.js';
 import { forgetReleases } from '../analytics/fixtures.js';
 import { parseCsv } from '../exports/fixtures.js';
-import { found } from './findings.js';
+import { found, foundOpen } from './findings.js';
 import {
   answersOf,
+  applyErasure,
+  expectedAccessFile,
+  holdingsOf,
+  inventoryOf,
+  pseudonymOf,
+  type MHoldings,
+  type MSubject,
   DATE_MAX,
   DATE_MIN,
   GRID_MAX,
@@ -64,6 +71,8 @@ export interface Real {
   organizationId: string;
   /** A log of what the run did, printed with a failure. */
   log: string[];
+  /** The latest dry run of an erasure: its subject, the inventory the model expected and the one it reported. */
+  lastDryRun?: { subject: string; expected: unknown; inventory: unknown };
 }
 
 export type Cmd = fc.AsyncCommand<Model, Real>;
@@ -396,7 +405,9 @@ async function submitApi(m: Model, r: Real, survey: MSurvey, who: Who, answer: M
     channel: 'api',
     acked: tick(m),
     deleted: null,
+    forgotten: null,
   });
+  if (respondent !== null) m.events.push({ responseId: stored.id, respondent });
   r.log.push(
     `  ${stored.id} = API answer of ${respondent ?? 'nobody'} to ${surveyName(survey)}, distribution ${reached ? `d${reached.distribution.index}` : 'none'}, subject ${subject ? deptName(subject.department) : 'none'}`,
   );
@@ -508,7 +519,9 @@ async function submitLink(m: Model, r: Real, distribution: MDistribution, recipi
     channel: 'link',
     acked: tick(m),
     deleted: null,
+    forgotten: null,
   });
+  if (respondent !== null) m.events.push({ responseId: stored.id, respondent });
   r.log.push(
     `  ${stored.id} = link answer of ${recipient.externalId} to ${surveyName(survey)} via d${distribution.index}, subject ${subject ? deptName(subject.department) : 'none'}`,
   );
@@ -792,7 +805,7 @@ async function runExport(m: Model, r: Real, survey: MSurvey, format: Format, bas
     (x) => expected.deletions.includes(x.id) && (x.grid !== null || x.often !== null || x.rank !== null),
   );
   if (base && deletedGrids.length > 0) saw('export: increment lists a deleted matrix or ranking answer');
-  survey.exports.push({ id: done.id, at, base });
+  survey.exports.push({ id: done.id, at, base, erased: false });
   r.log.push(`  ${done.id} = ${format} ${what}: ${expected.records.length} records, ${deletions.length} deletions`);
 }
 
@@ -895,6 +908,15 @@ export async function compareStatic(m: Model, r: Real, survey: MSurvey, q: Stati
       saw('analytics: shown after a matrix or ranking answer was deleted');
   }
   if (!isDeepStrictEqual(actual, expected)) {
+    if (isDeepStrictEqual(actual, expectedStatic(m, survey, q, { split: true }))) {
+      const erased = scopeOf(m, survey, q).filter((x) => x.forgotten !== null);
+      foundOpen(
+        'erased-respondents',
+        `${what}: the server counts each of ${erased.map((x) => `${x.id} (${pseudonymOf(x)})`).join(', ')} as a respondent of its own`,
+        r.log,
+      );
+      return;
+    }
     if (isDeepStrictEqual(actual, expectedStatic(m, survey, q, { halves: 'up' }))) {
       found(
         'negative-halves',
@@ -1043,6 +1065,393 @@ export class SetThreshold implements Cmd {
 }
 
 // ---------------------------------------------------------------------------------------------------------------
+// Privacy requests
+
+/**
+ * Whom a request names: someone who answered (a live response names them, or an invitation of theirs says they
+ * responded; by their externalId, or a person by their address), someone whose invitation says they responded
+ * (those to anonymous surveys first: their answers are not identifiable), the subject of a stored access file
+ * (`flip`: the same person by their other identifier), a person by externalId or address (in capitals: addresses
+ * compare without case), a stranger (an id that was never a respondent), or an address nobody has.
+ */
+export type PrivacyWho =
+  | { by: 'responder'; index: number; email: boolean }
+  | { by: 'invited'; index: number }
+  | { by: 'accessed'; index: number; flip: boolean }
+  | { by: 'person'; index: number; email: boolean; upper: boolean }
+  | { by: 'stranger'; index: number }
+  | { by: 'nobody' };
+
+/** `accessed`: the weight of the subjects of access files (an erasure deletes their files). */
+const privacyWhoArb = (accessed: number): fc.Arbitrary<PrivacyWho> =>
+  fc.oneof(
+    {
+      weight: 5,
+      arbitrary: fc
+        .tuple(fc.nat({ max: 11 }), fc.boolean())
+        .map(([index, email]) => ({ by: 'responder' as const, index, email })),
+    },
+    { weight: 1, arbitrary: fc.nat({ max: 11 }).map((index) => ({ by: 'invited' as const, index })) },
+    {
+      weight: accessed,
+      arbitrary: fc
+        .tuple(fc.nat({ max: 5 }), fc.boolean())
+        .map(([index, flip]) => ({ by: 'accessed' as const, index, flip })),
+    },
+    {
+      weight: 3,
+      arbitrary: fc
+        .tuple(fc.nat({ max: 11 }), fc.boolean(), fc.boolean())
+        .map(([index, email, upper]) => ({ by: 'person' as const, index, email, upper })),
+    },
+    { weight: 1, arbitrary: fc.nat({ max: 1 }).map((index) => ({ by: 'stranger' as const, index })) },
+    { weight: 1, arbitrary: fc.constant({ by: 'nobody' as const }) },
+  );
+
+const whoText = (w: PrivacyWho) =>
+  w.by === 'responder'
+    ? `responder #${w.index}${w.email ? ' by e-mail' : ''}`
+    : w.by === 'invited'
+      ? `invited #${w.index}`
+      : w.by === 'accessed'
+        ? `accessed #${w.index}${w.flip ? ' by the other identifier' : ''}`
+        : w.by === 'person'
+          ? `${personId(w.index)}${w.email ? ` by e-mail${w.upper ? ' in capitals' : ''}` : ''}`
+          : w.by === 'stranger'
+            ? strangerId(w.index)
+            : 'an unknown address';
+
+function subjectOf(m: Readonly<Model>, w: PrivacyWho): MSubject {
+  const byId = (id: string, email: boolean, upper = false): MSubject => {
+    const person = m.people.find((p) => p.externalId === id);
+    if (!email || !person) return { kind: 'externalId', value: id };
+    return { kind: 'email', value: upper ? person.email.toUpperCase() : person.email };
+  };
+  const responder = (index: number, email: boolean) => {
+    const invited = m.surveys.flatMap((s) =>
+      s.distributions.flatMap((d) => [...d.recipients.values()].filter((x) => x.status === 'responded')),
+    );
+    const responders = [
+      ...new Set([
+        ...m.responses.flatMap((x) => (x.deleted === null && x.respondent !== null ? [x.respondent] : [])),
+        ...invited.map((x) => x.externalId),
+      ]),
+    ];
+    return byId(pick(responders, index) ?? personId(0), email);
+  };
+  switch (w.by) {
+    case 'responder':
+      return responder(w.index, w.email);
+    case 'invited': {
+      const answered = (anonymous: boolean) =>
+        m.surveys
+          .filter((x) => x.anonymous === anonymous)
+          .flatMap((x) => x.distributions.flatMap((d) => [...d.recipients.values()]))
+          .filter((x) => x.status === 'responded')
+          .map((x) => x.externalId);
+      const invited = pick([...new Set([...answered(true), ...answered(false)])], w.index);
+      return invited === undefined ? responder(w.index, false) : byId(invited, false);
+    }
+    case 'accessed': {
+      const access = pick(
+        m.accessFiles.filter((a) => !a.erased),
+        w.index,
+      );
+      if (!access) return responder(w.index, w.flip);
+      if (!w.flip) return access.subject;
+      const person = m.people.find((p) =>
+        access.subject.kind === 'externalId'
+          ? p.externalId === access.subject.value
+          : p.email.toLowerCase() === access.subject.value.toLowerCase(),
+      );
+      if (!person) return access.subject;
+      return byId(person.externalId, access.subject.kind === 'externalId');
+    }
+    case 'person':
+      return byId(personId(w.index), w.email, w.upper);
+    case 'stranger':
+      return { kind: 'externalId', value: strangerId(w.index) };
+    case 'nobody':
+      return { kind: 'email', value: `nobody.${m.tag}@example.com` };
+  }
+}
+
+const subjectText = (s: MSubject) => `${s.kind} ${s.value}`;
+const subjectBody = (s: MSubject) => (s.kind === 'externalId' ? { externalId: s.value } : { email: s.value });
+
+type PrivacyBody = Parameters<Client['privacy']['requests']['create']>[0];
+type PrivacyRequest = Awaited<ReturnType<Client['privacy']['requests']['wait']>>;
+
+/** Creates a request and waits for it; it must complete, and no answer may echo the subject's identifier. */
+async function privacyRequest(r: Real, body: PrivacyBody, subject: MSubject, what: string): Promise<PrivacyRequest> {
+  const accepted = await r.client.privacy.requests.create(body);
+  expect(accepted.status, what).toBe('pending');
+  const done = await r.client.privacy.requests.wait(accepted.id, pollFast);
+  expect(
+    {
+      status: done.status,
+      error: done.error,
+      type: done.type,
+      scope: done.scope,
+      dryRun: done.dryRun,
+      subject: done.subject.kind,
+      webhookRecipients: done.webhookRecipients,
+    },
+    `${what} (${done.id})`,
+  ).toEqual({
+    status: 'completed',
+    error: null,
+    type: body.type,
+    scope: body.scope ?? null,
+    dryRun: body.dryRun ?? false,
+    subject: subject.kind,
+    webhookRecipients: [],
+  });
+  const shown = JSON.stringify([accepted, done]).toLowerCase();
+  expect(shown.includes(subject.value.toLowerCase()), `${what}: its answers echo the subject`).toBe(false);
+  return done;
+}
+
+/** A download an erasure must have refused: 410 `export_erased`. */
+async function expectErased(r: Real, kind: 'export' | 'access file', id: string) {
+  const result =
+    kind === 'export'
+      ? await r.client.GET('/api/v1/exports/{exportId}/download', {
+          params: { path: { exportId: id } },
+          parseAs: 'stream',
+        })
+      : await r.client.GET('/api/v1/privacy-requests/{id}/download', { params: { path: { id } }, parseAs: 'stream' });
+  if (!result.response.bodyUsed) await result.response.body?.cancel();
+  const code = (result.error as { error?: { code?: string } } | undefined)?.error?.code;
+  expect({ status: result.response.status, code }, `download of the erased ${kind} ${id}`).toEqual({
+    status: 410,
+    code: 'export_erased',
+  });
+}
+
+/** Every response of a survey as the API lists it, with its respondent, against the model. */
+async function compareResponses(m: Model, r: Real, survey: MSurvey) {
+  const actual = (await listed(r, survey))
+    .map((x) => ({ id: x.id, respondentExternalId: x.respondentExternalId }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  const expected = live(m, survey)
+    .map((x) => ({ id: x.id, respondentExternalId: x.respondent }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+  expect(actual, `responses of ${surveyName(survey)} as listed`).toEqual(expected);
+}
+
+/**
+ * After a real erasure, the person is absent wherever the model can look: no record or SCIM user, the responses of
+ * the surveys they answered as the model has them (deleted or without respondent), the recipients of the distributions
+ * that had them, the figures of the surveys they answered, the events (`response.submitted` names exactly whom
+ * the model says), the files that held them (410), and a personal link of theirs (404).
+ */
+async function compareAfterErasure(m: Model, r: Real, h: MHoldings, erased: MResponse[]) {
+  for (const id of h.ids) {
+    const respondent = await answered(
+      r.client.GET('/api/v1/respondents/{externalId}', { params: { path: { externalId: id } } }),
+    );
+    expectStatus(respondent, 404, 'not_found', `GET of the erased respondent ${id}`);
+  }
+  for (const p of h.records) {
+    const users = await r.client.GET('/scim/v2/Users', {
+      params: { query: { filter: `externalId eq "${p.externalId}"` } },
+    });
+    expect((users.data as { totalResults?: number } | undefined)?.totalResults, `SCIM users of ${p.externalId}`).toBe(
+      0,
+    );
+  }
+  for (const survey of new Set(erased.map((x) => x.survey))) await compareResponses(m, r, survey);
+  for (const distribution of new Set(h.recipients.map((x) => x.distribution))) await compareRecipients(r, distribution);
+  for (const survey of new Set(erased.map((x) => x.survey))) {
+    await compareStatic(m, r, survey, {});
+    await compareStatic(m, r, survey, { segmentBy: 'department' });
+  }
+  const events: { type: string; data: { id?: string; respondentExternalId?: string | null } }[] = [];
+  for await (const e of r.client.events.listAll({ pageSize: 100 })) events.push(e as (typeof events)[number]);
+  const named = (e: { responseId: string; respondent: string | null }) => `${e.responseId} ${e.respondent}`;
+  expect(
+    events
+      .filter((e) => e.type === 'response.submitted' && typeof e.data.respondentExternalId === 'string')
+      .map((e) => named({ responseId: e.data.id!, respondent: e.data.respondentExternalId! }))
+      .sort(),
+    'response.submitted events naming a respondent',
+  ).toEqual(
+    m.events
+      .filter((e) => e.respondent !== null)
+      .map(named)
+      .sort(),
+  );
+  const text = JSON.stringify(events);
+  const traces = [
+    ...h.ids.map((id) => JSON.stringify(id)),
+    ...h.emails,
+    ...erased.filter((x) => x.deleted !== null).map((x) => x.id),
+  ];
+  expect(
+    traces.filter((x) => text.includes(x)),
+    'traces of the erased person in the events',
+  ).toEqual([]);
+  if (h.exports[0]) await expectErased(r, 'export', h.exports[0].id);
+  if (h.accessFiles[0]) await expectErased(r, 'access file', h.accessFiles[0].id);
+  const link = h.recipients[0]?.recipient.link;
+  if (link) {
+    const page = await fetch(link);
+    await page.body?.cancel();
+    expect(page.status, `the erased personal link of ${h.recipients[0]!.recipient.externalId}`).toBe(404);
+  }
+}
+
+/**
+ * A request's inventory against the model's; returns the holdings the server acted on. When an open finding
+ * explains the difference, it is recorded, and the run goes on with the holdings the server found.
+ */
+function compareInventory(m: Model, r: Real, subject: MSubject, h: MHoldings, actual: unknown, what: string) {
+  const expected = inventoryOf(h);
+  if (!isDeepStrictEqual(actual, expected)) {
+    const live = holdingsOf(m, subject, { liveExports: true });
+    if (isDeepStrictEqual(actual, inventoryOf(live))) {
+      const missed = h.exports.filter((e) => !live.exports.includes(e)).map((e) => e.id);
+      foundOpen(
+        'erased-deleted-exports',
+        `the inventory of the ${what} counts ${live.exports.length} export files, not ${h.exports.length}: ${missed.join(', ')} ${missed.length === 1 ? 'holds' : 'hold'} a response of theirs deleted since`,
+        r.log,
+      );
+      return live;
+    }
+  }
+  expect(actual, `the inventory of the ${what}`).toEqual(expected);
+  return h;
+}
+
+export type EraseMode = 'real' | 'dry' | 'dry+real';
+export type ErasureScope = 'identity' | 'identity_and_responses';
+
+export class Erase implements Cmd {
+  constructor(
+    readonly who: PrivacyWho,
+    readonly scope: ErasureScope,
+    readonly mode: EraseMode,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const subject = subjectOf(m, this.who);
+    let h = holdingsOf(m, subject);
+    const expected = inventoryOf(h);
+    const what = `erasure (${this.scope}) of ${subjectText(subject)}`;
+    const body = { type: 'erasure' as const, subject: subjectBody(subject), scope: this.scope };
+    let dry: PrivacyRequest | undefined;
+    if (this.mode !== 'real') {
+      dry = await privacyRequest(r, { ...body, dryRun: true }, subject, `dry run of the ${what}`);
+      expect(dry.downloadUrl).toBeNull();
+      h = compareInventory(m, r, subject, h, dry.inventory, `dry run of the ${what} (${dry.id})`);
+      if (this.mode === 'dry') {
+        r.lastDryRun = { subject: subjectText(subject), expected, inventory: dry.inventory };
+        saw(`privacy: dry-run erasure${h.responses.length > 0 ? ' finding responses' : ''}`);
+        return;
+      }
+    }
+    const real = await privacyRequest(r, body, subject, `the ${what}`);
+    // A dry run reports what the real run then does, when nothing it counts changed in between.
+    const earlier =
+      dry ??
+      (r.lastDryRun?.subject === subjectText(subject) && isDeepStrictEqual(r.lastDryRun.expected, expected)
+        ? r.lastDryRun
+        : undefined);
+    if (earlier) {
+      saw(`privacy: dry run compared with the real run${dry ? '' : ' (an earlier command)'}`);
+      expect(real.inventory, `the ${what}: its inventory against the dry run's before it`).toEqual(earlier.inventory);
+    }
+    h = compareInventory(m, r, subject, h, real.inventory, `${what} (${real.id})`);
+    r.lastDryRun = undefined;
+    const erased = [...h.responses];
+    applyErasure(m, h, this.scope, tick(m));
+    r.log.push(
+      `  ${real.id} = ${what}: ${h.ids.join(', ') || 'nobody'}; responses ${erased.map((x) => x.id).join(' ') || 'none'}; recipient rows ${h.recipients.length}; export files ${h.exports.map((x) => x.id).join(' ') || 'none'}; access files ${h.accessFiles.map((x) => x.id).join(' ') || 'none'}`,
+    );
+    saw(`privacy: erasure (${this.scope})${erased.length > 0 ? ' of responses' : ''}`);
+    if (erased.some((x) => x.survey.allowMultiple && erased.filter((y) => y.survey === x.survey).length > 1))
+      saw(`privacy: erasure (${this.scope}) of several responses to one survey`);
+    if (h.exports.length > 0) saw('privacy: erasure of export files');
+    if (h.accessFiles.length > 0) saw('privacy: erasure of access files');
+    if (h.notIdentifiable.length > 0) saw('privacy: not identifiable responses');
+    await compareAfterErasure(m, r, h, erased);
+  }
+  toString = () => `Erase(${whoText(this.who)}, ${this.scope}, ${this.mode})`;
+}
+
+type AccessFile = components['schemas']['PrivacyRequestAccessFile'];
+
+export class Access implements Cmd {
+  constructor(
+    readonly who: PrivacyWho,
+    readonly dryRun: boolean,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const subject = subjectOf(m, this.who);
+    const what = `access request${this.dryRun ? ' (dry run)' : ''} about ${subjectText(subject)}`;
+    const body = { type: 'access' as const, subject: subjectBody(subject), ...(this.dryRun ? { dryRun: true } : {}) };
+    const done = await privacyRequest(r, body, subject, what);
+    const h = compareInventory(m, r, subject, holdingsOf(m, subject), done.inventory, `${what} (${done.id})`);
+    if (h.notIdentifiable.length > 0) saw('privacy: not identifiable responses');
+    expect(done.downloadUrl, what).toBe(this.dryRun ? null : `/api/v1/privacy-requests/${done.id}/download`);
+    if (this.dryRun) return;
+    const text = await (await r.client.privacy.requests.download(done.id)).text();
+    const file = JSON.parse(text) as AccessFile;
+    expect(file.requestId).toBe(done.id);
+    expect(
+      {
+        respondents: file.respondents.map((x) => ({
+          externalId: x.externalId,
+          email: x.email,
+          department: x.department,
+        })),
+        scimUsers: file.scimUsers.map((x) => x.externalId),
+        responses: file.responses,
+        notIdentifiable: file.notIdentifiable,
+        distributions: file.distributions
+          .map((x) => ({
+            distributionId: x.distributionId,
+            surveyId: x.surveyId,
+            method: x.method,
+            status: x.status,
+            respondedAt: x.respondedAt !== null,
+            personalLink: x.personalLink,
+            kioskCode: x.kioskCode,
+            snapshot: { email: x.snapshot.email, department: x.snapshot.department },
+          }))
+          .sort((a, b) => (a.distributionId < b.distributionId ? -1 : 1)),
+        unsubscribes: file.unsubscribes,
+        webhookRecipients: file.webhookRecipients,
+      },
+      `the file of the ${what} (${done.id})`,
+    ).toEqual(expectedAccessFile(h));
+    // Nothing of anyone else: no other person's id or address, no other response, no link.
+    const mine = new Set(h.responses.map((x) => x.id));
+    const others = [
+      ...m.people.filter((p) => !h.ids.includes(p.externalId)).flatMap((p) => [JSON.stringify(p.externalId), p.email]),
+      ...[0, 1]
+        .map(strangerId)
+        .filter((id) => !h.ids.includes(id))
+        .map((id) => JSON.stringify(id)),
+      ...m.responses.filter((x) => !mine.has(x.id)).map((x) => x.id),
+      '/s/',
+    ];
+    expect(
+      others.filter((x) => text.includes(x)),
+      `the file of the ${what} (${done.id}): what it holds of others`,
+    ).toEqual([]);
+    m.accessFiles.push({ id: done.id, subject, erased: false });
+    saw(
+      `privacy: access file${h.responses.length > 0 ? ' with responses' : ''}${h.recipients.length > 0 ? ' with distributions' : ''}`,
+    );
+    r.log.push(`  ${done.id} = ${what}: ${h.responses.length} responses, ${h.recipients.length} recipient rows`);
+  }
+  toString = () => `Access(${whoText(this.who)}${this.dryRun ? ', dry run' : ''})`;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
 
 const surveySel = fc.nat({ max: 5 });
 const windowArb: fc.Arbitrary<Window | null> = fc.oneof(
@@ -1140,6 +1549,25 @@ export const commandArbs: fc.Arbitrary<Cmd>[] = [
           { weight: 1, arbitrary: fc.constantFrom(2, 101) },
         )
         .map((n) => new SetThreshold(n)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          privacyWhoArb(3),
+          fc.constantFrom<ErasureScope>('identity', 'identity_and_responses'),
+          fc.constantFrom<EraseMode>('real', 'real', 'dry', 'dry+real'),
+        )
+        .map(([w, scope, mode]) => new Erase(w, scope, mode)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(
+          privacyWhoArb(1),
+          fc.oneof({ weight: 4, arbitrary: fc.constant(false) }, { weight: 1, arbitrary: fc.constant(true) }),
+        )
+        .map(([w, dryRun]) => new Access(w, dryRun)),
     },
   ),
 ];

@@ -44,6 +44,8 @@ export async function setup(h: Harness, initial: Initial, log: string[]): Promis
     })),
     surveys: [],
     responses: [],
+    events: [],
+    accessFiles: [],
     clock: 0,
   };
   const real: Real = {

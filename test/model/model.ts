@@ -11,6 +11,10 @@
  *   acknowledged since the export it continues; the deletions lists likewise. In CSV a matrix is a column per row,
  *   a ranking a column per choice (its place), "Other"'s text a column after its question, N/A an empty cell; in
  *   JSON and NDJSON N/A is `null` with `notApplicable: true` (a matrix row's N/A a `null` row).
+ * - Privacy requests (the reference's *Privacy and compliance*): a person is the respondent ids the subject names;
+ *   an erasure of `identity_and_responses` deletes their responses as `deleteResponse` does, one of `identity`
+ *   keeps them without the respondent id, and every figure stays (they still count as one respondent); both delete
+ *   the record, the recipient rows, the export and access files that held them, and scrub the events.
  * - The survey asks every question type whose figures differ: NPS, a rating and a Likert grid with N/A, a grid of
  *   labelled columns with N/A, a ranking, a number, a date, and a single choice with "Other". A matrix row is a
  *   rating (or a single choice) of its own, N/A and unanswered rows apart; a ranking gives the mean rank and the
@@ -179,6 +183,8 @@ export interface MExport {
   /** Model time of the request: responses acknowledged before are in it (or in its chain's earlier exports). */
   at: number;
   base: MExport | null;
+  /** Its file was deleted by an erasure (410 `export_erased`); it can still be continued. */
+  erased: boolean;
 }
 
 export interface MResponse extends ModelAnswer {
@@ -193,6 +199,28 @@ export interface MResponse extends ModelAnswer {
   acked: number;
   /** Model time of the deletion, or null. */
   deleted: number | null;
+  /**
+   * Set by an erasure of `identity` (at model time `at`), which took the respondent: the response still counts as
+   * that person among distinct respondents, since every figure stays as it was.
+   */
+  forgotten: { respondent: string; at: number } | null;
+}
+
+/** Whom a privacy request names. */
+export type MSubject = { kind: 'externalId'; value: string } | { kind: 'email'; value: string };
+
+/** A completed access request that made a file. */
+export interface MAccess {
+  id: string;
+  subject: MSubject;
+  /** Its file was deleted by an erasure of the same person (410 `export_erased`). */
+  erased: boolean;
+}
+
+/** A `response.submitted` event that names a respondent (null once an erasure of `identity` took it). */
+export interface MEvent {
+  responseId: string;
+  respondent: string | null;
 }
 
 export interface Model {
@@ -202,6 +230,10 @@ export interface Model {
   people: MPerson[];
   surveys: MSurvey[];
   responses: MResponse[];
+  /** The `response.submitted` events that named a respondent when they were recorded (and were not erased). */
+  events: MEvent[];
+  /** Access requests' files. */
+  accessFiles: MAccess[];
   /** Model time: every acknowledged write takes the next tick. */
   clock: number;
 }
@@ -571,8 +603,15 @@ const questionsOf = (responses: MResponse[], halves: Halves = 'away') => [
   whereStats(present(responses.map((r) => r.where))),
 ];
 
-/** Respondents: distinct respondent ids, each response without one counting as its own. */
-export const respondentsOf = (responses: MResponse[]) => new Set(responses.map((r) => r.respondent ?? r.id)).size;
+/**
+ * Respondents: distinct respondent ids, each response without one counting as its own — but one whose respondent an
+ * erasure of `identity` took still counts as that person. `split`: as its own (only to name a difference).
+ */
+export const respondentsOf = (responses: MResponse[], split = false) =>
+  new Set(responses.map((r) => r.respondent ?? (split ? null : pseudonymOf(r)) ?? r.id)).size;
+
+/** Who a response erased of its identity counts as: the same for one person's responses erased together. */
+export const pseudonymOf = (r: MResponse) => (r.forgotten ? `${r.forgotten.respondent}@${r.forgotten.at}` : null);
 
 // ---------------------------------------------------------------------------------------------------------------
 // The anonymity rules
@@ -663,16 +702,18 @@ function daily(responses: MResponse[]) {
 
 /**
  * The expected `StaticAnalytics`, without `generatedAt`. `variant` only serves to name a difference: another
- * order for ties of the subtraction guard, another rule for exact halves.
+ * order for ties of the subtraction guard, another rule for exact halves, responses erased of their identity
+ * counted as respondents of their own.
  */
 export function expectedStatic(
   m: Model,
   survey: MSurvey,
   q: StaticQuery,
-  variant: { tieOrder?: (a: Dept, b: Dept) => number; halves?: Halves } = {},
+  variant: { tieOrder?: (a: Dept, b: Dept) => number; halves?: Halves; split?: boolean } = {},
 ) {
   const tieOrder = variant.tieOrder ?? byValue;
   const halves = variant.halves ?? 'away';
+  const count = (responses: MResponse[]) => respondentsOf(responses, variant.split);
   const scope = scopeOf(m, survey, q);
   const base = {
     surveyId: survey.id,
@@ -682,7 +723,7 @@ export function expectedStatic(
     segmentBy: q.segmentBy ?? null,
     anonymityThreshold: m.threshold,
   };
-  if (respondentsOf(scope) < m.threshold) {
+  if (count(scope) < m.threshold) {
     return {
       ...base,
       suppressed: true,
@@ -706,7 +747,7 @@ export function expectedStatic(
     const groups = [...byGroup].map(([value, responses]) => ({
       value,
       responses,
-      respondents: respondentsOf(responses),
+      respondents: count(responses),
     }));
     const hidden = suppressedValues(groups, m.threshold, tieOrder);
     const shown = groups
@@ -843,5 +884,219 @@ export function expectedExport(m: Model, survey: MSurvey, at: number, base: MExp
     records: responses.map(exportRecord),
     csv: [CSV_HEADER, ...responses.map(csvRow)].map(identity),
     deletions,
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Privacy requests
+
+/** What the service holds about the person a request names, found before anything changes. */
+export interface MHoldings {
+  /** The person: the externalId named, or every respondent whose record or recipient rows have the address. */
+  ids: string[];
+  /** Their addresses (the one named, their records' and recipient rows'), which find earlier access files. */
+  emails: string[];
+  records: MPerson[];
+  /** Their live responses (identified surveys), oldest first. */
+  responses: MResponse[];
+  /** Anonymous surveys with invitations of theirs marked `responded`: how many. */
+  notIdentifiable: { survey: MSurvey; responses: number }[];
+  recipients: { distribution: MDistribution; recipient: MRecipient }[];
+  events: MEvent[];
+  exports: MExport[];
+  accessFiles: MAccess[];
+}
+
+const recipientRows = (m: Model, accept: (r: MRecipient) => boolean) =>
+  m.surveys.flatMap((survey) =>
+    survey.distributions.flatMap((distribution) =>
+      [...distribution.recipients.values()].filter(accept).map((recipient) => ({ distribution, recipient })),
+    ),
+  );
+
+const bySurveyId = (a: MSurvey, b: MSurvey) => a.id.localeCompare(b.id);
+
+/** Whether export `e` holds response `r`: acknowledged in its scope and not deleted before it. */
+const holds = (e: MExport, r: MResponse) =>
+  r.acked < e.at && (e.base === null || r.acked > e.base.at) && (r.deleted === null || r.deleted > e.at);
+
+/** The respondent a response had when export time `at` wrote it. */
+const respondentAt = (r: MResponse, at: number) =>
+  r.forgotten === null ? r.respondent : r.forgotten.at < at ? null : r.forgotten.respondent;
+
+/**
+ * `liveExports`: count only the export files that hold one of their responses that is still live (only to name a
+ * difference: the model counts every file that holds a response of theirs, deleted since or not, as every such
+ * file shows them).
+ */
+export function holdingsOf(m: Model, subject: MSubject, variant: { liveExports?: boolean } = {}): MHoldings {
+  const address = subject.value.toLowerCase();
+  const ids =
+    subject.kind === 'externalId'
+      ? [subject.value]
+      : m.people
+          .filter(
+            (p) =>
+              p.email.toLowerCase() === address &&
+              (p.record !== null || recipientRows(m, (r) => r.externalId === p.externalId).length > 0),
+          )
+          .map((p) => p.externalId);
+  const records = m.people.filter((p) => ids.includes(p.externalId) && p.record !== null);
+  const recipients = recipientRows(m, (r) => ids.includes(r.externalId));
+  const emails = new Set(subject.kind === 'email' ? [address] : []);
+  for (const p of records) emails.add(p.email.toLowerCase());
+  for (const { recipient } of recipients) emails.add(recipient.email.toLowerCase());
+  const responses = m.responses
+    .filter((r) => r.deleted === null && r.respondent !== null && ids.includes(r.respondent))
+    .sort((a, b) =>
+      a.submittedAt < b.submittedAt ? -1 : a.submittedAt > b.submittedAt ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0,
+    );
+  const found = new Set(responses.map((r) => r.id));
+  const notIdentifiable = m.surveys
+    .filter((s) => s.anonymous)
+    .map((survey) => ({
+      survey,
+      responses: recipients.filter((x) => x.distribution.survey === survey && x.recipient.status === 'responded')
+        .length,
+    }))
+    .filter((x) => x.responses > 0);
+  return {
+    ids,
+    emails: [...emails],
+    records,
+    responses,
+    notIdentifiable,
+    recipients,
+    events: m.events.filter((e) => found.has(e.responseId) || (e.respondent !== null && ids.includes(e.respondent))),
+    // A file holds them if it holds a response naming them (one deleted since too: the file still shows them).
+    exports: m.surveys.flatMap((s) =>
+      s.exports.filter(
+        (e) =>
+          !e.erased &&
+          (variant.liveExports ? responses : m.responses).some((r) => {
+            const respondent = respondentAt(r, e.at);
+            return r.survey === s && holds(e, r) && respondent !== null && ids.includes(respondent);
+          }),
+      ),
+    ),
+    accessFiles: m.accessFiles.filter(
+      (a) =>
+        !a.erased &&
+        (a.subject.kind === 'externalId' ? ids.includes(a.subject.value) : emails.has(a.subject.value.toLowerCase())),
+    ),
+  };
+}
+
+/** The request's `inventory`: the same for access and erasure, dry run and real run. */
+export function inventoryOf(h: MHoldings) {
+  const found = new Map<MSurvey, number>();
+  for (const r of h.responses) found.set(r.survey, (found.get(r.survey) ?? 0) + 1);
+  return {
+    respondents: h.records.length,
+    // Every respondent is a SCIM user.
+    scimUsers: h.records.length,
+    responses: [
+      ...[...found].map(([survey, responses]) => ({ survey, responses, status: 'found' })),
+      ...h.notIdentifiable.map((x) => ({ ...x, status: 'not_identifiable' })),
+    ]
+      .sort((a, b) => bySurveyId(a.survey, b.survey))
+      .map((x) => ({
+        surveyId: x.survey.id,
+        privacy: x.survey.anonymous ? 'anonymous' : 'identified',
+        responses: x.responses,
+        status: x.status,
+      })),
+    distributionRecipients: h.recipients.length,
+    personalLinks: h.recipients.length,
+    kioskCodes: 0,
+    events: h.events.length,
+    // The model has no webhooks, AI analyses, sync errors or unsubscriptions.
+    webhookDeliveries: 0,
+    exportFiles: h.exports.length,
+    aiAnalyses: 0,
+    analyticsCopies: h.responses.length,
+    accessFiles: h.accessFiles.length,
+    syncJobs: 0,
+    unsubscribes: 0,
+  };
+}
+
+/** A real erasure: what it does to each copy (the reference's table), at model time `at`. */
+export function applyErasure(m: Model, h: MHoldings, scope: 'identity' | 'identity_and_responses', at: number) {
+  for (const e of h.exports) e.erased = true;
+  for (const a of h.accessFiles) a.erased = true;
+  for (const r of h.responses) {
+    if (scope === 'identity_and_responses') r.deleted = at;
+    else {
+      r.forgotten = { respondent: r.respondent!, at };
+      r.respondent = null;
+    }
+  }
+  for (const { distribution, recipient } of h.recipients) distribution.recipients.delete(recipient.externalId);
+  const held = new Set(h.events);
+  if (scope === 'identity_and_responses') m.events = m.events.filter((e) => !held.has(e));
+  else for (const e of held) e.respondent = null;
+  for (const p of h.records) p.record = null;
+}
+
+const surveyTitle = (s: MSurvey) => `Pulse ${s.index}`;
+
+/** A choice question's labels of the choices an answer names (none for "Other" alone). */
+function labelsOf(questionId: string, value: unknown): string[] | undefined {
+  const question = QUESTIONS.find((q) => q.id === questionId)!;
+  if (!('choices' in question)) return undefined;
+  const labels = new Map<string, string>(question.choices.map((c) => [c.id, c.label]));
+  const ids = typeof value === 'string' ? [value] : Array.isArray(value) ? (value as string[]) : [];
+  const named = ids.filter((id) => labels.has(id));
+  return named.length > 0 ? named.map((id) => labels.get(id)!) : undefined;
+}
+
+/**
+ * The access file, without `requestId` and `generatedAt`: the person's records, their responses with the questions'
+ * texts, the anonymous surveys they answered, their recipient rows (by distribution id) without links.
+ */
+export function expectedAccessFile(h: MHoldings) {
+  return {
+    respondents: h.records.map((p) => ({ externalId: p.externalId, email: p.email, department: p.record!.department })),
+    scimUsers: h.records.map((p) => p.externalId),
+    responses: h.responses.map((r) => ({
+      responseId: r.id,
+      surveyId: r.survey.id,
+      surveyTitle: surveyTitle(r.survey),
+      privacy: 'identified',
+      submittedAt: r.submittedAt,
+      surveyVersion: 1,
+      language: r.channel === 'link' ? 'en' : null,
+      distributionId: r.distributionId,
+      answers: answersOf(r).map((a) => {
+        const question = QUESTIONS.find((q) => q.id === a.questionId)!;
+        const labels = labelsOf(a.questionId, a.value);
+        return {
+          questionId: a.questionId,
+          questionText: question.text,
+          type: question.type,
+          value: a.value,
+          ...(a.other === undefined ? {} : { other: a.other }),
+          ...(labels ? { labels } : {}),
+        };
+      }),
+    })),
+    notIdentifiable: [...h.notIdentifiable]
+      .sort((a, b) => bySurveyId(a.survey, b.survey))
+      .map((x) => ({ surveyId: x.survey.id, surveyTitle: surveyTitle(x.survey), responses: x.responses })),
+    distributions: h.recipients
+      .map(({ distribution, recipient }) => ({
+        distributionId: distribution.id,
+        surveyId: distribution.survey.id,
+        method: distribution.method,
+        status: recipient.status,
+        respondedAt: recipient.status === 'responded' && !distribution.survey.anonymous,
+        personalLink: true,
+        kioskCode: false,
+        snapshot: { email: recipient.email, department: recipient.department },
+      }))
+      .sort((a, b) => (a.distributionId < b.distributionId ? -1 : 1)),
+    unsubscribes: [],
+    webhookRecipients: [],
   };
 }

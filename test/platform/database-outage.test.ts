@@ -22,6 +22,7 @@ import { createClient, waitForSyncJob, type SurveyServiceClient } from '@survey-
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
+import { eventually } from '../helpers/eventually.js';
 import { freePortBelowEphemeral } from '../helpers/ports.js';
 import { startServiceProcess, type ServiceProcess } from '../helpers/process.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
@@ -52,14 +53,6 @@ const startPostgres = () => startEmbeddedPostgres({ dataDir, port });
 
 function postmasterPid(): number {
   return Number(readFileSync(path.join(postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
-}
-
-async function until(condition: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await sleep(50);
-  }
 }
 
 const alive = (pid: number) => {
@@ -123,6 +116,7 @@ function submissions(workers: number): { stop(): Promise<void> } {
         } catch (error) {
           count(`network: ${String((error as Error).cause ?? error)}`);
         }
+        // A careful client's pause before it retries (the load's pace, not a wait for anything).
         await sleep(100);
       }
     }
@@ -155,25 +149,27 @@ async function whileDown(): Promise<void> {
 
 /** Milliseconds from `since` until a new request (a fresh key) is acknowledged. */
 async function recovery(since: number): Promise<number> {
-  for (;;) {
-    const response = await fetch(`${service.url}/api/v1/surveys/${surveyId}/responses`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${liveKey}`,
-        'content-type': 'application/json',
-        'idempotency-key': crypto.randomUUID(),
-      },
-      body: JSON.stringify({ answers: [{ questionId: 'q_1', value: 10 }] }),
-    }).catch(() => undefined);
-    if (response?.status === 201) {
-      const key = crypto.randomUUID();
-      observed.acknowledged.set(key, ((await response.json()) as { data: { id: string } }).data.id);
-      return Date.now() - since;
-    }
-    await response?.body?.cancel();
-    if (Date.now() - since > 30_000) return Date.now() - since;
-    await sleep(50);
-  }
+  return eventually(
+    async () => {
+      const response = await fetch(`${service.url}/api/v1/surveys/${surveyId}/responses`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${liveKey}`,
+          'content-type': 'application/json',
+          'idempotency-key': crypto.randomUUID(),
+        },
+        body: JSON.stringify({ answers: [{ questionId: 'q_1', value: 10 }] }),
+      }).catch(() => undefined);
+      if (response?.status === 201) {
+        const key = crypto.randomUUID();
+        observed.acknowledged.set(key, ((await response.json()) as { data: { id: string } }).data.id);
+        return Date.now() - since;
+      }
+      await response?.body?.cancel();
+    },
+    30_000,
+    'a new submission acknowledged',
+  );
 }
 
 type Fault = 'restart-fast' | 'crash' | 'terminate-backends';
@@ -193,9 +189,10 @@ async function inject(fault: Fault, duringOutage: () => Promise<void>): Promise<
   } else {
     const pid = postmasterPid();
     process.kill(pid, 'SIGQUIT');
-    await until(() => !alive(pid), 30_000, 'the postmaster exits after SIGQUIT');
+    await eventually(() => !alive(pid), 30_000, 'the postmaster exits after SIGQUIT');
   }
   await duringOutage();
+  // The outage itself: the database stays away for a second (the point, not a wait for anything).
   await sleep(1_000);
   postgres = await startPostgres();
   return Date.now();
@@ -264,7 +261,7 @@ beforeAll(async () => {
       body: { targeting: { filters: [] }, distribution: { method: 'link' } },
     }),
   );
-  await until(
+  await eventually(
     async () =>
       (await sql(`select 1 from distribution_recipients where distribution_id = $1`, [distribution.id])).length > 0,
     30_000,
@@ -309,11 +306,19 @@ describe('the database going away', () => {
             client.GET('/api/v1/respondents/sync/{jobId}', { params: { path: { jobId: syncJobId } } }),
           )
         ).status;
-      let syncAtFault = await statusOf();
-      for (const until = Date.now() + 5_000; syncAtFault === 'pending' && Date.now() < until;) {
-        await sleep(10);
-        syncAtFault = await statusOf();
-      }
+      // After 5 s still pending, the fault hits it all the same.
+      const syncAtFault = await eventually(
+        async () => {
+          const status = await statusOf();
+          return status !== 'pending' && status;
+        },
+        5_000,
+        'the sync to start',
+        10,
+      ).catch((error: Error) => {
+        if (error.name !== 'TimeoutError') throw error;
+        return 'pending' as const;
+      });
       inFlight.push(syncAtFault);
       const upAt = await inject(fault, async () => {
         if (fault === 'terminate-backends') {
@@ -321,16 +326,28 @@ describe('the database going away', () => {
           // at once, not after the cache bound.
           await sql(`update api_keys set revoked_at = now() where id = $1`, [revokable.id]);
           // Never served again: 503 while a killed connection is met, then 401 (not after the cache bound).
-          const since = Date.now();
-          let refused = await useRevokable();
-          while (refused.status === 503 && Date.now() - since < 5_000) refused = await useRevokable();
+          const refused = await eventually(
+            async () => {
+              const answer = await useRevokable();
+              return answer.status !== 503 && answer;
+            },
+            5_000,
+            'an answer other than 503 to the revoked key',
+            0,
+          );
           expect(refused.status).toBe(401);
         } else {
           await whileDown();
         }
       });
       recoveries[fault] = await recovery(upAt);
-      await sleep(500);
+      // The load goes on past the recovery, until 4 more of its submissions are acknowledged.
+      const acknowledgedAtRecovery = observed.acknowledged.size;
+      await eventually(
+        () => observed.acknowledged.size >= acknowledgedAtRecovery + 4,
+        30_000,
+        'the load acknowledged again',
+      );
       await load.stop();
       expect(service.child.exitCode, `the service exited after ${fault}:\n${service.output().slice(-3000)}`).toBeNull();
     }
@@ -343,7 +360,7 @@ describe('the database going away', () => {
     for (const { syncJobId, exportId } of jobs) {
       const job = await waitForSyncJob(client, syncJobId, { timeoutMs: 60_000 });
       expect(job.status).toBe('completed');
-      await until(
+      await eventually(
         async () =>
           (await client.unwrap(client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId } } }))).status ===
           'completed',
@@ -377,7 +394,7 @@ describe('the database going away', () => {
     );
     expect(analytics.responseCount).toBe(storedIds.length);
     const after = await startExport();
-    await until(
+    await eventually(
       async () =>
         (await client.unwrap(client.GET('/api/v1/exports/{exportId}', { params: { path: { exportId: after } } })))
           .status === 'completed',
@@ -394,7 +411,7 @@ describe('the database going away', () => {
       .map((line) => (JSON.parse(line) as { id: string }).id);
     expect(exported.sort()).toEqual(storedIds);
     // …and each reached the webhook receiver (at least once; a repeat carries the same webhook-id).
-    await until(
+    await eventually(
       () => {
         const delivered = new Set(
           receiver.received('/hook').map((r) => (JSON.parse(r.body) as { data: { id: string } }).data.id),
@@ -435,7 +452,9 @@ describe('the database going away', () => {
       let stopped = false;
       const failures: string[] = [];
       let answered = 0;
-      const loop = async () => {
+      // Requests each client has had answered (200 or not): the observable that the load has run.
+      const requests = [0, 0, 0, 0];
+      const loop = async (client: number) => {
         while (!stopped) {
           try {
             const response = await fetch(`${rolling.url}/api/v1/me`, {
@@ -447,13 +466,20 @@ describe('the database going away', () => {
           } catch (error) {
             failures.push(String((error as Error).cause ?? error));
           }
+          requests[client]!++;
         }
       };
-      const loops = Array.from({ length: 4 }, loop);
-      await sleep(500);
+      const loops = requests.map((_, client) => loop(client));
+      /** Until every client has made `more` requests after this call. */
+      const loadRuns = (more: number, what: string) => {
+        const from = [...requests];
+        return eventually(() => requests.every((n, client) => n >= from[client]! + more), 30_000, what);
+      };
+      await loadRuns(25, 'the load under way');
       rolling.child.kill('SIGHUP');
-      await until(() => /rolling restart done/.test(rolling.output()), 60_000, 'the rolling restart finishes');
-      await sleep(500);
+      await eventually(() => /rolling restart done/.test(rolling.output()), 60_000, 'the rolling restart finishes');
+      // Every client's connections now go to the new processes, whatever became of those to the old ones.
+      await loadRuns(25, 'the load after the restart');
       stopped = true;
       await Promise.all(loops);
       expect(failures).toEqual([]);
@@ -461,19 +487,37 @@ describe('the database going away', () => {
       expect(rolling.output().match(/rolling: an API process drains/g)).toHaveLength(2);
 
       // The API processes, too, outlive their connections' loss: none exits (the primary would start another).
-      await sql(
-        `select pg_terminate_backend(pid) from pg_stat_activity
+      const killed = await sql<{ pid: number; application_name: string }>(
+        `select pid, application_name, pg_terminate_backend(pid) from pg_stat_activity
          where datname = current_database() and pid <> pg_backend_pid()`,
       );
-      const since = Date.now();
-      let served = false;
-      while (!served && Date.now() - since < 5_000) {
-        const me = await fetch(`${rolling.url}/api/v1/me`, { headers: { authorization: `Bearer ${liveKey}` } });
-        await me.arrayBuffer();
-        served = me.status === 200;
-      }
-      expect(served).toBe(true);
-      await sleep(500);
+      const listener = 'survey-service-key-cache';
+      await eventually(
+        async () => {
+          const me = await fetch(`${rolling.url}/api/v1/me`, { headers: { authorization: `Bearer ${liveKey}` } });
+          await me.arrayBuffer();
+          return me.status === 200;
+        },
+        5_000,
+        'a request served after the connections were killed',
+        0,
+      );
+      // Each process's key-cache listener (one per API process, the other service's too) reconnects once it has
+      // met the loss: as many listeners as were killed, all on new connections, mean every process has been through
+      // it. An API process that exited instead was logged before the primary started its successor.
+      const listeners = killed.filter((row) => row.application_name === listener).length;
+      expect(listeners).toBeGreaterThanOrEqual(2);
+      await eventually(
+        async () => {
+          const now = await sql<{ pid: number }>(
+            `select pid from pg_stat_activity where datname = current_database() and application_name = $1`,
+            [listener],
+          );
+          return now.length === listeners && now.every((row) => !killed.some((gone) => gone.pid === row.pid));
+        },
+        30_000,
+        'the key-cache listeners reconnected',
+      );
       expect(rolling.output()).not.toMatch(/an API process exited/);
     } finally {
       expect(await rolling.stop()).toBe(0);

@@ -13,6 +13,7 @@ import { openDatabase, type DatabaseHandle } from '../../server/src/db/database.
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { eventually } from '../helpers/eventually.js';
 import { startServiceProcess, type ServiceProcess } from '../helpers/process.js';
 
 const LEASE_MS = 1_500;
@@ -109,16 +110,20 @@ describe('Idempotency-Key across a crash', () => {
     const original = post(first.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body).catch(
       (error: Error) => error,
     );
-    for (let i = 0; i < 100; i++) {
-      const row = await handle.db
-        .selectFrom('idempotency_keys')
-        .select('state')
-        .where('idempotency_key', '=', 'submit-1')
-        .executeTakeFirst();
-      if (row?.state === 'running') break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await eventually(
+      async () =>
+        (
+          await handle.db
+            .selectFrom('idempotency_keys')
+            .select('state')
+            .where('idempotency_key', '=', 'submit-1')
+            .executeTakeFirst()
+        )?.state === 'running',
+      15_000,
+      'the original submission to hold its key',
+    );
     // Past the lease, the original still holds its row: a duplicate waits, then gets 409, and takes nothing over.
+    // The pause is the point (the lease must lapse on the clock), not a wait for something to happen.
     await new Promise((resolve) => setTimeout(resolve, LEASE_MS + 200));
     const duplicate = await post(first.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body);
     expect(duplicate.status).toBe(409);
@@ -144,13 +149,16 @@ describe('Idempotency-Key across a crash', () => {
     // A new process; the client retries with the same key until the lease lapses (bounded by it).
     const second = await startServiceProcess({ databaseUrl: database.url, role: 'api', env });
     processes.push(second);
-    const started = Date.now();
-    let retry = await post(second.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body);
-    while (retry.status === 409 && Date.now() - started < 20_000) {
-      expect(retry.body.error?.code).toBe('idempotency_in_progress');
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      retry = await post(second.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body);
-    }
+    const retry = await eventually(
+      async () => {
+        const answer = await post(second.url!, `/api/v1/surveys/${surveyId}/responses`, key, 'submit-1', body);
+        if (answer.status !== 409) return answer;
+        expect(answer.body.error?.code).toBe('idempotency_in_progress');
+      },
+      20_000,
+      'the retry to take the key over',
+      200,
+    );
     expect(retry.status).toBe(201);
     expect(retry.headers['idempotent-replayed']).toBeUndefined();
     expect(await count()).toBe(1);

@@ -2,8 +2,10 @@
  * The service as people run it: `npm start`'s first-run output, a second start, SIGTERM, the admin CLI.
  */
 import http from 'node:http';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { eventually } from '../helpers/eventually.js';
 import { runTsx, startServiceProcess } from '../helpers/process.js';
 
 let database: TestDatabase;
@@ -13,6 +15,16 @@ beforeAll(async () => {
 afterAll(async () => {
   await database?.drop();
 });
+
+/** Whether a new TCP connection to `url` is refused (the server has stopped listening). */
+function refusesConnections(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = net.connect(Number(port), hostname);
+    socket.once('connect', () => (socket.destroy(), resolve(false)));
+    socket.once('error', () => resolve(true));
+  });
+}
 
 function cli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = runTsx('scripts/cli.ts', args, { DATABASE_URL: database.url });
@@ -43,7 +55,8 @@ describe('npm start', () => {
     expect(body.data.apiKey.scopes).toEqual(['*']);
 
     // A request in flight when SIGTERM arrives (its body still arriving) still gets its answer; then the
-    // process exits cleanly.
+    // process exits cleanly. `Expect: 100-continue` makes the server say when it has the request: Node answers
+    // 100 Continue as it hands the request to the application.
     const payload = JSON.stringify({ name: 'created during shutdown', scopes: ['surveys:read'] });
     const request = http.request(`${first.url}/api/v1/api-keys`, {
       method: 'POST',
@@ -51,8 +64,10 @@ describe('npm start', () => {
         authorization: `Bearer ${live![1]}`,
         'content-type': 'application/json',
         'content-length': Buffer.byteLength(payload),
+        expect: '100-continue',
       },
     });
+    const inFlight = new Promise<void>((resolve) => request.once('continue', resolve));
     const answered = new Promise<number>((resolve, reject) => {
       request.on('response', (res) => {
         res.resume();
@@ -61,9 +76,10 @@ describe('npm start', () => {
       request.on('error', reject);
     });
     request.write(payload.slice(0, 10));
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await inFlight;
     const exited = first.stop('SIGTERM');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The rest of the body only once the process drains: it has stopped accepting connections.
+    await eventually(() => refusesConnections(first.url!), 15_000, 'the server to stop accepting connections');
     request.end(payload.slice(10));
     expect(await answered).toBe(201);
     expect(await exited).toBe(0);

@@ -12,7 +12,7 @@ import { startRetentionRuns } from '../../server/src/modules/retention/index.js'
 import { forgetReleases } from '../analytics/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { eventually } from '../webhooks/receiver.js';
-import { everyone, questions, type Client } from './fixtures.js';
+import { answersOf, everyone, questions, type Client } from './fixtures.js';
 import { age, answeredSurvey, org } from './retention-fixtures.js';
 
 type RetentionSettingsUpdate = components['schemas']['RetentionSettingsUpdate'];
@@ -244,6 +244,45 @@ describe('a run', { timeout: 180_000 }, () => {
       anonymizedResponses: 0,
       heldResponses: 4,
     });
+  });
+
+  it('anonymizes person by person, so nobody counts as both a known and a forgotten respondent', async () => {
+    const o = await org(t);
+    const survey = await o.live.unwrap(
+      o.live.POST('/api/v1/surveys', {
+        body: { title: 'Several answers each', questions, settings: { allowMultipleResponses: true } },
+      }),
+    );
+    await o.live.unwrap(o.live.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
+    const answer = async (person: (typeof everyone)[number], i: number) =>
+      (
+        await o.live.unwrap(
+          o.live.POST('/api/v1/surveys/{id}/responses', {
+            params: { path: { id: survey.id } },
+            body: { respondentExternalId: person.externalId, answers: answersOf(person, i) },
+          }),
+        )
+      ).id;
+    // Ada: two old answers. Bob: an old one and a new one. Two respondents, under the threshold of 3.
+    await o.live.unwrap(o.live.PATCH('/api/v1/settings/analytics', { body: { anonymityThreshold: 3 } }));
+    const adaOld = [await answer(everyone[0]!, 0), await answer(everyone[0]!, 1)];
+    const bobOld = await answer(everyone[1]!, 2);
+    await answer(everyone[1]!, 3);
+    await age(t, o.organizationId, [...adaOld, bobOld], 400);
+    const before = await figures(o.live, survey.id);
+    expect(before.suppressed).toBe(true);
+    await o.live.privacy.retention.update({ responses: { afterDays: 365, basis: 'submission', action: 'anonymize' } });
+    const { wouldRemove } = await o.live.privacy.retention.preview();
+    expect(wouldRemove.anonymizedResponses).toBe(2);
+    expect((await runNow(o.live)).removed).toEqual(wouldRemove);
+    const listed = await o.live.unwrap(
+      o.live.GET('/api/v1/surveys/{id}/responses', { params: { path: { id: survey.id } } }),
+    );
+    const anonymous = listed.filter((r) => r.respondentExternalId === null).map((r) => r.id);
+    expect(anonymous.sort()).toEqual([...adaOld].sort());
+    // Still two respondents, still suppressed: Ada's two answers count as one, and Bob's old one is not due while
+    // his latest is new (anonymized alone, he would count twice and the result would show).
+    expect(await figures(o.live, survey.id)).toEqual(before);
   });
 
   it('removes nothing under a hold on the whole environment', async () => {

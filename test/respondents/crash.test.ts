@@ -5,6 +5,7 @@
  */
 import { waitForSyncJob } from '@survey-service/sdk';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { countRespondents, people } from './fixtures.js';
 import { startWorkerProcess, type WorkerProcess } from './worker-process.js';
@@ -39,18 +40,19 @@ async function freezeMidway(
   worker: WorkerProcess,
   read: () => Promise<{ status: string; progress: number }>,
 ): Promise<number> {
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const job = await read();
-    if (job.status !== 'processing' && job.status !== 'pending')
-      throw new Error(`job ended before it could be interrupted: ${job.status}`);
-    if (job.progress > 0 && job.progress < 100) {
-      worker.child.kill('SIGSTOP');
-      return job.progress;
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('the job made no progress');
+  const progress = await eventually(
+    async () => {
+      const job = await read();
+      if (job.status !== 'processing' && job.status !== 'pending')
+        throw new Error(`job ended before it could be interrupted: ${job.status}`);
+      return job.progress > 0 && job.progress < 100 && job.progress;
+    },
+    60_000,
+    'the job to make progress',
+    50,
+  );
+  worker.child.kill('SIGSTOP');
+  return progress;
 }
 
 for (const mode of ['upsert', 'replace'] as const) {

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { normalize } from '../../server/src/modules/respondents/records.js';
 import { writeRespondents } from '../../server/src/modules/respondents/repository.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { people, sync } from './fixtures.js';
@@ -41,15 +42,19 @@ async function untilBlockedOrDone(
 ): Promise<'blocked' | 'done'> {
   let settled = false;
   void done.finally(() => (settled = true));
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (settled) return 'done';
-    const { rows } = await sql<{ query: string }>`
-      select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
-    if (rows.some((row) => pattern.test(row.query))) return 'blocked';
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error('the request neither finished nor waited for a lock');
+  return eventually<'blocked' | 'done'>(
+    async () => {
+      if (settled) return 'done';
+      const { rows } = await sql<{ query: string }>`
+        select query from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock'`.execute(
+        t.db,
+      );
+      return rows.some((row) => pattern.test(row.query)) ? 'blocked' : undefined;
+    },
+    timeoutMs,
+    'the request to finish or wait for a lock',
+    20,
+  );
 }
 
 describe('respondent writers of one tenant', () => {

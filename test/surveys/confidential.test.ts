@@ -15,6 +15,7 @@ import {
 } from '../distributions/fixtures.js';
 import type { TestSmtp } from '../distributions/smtp.js';
 import { exportToBuffer, readXlsx } from '../exports/fixtures.js';
+import { eventually } from '../helpers/eventually.js';
 import type { TestService } from '../helpers/service.js';
 import { surveyBody, validAnswers, validForm } from '../helpers/surveys.js';
 import { startReceiver, type Receiver } from '../webhooks/receiver.js';
@@ -175,8 +176,7 @@ describe('a confidential survey', () => {
         .received('/confidential')
         .map((d) => d.body)
         .filter((body) => body.includes('"response.submitted"'));
-    const until = Date.now() + 30_000;
-    while (submittedBodies().length < 15 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await eventually(() => submittedBodies().length >= 15, 30_000, '15 response.submitted deliveries', 100);
     expect(submittedBodies()).toHaveLength(15);
     expect(shows(submittedBodies().join('\n'))).toEqual([]);
 

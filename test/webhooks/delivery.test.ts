@@ -15,17 +15,8 @@ import { deleteExpiredEvents } from '../../server/src/modules/events/repository.
 import { createAjv, loadDocument } from '../contract/document.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
-import {
-  eventually,
-  failFirst,
-  hangUp,
-  ok,
-  slow,
-  startReceiver,
-  status,
-  type Receiver,
-  type Received,
-} from './receiver.js';
+import { eventually } from '../helpers/eventually.js';
+import { failFirst, hangUp, ok, slow, startReceiver, status, type Receiver, type Received } from './receiver.js';
 
 type Client = Awaited<ReturnType<typeof tenantWithRaisedLimits>>['live'];
 type WebhookEvents = components['schemas']['WebhookCreate']['events'];
@@ -70,6 +61,22 @@ async function deliveries(client: Client, id: string) {
   });
   expect(error, JSON.stringify(error)).toBeUndefined();
   return data!.data;
+}
+
+/**
+ * Deliveries of a webhook still pending, sent or not (the API lists them too; this reads the table itself). Every
+ * request to an endpoint comes from a pending row: a retry is queued in the transaction that records the failure
+ * before it, an event's deliveries in the transaction of its change. None pending, every request it will ever get
+ * has arrived: the observable a "nothing more arrives" assertion waits for, instead of a pause.
+ */
+async function pendingDeliveries(webhookId: string): Promise<number> {
+  const { n } = await t.db
+    .selectFrom('webhook_deliveries')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('webhook_id', '=', webhookId)
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }
 
 /** Both verifiers must accept a delivery; returns the event. */
@@ -409,7 +416,8 @@ describe('events and delivery', () => {
       return list.length === schedule.length && list.every((d) => d.status === 'failed') ? list : undefined;
     });
     expect(rows[0]).toMatchObject({ attempt: schedule.length, nextRetryAt: null });
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // The last failure was recorded without a retry queued with it: nothing is left to send.
+    expect(await pendingDeliveries(hook.id)).toBe(0);
     expect(receiver.received('/dead')).toHaveLength(schedule.length);
   });
 
@@ -431,10 +439,17 @@ describe('events and delivery', () => {
       return webhook.enabled ? undefined : webhook;
     });
     expect(disabled.disabledReason).toBe('endpoint_gone');
-    await launchedSurvey();
-    await new Promise((resolve) => setTimeout(resolve, 800));
+    // A later launch: its deliveries are queued by the launch itself, and it reaches the webhook still enabled.
+    const later = await launchedSurvey();
+    await eventually(
+      () => receiver.received('/moved').some((r) => JSON.parse(r.body).data.id === later),
+      15_000,
+      'the later launch at /moved',
+    );
+    expect(await pendingDeliveries(gone.id)).toBe(0);
     expect(receiver.received('/gone')).toHaveLength(1);
-    const [only] = await deliveries(live, gone.id);
+    const [only, ...more] = await deliveries(live, gone.id);
+    expect(more).toEqual([]);
     expect(only).toMatchObject({ responseStatus: 410, nextRetryAt: null });
     const redeliver = await live.POST('/api/v1/webhooks/{id}/deliveries/{deliveryId}/redeliver', {
       params: { path: { id: gone.id, deliveryId: only!.id } },
@@ -527,7 +542,8 @@ describe('operator tools', () => {
       return got.status === 'failed' ? got : undefined;
     });
     expect(after.nextRetryAt).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // A manual attempt's failure queues no retry.
+    expect(await pendingDeliveries(hook.id)).toBe(0);
     expect(receiver.received('/again')).toHaveLength(2);
     await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: hook.id } } });
   });
@@ -541,9 +557,10 @@ describe('operator tools', () => {
     expect(data!.data).toMatchObject({ eventType: 'webhook.test', status: 'pending', attempt: 1 });
     const [got] = await receiver.waitFor('/tested', 1);
     expect(verifyBoth(got!, target.secret)).toMatchObject({ type: 'webhook.test', data: { webhookId: target.id } });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(receiver.received('/bystander')).toHaveLength(0);
     await eventually(async () => ((await deliveries(live, target.id))[0]?.status === 'succeeded' ? true : undefined));
+    // The test send's deliveries were queued by its request (202): none to the bystander, so none can arrive.
+    expect(await deliveries(live, bystander.id)).toEqual([]);
+    expect(receiver.received('/bystander')).toHaveLength(0);
     const events = await live.GET('/api/v1/events', { params: { query: { type: 'webhook.test' } } });
     expect(events.data!.data[0]!.id).toBe(data!.data.eventId);
     await live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id: bystander.id } } });
@@ -604,7 +621,8 @@ describe('operator tools', () => {
     });
     expect(webhook.disabledReason).toBe('failing');
     expect((await deliveries(live, hook.id))[0]!.nextRetryAt).toBeNull();
-    await new Promise((resolve) => setTimeout(resolve, 700));
+    // Disabling cancelled the retries: nothing is left to send.
+    expect(await pendingDeliveries(hook.id)).toBe(0);
     expect(receiver.received('/failing')).toHaveLength(1);
   });
 

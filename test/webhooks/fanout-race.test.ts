@@ -11,6 +11,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { claimDue, recordSuccesses } from '../../server/src/modules/webhooks/queue.js';
 import { deleteWebhook } from '../../server/src/modules/webhooks/repository.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { surveyBody, tenantWithRaisedLimits, validAnswers } from '../helpers/surveys.js';
 import { startReceiver, type Receiver } from './receiver.js';
@@ -55,16 +56,18 @@ async function orphans(): Promise<number> {
 
 /** Until a backend of this database waits for a lock with a statement matching `pattern`. */
 async function untilWaitingOnLock(pattern: RegExp, timeoutMs = 20_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    // On Citus the statement waits on the node of the tenant's shard: citus_stat_activity shows every node's.
-    const activity = citusMode ? sql`citus_stat_activity` : sql`pg_stat_activity`;
-    const { rows } = await sql<{ query: string }>`
-      select query from ${activity} where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
-    if (rows.some((row) => pattern.test(row.query))) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`no statement matching ${pattern} waited for a lock`);
+  await eventually(
+    async () => {
+      // On Citus the statement waits on the node of the tenant's shard: citus_stat_activity shows every node's.
+      const activity = citusMode ? sql`citus_stat_activity` : sql`pg_stat_activity`;
+      const { rows } = await sql<{ query: string }>`
+        select query from ${activity} where datname = current_database() and wait_event_type = 'Lock'`.execute(t.db);
+      return rows.some((row) => pattern.test(row.query));
+    },
+    timeoutMs,
+    `a statement matching ${pattern} waiting for a lock`,
+    20,
+  );
 }
 
 describe('fan-out while a webhook is deleted', () => {
@@ -119,6 +122,7 @@ describe('fan-out while a webhook is deleted', () => {
       let i = 0;
       while (running) {
         const ids = await Promise.all(Array.from({ length: 4 }, () => subscribe(live, `/churn/${i++}`)));
+        // On purpose, not waiting for anything: the webhooks live a few milliseconds, some events fan out to them.
         await new Promise((resolve) => setTimeout(resolve, 5));
         const deleted = await Promise.all(
           ids.map((id) => live.DELETE('/api/v1/webhooks/{id}', { params: { path: { id } } })),
@@ -194,6 +198,7 @@ describe('fan-out while a webhook is deleted', () => {
         [free, held].map((row) => ({ row, outcome, at: new Date() })),
         citusMode,
       ).then(() => 'recorded');
+      // A bound, not a pause: the race ends as soon as the batch is recorded (it should never wait on the holder).
       const waited = new Promise((resolve) => setTimeout(() => resolve('waited'), 3_000));
       const first = await Promise.race([recorded, waited]);
       release();

@@ -7,6 +7,7 @@ import { openDatabase } from '../../server/src/db/database.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.js';
+import { eventually } from '../helpers/eventually.js';
 import { startServiceProcess } from '../helpers/process.js';
 import { hangUp, startReceiver, status, type Receiver } from './receiver.js';
 
@@ -48,16 +49,29 @@ it('never writes a webhook secret to its logs, even at debug level and on errors
   receiver.on('/hangup', hangUp);
   receiver.on('/gone', status(410));
   const secrets: string[] = [];
+  const webhookIds: string[] = [];
   for (const path of ['/hangup', '/gone']) {
     const created = await post('/api/v1/webhooks', { url: receiver.url(path), events: ['*'] });
     secrets.push(created.data.secret!);
+    webhookIds.push(created.data.id!);
     const rotated = await post(`/api/v1/webhooks/${created.data.id}/rotate-secret`);
     secrets.push(rotated.data.secret!);
     await post(`/api/v1/webhooks/${created.data.id}/test`);
   }
   await receiver.waitFor('/hangup', 1);
   await receiver.waitFor('/gone', 1);
-  await new Promise((resolve) => setTimeout(resolve, 500));
+  // Both error paths have run to their end (each attempt recorded, the 410 logged) before the process stops.
+  for (const id of webhookIds)
+    await eventually(
+      async () => {
+        const listed = await fetch(`${server.url}/api/v1/webhooks/${id}/deliveries`, { headers });
+        const { data } = (await listed.json()) as { data: Array<{ status: string }> };
+        return data.length > 0 && data.every((delivery) => delivery.status !== 'pending');
+      },
+      15_000,
+      `the test send of ${id} recorded`,
+    );
+  await eventually(() => server.output().includes('webhook disabled'), 15_000, 'the 410 logged');
   expect(await server.stop('SIGTERM')).toBe(0);
   const logs = server.output();
   expect(logs).toContain('"msg":"request"'); // debug logging was on

@@ -5,6 +5,7 @@
  */
 import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { eventually } from '../helpers/eventually.js';
 
 export interface Received {
   path: string;
@@ -63,16 +64,16 @@ export async function startReceiver(): Promise<Receiver> {
     url: (path) => `http://127.0.0.1:${port}${path}`,
     on: (path, behaviour) => void behaviours.set(path, behaviour),
     received: (path) => (path === undefined ? [...log] : log.filter((r) => r.path === path)),
-    async waitFor(path, count, timeoutMs = 15_000) {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const got = log.filter((r) => r.path === path);
-        if (got.length >= count) return got;
-        if (Date.now() > deadline)
-          throw new Error(`expected ${count} requests to ${path} within ${timeoutMs} ms, got ${got.length}`);
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-    },
+    waitFor: (path, count, timeoutMs = 15_000) =>
+      eventually(
+        () => {
+          const got = log.filter((r) => r.path === path);
+          return got.length >= count && got;
+        },
+        timeoutMs,
+        () => `${count} requests to ${path} (got ${log.filter((r) => r.path === path).length})`,
+        20,
+      ),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -81,17 +82,5 @@ export async function startReceiver(): Promise<Receiver> {
   };
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
-export async function eventually<T>(
-  check: () => Promise<T | undefined>,
-  timeoutMs = 15_000,
-  what = 'condition',
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+/** For the files that import it from here (retention's); new code imports it from ../helpers/eventually.js. */
+export { eventually };

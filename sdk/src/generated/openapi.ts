@@ -6600,7 +6600,8 @@ export interface components {
          *     exports' deletions lists); `anonymize` keeps their answers, counted in every figure, without their respondent
          *     (`respondentExternalId` becomes `null` everywhere, the analytics copy forgets the person's id, e-mail, names and
          *     custom attributes, and the distribution recipient no longer points at the response), as an erasure of identity
-         *     does. At least 30 days: events naming a response are kept 30 days, so by the time its retention ends they are gone.
+         *     does. Anonymizing goes person by person within a survey: a person's responses are anonymized together, once the
+         *     latest of them has reached `afterDays`, so that they go on counting as one respondent. At least 30 days: events naming a response are kept 30 days, so by the time its retention ends they are gone.
          * @example {
          *       "afterDays": 730,
          *       "basis": "submission",

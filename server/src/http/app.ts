@@ -8,7 +8,14 @@
  * when configured) → the handler bound by operationId → one error mapping (which drains, within bounds, a body
  * it answers before reading: http/drain.ts).
  */
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, {
+  type ErrorRequestHandler,
+  type Express,
+  type NextFunction,
+  type Request,
+  type Response,
+  type Router,
+} from 'express';
 import { accessLog } from './access-log.js';
 import { authenticate } from './authenticate.js';
 import { assertEveryOperationHandled, dispatchTo } from './bind.js';
@@ -19,12 +26,9 @@ import { serveDocs, serveLlmsText, serveReference } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
-import type { HandlerMap, Dependencies } from './handler.js';
+import type { HandlerMap, Dependencies, OperationId } from './handler.js';
 import { conflictBeforeRefusal } from './idempotency.js';
 import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
-import { answerPages, kioskPages } from '../modules/distributions/index.js';
-import { holdSyncRecords } from '../modules/respondents/index.js';
-import { scimErrors } from '../modules/scim/index.js';
 import { requestId } from './request-id.js';
 import { refuseLongUrl } from './request-size.js';
 import { refuseUnrouted, routeRequest } from './route.js';
@@ -33,7 +37,29 @@ import { openApiValidator } from './validator.js';
 
 export { bodyLimits } from './body.js';
 
-export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChecks: SemanticChecks = {}): Express {
+/**
+ * What the feature modules add to the application, assembled by the composition root (start.ts): this layer knows
+ * no module and no operation by name.
+ */
+export interface AppParts {
+  /** The handler of every operation, by operationId. */
+  handlers: HandlerMap;
+  /** Checks a handler's answer must pass, by operationId (http/semantic.ts). */
+  semanticChecks?: SemanticChecks;
+  /** Pages outside the API (HTML, no key), mounted before routing: the respondents' answer and kiosk pages. */
+  pages?: Router[];
+  /** Error answers in a form of their own, before the envelope's (SCIM errors under /scim/v2). */
+  errorAnswers?: ErrorRequestHandler[];
+  /**
+   * Bodies whose array `field` holds records each validated on its own by the operation's module (a sync's
+   * respondents): the request does not refuse them; `hold` replaces a record that cannot travel on as it came by its
+   * problems, before the steps that walk the body.
+   */
+  recordArrays?: Partial<Record<OperationId, { field: string; hold(records: unknown[]): void }>>;
+}
+
+export function createApp(deps: Dependencies, parts: AppParts): Express {
+  const { handlers, semanticChecks = {}, pages = [], errorAnswers = [], recordArrays = {} } = parts;
   const contract = loadContract();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
@@ -50,9 +76,8 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   // The same reference without JavaScript: plain HTML, and one Markdown file for tools (http/docs.ts).
   app.get('/docs/reference', serveReference(deps.log, deps.config));
   app.get('/docs/llms.txt', serveLlmsText(deps.log, deps.config));
-  // The respondents' answer, unsubscribe and kiosk pages (HTML, no API key), outside /api/v1.
-  app.use(answerPages(deps));
-  app.use(kioskPages(deps));
+  // The modules' pages (HTML, no API key), outside /api/v1.
+  for (const page of pages) app.use(page);
   app.use(refuseLongUrl);
   app.use(routeRequest(routesOf(contract)));
   app.use(
@@ -68,7 +93,7 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   );
   app.use(refuseUnrouted);
   app.use(readBody);
-  app.use(checkInput);
+  app.use(checkInput(recordArrays));
   app.use(
     openApiValidator({
       apiSpec: withDiscriminators(structuredClone(contract)) as never,
@@ -94,20 +119,9 @@ export function createApp(deps: Dependencies, handlers: HandlerMap, semanticChec
   // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
   app.use(conflictBeforeRefusal(deps.db));
   app.use(withSemanticChecks(semanticChecks, deps));
-  // Under /scim/v2 every refusal is a SCIM error (RFC 7644 §3.12), not the envelope.
-  app.use(scimErrors(deps.log));
+  for (const answer of errorAnswers) app.use(answer);
   app.use(errorHandler(deps.log));
   return app;
-}
-
-/**
- * A sync's records are not the request's to refuse: each is validated on its own by the respondents module, and
- * any problem (characters, depth, numbers included) is that record's error. Only a record that cannot travel on
- * as it came — nested deeper than the recursive steps ahead (the idempotency hash) can take, or holding a number
- * JSON cannot carry — is replaced here, before those steps, by its problems (`holdSyncRecords`).
- */
-function holdSyncRecordsJsonCannotCarry(respondents: unknown[]): void {
-  holdSyncRecords(respondents);
 }
 
 /**
@@ -115,38 +129,37 @@ function holdSyncRecordsJsonCannotCarry(respondents: unknown[]): void {
  * parameters, and values nested too deep. Found problems are answered together with the validator's (the
  * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
  */
-function checkInput(req: Request, res: Response, next: NextFunction): void {
-  const problems: ErrorDetail[] = [];
-  for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>))
-    checkValue(value, `/path/${name}`, problems);
-  const queryAt = req.originalUrl.indexOf('?');
-  if (queryAt !== -1) checkQueryEncoding(req.originalUrl.slice(queryAt + 1), problems);
-  checkValue(req.query, '/query', problems);
-  // A numeric parameter must be a finite number: `1e400`, `Infinity` and `NaN` would be coerced into numbers
-  // that no query can use.
-  for (const name of (res.locals.operation as OperationInfo).numericQuery) {
-    const value = (req.query as Record<string, unknown>)[name];
-    if (typeof value === 'string' && !Number.isFinite(Number(value)))
-      problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
-  }
-  const body = req.body as Record<string, unknown> | undefined;
-  if (body === undefined && (res.locals.operation as OperationInfo).bodyRequired) {
-    problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
-  }
-  if (
-    res.locals.operationId === 'startRespondentSync' &&
-    body &&
-    typeof body === 'object' &&
-    Array.isArray(body.respondents)
-  ) {
-    const { respondents, ...rest } = body;
-    checkValue(rest, '/body', problems);
-    holdSyncRecordsJsonCannotCarry(respondents);
-  } else if (body !== undefined) {
-    checkValue(body, '/body', problems);
-  }
-  if (problems.length === 0) return next();
-  res.locals.problems = problems;
-  if (tooDeep(problems)) throw validationFailed(problems);
-  next();
+function checkInput(recordArrays: NonNullable<AppParts['recordArrays']>) {
+  return (req: Request, res: Response, next: NextFunction): void => {
+    const problems: ErrorDetail[] = [];
+    for (const [name, value] of Object.entries((res.locals.pathParams ?? {}) as Record<string, string>))
+      checkValue(value, `/path/${name}`, problems);
+    const queryAt = req.originalUrl.indexOf('?');
+    if (queryAt !== -1) checkQueryEncoding(req.originalUrl.slice(queryAt + 1), problems);
+    checkValue(req.query, '/query', problems);
+    // A numeric parameter must be a finite number: `1e400`, `Infinity` and `NaN` would be coerced into numbers
+    // that no query can use.
+    for (const name of (res.locals.operation as OperationInfo).numericQuery) {
+      const value = (req.query as Record<string, unknown>)[name];
+      if (typeof value === 'string' && !Number.isFinite(Number(value)))
+        problems.push({ path: `/query/${name}`, code: 'type', message: 'must be a finite number' });
+    }
+    const body = req.body as Record<string, unknown> | undefined;
+    if (body === undefined && (res.locals.operation as OperationInfo).bodyRequired) {
+      problems.push({ path: '/body', code: 'required', message: 'this operation needs a JSON body' });
+    }
+    // A body's records that its module validates one by one are not the request's to refuse (AppParts.recordArrays).
+    const records = recordArrays[res.locals.operationId as OperationId];
+    if (records && body && typeof body === 'object' && Array.isArray(body[records.field])) {
+      const { [records.field]: list, ...rest } = body;
+      checkValue(rest, '/body', problems);
+      records.hold(list as unknown[]);
+    } else if (body !== undefined) {
+      checkValue(body, '/body', problems);
+    }
+    if (problems.length === 0) return next();
+    res.locals.problems = problems;
+    if (tooDeep(problems)) throw validationFailed(problems);
+    next();
+  };
 }

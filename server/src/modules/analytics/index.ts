@@ -6,4 +6,4 @@
  */
 export { analyticsJobs } from './jobs.js';
 // The threshold, and forgetting an erased respondent on the copies of their kept responses (privacy module).
-export { findThreshold, forgetSubjects } from './repository.js';
+export { findThreshold, forgetSubjects, forgottenPersonKey } from './repository.js';

@@ -3,6 +3,7 @@
  * copy of the responses, kept by triggers): the service receives histograms, group sizes and correlation
  * matrices — never responses.
  */
+import { randomBytes } from 'node:crypto';
 import { sql, type RawBuilder } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
@@ -29,7 +30,7 @@ export interface AnalyticsScope {
   snapshots: boolean;
 }
 
-/** Tenure bands in UTC, by the same SQL function the per-segment counts use (migration 2026-11-25T0300). */
+/** Tenure bands in UTC, by the same SQL function the per-segment counts use (sql/10_analytics_tenure_band.sql). */
 function tenureBands(alias: string, at: RawBuilder<unknown>) {
   return sql<string | null>`analytics_tenure_band(${sql.ref(`${alias}.hire_date`)}, ${at})`;
 }
@@ -703,27 +704,35 @@ export async function saveAudit(
 }
 
 /**
- * Forgets who the subject of kept responses was (an erasure of their identity, privacy module): the copy keeps the
- * segment fields the figures are computed from (department, location, job title, employment type, hire date,
- * manager chain), so every figure stays as it was, and loses the respondent id, e-mail address, names and custom
- * attributes. `external_id` becomes '' rather than null: a non-null subject is what the count triggers (and
- * filters) read as "segmented", and the deltas a later deletion of the response subtracts must go where its
- * additions went. '' is no respondent's id (ids have at least one character). Returns how many copies changed.
+ * Forgets who the subject of kept responses was (an erasure of their identity, a retention run anonymizing them):
+ * the copy keeps the segment fields the figures are computed from (department, location, job title, employment
+ * type, hire date, manager chain), so every figure stays as it was, and loses the respondent id, e-mail address,
+ * names and custom attributes. `external_id` becomes '' rather than null: a non-null subject is what the count
+ * triggers (and filters) read as "segmented", and the deltas a later deletion of the response subtracts must go
+ * where its additions went. '' is no respondent's id (ids have at least one character).
+ *
+ * The respondent id becomes `key`, one random value per person (`~` and hex, no respondent's id): distinct
+ * respondents are counted by it, so one person's several responses still count as one respondent and the anonymity
+ * threshold decides as before; nothing links it to the person. Call it after the response itself forgot its
+ * respondent (its update trigger copies the response's null). Returns how many copies changed.
  */
 export async function forgetSubjects(
   db: DbOrTx,
   tenant: Tenant,
   surveyId: string,
-  responseIds: readonly string[],
+  subjects: readonly { responseId: string; key: string }[],
 ): Promise<number> {
-  if (responseIds.length === 0) return 0;
+  if (subjects.length === 0) return 0;
   const result = await sql`
-    update analytics_responses
-    set respondent_external_id = null,
-        external_id = case when external_id is null then null else '' end,
+    update analytics_responses a
+    set respondent_external_id = s.key,
+        external_id = case when a.external_id is null then null else '' end,
         email = null, first_name = null, last_name = null, attributes = null
-    where ${tenantIs(tenant)} and survey_id = ${surveyId} and response_id = any(${[...responseIds]}::text[])`.execute(
-    db,
-  );
+    from unnest(${subjects.map((x) => x.responseId)}::text[], ${subjects.map((x) => x.key)}::text[])
+      as s(response_id, key)
+    where ${tenantIs(tenant, 'a')} and a.survey_id = ${surveyId} and a.response_id = s.response_id`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
+
+/** A new key for one forgotten person's responses (see forgetSubjects). */
+export const forgottenPersonKey = (): string => `~${randomBytes(12).toString('hex')}`;

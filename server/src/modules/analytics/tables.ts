@@ -1,4 +1,4 @@
-/** Tables of the analytics module (see the migration 2026-11-24T0600_analytics for the encoding of `cells`). */
+/** Tables of the analytics module (see sql/10_analytics_encode.sql for the encoding of `cells`). */
 import type { ColumnType } from 'kysely';
 import type { Environment, Timestamp } from '../../db/columns.js';
 

@@ -2,7 +2,7 @@
 import { sql, type NotNull, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { acrossTenants, organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
-import { activeRespondent } from '../scim/index.js';
+import { activeRespondent } from '../respondents/index.js';
 import { compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
 import { accessCodeHashSql, recipientCodeHash } from './access-codes.js';

@@ -13,7 +13,7 @@ import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetai
 import type { Dependencies } from '../../http/handler.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { activeRespondent } from '../scim/index.js';
+import { activeRespondent } from '../respondents/index.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import { distributionQueue, type DistributionJobData } from './queue.js';

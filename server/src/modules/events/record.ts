@@ -46,7 +46,7 @@ export interface NewEvent<T extends EventType = EventType> {
 }
 
 /**
- * THE event writer is the SQL function `record_event` (migration 2026-11-29T0100): it stores the event and queues
+ * THE event writer is the SQL function `record_event` (sql/20_record_event.sql): it stores the event and queues
  * its deliveries in one call, and the submission's own function (`store_response`) calls it too, so every event
  * is written by the same statements. It returns how many deliveries it queued, and the caller wakes the
  * dispatchers when there are any (`wakeDispatchers`): a NOTIFY inside the function would be sent by whichever node

@@ -8,6 +8,6 @@ export { exportsJobs } from './jobs.js';
 // A stored file's byte ranges, for other downloads (the privacy module's access files) to answer alike.
 export { parseRange, type RangeAnswer } from './download.js';
 // What an erasure (privacy module) does to the exports that hold the erased person's responses.
-export { eraseExportFiles, exportsHolding } from './repository.js';
+export { eraseExportFiles, exportsHolding, exportsHoldingDeletedOf, forgetDeletedRespondents } from './repository.js';
 // What a retention run shorter than the files' own 7 days removes (retention module).
-export { countFilesCompletedBefore, expireFilesCompletedBefore, exportsHoldingDue } from './repository.js';
+export { countFilesCompletedBefore, expireFilesCompletedBefore, exportsHoldingWhere } from './repository.js';

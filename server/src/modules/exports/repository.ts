@@ -31,9 +31,9 @@ export interface NewExport {
  * before the request reached the database is seen by it — acknowledged means exported.
  *
  * The snapshot is read through the survey's row, by a statement of its own: on Citus that statement runs on the
- * node holding the tenant's shards, whose transactions stamp the responses' `xact_id` (2026-11-26T0700), so
- * snapshot and stamps count in the same transaction ids. An INSERT's own `pg_current_snapshot()` would be the
- * coordinator's. On one PostgreSQL both are the same server's.
+ * node holding the tenant's shards, whose transactions stamp the responses' `xact_id` (the trigger of
+ * sql/10_stamp_writing_transaction.sql), so snapshot and stamps count in the same transaction ids. An INSERT's own
+ * `pg_current_snapshot()` would be the coordinator's. On one PostgreSQL both are the same server's.
  */
 export async function insertExport(db: DbOrTx, tenant: Tenant, e: NewExport): Promise<ExportRow> {
   const taken = await db
@@ -488,25 +488,14 @@ export async function exportsHolding(
   responseIds: readonly string[],
 ): Promise<{ id: string; status: ExportRow['status'] }[]> {
   if (surveyIds.length === 0 || responseIds.length === 0) return [];
-  return exportsHoldingAny(db, tenant, surveyIds, sql`id = any(${[...responseIds]}::text[])`);
+  return exportsHoldingWhere(db, tenant, surveyIds, sql`id = any(${[...responseIds]}::text[])`);
 }
 
 /**
- * The same for the responses a retention rule reaches in one survey (surveys' `DueResponses`): submitted before
- * `submittedBefore` when given, and only those still naming their respondent when `identifiedOnly`.
+ * The same for the responses a condition on `responses r` selects (a retention rule's, surveys module's
+ * `dueResponsesCondition`).
  */
-export function exportsHoldingDue(
-  db: DbOrTx,
-  tenant: Tenant,
-  due: { surveyId: string; submittedBefore: Date | null; identifiedOnly: boolean },
-): Promise<{ id: string; status: ExportRow['status'] }[]> {
-  const parts: RawBuilder<unknown>[] = [sql`true`];
-  if (due.submittedBefore) parts.push(sql`submitted_at < ${due.submittedBefore}`);
-  if (due.identifiedOnly) parts.push(sql`respondent_external_id is not null`);
-  return exportsHoldingAny(db, tenant, [due.surveyId], sql.join(parts, sql` and `));
-}
-
-async function exportsHoldingAny(
+export async function exportsHoldingWhere(
   db: DbOrTx,
   tenant: Tenant,
   surveyIds: readonly string[],
@@ -529,11 +518,52 @@ async function exportsHoldingAny(
   const holding: { id: string; status: ExportRow['status'] }[] = [];
   for (const row of candidates) {
     const { rows } = await sql<{ holds: boolean }>`select exists (
-        select 1 from responses where ${scopeCondition(tenant, scopeOf(row), 'submitted_at')} and ${responses}
+        select 1 from responses r where ${scopeCondition(tenant, scopeOf(row), 'submitted_at')} and ${responses}
       ) as holds`.execute(db);
     if (rows[0]?.holds) holding.push({ id: row.id, status: row.status });
   }
   return holding;
+}
+
+/**
+ * The exports whose file holds (or, still being written, will hold) a response of these people deleted since it was
+ * taken: the deletion came after the export's snapshot (`watermark`, else its creation) and the response falls in
+ * its window. For an erasure (privacy module), which deletes those files too; judged on the deletions list, which
+ * keeps whose response it was for its 30 days (longer than a file's 7).
+ */
+export async function exportsHoldingDeletedOf(
+  db: DbOrTx,
+  tenant: Tenant,
+  externalIds: readonly string[],
+): Promise<{ id: string; status: ExportRow['status'] }[]> {
+  if (externalIds.length === 0) return [];
+  const { rows } = await sql<{ id: string; status: ExportRow['status'] }>`
+    select e.id, e.status from exports e
+    where ${tenantIs(tenant, 'e')}
+      and (e.status in ('pending', 'processing') or (e.status = 'completed' and e.file_deleted_at is null))
+      and exists (select 1 from response_deletions d
+        where d.organization_id = e.organization_id and d.environment = e.environment and d.survey_id = e.survey_id
+          and d.respondent_external_id = any(${[...externalIds]}::text[])
+          and d.deleted_at >= coalesce(e.watermark, e.created_at)
+          and (e.submitted_after is null or d.submitted_at >= e.submitted_after)
+          and (e.submitted_before is null or d.submitted_at < e.submitted_before))
+    order by e.created_at, e.id`.execute(db);
+  return rows;
+}
+
+/** The deletions list forgets whose responses these people's were (an erasure of them). */
+export async function forgetDeletedRespondents(
+  db: DbOrTx,
+  tenant: Tenant,
+  externalIds: readonly string[],
+): Promise<void> {
+  if (externalIds.length === 0) return;
+  await db
+    .updateTable('response_deletions')
+    .set({ respondent_external_id: null })
+    .where(tenantIs(tenant))
+    .where('respondent_external_id', '=', sql<string>`any(${[...externalIds]}::text[])`)
+    .execute();
 }
 
 /**

@@ -8,6 +8,7 @@ import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { isId, newId } from '../../lib/ids.js';
+import { iso } from '../../lib/time.js';
 import { findSurvey, listedLanguage, offeredLanguages } from '../surveys/index.js';
 import type { Readable } from 'node:stream';
 import { fileStream, parseRange } from './download.js';
@@ -17,8 +18,6 @@ import { findExport, insertExport, listDeletions, scopeOf, type ExportRow, type 
 
 export type Export = components['schemas']['Export'];
 type ExportRequest = components['schemas']['ExportRequest'];
-
-const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 export function toExport(row: ExportRow): Export {
   const completed = row.status === 'completed';

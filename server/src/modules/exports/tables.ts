@@ -78,6 +78,9 @@ export interface ResponseDeletionsTable {
   response_id: string;
   /** The deleting transaction (`pg_current_xact_id()`, xid8, as text); null for deletions recorded before snapshots. */
   xact_id: ColumnType<string | null, never, never>;
+  /** Whose response it was, until an erasure of them clears it (migration 2026-11-29T1200). */
+  respondent_external_id: ColumnType<string | null, never, string | null>;
+  submitted_at: ColumnType<Date | null, never, never>;
 }
 
 export interface ExportTables {

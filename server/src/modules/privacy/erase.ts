@@ -11,8 +11,8 @@
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { ApiError } from '../../http/errors.js';
-import { forgetSubjects } from '../analytics/index.js';
-import { eraseExportFiles } from '../exports/index.js';
+import { forgetSubjects, forgottenPersonKey } from '../analytics/index.js';
+import { eraseExportFiles, forgetDeletedRespondents } from '../exports/index.js';
 import { deleteRespondent } from '../respondents/index.js';
 import { forgetRespondentOfResponses, removeResponses } from '../surveys/index.js';
 import type { Holdings } from './holdings.js';
@@ -43,6 +43,8 @@ export async function erase(
     erasureId,
   );
 
+  // One key for all of the person's kept responses: they go on counting as one respondent.
+  const key = forgottenPersonKey();
   const bySurvey = new Map<string, string[]>();
   for (const r of h.responses) bySurvey.set(r.survey_id, [...(bySurvey.get(r.survey_id) ?? []), r.id]);
   for (const [surveyId, ids] of bySurvey) {
@@ -50,11 +52,18 @@ export async function erase(
       await removeResponses(tx, tenant, surveyId, ids);
     } else {
       await forgetRespondentOfResponses(tx, tenant, surveyId, ids);
-      await forgetSubjects(tx, tenant, surveyId, ids);
+      await forgetSubjects(
+        tx,
+        tenant,
+        surveyId,
+        ids.map((responseId) => ({ responseId, key })),
+      );
     }
   }
 
   await deleteRecipients(tx, tenant, h.recipients);
+  // The deletions list kept whose deleted responses were (to find the files above): no longer.
+  await forgetDeletedRespondents(tx, tenant, h.externalIds);
 
   const deleted: string[] = [];
   const replaced: string[] = [];

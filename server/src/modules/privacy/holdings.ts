@@ -9,7 +9,7 @@
  */
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { exportsHolding } from '../exports/index.js';
+import { exportsHolding, exportsHoldingDeletedOf } from '../exports/index.js';
 import {
   analysesOf,
   candidateEvents,
@@ -157,7 +157,7 @@ export async function findHoldings(
     events,
     deliveries: deliveries.total,
     webhookRecipients: deliveries.recipients,
-    exports: await exportsHolding(db, tenant, answeredSurveys, [...person.responseIds]),
+    exports: await exportFilesHolding(db, tenant, answeredSurveys, [...person.responseIds], externalIds),
     analyses,
     accessFiles,
     syncJobs: await syncJobsNaming(db, tenant, externalIds),
@@ -201,4 +201,18 @@ export function inventoryOf(h: Holdings): Inventory {
     syncJobs: h.syncJobs.length,
     unsubscribes: h.unsubscribes.length,
   };
+}
+
+/** Export files holding one of the person's responses: those kept, and those deleted since the file was taken. */
+async function exportFilesHolding(
+  db: DbOrTx,
+  tenant: Tenant,
+  surveyIds: readonly string[],
+  responseIds: readonly string[],
+  externalIds: readonly string[],
+): Promise<Awaited<ReturnType<typeof exportsHolding>>> {
+  const found = await exportsHolding(db, tenant, surveyIds, responseIds);
+  const known = new Set(found.map((e) => e.id));
+  for (const e of await exportsHoldingDeletedOf(db, tenant, externalIds)) if (!known.has(e.id)) found.push(e);
+  return found;
 }

@@ -5,6 +5,8 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { respondentsJobs } from './jobs.js';
+// Who may be picked for a distribution.
+export { activeRespondent } from './active.js';
 export { ManagerCycleError } from './hierarchy.js';
 export { holdSyncRecords, languageTagOrNull } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';

@@ -55,8 +55,9 @@ export async function giveUsersTo(db: DbOrTx, tenant: Tenant, created: readonly 
 
 /**
  * After an HR system changed respondents (`externalIds`, updated rows): each user's addresses as the respondent's
- * e-mail now is (`scim_emails_with`, migration 2026-11-29T0600): the designated address takes the new value, or an
- * address already listed becomes the primary one; no e-mail empties the list. Unchanged users are not written.
+ * e-mail now is (`scim_emails_with`, modules/scim/sql/20_scim_emails_with.sql): the designated address takes the new
+ * value, or an address already listed becomes the primary one; no e-mail empties the list. Unchanged users are not
+ * written.
  */
 export async function followEmailChanges(db: DbOrTx, tenant: Tenant, externalIds: readonly string[]): Promise<void> {
   if (externalIds.length === 0) return;

@@ -13,12 +13,18 @@ import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Dependencies } from '../../http/handler.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
-import { forgetSubjects } from '../analytics/index.js';
+import { forgetSubjects, forgottenPersonKey } from '../analytics/index.js';
 import { recordAudit } from '../audit/index.js';
 import { forgetResponsesOfRecipients } from '../distributions/index.js';
 import { deleteEventsBefore } from '../events/index.js';
-import { eraseExportFiles, expireFilesCompletedBefore, exportsHoldingDue } from '../exports/index.js';
-import { countDueResponses, dueResponseIds, forgetRespondentOfResponses, removeResponses } from '../surveys/index.js';
+import { eraseExportFiles, expireFilesCompletedBefore, exportsHoldingWhere } from '../exports/index.js';
+import {
+  countDueResponses,
+  dueResponses,
+  dueResponsesCondition,
+  forgetRespondentOfResponses,
+  removeResponses,
+} from '../surveys/index.js';
 import { deleteFinishedDeliveriesBefore } from '../webhooks/index.js';
 import { addResponses } from './counts.js';
 import { DEFAULT_POLICY, planOf, type SurveyPlan } from './plan.js';
@@ -104,7 +110,7 @@ async function work(conn: Db, tenant: Tenant, run: RunRow): Promise<void> {
     if (survey.held) continue;
     // Files first: which ones hold the due responses is decided on the responses as they still are.
     await batch(conn, tenant, run, async (tx, counts) => {
-      const files = await exportsHoldingDue(tx, tenant, survey.due);
+      const files = await exportsHoldingWhere(tx, tenant, [survey.surveyId], dueResponsesCondition(tenant, survey.due));
       await eraseExportFiles(
         tx,
         tenant,
@@ -144,16 +150,23 @@ async function removeDueResponses(
   survey: SurveyPlan,
   counts: RetentionCounts,
 ): Promise<boolean> {
-  const ids = await dueResponseIds(tx, tenant, survey.due, BATCH);
+  const due = await dueResponses(tx, tenant, survey.due, BATCH);
+  const ids = due.map((r) => r.id);
   if (survey.action === 'delete') {
     addResponses(counts, survey.surveyId, 'deletedResponses', await removeResponses(tx, tenant, survey.surveyId, ids));
-  } else {
-    const anonymized = await forgetRespondentOfResponses(tx, tenant, survey.surveyId, ids);
-    await forgetSubjects(tx, tenant, survey.surveyId, ids);
-    await forgetResponsesOfRecipients(tx, tenant, survey.surveyId, ids);
-    addResponses(counts, survey.surveyId, 'anonymizedResponses', anonymized);
+    return ids.length === BATCH;
   }
-  return ids.length === BATCH;
+  const anonymized = await forgetRespondentOfResponses(tx, tenant, survey.surveyId, ids);
+  // A key per person: their responses (all in this batch) go on counting as one respondent.
+  const keys = new Map<string | null, string>();
+  const subjects = due.map((r) => {
+    if (!keys.has(r.respondent_external_id)) keys.set(r.respondent_external_id, forgottenPersonKey());
+    return { responseId: r.id, key: keys.get(r.respondent_external_id)! };
+  });
+  await forgetSubjects(tx, tenant, survey.surveyId, subjects);
+  await forgetResponsesOfRecipients(tx, tenant, survey.surveyId, ids);
+  addResponses(counts, survey.surveyId, 'anonymizedResponses', anonymized);
+  return keys.size === BATCH;
 }
 
 /**

@@ -8,8 +8,8 @@ import type { Tenant } from '../../db/tenant.js';
 import { validationFailed, type ErrorDetail } from '../../http/errors.js';
 import { iso } from '../../lib/time.js';
 import { countEventsBefore } from '../events/index.js';
-import { countFilesCompletedBefore, exportsHoldingDue } from '../exports/index.js';
-import { countDueResponses, surveyClosings } from '../surveys/index.js';
+import { countFilesCompletedBefore, exportsHoldingWhere } from '../exports/index.js';
+import { countDueResponses, dueResponsesCondition, surveyClosings } from '../surveys/index.js';
 import { countFinishedDeliveriesBefore } from '../webhooks/index.js';
 import { addResponses } from './counts.js';
 import { DEFAULT_POLICY, planOf } from './plan.js';
@@ -150,7 +150,13 @@ export async function preview(db: DbOrTx, tenant: Tenant, asOf = new Date()): Pr
       continue;
     }
     addResponses(counts, survey.surveyId, survey.action === 'delete' ? 'deletedResponses' : 'anonymizedResponses', n);
-    for (const file of await exportsHoldingDue(db, tenant, survey.due)) holdingFiles.push(file.id);
+    for (const file of await exportsHoldingWhere(
+      db,
+      tenant,
+      [survey.surveyId],
+      dueResponsesCondition(tenant, survey.due),
+    ))
+      holdingFiles.push(file.id);
   }
   if (plan.heldWhole) return counts;
   counts.exportFiles =

@@ -4,5 +4,3 @@
  * Other modules and the HTTP layer import only from this file.
  */
 export { scimErrors } from './errors.js';
-// Distributions leave out the respondents a SCIM client marked inactive.
-export { activeRespondent } from './repository.js';

@@ -112,14 +112,3 @@ export async function updateUser(db: DbOrTx, tenant: Tenant, row: ScimRow): Prom
         (${row.userName}::text, ${row.active}::boolean, ${row.preferredLanguage}::text, ${row.employeeNumber}::text,
           ${JSON.stringify(row.emails)}::jsonb)`.execute(db);
 }
-
-/**
- * The condition distributions add where they pick respondents: no SCIM user marks the respondent inactive.
- * `alias` names the table whose rows carry the respondent's tenant and `external_id`.
- */
-export function activeRespondent(alias: string): RawBuilder<SqlBool> {
-  return sql<SqlBool>`not exists (select 1 from scim_users inactive
-    where inactive.organization_id = ${sql.ref(`${alias}.organization_id`)}
-      and inactive.environment = ${sql.ref(`${alias}.environment`)}
-      and inactive.external_id = ${sql.ref(`${alias}.external_id`)} and not inactive.active)`;
-}

@@ -68,7 +68,8 @@ const renderEmail = (email: ScimEmail) => ({
 
 /**
  * The address the respondent keeps, of a user's addresses: the primary one, else the first of type `work` (any
- * case), else the first; undefined for none. The migration's `scim_designated_email` decides the same in SQL.
+ * case), else the first; undefined for none. `scim_designated_email` (sql/10_scim_designated_email.sql) decides the
+ * same in SQL.
  */
 export function designatedEmail(emails: readonly ScimEmail[]): ScimEmail | undefined {
   return (

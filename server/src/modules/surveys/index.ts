@@ -19,7 +19,7 @@ export {
 // The one writer and the one deletion of responses, and forgetting who gave them (an erasure's, privacy module).
 export { forgetRespondentOfResponses, storeResponse } from './responses-repository.js';
 // What a retention rule reaches (retention module).
-export { countDueResponses, dueResponseIds, type DueResponses } from './responses-repository.js';
+export { countDueResponses, dueResponses, dueResponsesCondition, type DueResponses } from './responses-repository.js';
 export {
   createSurvey,
   findSurveyOrThrow,

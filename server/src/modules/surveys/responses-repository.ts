@@ -1,5 +1,5 @@
 /** All SQL on `responses`. Every query is scoped by survey, organization and environment. */
-import { sql, type Selectable } from 'kysely';
+import { sql, type RawBuilder, type Selectable, type SqlBool } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import type { Answer } from './answers.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
@@ -172,9 +172,11 @@ export async function deleteResponses(
 }
 
 /**
- * The responses of one survey a retention rule reaches: all of them, or only those still naming their respondent
- * (`identifiedOnly`, to anonymize), submitted before `submittedBefore` when it is given (else: whatever their age,
- * the rule counting from the survey's close).
+ * The responses of one survey a retention rule reaches. To delete (`identifiedOnly` false): those submitted before
+ * `submittedBefore`, or all when it is null (the rule counting from the survey's close). To anonymize
+ * (`identifiedOnly`): those still naming their respondent, person by person — a person's responses once the latest of
+ * them is older than `submittedBefore` — so that one person's answers never count as both a known and a forgotten
+ * respondent.
  */
 export interface DueResponses {
   surveyId: string;
@@ -182,27 +184,46 @@ export interface DueResponses {
   identifiedOnly: boolean;
 }
 
-function dueResponses(db: DbOrTx, tenant: Tenant, due: DueResponses) {
-  let query = db.selectFrom('responses').where(tenantIs(tenant)).where('survey_id', '=', due.surveyId);
-  if (due.submittedBefore) query = query.where('submitted_at', '<', due.submittedBefore);
-  if (due.identifiedOnly) query = query.where('respondent_external_id', 'is not', null);
-  return query;
+/** The condition on `responses r` (for the exports' check of which files hold them, too). */
+export function dueResponsesCondition(tenant: Tenant, due: DueResponses): RawBuilder<SqlBool> {
+  const parts: RawBuilder<unknown>[] = [tenantIs(tenant, 'r'), sql`r.survey_id = ${due.surveyId}`];
+  if (!due.identifiedOnly) {
+    if (due.submittedBefore) parts.push(sql`r.submitted_at < ${due.submittedBefore}`);
+  } else {
+    parts.push(sql`r.respondent_external_id is not null`);
+    if (due.submittedBefore)
+      parts.push(sql`not exists (select 1 from responses later
+        where ${tenantIs(tenant, 'later')} and later.survey_id = r.survey_id
+          and later.respondent_external_id = r.respondent_external_id and later.submitted_at >= ${due.submittedBefore})`);
+  }
+  return sql<SqlBool>`(${sql.join(parts, sql` and `)})`;
 }
 
 export async function countDueResponses(db: DbOrTx, tenant: Tenant, due: DueResponses): Promise<number> {
-  const row = await dueResponses(db, tenant, due)
-    .select((eb) => eb.fn.countAll<string>().as('n'))
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  const { rows } = await sql<{ n: string }>`select count(*) as n from responses r
+    where ${dueResponsesCondition(tenant, due)}`.execute(db);
+  return Number(rows[0]!.n);
 }
 
-/** At most `limit` of them, oldest first. */
-export async function dueResponseIds(db: DbOrTx, tenant: Tenant, due: DueResponses, limit: number): Promise<string[]> {
-  const rows = await dueResponses(db, tenant, due)
-    .select('id')
-    .orderBy('submitted_at')
-    .orderBy('id')
-    .limit(limit)
-    .execute();
-  return rows.map((r) => r.id);
+/**
+ * A batch of them: at most `limit` responses, oldest first, to delete; or every due response of at most `limit`
+ * people, to anonymize (a person's responses stay together).
+ */
+export async function dueResponses(
+  db: DbOrTx,
+  tenant: Tenant,
+  due: DueResponses,
+  limit: number,
+): Promise<{ id: string; respondent_external_id: string | null }[]> {
+  const condition = dueResponsesCondition(tenant, due);
+  const { rows } = due.identifiedOnly
+    ? await sql<{ id: string; respondent_external_id: string | null }>`
+        select r.id, r.respondent_external_id from responses r
+        where ${condition} and r.respondent_external_id in (
+          select distinct r.respondent_external_id from responses r where ${condition}
+          order by r.respondent_external_id limit ${limit})`.execute(db)
+    : await sql<{ id: string; respondent_external_id: string | null }>`
+        select r.id, r.respondent_external_id from responses r where ${condition}
+        order by r.submitted_at, r.id limit ${limit}`.execute(db);
+  return rows;
 }

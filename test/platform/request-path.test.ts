@@ -1,6 +1,5 @@
 /**
- * The request path's hardening, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and
- * authentication
+ * The request path, through real HTTP and a real PostgreSQL: bodies are never coerced; routing and authentication
  * agree for every spelling of every path; no input gives a 5xx; one 400 lists every problem with codes;
  * protocol edges (405 + Allow, 415, duplicate Authorization, failed-auth throttle, documented statuses, the
  * access log). Every answer here is checked against the contract (status documented, body valid).
@@ -9,6 +8,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { underScimBase } from '../../server/src/modules/scim/errors.js';
 import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
+import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
 
@@ -129,14 +129,16 @@ describe('1. bodies are never coerced', () => {
   });
 });
 
-async function waitForJob(jobId: string): Promise<Record<string, unknown>> {
-  for (let i = 0; i < 200; i++) {
-    const job = await call('GET', `/api/v1/respondents/sync/${jobId}`);
-    const data = job.body.data as { status: string };
-    if (data.status === 'completed' || data.status === 'failed') return data;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error('sync did not finish');
+/** The finished sync job, read through `call` (each answer checked against the contract). */
+function waitForJob(jobId: string): Promise<Record<string, unknown>> {
+  return eventually(
+    async () => {
+      const data = (await call('GET', `/api/v1/respondents/sync/${jobId}`)).body.data as { status: string };
+      return (data.status === 'completed' || data.status === 'failed') && data;
+    },
+    30_000,
+    `sync ${jobId} to finish`,
+  );
 }
 
 /** Spellings of a path that must not reach its operation: all are 404 (or 405), with or without a key. */
@@ -483,6 +485,7 @@ describe('6. failed authentication is throttled; 4. an unreachable database is 5
     await service.database.drop();
   }
   async function closeQuietly(service: TestService): Promise<void> {
+    // A bound, not a pause: a service whose database is gone may not close cleanly; the test does not wait forever.
     await Promise.race([service.close().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 10_000))]);
   }
 
@@ -563,9 +566,15 @@ describe('6. the access log', () => {
       await raw(logged.url, 'GET', '/api/v1/respondents/jane.doe%40example.com', { headers });
       await raw(logged.url, 'GET', '/api/v1/respondents/EMP-secret-4711', { headers });
       await raw(logged.url, 'GET', '/api/v1/surveys/srv_01JD3M8Q4W6T9ZK2F7X1B5N0C8', { headers });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      const requests = lines.filter((line) => line.includes('"msg":"request"'));
-      expect(requests.length).toBeGreaterThanOrEqual(3);
+      // The three requests' lines (the log's line for a request follows its answer): what is asserted on below.
+      const requests = await eventually(
+        () => {
+          const logged = lines.filter((line) => line.includes('"msg":"request"'));
+          return logged.length >= 3 && logged;
+        },
+        5_000,
+        'the three requests logged',
+      );
       const text = requests.join('\n');
       expect(text).not.toMatch(/jane|example\.com|EMP-secret-4711/);
       expect(text).toContain('"route":"/api/v1/respondents/{externalId}"');

@@ -1,7 +1,7 @@
 /**
- * Request-path findings, through real HTTP: long URLs and oversized headers answer in the envelope with a
- * documented status; a reused Idempotency-Key is judged before the body is validated; the failed-authentication
- * throttle refuses failures, never a valid key, and describes itself in RateLimit-* headers.
+ * Which refusal a request meets, through real HTTP: long URLs and oversized headers answer in the envelope with a
+ * documented status, before anything else; a reused Idempotency-Key is judged before the body is validated; the
+ * failed-authentication throttle refuses failures, never a valid key, and describes itself in RateLimit-* headers.
  */
 import { SurveyServiceError } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
