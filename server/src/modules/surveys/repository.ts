@@ -12,6 +12,26 @@ import type { SurveysTable, SurveyStatus, SurveyVersionsTable } from './tables.j
 export type SurveyRow = Selectable<SurveysTable>;
 
 /**
+ * The row an UPDATE returned, with its exact response count read afterwards. Not in the UPDATE's RETURNING: when a
+ * fold of the deltas commits while the UPDATE waits for the row, PostgreSQL updates the folded row version but the
+ * RETURNING's sum of deltas still sees the deltas of the statement's snapshot, and counts them twice.
+ */
+async function withResponseCount(
+  db: DbOrTx,
+  tenant: Tenant,
+  row: Omit<SurveyRow, 'response_count'> | undefined,
+): Promise<SurveyRow | undefined> {
+  if (!row) return undefined;
+  const { response_count } = await db
+    .selectFrom('surveys')
+    .select(responseCount(tenant))
+    .where(tenantIs(tenant))
+    .where('surveys.id', '=', row.id)
+    .executeTakeFirstOrThrow();
+  return { ...row, response_count };
+}
+
+/**
  * A survey's columns, with `response_count` being the exact count: the folded column plus the deltas that
  * submissions and deletions append (no submission waits on the survey's row to count itself).
  */
@@ -22,26 +42,25 @@ const responseCount = (tenant: Tenant) =>
 ), 0))::int`.as('response_count');
 // The deltas are matched to the tenant's value, not to the survey row's columns: a correlated tenant match is a
 // join Citus cannot route to one shard, a constant one it can.
-const surveyColumns = (tenant: Tenant) =>
-  [
-    'surveys.id',
-    'surveys.organization_id',
-    'surveys.environment',
-    'surveys.title',
-    'surveys.description',
-    'surveys.status',
-    'surveys.questions',
-    'surveys.settings',
-    'surveys.created_at',
-    'surveys.updated_at',
-    'surveys.launched_at',
-    'surveys.paused_at',
-    'surveys.closed_at',
-    'surveys.first_launched_at',
-    'surveys.version',
-    'surveys.languages',
-    responseCount(tenant),
-  ] as const;
+const surveyColumnsWithoutCount = [
+  'surveys.id',
+  'surveys.organization_id',
+  'surveys.environment',
+  'surveys.title',
+  'surveys.description',
+  'surveys.status',
+  'surveys.questions',
+  'surveys.settings',
+  'surveys.created_at',
+  'surveys.updated_at',
+  'surveys.launched_at',
+  'surveys.paused_at',
+  'surveys.closed_at',
+  'surveys.first_launched_at',
+  'surveys.version',
+  'surveys.languages',
+] as const;
+const surveyColumns = (tenant: Tenant) => [...surveyColumnsWithoutCount, responseCount(tenant)] as const;
 
 export async function findSurvey(
   db: DbOrTx,
@@ -263,8 +282,9 @@ export function updateSurvey(
     })
     .where('id', '=', id)
     .where(tenantIs(tenant))
-    .returning(surveyColumns(tenant))
-    .executeTakeFirst();
+    .returning(surveyColumnsWithoutCount)
+    .executeTakeFirst()
+    .then((row) => withResponseCount(db, tenant, row));
 }
 
 export function deleteSurvey(db: DbOrTx, tenant: Tenant, id: string): Promise<{ id: string } | undefined> {
@@ -285,7 +305,7 @@ export const transitionSources: Record<Transition, readonly SurveyStatus[]> = {
  * question to launch). Returns undefined when it was refused or the survey does not exist; the caller tells
  * the two apart.
  */
-export function transitionSurvey(
+export async function transitionSurvey(
   db: DbOrTx,
   tenant: Tenant,
   id: string,
@@ -314,7 +334,7 @@ export function transitionSurvey(
       eb.or([eb('status', '=', 'paused'), eb(sql<number>`jsonb_array_length(questions)`, '>', 0)]),
     );
   }
-  return query.returning(surveyColumns(tenant)).executeTakeFirst();
+  return withResponseCount(db, tenant, await query.returning(surveyColumnsWithoutCount).executeTakeFirst());
 }
 
 /** Counts a response stored (+1) or responses deleted (−n), in the transaction that stores or deletes them. */
