@@ -7,31 +7,20 @@
  */
 import pg from 'pg';
 import { sql } from 'kysely';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { citusMode } from '../citus/cluster.js';
 import { eventually } from '../helpers/eventually.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
+import { apiWithWorkerProcesses } from '../helpers/worker-processes.js';
 import { tenantWithRaisedLimits } from '../helpers/surveys.js';
-import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
 import { ada, answersOf, everyone, questions, waitForRequest } from './fixtures.js';
 
+const crash = apiWithWorkerProcesses();
+const startWorker = crash.startWorker;
 let t: TestService;
-const workers: WorkerProcess[] = [];
-beforeAll(async () => {
-  t = await startTestService({ role: 'api' });
+beforeAll(() => {
+  t = crash.service();
 });
-afterEach(async () => {
-  for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
-});
-afterAll(async () => {
-  await t?.close();
-});
-
-const startWorker = async () => {
-  const worker = await startWorkerProcess(t.database.url);
-  workers.push(worker);
-  return worker;
-};
 
 it(
   'an erasure survives SIGKILL of its worker mid-run and takes effect once',

@@ -6,32 +6,21 @@
  * preview made before it, one audit entry. The in-process service only serves the API (`role: 'api'`).
  */
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { startRetentionRuns } from '../../server/src/modules/retention/index.js';
 import { citusMode } from '../citus/cluster.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
-import { eventually } from '../webhooks/receiver.js';
+import type { TestService } from '../helpers/service.js';
+import { apiWithWorkerProcesses } from '../helpers/worker-processes.js';
+import { eventually } from '../helpers/eventually.js';
 import { everyone } from './fixtures.js';
 import { age, answeredSurvey, org } from './retention-fixtures.js';
 
+const crash = apiWithWorkerProcesses();
+const startWorker = crash.startWorker;
 let t: TestService;
-const workers: WorkerProcess[] = [];
-beforeAll(async () => {
-  t = await startTestService({ role: 'api' });
+beforeAll(() => {
+  t = crash.service();
 });
-afterEach(async () => {
-  for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
-});
-afterAll(async () => {
-  await t?.close();
-});
-
-const startWorker = async () => {
-  const worker = await startWorkerProcess(t.database.url);
-  workers.push(worker);
-  return worker;
-};
 
 it(
   'a run survives SIGKILL of its worker between two batches and removes everything once',

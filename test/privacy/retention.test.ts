@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRetentionRuns } from '../../server/src/modules/retention/index.js';
 import { forgetReleases } from '../analytics/fixtures.js';
 import { startTestService, type TestService } from '../helpers/service.js';
-import { eventually } from '../webhooks/receiver.js';
+import { eventually } from '../helpers/eventually.js';
 import { answersOf, everyone, questions, type Client } from './fixtures.js';
 import { age, answeredSurvey, org } from './retention-fixtures.js';
 

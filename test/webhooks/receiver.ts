@@ -81,6 +81,3 @@ export async function startReceiver(): Promise<Receiver> {
       }),
   };
 }
-
-/** For the files that import it from here (retention's); new code imports it from ../helpers/eventually.js. */
-export { eventually };
