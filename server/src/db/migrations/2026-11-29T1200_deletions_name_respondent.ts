@@ -13,6 +13,18 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  // The trigger function as it was before (its module file writes the columns dropped here); the next migration to
+  // the latest applies the file again (a migration down forgets the repeatable step's checksums).
+  await sql`
+    create or replace function record_response_deletion() returns trigger
+    language plpgsql
+    as $$
+    begin
+      insert into response_deletions (organization_id, environment, survey_id, deleted_at, response_id)
+      values (old.organization_id, old.environment, old.survey_id, now(), old.id)
+      on conflict do nothing;
+      return null;
+    end $$`.execute(db);
   await sql`alter table response_deletions drop column submitted_at`.execute(db);
   await sql`alter table response_deletions drop column respondent_external_id`.execute(db);
 }
