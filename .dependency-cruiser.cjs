@@ -54,11 +54,42 @@ module.exports = {
       name: 'http-knows-no-feature-module',
       comment:
         'The HTTP layer knows no feature module: the composition root (start.ts) hands it their handlers, pages, ' +
-        'error answers and record arrays (http/app.ts AppParts). The one exception is the API keys that ' +
-        'authenticate every request.',
+        'error answers and record arrays (http/app.ts AppParts), and the API keys as a KeyAuthority ' +
+        '(http/auth-context.ts). Which operation does what is read from the contract, never named in http/ ' +
+        '(test/platform/layers.test.ts).',
       severity: 'error',
       from: { path: '^server/src/http/' },
-      to: { path: '^server/src/modules/', pathNot: '^server/src/modules/api-keys/index\\.ts$' },
+      to: { path: '^server/src/modules/' },
+    },
+    {
+      name: 'modules-use-the-http-face',
+      comment: 'Feature modules use the HTTP layer through its face, http/index.ts: handler types, errors, pagination.',
+      severity: 'error',
+      from: { path: '^server/src/modules/' },
+      to: { path: '^server/src/http/', pathNot: '^server/src/http/index\\.ts$' },
+    },
+    {
+      name: 'jobs-know-no-http',
+      comment: 'Background jobs run beside the HTTP layer, not on it: jobs/ takes Dependencies from dependencies.ts.',
+      severity: 'error',
+      from: { path: '^server/src/jobs/' },
+      to: { path: '^server/src/http/' },
+    },
+    {
+      name: 'one-composition-root',
+      comment:
+        'start.ts builds the Dependencies and assembles the modules (job-registry.ts, modules/handlers.ts); ' +
+        'nothing below it imports it, and the Dependencies type names no feature module.',
+      severity: 'error',
+      from: { path: '^server/src/(modules|http|jobs|db|lib)/' },
+      to: { path: '^server/src/(start|job-registry)\\.ts$' },
+    },
+    {
+      name: 'dependencies-name-no-module',
+      comment: 'The Dependencies every layer names are interfaces and shared services, never a feature module.',
+      severity: 'error',
+      from: { path: '^server/src/dependencies\\.ts$' },
+      to: { path: '^server/src/modules/' },
     },
     {
       name: 'operator-tools-off-the-request-path',

@@ -13,18 +13,19 @@ import { listenerConnection } from './db/listener.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createApp, type AppParts } from './http/app.js';
 import { contractPath } from './http/contract.js';
-import type { Dependencies } from './http/handler.js';
+import type { Dependencies } from './dependencies.js';
 import { AuthFailures } from './http/auth-failures.js';
 import { InFlightWork } from './http/in-flight.js';
-import { KeyCache } from './modules/api-keys/index.js';
+import { ApiKeyAuthority, KeyCache } from './modules/api-keys/index.js';
 import { RateLimits } from './http/rate-limit.js';
 import { replyToClientError, requestSizeLimits } from './http/request-size.js';
 import { keepConnections } from './http/server-lifecycle.js';
+import { jobs } from './job-registry.js';
 import { startBoss, startWorkers } from './jobs/boss.js';
 import type { Logger } from './logger.js';
-import { answerPages, kioskPages } from './modules/distributions/index.js';
 import { handlers, semanticChecks } from './modules/handlers.js';
-import { holdSyncRecords } from './modules/respondents/index.js';
+import { answerPages, kioskPages } from './modules/respondent-pages/index.js';
+import { setAsideUnsendableRecords } from './modules/respondents/index.js';
 import { scimErrors } from './modules/scim/index.js';
 import { WebhookDispatcher } from './modules/webhooks/index.js';
 
@@ -55,7 +56,7 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
   await migrateToLatest(database.db);
   const runsWorker = config.role !== 'api';
   const runsApi = config.role !== 'worker';
-  const boss = await startBoss(databaseUrl, { worker: runsWorker, log, availability });
+  const boss = await startBoss(databaseUrl, jobs, { worker: runsWorker, log, availability });
   const deps: Dependencies = {
     config,
     db: database.db,
@@ -66,7 +67,11 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     counters: counters.db,
     inFlight: new InFlightWork(),
     contractJson: readFileSync(contractPath, 'utf8'),
-    keys: new KeyCache(database.db, listenerConnection(config, availability, databaseUrl), log),
+    keys: new ApiKeyAuthority(new KeyCache(database.db, listenerConnection(config, availability, databaseUrl), log), {
+      counters: counters.db,
+      availability,
+      log,
+    }),
     authFailures: new AuthFailures(config.authFailuresPerMinute),
     availability,
   };
@@ -88,7 +93,7 @@ export async function startProcess(config: Config, databaseUrl: string, log: Log
     const address = server.address() as AddressInfo;
     url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`;
   }
-  const stopWorkers = runsWorker ? await startWorkers(boss, deps, databaseUrl) : async () => {};
+  const stopWorkers = runsWorker ? await startWorkers(boss, jobs, deps, databaseUrl) : async () => {};
   // Webhook deliveries: a dispatcher per worker process over the deliveries table (modules/webhooks/dispatcher.ts).
   const dispatcher = runsWorker ? new WebhookDispatcher(deps, databaseUrl) : undefined;
   await dispatcher?.start();
@@ -125,8 +130,8 @@ function appParts(deps: Dependencies): AppParts {
     // The respondents' answer, unsubscribe and kiosk pages.
     pages: [answerPages(deps), kioskPages(deps)],
     // Under /scim/v2 every refusal is a SCIM error (RFC 7644 §3.12), not the envelope.
-    errorAnswers: [scimErrors(deps.log)],
+    errorReplies: [scimErrors(deps.log)],
     // A sync's records are each validated by the respondents module: a bad one is that record's error.
-    recordArrays: { startRespondentSync: { field: 'respondents', hold: holdSyncRecords } },
+    recordArrays: { startRespondentSync: { field: 'respondents', setAside: setAsideUnsendableRecords } },
   };
 }

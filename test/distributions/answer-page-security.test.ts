@@ -8,7 +8,7 @@ import { request } from 'node:http';
 import { connect } from 'node:net';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { embedLimits } from '../../server/src/modules/distributions/embed-limits.js';
+import { embedLimits } from '../../server/src/modules/respondent-pages/embed-limits.js';
 import type { TestService } from '../helpers/service.js';
 import {
   activeSurvey,

@@ -3,7 +3,7 @@
  * told apart by the count chosen, in the page's language, not by the wording of the shared rule's message.
  */
 import { describe, expect, it } from 'vitest';
-import { problemsByQuestion } from '../../server/src/modules/distributions/answer-page.js';
+import { problemsByQuestion } from '../../server/src/modules/respondent-pages/answer-page.js';
 import { wordsFor } from '../../server/src/modules/distributions/interface-words.js';
 import { normaliseQuestions } from '../../server/src/modules/surveys/questions.js';
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectDocumented, raw } from '../helpers/answers.js';
+import { expectDocumented, raw } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allTypes } from '../helpers/surveys.js';
 import { operations, requestFor, type Fixtures, type FuzzRequest, type Keys } from './requests.js';

@@ -5,7 +5,7 @@
  * malformed JSON — under valid, narrow, other-environment, revoked, malformed or missing keys.
  */
 import fc from 'fast-check';
-import { contract } from '../helpers/answers.js';
+import { contract } from '../helpers/raw-http.js';
 
 type Schema = Record<string, unknown>;
 

@@ -10,7 +10,7 @@ import type { Response } from 'express';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorEnvelope } from '../../server/src/http/envelope.js';
 import { ApiError } from '../../server/src/http/errors.js';
-import { expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
+import { expectDocumented, raw, type RawReply } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createAjv, loadDocument } from '../contract/document.js';
 
@@ -40,7 +40,7 @@ interface ErrorBody {
 }
 
 /** The envelope's bounds, and whether any of its texts had to be cut. */
-function expectWithinBounds(answer: RawAnswer): { cut: boolean } {
+function expectWithinBounds(answer: RawReply): { cut: boolean } {
   const { error } = answer.body as ErrorBody;
   expect(error.message.length).toBeLessThanOrEqual(1_000);
   expect(error.details?.length ?? 0, answer.text.slice(0, 300)).toBeGreaterThan(0);

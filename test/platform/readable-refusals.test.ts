@@ -10,7 +10,7 @@ import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bodyLimits } from '../../server/src/http/body.js';
-import { expectDocumented, raw } from '../helpers/answers.js';
+import { expectDocumented, raw } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 
 const MiB = 1024 * 1024;

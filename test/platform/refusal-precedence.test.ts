@@ -5,7 +5,7 @@
  */
 import { SurveyServiceError } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
+import { expectDocumented, raw, type RawReply } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { tenantWithRaisedLimits } from '../helpers/surveys.js';
 
@@ -23,7 +23,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-const bodyOf = (answer: RawAnswer) => answer.body as Body;
+const bodyOf = (answer: RawReply) => answer.body as Body;
 
 /** The SDK's typed error of a call that must fail. */
 async function refusal(call: Promise<unknown>): Promise<SurveyServiceError> {

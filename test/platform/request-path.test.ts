@@ -7,7 +7,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { underScimBase } from '../../server/src/modules/scim/errors.js';
-import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
+import { contract, expectDocumented, raw, type RawReply } from '../helpers/raw-http.js';
 import { eventually } from '../helpers/eventually.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
@@ -43,7 +43,7 @@ async function call(
     template?: string;
     auth?: boolean;
   } = {},
-): Promise<RawAnswer & { body: Body }> {
+): Promise<RawReply & { body: Body }> {
   const headers: Record<string, string> = {
     ...(options.auth === false ? {} : { authorization: `Bearer ${key}` }),
     ...options.headers,
@@ -53,7 +53,7 @@ async function call(
   const answer = await raw(t.url, method, path, { headers, body: payload });
   const template = options.template ?? templateOf(path.split('?')[0]!);
   if (template) expectDocumented(template, method, answer);
-  return answer as RawAnswer & { body: Body };
+  return answer as RawReply & { body: Body };
 }
 
 /** The documented template of a canonical path (literal segments win, as in the router). */
@@ -224,7 +224,7 @@ describe('2. authentication covers every route the router can reach', () => {
 });
 
 /** Sends only the headers of a request (its body never comes) and returns the answer. */
-function headersOnly(method: string, path: string, headers: Record<string, string>): Promise<RawAnswer> {
+function headersOnly(method: string, path: string, headers: Record<string, string>): Promise<RawReply> {
   return new Promise((resolve, reject) => {
     const url = new URL(t.url);
     import('node:http').then(({ request }) => {

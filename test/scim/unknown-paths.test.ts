@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { underScimBase } from '../../server/src/modules/scim/errors.js';
-import { raw, type RawAnswer } from '../helpers/answers.js';
+import { raw, type RawReply } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { createAjv, loadDocument, type JsonObject } from '../contract/document.js';
 import { errorSchema } from './scim-helpers.js';
@@ -45,7 +45,7 @@ const send = (method: string, path: string, key: string | undefined, body?: stri
   });
 
 /** A SCIM error as the contract documents it: the status's media type, the ScimError schema, `status` a string. */
-function expectScimError(answer: RawAnswer, status: number, where: string): void {
+function expectScimError(answer: RawReply, status: number, where: string): void {
   expect(answer.status, `${where}: ${answer.text.slice(0, 200)}`).toBe(status);
   expect(answer.headers['content-type'], where).toMatch(/^application\/scim\+json; charset=utf-8$/);
   const body = answer.body as { schemas: string[]; status: string; detail: string };

@@ -5,7 +5,7 @@
  */
 import { SurveyServiceError } from '@survey-service/sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { contract, expectDocumented, raw, type RawAnswer } from '../helpers/answers.js';
+import { contract, expectDocumented, raw, type RawReply } from '../helpers/raw-http.js';
 import { startTestService, type TestService } from '../helpers/service.js';
 import { allTypes, tenantWithRaisedLimits } from '../helpers/surveys.js';
 
@@ -58,7 +58,7 @@ async function validationError(call: Promise<unknown>): Promise<Detail[]> {
   return error.details as Detail[];
 }
 
-const get = (path: string): Promise<RawAnswer> =>
+const get = (path: string): Promise<RawReply> =>
   raw(t.url, 'GET', path, { headers: { authorization: `Bearer ${tenant.liveKey}` } });
 
 describe('submitResponse lists every problem', () => {

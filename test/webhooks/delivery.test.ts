@@ -10,7 +10,7 @@ import { verifyWebhook, type components } from '@survey-service/sdk';
 import { Webhook } from 'standardwebhooks';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { jobs } from '../../server/src/jobs/registry.js';
+import { jobs } from '../../server/src/job-registry.js';
 import { deleteExpiredEvents } from '../../server/src/modules/events/repository.js';
 import { createAjv, loadDocument } from '../contract/document.js';
 import { startTestService, type TestService } from '../helpers/service.js';

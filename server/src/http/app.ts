@@ -6,7 +6,7 @@
  * reading, the size counted again as it arrives) → characters and depth PostgreSQL cannot store →
  * express-openapi-validator on the bundled contract (path and query coerced, bodies never; responses validated
  * when configured) → the handler bound by operationId → one error mapping (which drains, within bounds, a body
- * it answers before reading: http/drain.ts).
+ * it replies before reading: http/drain.ts).
  */
 import express, {
   type ErrorRequestHandler,
@@ -26,7 +26,8 @@ import { serveDocs, serveLlmsText, serveReference } from './docs.js';
 import { errorHandler } from './error-handler.js';
 import { validationFailed, type ErrorDetail } from './errors.js';
 import { strictFormats } from './formats.js';
-import type { HandlerMap, Dependencies, OperationId } from './handler.js';
+import type { Dependencies } from '../dependencies.js';
+import type { HandlerMap, OperationId } from './handler.js';
 import { conflictBeforeRefusal } from './idempotency.js';
 import { checkQueryEncoding, checkValue, tooDeep } from './input-checks.js';
 import { requestId } from './request-id.js';
@@ -44,22 +45,22 @@ export { bodyLimits } from './body.js';
 export interface AppParts {
   /** The handler of every operation, by operationId. */
   handlers: HandlerMap;
-  /** Checks a handler's answer must pass, by operationId (http/semantic.ts). */
+  /** Checks a request must pass beyond its schema, by operationId (http/semantic.ts). */
   semanticChecks?: SemanticChecks;
   /** Pages outside the API (HTML, no key), mounted before routing: the respondents' answer and kiosk pages. */
   pages?: Router[];
-  /** Error answers in a form of their own, before the envelope's (SCIM errors under /scim/v2). */
-  errorAnswers?: ErrorRequestHandler[];
+  /** Error replies in a form of their own, before the envelope's (SCIM errors under /scim/v2). */
+  errorReplies?: ErrorRequestHandler[];
   /**
    * Bodies whose array `field` holds records each validated on its own by the operation's module (a sync's
-   * respondents): the request does not refuse them; `hold` replaces a record that cannot travel on as it came by its
-   * problems, before the steps that walk the body.
+   * respondents): the request does not refuse them; `setAside` replaces a record that cannot travel on as it came
+   * by its problems, before the steps that walk the body.
    */
-  recordArrays?: Partial<Record<OperationId, { field: string; hold(records: unknown[]): void }>>;
+  recordArrays?: Partial<Record<OperationId, { field: string; setAside(records: unknown[]): void }>>;
 }
 
 export function createApp(deps: Dependencies, parts: AppParts): Express {
-  const { handlers, semanticChecks = {}, pages = [], errorAnswers = [], recordArrays = {} } = parts;
+  const { handlers, semanticChecks = {}, pages = [], errorReplies = [], recordArrays = {} } = parts;
   const contract = loadContract();
   assertEveryOperationHandled(contract, handlers);
   const app = express();
@@ -82,13 +83,10 @@ export function createApp(deps: Dependencies, parts: AppParts): Express {
   app.use(routeRequest(routesOf(contract)));
   app.use(
     authenticate({
-      counters: deps.counters,
       rateLimits: deps.rateLimits,
       keys: deps.keys,
       failures: deps.authFailures,
-      log: deps.log,
       inFlight: deps.inFlight,
-      availability: deps.availability,
     }),
   );
   app.use(refuseUnrouted);
@@ -119,15 +117,15 @@ export function createApp(deps: Dependencies, parts: AppParts): Express {
   // A refused keyed request whose key is in use for another request is a conflict first (http/idempotency.ts).
   app.use(conflictBeforeRefusal(deps.db));
   app.use(withSemanticChecks(semanticChecks, deps));
-  for (const answer of errorAnswers) app.use(answer);
+  for (const reply of errorReplies) app.use(reply);
   app.use(errorHandler(deps.log));
   return app;
 }
 
 /**
  * Values no schema can refuse but nothing can store: NUL and lone surrogates in the body, the query and path
- * parameters, and values nested too deep. Found problems are answered together with the validator's (the
- * adapter and the error handler merge `res.locals.problems`); too-deep bodies are answered at once.
+ * parameters, and values nested too deep. Found problems are replied together with the validator's (the
+ * adapter and the error handler merge `res.locals.problems`); too-deep bodies are refused at once.
  */
 function checkInput(recordArrays: NonNullable<AppParts['recordArrays']>) {
   return (req: Request, res: Response, next: NextFunction): void => {
@@ -153,7 +151,7 @@ function checkInput(recordArrays: NonNullable<AppParts['recordArrays']>) {
     if (records && body && typeof body === 'object' && Array.isArray(body[records.field])) {
       const { [records.field]: list, ...rest } = body;
       checkValue(rest, '/body', problems);
-      records.hold(list as unknown[]);
+      records.setAside(list as unknown[]);
     } else if (body !== undefined) {
       checkValue(body, '/body', problems);
     }

@@ -7,10 +7,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
-import type { OperationId } from './contract.js';
+import type { OperationId, OperationInfo } from './contract.js';
 import { metaFor } from './envelope.js';
 import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
-import type { HandlerInput, HandlerMap, Reply, Dependencies } from './handler.js';
+import type { Dependencies } from '../dependencies.js';
+import type { HandlerInput, HandlerMap, Reply } from './handler.js';
 import { requestHash, runIdempotent, type StoredReply } from './idempotency.js';
 import { onceMoreIfShardMoved } from '../db/shard-moves.js';
 
@@ -110,7 +111,7 @@ function adapt(
             throw error;
           }
         },
-        (reply) => withoutSecrets(operationId, reply),
+        (reply) => withoutSecrets((res.locals.operation as OperationInfo).shownOnce, reply),
       ),
     );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
@@ -126,20 +127,17 @@ function adapt(
 }
 
 /**
- * Secrets that exist only in the first reply and are never written to the idempotency store: a replay
- * carries `null` in their place (the contract says so).
+ * Secrets exist only in the first reply and are never written to the idempotency store: a replay carries `null` in
+ * their place. The contract marks them (`x-shown-once`, http/contract.ts).
  */
-const neverKept: Partial<Record<OperationId, string>> = {
-  createApiKey: 'key',
-  createWebhook: 'secret',
-  rotateWebhookSecret: 'secret',
-};
-
-function withoutSecrets(operationId: OperationId | undefined, reply: StoredReply): StoredReply {
-  const field = operationId && neverKept[operationId];
+function withoutSecrets(shownOnce: readonly string[], reply: StoredReply): StoredReply {
   const data = (reply.body as { data?: Record<string, unknown> }).data;
-  if (!field || !data || !(field in data)) return reply;
-  return { ...reply, body: { ...(reply.body as object), data: { ...data, [field]: null } } };
+  const kept = shownOnce.filter((field) => data && field in data);
+  if (!data || kept.length === 0) return reply;
+  return {
+    ...reply,
+    body: { ...(reply.body as object), data: { ...data, ...Object.fromEntries(kept.map((f) => [f, null])) } },
+  };
 }
 
 /** An operation's own headers travel in the stored body (under `headers`, never an envelope member), so replays keep

@@ -24,6 +24,13 @@ interface OpenApiOperation {
   security?: Array<Record<string, string[]>>;
   requestBody?: unknown;
   parameters?: OpenApiParameter[];
+  responses?: Record<string, { content?: Record<string, { schema?: OpenApiSchema }> }>;
+}
+
+interface OpenApiSchema {
+  $ref?: string;
+  properties?: Record<string, OpenApiSchema>;
+  'x-shown-once'?: boolean;
 }
 
 export interface OpenApiDocument {
@@ -45,6 +52,11 @@ export interface OperationInfo {
   bodyRequired: boolean;
   /** Query parameters of type integer or number (`1e400` and `Infinity` must not reach a query as numbers). */
   numericQuery: string[];
+  /**
+   * Members of the success reply's `data` marked `x-shown-once` (a new API key, a webhook secret): they exist only
+   * in the first reply and are never written to the idempotency store.
+   */
+  shownOnce: string[];
 }
 
 /** One documented path with its operations by method. */
@@ -81,6 +93,20 @@ function numericQueryOf(document: OpenApiDocument, parameters: OpenApiParameter[
     .map((parameter) => parameter.name!);
 }
 
+function shownOnceOf(document: OpenApiDocument, operation: OpenApiOperation): string[] {
+  const schemas = (document.components as { schemas?: Record<string, OpenApiSchema> } | undefined)?.schemas ?? {};
+  const resolved = (schema: OpenApiSchema | undefined) =>
+    schema?.$ref ? schemas[schema.$ref.split('/').pop()!] : schema;
+  const fields = new Set<string>();
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    if (!status.startsWith('2')) continue;
+    const data = resolved(resolved(response.content?.['application/json']?.schema)?.properties?.data);
+    for (const [name, property] of Object.entries(data?.properties ?? {}))
+      if (property['x-shown-once'] === true) fields.add(name);
+  }
+  return [...fields];
+}
+
 export function routesOf(document: OpenApiDocument): RouteInfo[] {
   const routes: RouteInfo[] = [];
   for (const [path, item] of Object.entries(document.paths)) {
@@ -100,6 +126,7 @@ export function routesOf(document: OpenApiDocument): RouteInfo[] {
         takesBody: operation.requestBody !== undefined,
         bodyRequired: (operation.requestBody as { required?: boolean } | undefined)?.required === true,
         numericQuery: numericQueryOf(document, [...shared, ...(operation.parameters ?? [])]),
+        shownOnce: shownOnceOf(document, operation),
       });
     }
     const paramNames = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);

@@ -9,7 +9,7 @@
  * When a page is missing or older than the bundled contract, all are (re)built once — by scripts/build-docs.ts,
  * which owns their paths and staleness rule — and concurrent requests wait for that one build.
  *
- * Caching: each answer carries `Last-Modified` (its build) and `Cache-Control: no-cache`, so a reader keeps its copy
+ * Caching: each reply carries `Last-Modified` (its build) and `Cache-Control: no-cache`, so a reader keeps its copy
  * and revalidates it (a 304, no body) instead of downloading megabytes again, and sees a new contract at once.
  * A reader that accepts gzip gets it (compressed once per build): the Redoc page is 3 MB, a tenth of it gzipped.
  */

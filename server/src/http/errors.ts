@@ -27,7 +27,7 @@ const shown = (id: string) => (id.length > 80 ? `${id.slice(0, 80)}…` : id);
 
 export const notFound = (what: string, id: string) => new ApiError(404, 'not_found', `No ${what} ${shown(id)} exists.`);
 
-/** An id from a path, checked for its kind's shape: a malformed id is answered like an unknown one, without a query. */
+/** An id from a path, checked for its kind's shape: a malformed id is refused like an unknown one, without a query. */
 export function idOrNotFound(prefix: IdPrefix, what: string, id: string): string {
   if (!isId(prefix, id)) throw notFound(what, id);
   return id;

@@ -4,20 +4,11 @@
  * `data` it may return for each success status. Handlers return data; the envelope is added in one place.
  */
 import type { Readable } from 'node:stream';
-import type PgBoss from 'pg-boss';
-import type pg from 'pg';
-import type { DatabaseAvailability } from '../db/availability.js';
+import type { Dependencies } from '../dependencies.js';
 import type { operations } from '../generated/openapi.js';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
 import type { JsonText } from '../lib/json-text.js';
-import type { Logger } from '../logger.js';
-import type { AuthContext } from './authenticate.js';
+import type { AuthContext } from './auth-context.js';
 import type { OperationId } from './contract.js';
-import type { AuthFailures } from './auth-failures.js';
-import type { InFlightWork } from './in-flight.js';
-import type { KeyCache } from '../modules/api-keys/index.js';
-import type { RateLimits } from './rate-limit.js';
 
 export type { OperationId };
 
@@ -64,29 +55,6 @@ export interface BareReply {
 }
 
 export type Reply<Id extends OperationId> = JsonReply<Id> | RawReply | BareReply;
-
-/** Everything a handler may use; nothing global. */
-export interface Dependencies {
-  config: Config;
-  db: Db;
-  /** The pool behind `db` (for the idempotency store's request transactions). */
-  pool: pg.Pool;
-  boss: PgBoss;
-  log: Logger;
-  rateLimits: RateLimits;
-  /** The bookkeeping pool (no synchronous commit): key use, counters, reads' audit entries. Not for business data. */
-  counters: Db;
-  /** Request work still running (shutdown waits for it). */
-  inFlight: InFlightWork;
-  /** The bundled contract, as served by getOpenApiDocument. */
-  contractJson: string;
-  /** API keys cached in this process, dropped on change by LISTEN/NOTIFY. */
-  keys: KeyCache;
-  /** Failed authentications per source (429 before a lookup). */
-  authFailures: AuthFailures;
-  /** Whether PostgreSQL is reachable, as this process's connections find it (one log line per change). */
-  availability: DatabaseAvailability;
-}
 
 export interface HandlerInput<Id extends OperationId> {
   params: PathParams<Id>;

@@ -208,7 +208,7 @@ export async function runIdempotent(
  * that is still running) and its lease has lapsed, or it was claimed before PostgreSQL last started: a restart
  * or crash of the database ended every transaction, so the claimant cannot be between its claim and its lock
  * any more (if it is still alive, it finds the key taken when it locks, and looks again). A client retrying
- * through a database restart gets its answer as soon as the database is back, not a lease later. On Citus the
+ * through a database restart gets its reply as soon as the database is back, not a lease later. On Citus the
  * start is the coordinator's, whose restart also ends every transaction; a worker's falls back to the lease.
  */
 async function takeOver(

@@ -1,5 +1,5 @@
 /**
- * The request path's job. Hourly: forgets idempotency answers and rate-limit windows that have expired — the
+ * The request path's job. Hourly: forgets idempotency replies and rate-limit windows that have expired — the
  * bookkeeping of requests (idempotency.ts, rate-limit.ts), which belongs to no feature module.
  */
 import { defineJob, defineQueue, type Job } from '../jobs/define.js';

@@ -12,7 +12,7 @@ import type { NextFunction, Request, Response } from 'express';
 import type { AuthContext } from './authenticate.js';
 import type { OperationId } from './contract.js';
 import { ApiError, type ErrorDetail } from './errors.js';
-import type { Dependencies } from './handler.js';
+import type { Dependencies } from '../dependencies.js';
 import { tooDeep } from './input-checks.js';
 
 export type SemanticCheck = (input: {

@@ -4,7 +4,7 @@
  * while it is idle can meet a request already on its way, which fails with "other side closed". So:
  * - connections stay open between requests longer than the usual client and proxy idle timeouts
  *   (KEEP_ALIVE_TIMEOUT_MS, 65 s), and the headers timeout is above it, as Node requires;
- * - a draining server (SIGTERM, a rolling restart) stops accepting, answers every further request on an open
+ * - a draining server (SIGTERM, a rolling restart) stops accepting, replies to every further request on an open
  *   connection with `Connection: close` (the client opens its next one elsewhere: another API process, another
  *   instance), gives idle connections a moment to receive the request a busy client is about to send, and only
  *   then closes those still idle; what is running finishes within the grace period.
@@ -32,7 +32,7 @@ export function keepConnections(server: Server, keepAliveTimeoutMs: number): { d
       );
       if (open > 0) await new Promise((resolve) => setTimeout(resolve, Math.min(idleDrainMs, graceMs)));
       server.closeIdleConnections();
-      // A connection that turns idle later has answered with `Connection: close` and is closed by Node.
+      // A connection that turns idle later has replied with `Connection: close` and is closed by Node.
       const forceAfter = setTimeout(() => server.closeAllConnections(), graceMs);
       await closed;
       clearTimeout(forceAfter);

@@ -9,12 +9,13 @@ import PgBoss from 'pg-boss';
 import type { DatabaseAvailability } from '../db/availability.js';
 import { Listener, listenerConnection } from '../db/listener.js';
 import type { Logger } from '../logger.js';
-import type { Dependencies } from '../http/handler.js';
+import type { Dependencies } from '../dependencies.js';
 import { wakeChannel } from './enqueue.js';
-import { jobs } from './registry.js';
+import type { Job } from './define.js';
 
 export async function startBoss(
   connectionString: string,
+  jobs: readonly Job[],
   options: { worker: boolean; log: Logger; availability: DatabaseAvailability },
 ): Promise<PgBoss> {
   const boss = new PgBoss({
@@ -32,7 +33,7 @@ export async function startBoss(
     if (!options.availability.failed(error, 'pg-boss')) options.log.error({ err: error }, 'pg-boss error');
   });
   await boss.start();
-  await createQueues(boss, connectionString);
+  await createQueues(boss, jobs, connectionString);
   return boss;
 }
 
@@ -43,7 +44,7 @@ const queueCreationLock = 7_304_221;
  * Creates missing queues one process at a time: pg-boss's create_queue (a partition per queue) deadlocks when
  * several processes start together (API_PROCESSES, several workers) and create the same queues at once.
  */
-async function createQueues(boss: PgBoss, connectionString: string): Promise<void> {
+async function createQueues(boss: PgBoss, jobs: readonly Job[], connectionString: string): Promise<void> {
   const client = new pg.Client({ connectionString, application_name: 'survey-service-queues' });
   // Its loss fails the statement under way; without a listener it would also end the process.
   client.on('error', () => {});
@@ -64,6 +65,7 @@ async function createQueues(boss: PgBoss, connectionString: string): Promise<voi
  */
 export async function startWorkers(
   boss: PgBoss,
+  jobs: readonly Job[],
   deps: Dependencies,
   connectionString: string,
 ): Promise<() => Promise<void>> {

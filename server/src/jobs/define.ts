@@ -8,7 +8,7 @@
  */
 import type PgBoss from 'pg-boss';
 import type { DbOrTx } from '../db/database.js';
-import type { Dependencies } from '../http/handler.js';
+import type { Dependencies } from '../dependencies.js';
 import { bossDb, sendInTransaction } from './enqueue.js';
 
 /** pg-boss's settings of a queue (retries, expiry…), applied when the queue is created. */

@@ -14,7 +14,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { Dependencies } from '../http/handler.js';
+import type { Dependencies } from '../dependencies.js';
 
 /** Seconds between dead-man's-switch checks of an item being worked on. */
 export const WATCHDOG_SECONDS = 5;

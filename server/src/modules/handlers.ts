@@ -2,8 +2,7 @@
  * The handler of every operation of the contract, by operationId. `satisfies HandlerMap` makes a missing or
  * mistyped handler a compile error; the resolver in http/bind.ts makes it a boot error too.
  */
-import type { HandlerMap } from '../http/handler.js';
-import type { SemanticChecks } from '../http/semantic.js';
+import type { HandlerMap, SemanticChecks } from '../http/index.js';
 import * as account from './account/handlers.js';
 import * as analytics from './analytics/handlers.js';
 import * as ai from './ai/handlers.js';

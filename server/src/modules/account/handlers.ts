@@ -1,5 +1,5 @@
 /** GET /api/v1/me: who the calling key is and how much of its budget is left. */
-import type { Handler } from '../../http/handler.js';
+import type { Handler } from '../../http/index.js';
 
 export const getMe: Handler<'getMe'> = async ({ auth, deps }) => {
   const windows = await deps.rateLimits.peek(auth);

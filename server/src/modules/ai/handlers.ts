@@ -1,6 +1,5 @@
 /** AI operations: thin adapters from the contract to the service. */
-import { idOrNotFound } from '../../http/errors.js';
-import { tenantOf, type Handler } from '../../http/handler.js';
+import { idOrNotFound, tenantOf, type Handler } from '../../http/index.js';
 import * as service from './service.js';
 
 export const generateSurvey: Handler<'generateSurvey'> = async ({ body, auth, deps }) => {

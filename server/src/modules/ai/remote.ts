@@ -256,7 +256,8 @@ export class OpenAiCompatibleProvider implements AiProvider {
         ? this.config.timeoutMs
         : Math.max(1, Math.min(this.config.timeoutMs, deadline - Date.now()));
     const url = `${this.config.baseUrl!.replace(/\/+$/, '')}/chat/completions`;
-    let response: Response;
+    let response: Response | undefined;
+    let text: string;
     try {
       response = await fetch(url, {
         method: 'POST',
@@ -272,18 +273,7 @@ export class OpenAiCompatibleProvider implements AiProvider {
         }),
         signal: AbortSignal.timeout(timeoutMs),
       });
-    } catch (error) {
-      const name = (error as Error)?.name;
-      if (name === 'TimeoutError' || name === 'AbortError')
-        throw new ProviderError(
-          'ai_provider_timeout',
-          `The AI provider did not answer within ${this.config.timeoutMs} ms.`,
-          true,
-        );
-      throw new ProviderError('ai_provider_unavailable', 'The AI provider could not be reached.', true);
-    }
-    let text: string;
-    try {
+      // The timeout's signal covers the body too: a provider that stalls mid-answer times out here.
       text = await response.text();
     } catch (error) {
       const name = (error as Error)?.name;
@@ -293,7 +283,9 @@ export class OpenAiCompatibleProvider implements AiProvider {
           `The AI provider did not answer within ${this.config.timeoutMs} ms.`,
           true,
         );
-      throw new ProviderError('ai_provider_unavailable', 'The AI provider closed the connection.', true);
+      // With a response, the provider was reached and hung up while sending its body.
+      const what = response ? 'closed the connection' : 'could not be reached';
+      throw new ProviderError('ai_provider_unavailable', `The AI provider ${what}.`, true);
     }
     if (response.status === 429)
       throw new ProviderError(

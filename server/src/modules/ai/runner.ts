@@ -12,7 +12,7 @@
  * back-off, then end in a `failed` analysis with its code. A request never waits for any of this.
  */
 import type { Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import { respondentNamePartsAmong } from '../respondents/index.js';

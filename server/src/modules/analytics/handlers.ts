@@ -1,14 +1,12 @@
-/** Analytics operations: one handler per operationId, thin adapters from the contract to the service. */
-import { notFound } from '../../http/errors.js';
-import { tenantOf, type Handler } from '../../http/handler.js';
+/** Analytics operations: one handler per operationId, thin adapters from the contract to the services. */
+import { notFound, pageRequest, paginationOf, tenantOf, type Handler } from '../../http/index.js';
 import { isId } from '../../lib/ids.js';
 import { auditSourceOf, recordAudit } from '../audit/index.js';
-import * as service from './service.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { surveyIdOrThrow } from '../surveys/index.js';
+import { getSettings, updateSettings } from './settings.js';
 import { getSmartAnalytics as smartAnalytics } from './smart.js';
+import { getStaticAnalytics as staticAnalytics } from './static.js';
 import { listQuestionTrends as questionTrends } from './trends.js';
-
-const { surveyIdOrThrow } = service;
 
 /** Malformed distribution ids are unknown ones (the service checks that a well-formed one is the survey's). */
 function distributionIdOrThrow(id: string | undefined): string | undefined {
@@ -18,7 +16,7 @@ function distributionIdOrThrow(id: string | undefined): string | undefined {
 
 export const getStaticAnalytics: Handler<'getStaticAnalytics'> = async ({ params, query, auth, deps }) => ({
   status: 200,
-  data: await service.getStaticAnalytics(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), {
+  data: await staticAnalytics(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), {
     submittedAfter: query.submittedAfter,
     submittedBefore: query.submittedBefore,
     distributionId: distributionIdOrThrow(query.distributionId),
@@ -58,15 +56,15 @@ export const listQuestionTrends: Handler<'listQuestionTrends'> = async ({ query,
 
 export const getAnalyticsSettings: Handler<'getAnalyticsSettings'> = async ({ auth, deps }) => ({
   status: 200,
-  data: await service.getSettings(deps.db, tenantOf(auth)),
+  data: await getSettings(deps.db, tenantOf(auth)),
 });
 
 export const updateAnalyticsSettings: Handler<'updateAnalyticsSettings'> = async (input) => {
   const { body, auth, deps } = input;
   // The settings and their audit entry commit together; a change that changes nothing writes no entry.
   const settings = await deps.db.transaction().execute(async (tx) => {
-    const before = await service.getSettings(tx, tenantOf(auth));
-    const saved = await service.updateSettings(tx, tenantOf(auth), body);
+    const before = await getSettings(tx, tenantOf(auth));
+    const saved = await updateSettings(tx, tenantOf(auth), body);
     if (saved.anonymityThreshold !== before.anonymityThreshold)
       await recordAudit(tx, auditSourceOf(input), {
         action: 'settings.updated',

@@ -1,6 +1,6 @@
 /**
  * Smart analytics: segments, heatmap, relative-weight drivers, focus areas, participation and comparisons, on
- * the scope and measurements of service.ts.
+ * the scope and measurements of core.ts.
  */
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
@@ -20,7 +20,7 @@ import {
   type AnalyticsRequest,
   type Context,
   type Measured,
-} from './service.js';
+} from './core.js';
 import {
   favourableCut,
   favourableShareOf,

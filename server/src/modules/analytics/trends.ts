@@ -7,12 +7,12 @@
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { findPreviousCycle, listLaunchedSurveysWithKey, type CycleSurveyRow } from '../surveys/index.js';
 import * as repository from './repository.js';
 import type { AnalyticsScope } from './repository.js';
-import { measureScope, measureWholeSurveys, type Context, type Measured } from './service.js';
+import { measureScope, measureWholeSurveys, type Context, type Measured } from './core.js';
 import { auditShown } from './release-gate.js';
 import { ANSWERED_MARK, favourableShareOf, type Histogram, meanOf, npsOf, questionStats, round } from './statistics.js';
 import { resultSuppressed } from './suppression.js';

@@ -1,6 +1,5 @@
 /** API key operations. The contract requires the `*` scope for all three. */
-import { tenantOf, type Handler } from '../../http/handler.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { pageRequest, paginationOf, tenantOf, type Handler } from '../../http/index.js';
 import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 

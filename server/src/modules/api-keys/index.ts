@@ -5,6 +5,7 @@
  * Other modules, the HTTP layer and the admin CLI import only from this file.
  */
 export { announceOrganizationChange } from './announce.js';
+export { ApiKeyAuthority } from './key-authority.js';
 export { KeyCache } from './key-cache.js';
 export { hashKey, keyFormat } from './key-material.js';
 export { findKeyByHash, insertKey, listKeys, revokeKeyById, touchKey, type KeyWithOrganization } from './repository.js';

@@ -5,11 +5,11 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { idOrNotFound, ApiError, insufficientScope, notFound } from '../../http/errors.js';
+import type { KeyCache } from './key-cache.js';
+import { ApiError, idOrNotFound, insufficientScope, notFound } from '../../http/index.js';
 import type { Db } from '../../db/database.js';
 import { uncovered } from '../../lib/scopes.js';
 import { iso } from '../../lib/time.js';
-import type { KeyCache } from './key-cache.js';
 import { maskKey } from './key-material.js';
 import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
 
@@ -85,7 +85,7 @@ export async function createApiKey(
 /** `audit`: written in the revocation's transaction (a key already revoked changes nothing and writes nothing). */
 export async function revokeApiKey(
   db: Db,
-  keys: KeyCache,
+  keys: Pick<KeyCache, 'dropEverywhere'>,
   tenant: Tenant,
   id: string,
   audit?: (tx: Db) => Promise<void>,

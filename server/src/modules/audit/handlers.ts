@@ -1,5 +1,5 @@
 /** Audit log operations: one handler per operationId. */
-import { tenantOf, type Handler } from '../../http/handler.js';
+import { tenantOf, type Handler } from '../../http/index.js';
 import * as service from './service.js';
 
 export const listAuditLog: Handler<'listAuditLog'> = async ({ query, auth, deps }) => {

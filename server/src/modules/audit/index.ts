@@ -4,7 +4,7 @@
  *
  * Other modules and the HTTP layer import only from this file.
  */
-import { tenantOf, type HandlerInput, type OperationId } from '../../http/handler.js';
+import { tenantOf, type HandlerInput, type OperationId } from '../../http/index.js';
 import { recordAudit, type AuditRecord, type AuditSource } from './service.js';
 
 export { auditJobs } from './jobs.js';

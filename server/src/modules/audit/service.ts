@@ -5,8 +5,7 @@
  */
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { validationFailed } from '../../http/errors.js';
-import { hasUnstorableCharacter } from '../../http/input-checks.js';
+import { hasUnstorableCharacter, validationFailed } from '../../http/index.js';
 import { newId } from '../../lib/ids.js';
 import { insertEntry, listEntries, type AuditRow, type EntryFilters } from './repository.js';
 import type { AuditAction, AuditEntry, AuditTargetType } from './tables.js';

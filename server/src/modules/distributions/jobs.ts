@@ -1,6 +1,6 @@
 /**
  * The distributions module's job: `distributions.send` makes progress on one distribution — its send (match,
- * snapshot, mail) or its reminder (see sender.ts).
+ * freeze the audience, mail) or its reminder (see sender.ts).
  */
 import { defineJob, type Job } from '../../jobs/define.js';
 import { distributionQueue } from './queue.js';

@@ -1,6 +1,6 @@
 /**
- * What `/k` decides about a typed code (kiosk-page.ts shows it): where the code leads, and how many wrong codes
- * are let through.
+ * What `/k` decides about a typed code (respondent-pages' kiosk-page.ts shows it): where the code leads, and how
+ * many wrong codes are let through.
  *
  * A code of 40 secret bits is safe only while guessing is slow, so tries are counted before the lookup, in the
  * `rate_limits` table that the API's budgets and the embed limits use (fixed one-minute windows, every process

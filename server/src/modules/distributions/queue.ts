@@ -11,7 +11,7 @@ export interface DistributionJobData {
   organizationId: string;
   environment: Tenant['environment'];
   distributionId: string;
-  /** `send`: match, snapshot and send (or hold, or cancel); `remind`: the reminder. */
+  /** `send`: match, freeze the audience and send (or hold, or cancel); `remind`: the reminder. */
   kind: 'send' | 'remind';
 }
 

@@ -155,12 +155,12 @@ export async function listRecipients(
 }
 
 /**
- * The audience, matched and snapshotted in one statement: every respondent the targeting matches now becomes
+ * The audience, matched and frozen in one statement: every respondent the targeting matches now becomes
  * a recipient with a copy of their fields and the hash of their personal token (computed by PostgreSQL).
  * For e-mail, people without an address are recorded as `no_email` and addresses that unsubscribed from the
  * organization as `unsubscribed`: neither is mailed, and both still get a personal link.
  */
-export async function snapshotRecipients(
+export async function freezeAudience(
   db: DbOrTx,
   tenant: Tenant,
   distribution: Pick<DistributionRow, 'id' | 'survey_id' | 'method'>,
@@ -351,7 +351,7 @@ export async function recordReminder(
     .execute();
 }
 
-/** The answer page's lookup: the recipient a token hash belongs to, with its distribution. */
+/** A link's lookup (links.ts): the recipient a token hash belongs to. */
 export function findRecipientByToken(
   db: DbOrTx,
   tenant: Tenant,

@@ -1,5 +1,5 @@
 /**
- * The worker side of a distribution: at the send time, match and snapshot the audience (or hold, or cancel),
+ * The worker side of a distribution: at the send time, match and freeze the audience (or hold, or cancel),
  * then send; later, the reminder.
  *
  * Ownership (jobs/owned.ts): the worker running a distribution holds a session advisory lock on it, on the
@@ -18,7 +18,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { tenantOf, type Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import * as surveys from '../surveys/index.js';
@@ -151,7 +151,7 @@ function runSend(deps: RunDeps, data: DistributionJobData): Promise<'busy' | 'fi
   );
 }
 
-/** The send time: hold, cancel, or match and snapshot the audience (one transaction). */
+/** The send time: hold, cancel, or match and freeze the audience (one transaction). */
 async function start(
   conn: Db,
   deps: RunDeps,
@@ -188,7 +188,7 @@ async function start(
     if (!checked.ok)
       throw new Error(`stored targeting of ${current.id} no longer checks: ${JSON.stringify(checked.problems)}`);
     const now = new Date();
-    const matched = await repo.snapshotRecipients(tx, tenant, current, checked.targeting, key, now);
+    const matched = await repo.freezeAudience(tx, tenant, current, checked.targeting, key, now);
     return repo.updateDistribution(tx, tenant, current.id, {
       status: 'sending',
       matched_count: matched,

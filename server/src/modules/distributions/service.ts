@@ -9,11 +9,11 @@ import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantIs, tenantOfRow } from '../../db/tenant.js';
-import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
-import type { Dependencies } from '../../http/handler.js';
+import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
+import type { Dependencies } from '../../dependencies.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
-import { activeRespondent } from '../respondents/index.js';
+import { activeRespondent, toProfile } from '../respondents/index.js';
 import * as surveys from '../surveys/index.js';
 import { checkTargeting, compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import { distributionQueue, type DistributionJobData } from './queue.js';
@@ -42,7 +42,7 @@ export const answerUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'
   `${baseUrlOf(config)}/s/${token}`;
 export const unsubscribeUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>, token: string) =>
   `${baseUrlOf(config)}/u/${token}`;
-/** Where people type a kiosk code (kiosk-page.ts). */
+/** Where people type a kiosk code (respondent-pages' kiosk-page.ts). */
 export const kioskUrl = (config: Pick<Config, 'publicBaseUrl' | 'host' | 'port'>) => `${baseUrlOf(config)}/k`;
 
 /** A kiosk recipient's access code as printed; null for other methods. */
@@ -107,17 +107,8 @@ export function toRecipient(
   return {
     respondentExternalId: row.external_id,
     email: row.email,
-    snapshot: {
-      firstName: row.first_name,
-      lastName: row.last_name,
-      department: row.department,
-      location: row.location,
-      jobTitle: row.job_title,
-      managerId: row.manager_id,
-      hireDate: row.hire_date,
-      employmentType: row.employment_type,
-      attributes: row.attributes as DistributionRecipient['snapshot']['attributes'],
-    },
+    // The contract's name (a wire field, kept) for the person as the audience was frozen at the send.
+    snapshot: toProfile(row),
     link: answerUrl(config, personalToken(key, tenant, row.distribution_id, row.external_id)),
     status: row.status,
     expiresAt: iso(

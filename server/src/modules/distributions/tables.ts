@@ -49,8 +49,8 @@ export interface DistributionsTable {
 }
 
 /**
- * One recipient: the respondent's snapshot at the send (columns named as in `respondents`, so the targeting
- * compiler runs over it unchanged) and the delivery state.
+ * One recipient: the respondent as the audience was frozen at the send (columns named as in `respondents`, so the
+ * targeting compiler runs over it unchanged) and the delivery state.
  */
 export interface DistributionRecipientsTable {
   organization_id: string;

@@ -5,8 +5,8 @@
  * database cannot answer in anyone's name, yet `listDistributionRecipients` can show the links again (it
  * recomputes them). The organization and environment in the token route the lookup to the tenant's rows.
  *
- * At the send, the snapshot query computes the same HMAC inside PostgreSQL (built-in `sha256`), so 100,000
- * recipients get their token hashes in one INSERT … SELECT; `hmacSql` and `macOf` must agree (tested).
+ * At the send, the query that freezes the audience computes the same HMAC inside PostgreSQL (built-in `sha256`),
+ * so 100,000 recipients get their token hashes in one INSERT … SELECT; `hmacSql` and `macOf` must agree (tested).
  */
 import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { sql, type Expression, type RawBuilder } from 'kysely';

@@ -1,6 +1,5 @@
 /** `listEvents`: the tenant's events, newest first, kept 30 days. */
-import { tenantOf, type Handler } from '../../http/handler.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { pageRequest, paginationOf, tenantOf, type Handler } from '../../http/index.js';
 import * as service from './service.js';
 
 export const listEvents: Handler<'listEvents'> = async ({ query, auth, deps }) => {

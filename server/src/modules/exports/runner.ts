@@ -13,7 +13,7 @@
  */
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import { findSurvey, findTranslationContent, localizeSurvey, showsIdentity } from '../surveys/index.js';

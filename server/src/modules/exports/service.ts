@@ -6,7 +6,7 @@ import type PgBoss from 'pg-boss';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { findSurvey, listedLanguage, offeredLanguages } from '../surveys/index.js';

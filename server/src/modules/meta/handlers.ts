@@ -1,8 +1,6 @@
 /** The contract itself and the health probes (public, outside the rate limits). */
 import { sql } from 'kysely';
-import { serviceUnavailable } from '../../http/errors.js';
-import type { Handler } from '../../http/handler.js';
-import { showingThisServer, thisServer } from '../../http/this-server.js';
+import { serviceUnavailable, showingThisServer, thisServer, type Handler } from '../../http/index.js';
 
 export const getOpenApiDocument: Handler<'getOpenApiDocument'> = async ({ deps, headers }) => ({
   status: 200,

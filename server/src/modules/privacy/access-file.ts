@@ -6,7 +6,7 @@
  */
 import type { components } from '../../generated/openapi.js';
 import { iso } from '../../lib/time.js';
-import { toRespondent } from '../respondents/index.js';
+import { toProfile, toRespondent } from '../respondents/index.js';
 import { privacyOf, type Holdings } from './holdings.js';
 import type { QuestionInfo } from './repository.js';
 
@@ -99,19 +99,7 @@ export function accessFileOf(
       reminderSentAt: iso(r.reminder_sent_at),
       personalLink: true,
       kioskCode: r.kiosk_code,
-      snapshot: {
-        email: r.email,
-        firstName: r.first_name,
-        lastName: r.last_name,
-        department: r.department,
-        location: r.location,
-        jobTitle: r.job_title,
-        managerId: r.manager_id,
-        hireDate: r.hire_date,
-        employmentType: r.employment_type,
-        attributes: r.attributes,
-        language: r.language,
-      },
+      snapshot: { email: r.email, ...toProfile(r), language: r.language },
     })),
     unsubscribes: h.unsubscribes.map((u) => ({ email: u.email_lower, createdAt: iso(u.created_at) })),
     webhookRecipients: h.webhookRecipients,

@@ -10,7 +10,7 @@
  */
 import type { DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { forgetSubjects, forgottenPersonKey } from '../analytics/index.js';
 import { eraseExportFiles, forgetDeletedRespondents } from '../exports/index.js';
 import { deleteRespondent } from '../respondents/index.js';

@@ -11,6 +11,7 @@
  */
 import { sql } from 'kysely';
 import type { Selectable } from 'kysely';
+import { profileSelect, type ProfileRow } from '../respondents/index.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
 import type { Inventory, PrivacyRequestsTable, PrivacyRequestStatus, WebhookRecipient } from './tables.js';
@@ -221,20 +222,11 @@ export async function externalIdsWithEmail(db: DbOrTx, tenant: Tenant, email: st
   return [...ids].sort();
 }
 
-export interface RespondentRow {
+export interface RespondentRow extends ProfileRow {
   organization_id: string;
   environment: Tenant['environment'];
   external_id: string;
   email: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  department: string | null;
-  location: string | null;
-  job_title: string | null;
-  manager_id: string | null;
-  hire_date: string | null;
-  employment_type: 'full_time' | 'part_time' | 'contractor' | 'temporary' | 'intern' | null;
-  attributes: Record<string, unknown>;
   language: string | null;
   content_hash: string;
   created_at: Date;
@@ -244,8 +236,7 @@ export interface RespondentRow {
 export async function respondentsOf(db: DbOrTx, tenant: Tenant, ids: readonly string[]): Promise<RespondentRow[]> {
   if (ids.length === 0) return [];
   const { rows } = await sql<RespondentRow>`
-    select organization_id, environment, external_id, email, first_name, last_name, department, location, job_title,
-      manager_id, hire_date::text as hire_date, employment_type, attributes, language, content_hash, created_at,
+    select organization_id, environment, external_id, email, ${profileSelect()}, language, content_hash, created_at,
       updated_at
     from respondents where ${tenantIs(tenant)} and external_id = any(${[...ids]}::text[])
     order by external_id`.execute(db);
@@ -340,22 +331,13 @@ export async function responsesOf(
   return rows;
 }
 
-export interface RecipientRow {
+export interface RecipientRow extends ProfileRow {
   distribution_id: string;
   survey_id: string;
   external_id: string;
   method: string;
   status: string;
   email: string | null;
-  first_name: string | null;
-  last_name: string | null;
-  department: string | null;
-  location: string | null;
-  job_title: string | null;
-  manager_id: string | null;
-  hire_date: string | null;
-  employment_type: string | null;
-  attributes: Record<string, unknown>;
   language: string | null;
   sent_at: Date | null;
   responded_at: Date | null;
@@ -372,9 +354,8 @@ export async function recipientsOf(
 ): Promise<RecipientRow[]> {
   if (surveyIds.length === 0 || ids.length === 0) return [];
   const { rows } = await sql<RecipientRow>`
-    select dr.distribution_id, dr.survey_id, dr.external_id, d.method, dr.status, dr.email, dr.first_name,
-      dr.last_name, dr.department, dr.location, dr.job_title, dr.manager_id, dr.hire_date::text as hire_date,
-      dr.employment_type, dr.attributes, dr.language, dr.sent_at, dr.responded_at, dr.reminder_sent_at,
+    select dr.distribution_id, dr.survey_id, dr.external_id, d.method, dr.status, dr.email, ${profileSelect('dr')},
+      dr.language, dr.sent_at, dr.responded_at, dr.reminder_sent_at,
       dr.access_code_hash is not null as kiosk_code
     from distribution_recipients dr
     join distributions d on d.organization_id = dr.organization_id and d.environment = dr.environment

@@ -15,7 +15,7 @@
  */
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { recordEvent } from '../events/index.js';
 import { accessFileOf, type AskedIn } from './access-file.js';

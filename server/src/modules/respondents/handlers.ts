@@ -1,6 +1,5 @@
 /** Respondent and sync operations: one handler per operationId. */
-import { tenantOf, type Handler } from '../../http/handler.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { pageRequest, paginationOf, tenantOf, type Handler } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { auditRead } from '../audit/index.js';
 import * as service from './service.js';

@@ -1,13 +1,13 @@
 /**
- * The manager hierarchy's one rule on writes: no write may close a cycle of managers (someone their own manager,
- * at any depth). A `managerId` equal to the person's own `externalId` is no cycle: HR systems mark the top of the
+ * The manager hierarchy's one rule on writes: no write may close a loop of managers (someone their own manager,
+ * at any depth). A `managerId` equal to the person's own `externalId` is no loop: HR systems mark the top of the
  * tree that way, so it is stored as given and read as "no manager" (`managerOf`). The writer (`writeRespondents`)
  * asks here before every write, for every caller: PUT answers the refusal as its 400, a sync as that record's
- * error, and other modules (SCIM) map `ManagerCycleError` to theirs.
+ * error, and other modules (SCIM) map `ManagerLoopError` to theirs.
  *
- * Only a record whose manager changes can close a cycle (a new record, or a new `managerId`). For those, the
+ * Only a record whose manager changes can close a loop (a new record, or a new `managerId`). For those, the
  * writer takes a per-tenant transaction lock before it reads the chains above their new managers, so two writes
- * that would each close half of one cycle (A under B, B under A) are checked one after the other, never against
+ * that would each close half of one loop (A under B, B under A) are checked one after the other, never against
  * the same old state. The lock is taken before the write's row locks, in every transaction that takes it, so it
  * cannot deadlock with them. A write that changes no manager takes no lock and reads no chain. The parallel batches
  * of one incremental sync share the lock among themselves (`ParallelManagerEdges`).
@@ -15,23 +15,26 @@
 import { sql } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 
 const shown = (id: string) => (id.length > 60 ? `${id.slice(0, 60)}…` : id);
 
-/** A write refused because it would make the respondent their own manager, directly or through others. */
-export class ManagerCycleError extends ApiError {
+/**
+ * A write refused because it would make the respondent their own manager, directly or through others: a loop of
+ * managers. Its code on the wire is the contract's `manager_cycle` (a cycle in this code is a survey cycle).
+ */
+export class ManagerLoopError extends ApiError {
   constructor(
     readonly externalId: string,
     readonly managerId: string,
-    /** The cycle the write would close: the respondent, their new manager, … back to the respondent. */
-    readonly cycle: readonly string[],
+    /** The loop the write would close: the respondent, their new manager, … back to the respondent. */
+    readonly loop: readonly string[],
   ) {
     const through =
-      cycle.length <= 8 ? cycle.map(shown) : [...cycle.slice(0, 4).map(shown), '…', ...cycle.slice(-3).map(shown)];
+      loop.length <= 8 ? loop.map(shown) : [...loop.slice(0, 4).map(shown), '…', ...loop.slice(-3).map(shown)];
     const message = `managerId "${shown(managerId)}" would make ${shown(externalId)} their own manager (${through.join(' → ')}); a manager cannot report to someone in their own organization`;
     super(400, 'manager_cycle', message, [{ path: '/body/managerId', code: 'manager_cycle', message }]);
-    this.name = 'ManagerCycleError';
+    this.name = 'ManagerLoopError';
   }
 }
 
@@ -42,7 +45,7 @@ export interface ManagerEdge {
 
 /**
  * Whom a person reports to: their `managerId`, or none when it names themselves (the top of the tree). The SQL
- * walks read it the same way: their guard against cycles stops at a person already met, and a self-reference is
+ * walks read it the same way: their guard against loops stops at a person already met, and a self-reference is
  * met at once (targeting `compileUnder`, `respondent_manager_chain`).
  */
 const managerOf = (externalId: string, managerId: string | null): string | null =>
@@ -93,14 +96,14 @@ class Gate {
 /**
  * One incremental sync's batches, written by parallel transactions without giving up the hierarchy's rule. Each
  * batch takes the hierarchy's lock shared, so no other writer's change can land while one of them is open, and the
- * batches check their cycles one at a time, in batch order, each against the committed chains plus the edges of
+ * batches check their loops one at a time, in batch order, each against the committed chains plus the edges of
  * the job's batches still in flight (checked, not yet committed). A batch's commit and a check never overlap: a
  * check sees an earlier batch either in flight or committed, never between (when another writer could have
  * changed the same respondent). A dry run keeps every earlier batch's edges, since none is ever committed.
  *
  * A batch checked against an earlier one's edges commits only after that one has committed: were the earlier one
  * rolled back, its managers would stay as stored, and the later edges, accepted against the changed ones, could
- * close a cycle with them. So the later batch rolls back too (`EarlierBatchRolledBack`), and the job's retry
+ * close a loop with them. So the later batch rolls back too (`EarlierBatchRolledBack`), and the job's retry
  * checks both again. It waits before it records itself done: that update's lock on the job's row would make the
  * earlier batch wait for it.
  */
@@ -206,7 +209,7 @@ async function storedManagers(
 
 /**
  * The stored manager of every respondent in the chains above `starts` (and of the starts themselves). UNION, not
- * UNION ALL: a pair already found is not walked again, so a cycle written by SQL ends the walk.
+ * UNION ALL: a pair already found is not walked again, so a loop written by SQL ends the walk.
  */
 async function chainsAbove(db: DbOrTx, tenant: Tenant, starts: readonly string[]): Promise<Map<string, string | null>> {
   const { rows } = await sql<{ external_id: string; manager_id: string | null }>`
@@ -222,18 +225,18 @@ async function chainsAbove(db: DbOrTx, tenant: Tenant, starts: readonly string[]
 }
 
 /**
- * The records of `given` whose write would close a cycle, each with its refusal. Records are taken in order, each
+ * The records of `given` whose write would close a loop, each with its refusal. Records are taken in order, each
  * against the stored hierarchy with the earlier accepted ones applied, so the accepted ones together close none.
  * `appendOnly`: an `append` leaves existing respondents as they are, so only new ones count. `lock`: false for a
  * dry run, which writes nothing.
  */
-export async function managerCycles(
+export async function managerLoops(
   db: DbOrTx,
   tenant: Tenant,
   given: readonly ManagerEdge[],
   options: { appendOnly: boolean; lock: boolean; turn?: ManagerEdgesTurn | undefined },
-): Promise<Map<string, ManagerCycleError>> {
-  const refused = new Map<string, ManagerCycleError>();
+): Promise<Map<string, ManagerLoopError>> {
+  const refused = new Map<string, ManagerLoopError>();
   // Checked as the hierarchy reads them: someone who is their own manager has none.
   const edges = given.map(({ externalId, managerId }) => ({ externalId, managerId: managerOf(externalId, managerId) }));
   const managed = edges.filter((edge) => edge.managerId !== null);
@@ -278,16 +281,16 @@ export async function managerCycles(
         if (written(edge)) managerOf.set(externalId, managerId);
         continue;
       }
-      const cycle = [externalId];
+      const loop = [externalId];
       const seen = new Set<string>();
       let above: string | null | undefined = managerId;
       while (above !== null && above !== undefined && !seen.has(above)) {
-        cycle.push(above);
+        loop.push(above);
         if (above === externalId) break;
         seen.add(above);
         above = managerOf.get(above);
       }
-      if (above === externalId) refused.set(externalId, new ManagerCycleError(externalId, managerId!, cycle));
+      if (above === externalId) refused.set(externalId, new ManagerLoopError(externalId, managerId!, loop));
       else managerOf.set(externalId, managerId);
     }
   }

@@ -7,10 +7,11 @@
 export { respondentsJobs } from './jobs.js';
 // Who may be picked for a distribution.
 export { activeRespondent } from './active.js';
-export { ManagerCycleError } from './hierarchy.js';
-export { holdSyncRecords, languageTagOrNull } from './records.js';
+export { ManagerLoopError } from './hierarchy.js';
+export { setAsideUnsendableRecords, languageTagOrNull } from './records.js';
 export { respondentNamePartsAmong } from './repository.js';
 // The one writer and the one deletion, for the SCIM server (its users are respondents).
 export { deleteRespondent, upsertRespondent } from './service.js';
 // A record as the contract shows it, for the privacy module's access files.
 export { toRespondent } from './service.js';
+export { profileSelect, toProfile, type Profile, type ProfileRow } from './profile.js';

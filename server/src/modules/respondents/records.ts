@@ -11,11 +11,14 @@ import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { components } from '../../generated/openapi.js';
-import { contractPath } from '../../http/contract.js';
-import { codeOf } from '../../http/error-handler.js';
-import type { ErrorDetail } from '../../http/errors.js';
-import { strictFormats } from '../../http/formats.js';
-import { checkValue, hasUnstorableCharacter } from '../../http/input-checks.js';
+import {
+  checkValue,
+  codeOf,
+  contractPath,
+  hasUnstorableCharacter,
+  strictFormats,
+  type ErrorDetail,
+} from '../../http/index.js';
 import type { EmploymentType, SyncRecordError } from './tables.js';
 
 export type RespondentInput = components['schemas']['RespondentUpsert'] & { externalId: string };
@@ -190,7 +193,7 @@ export function checkRecord(record: unknown, index: number): Checked {
  * `recordProblems`, as for any record — and stays that record's error. `fingerprint` stands for its content in
  * the idempotency hash, so two requests that differ only inside such a record are still told apart.
  */
-export class HeldRecord {
+export class UnsendableRecord {
   constructor(
     readonly externalId: string | null,
     readonly problems: readonly RecordProblem[],
@@ -198,25 +201,25 @@ export class HeldRecord {
   ) {}
 }
 
-const heldArrays = new WeakSet<readonly unknown[]>();
+const screenedArrays = new WeakSet<readonly unknown[]>();
 
 /**
- * Replaces, in place, each record of a sync request that cannot travel as JSON by a `HeldRecord` (see there).
+ * Replaces, in place, each record of a sync request that cannot travel as JSON by an `UnsendableRecord` (see there).
  * Called on the parsed body before anything walks it recursively (http/app.ts), and again by `startSync` for
  * callers outside HTTP; an array already screened is not walked again. Other records are left as sent: the
  * worker validates them.
  */
-export function holdSyncRecords(records: unknown[]): void {
-  if (heldArrays.has(records)) return;
+export function setAsideUnsendableRecords(records: unknown[]): void {
+  if (screenedArrays.has(records)) return;
   for (let index = 0; index < records.length; index++) {
     const record = records[index];
-    if (record === null || typeof record !== 'object' || record instanceof HeldRecord) continue;
+    if (record === null || typeof record !== 'object' || record instanceof UnsendableRecord) continue;
     const found: ErrorDetail[] = [];
     checkValue(record, '', found, 1, 0, false);
     if (found.length === 0) continue;
-    records[index] = new HeldRecord(usableExternalId(record), recordProblems(record), fingerprint(record));
+    records[index] = new UnsendableRecord(usableExternalId(record), recordProblems(record), fingerprint(record));
   }
-  heldArrays.add(records);
+  screenedArrays.add(records);
 }
 
 /**

@@ -2,7 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
-import { managerCycles, type ManagerCycleError, type ManagerEdgesTurn } from './hierarchy.js';
+import { managerLoops, type ManagerLoopError, type ManagerEdgesTurn } from './hierarchy.js';
 import type { RespondentRow } from './records.js';
 import { followEmailChanges, giveUsersTo, removeUsersOf } from './scim-users.js';
 import type { EmploymentType, RespondentsTable, SyncMode } from './tables.js';
@@ -102,8 +102,8 @@ export async function deleteRespondent(db: DbOrTx, tenant: Tenant, externalId: s
  * `append` never touches an existing respondent. `(xmax = 0)` tells an inserted row from an updated one.
  *
  * The one writer of respondents, so the hierarchy's rule is kept here for every caller (hierarchy.ts): a record
- * that would close a cycle of managers is not written. `refusals: 'throw'` (one record: PUT, SCIM) throws its
- * `ManagerCycleError`; `'report'` (a sync's batch) writes the others and returns the refused ones. `turn`: a batch
+ * that would close a loop of managers is not written. `refusals: 'throw'` (one record: PUT, SCIM) throws its
+ * `ManagerLoopError`; `'report'` (a sync's batch) writes the others and returns the refused ones. `turn`: a batch
  * of an incremental sync, written beside the job's other batches (`ParallelManagerEdges`).
  */
 export async function writeRespondents(
@@ -114,7 +114,7 @@ export async function writeRespondents(
   refusals: 'throw' | 'report' = 'throw',
   turn?: ManagerEdgesTurn,
   scimUsers: 'here' | 'by caller' = 'here',
-): Promise<{ created: number; updated: number; refused: ManagerCycleError[] }> {
+): Promise<{ created: number; updated: number; refused: ManagerLoopError[] }> {
   if (rows.length === 0) {
     turn?.skip();
     return { created: 0, updated: 0, refused: [] };
@@ -122,11 +122,11 @@ export async function writeRespondents(
   // The hierarchy's lock lives as long as the transaction: a caller without one gets one.
   if (!db.isTransaction)
     return db.transaction().execute((tx) => writeRespondents(tx, tenant, rows, mode, refusals, turn, scimUsers));
-  const cycles = await managerCycles(db, tenant, rows, { appendOnly: mode === 'append', lock: true, turn });
-  if (cycles.size > 0) {
-    if (refusals === 'throw') throw cycles.values().next().value!;
-    rows = rows.filter((row) => !cycles.has(row.externalId));
-    if (rows.length === 0) return { created: 0, updated: 0, refused: [...cycles.values()] };
+  const loops = await managerLoops(db, tenant, rows, { appendOnly: mode === 'append', lock: true, turn });
+  if (loops.size > 0) {
+    if (refusals === 'throw') throw loops.values().next().value!;
+    rows = rows.filter((row) => !loops.has(row.externalId));
+    if (rows.length === 0) return { created: 0, updated: 0, refused: [...loops.values()] };
   }
   const onConflict =
     mode === 'append'
@@ -169,7 +169,7 @@ export async function writeRespondents(
       updated.map((row) => row.external_id),
     );
   }
-  return { created: created.length, updated: updated.length, refused: [...cycles.values()] };
+  return { created: created.length, updated: updated.length, refused: [...loops.values()] };
 }
 
 /** For a dry run: which of these externalIds exist, with their content hashes. */

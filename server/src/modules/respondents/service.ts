@@ -6,7 +6,7 @@ import type { Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { components } from '../../generated/openapi.js';
-import { idOrNotFound, ApiError, notFound, validationFailed } from '../../http/errors.js';
+import { ApiError, idOrNotFound, notFound, validationFailed } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { normalize, recordDetails } from './records.js';
 import {
@@ -17,6 +17,7 @@ import {
   type RespondentFilters,
   type RespondentRecord,
 } from './repository.js';
+import { toProfile } from './profile.js';
 import { findSyncJob } from './sync-repository.js';
 import type { SyncJobsTable } from './tables.js';
 
@@ -27,15 +28,7 @@ export function toRespondent(row: RespondentRecord): Respondent {
   return {
     externalId: row.external_id,
     email: row.email,
-    firstName: row.first_name,
-    lastName: row.last_name,
-    department: row.department,
-    location: row.location,
-    jobTitle: row.job_title,
-    managerId: row.manager_id,
-    hireDate: row.hire_date,
-    employmentType: row.employment_type,
-    attributes: row.attributes as Respondent['attributes'],
+    ...toProfile(row),
     language: row.language,
     createdAt: iso(row.created_at),
     updatedAt: iso(row.updated_at),

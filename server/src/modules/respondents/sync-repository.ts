@@ -67,7 +67,7 @@ export async function insertSyncJob(
     .executeTakeFirstOrThrow();
 }
 
-/** `held`: the errors of the batch's records that could not be stored as JSON (their places hold `null`). */
+/** `unsendable`: the errors of the batch's records that could not be stored as JSON (their places hold `null`). */
 export async function insertBatch(
   db: DbOrTx,
   tenant: Tenant,
@@ -75,7 +75,7 @@ export async function insertBatch(
   batchNo: number,
   recordsJson: string,
   superseded: number[],
-  held: readonly SyncRecordError[] = [],
+  unsendable: readonly SyncRecordError[] = [],
 ): Promise<void> {
   await db
     .insertInto('sync_job_batches')
@@ -85,7 +85,7 @@ export async function insertBatch(
       batch_no: batchNo,
       records: recordsJson,
       superseded,
-      ...(held.length > 0 ? { held: JSON.stringify(held) } : {}),
+      ...(unsendable.length > 0 ? { unsendable: JSON.stringify(unsendable) } : {}),
     })
     .execute();
 }
@@ -95,15 +95,15 @@ export async function readBatch(
   tenant: Tenant,
   jobId: string,
   batchNo: number,
-): Promise<{ records: unknown[]; superseded: number[]; held: SyncRecordError[] }> {
+): Promise<{ records: unknown[]; superseded: number[]; unsendable: SyncRecordError[] }> {
   const row = await db
     .selectFrom('sync_job_batches')
-    .select(['records', 'superseded', 'held'])
+    .select(['records', 'superseded', 'unsendable'])
     .where(tenantIs(tenant))
     .where('job_id', '=', jobId)
     .where('batch_no', '=', batchNo)
     .executeTakeFirstOrThrow();
-  return { records: JSON.parse(row.records) as unknown[], superseded: row.superseded, held: row.held };
+  return { records: JSON.parse(row.records) as unknown[], superseded: row.superseded, unsendable: row.unsendable };
 }
 
 /** Batches not written yet (all of them for a job that has not started). */

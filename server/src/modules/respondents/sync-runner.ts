@@ -16,13 +16,13 @@
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { tenantOf, tenantOfRow, type Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import {
   lockManagerEdges,
-  managerCycles,
+  managerLoops,
   ParallelManagerEdges,
-  type ManagerCycleError,
+  type ManagerLoopError,
   type ManagerEdgesTurn,
 } from './hierarchy.js';
 import { checkRecord, type RespondentRow } from './records.js';
@@ -72,25 +72,25 @@ interface BatchOutcome {
 }
 
 /**
- * Splits a stored batch into rows to write and per-record errors. A record held when the request was read
- * (`held`, by its index in the request) is its stored error; every other record is checked here.
+ * Splits a stored batch into rows to write and per-record errors. A record set aside when the request was read
+ * (`unsendable`, by its index in the request) is its stored error; every other record is checked here.
  */
 function classify(
   records: unknown[],
   superseded: number[],
-  held: readonly SyncRecordError[],
+  unsendable: readonly SyncRecordError[],
   offset: number,
 ): BatchOutcome {
   const skip = new Set(superseded);
-  const heldErrors = new Map(held.map((error) => [error.index, error]));
+  const unsendableErrors = new Map(unsendable.map((error) => [error.index, error]));
   const rows: RespondentRow[] = [];
   const indexes: number[] = [];
   const errors: SyncRecordError[] = [];
   records.forEach((record, position) => {
     if (skip.has(position)) return;
-    const heldError = heldErrors.get(offset + position);
-    if (heldError) {
-      errors.push(heldError);
+    const unsendableError = unsendableErrors.get(offset + position);
+    if (unsendableError) {
+      errors.push(unsendableError);
       return;
     }
     const checked = checkRecord(record, offset + position);
@@ -103,7 +103,7 @@ function classify(
 }
 
 /**
- * What writing the rows did — or, in a dry run, would do. A row the writer refuses (it would close a cycle of
+ * What writing the rows did — or, in a dry run, would do. A row the writer refuses (it would close a loop of
  * managers) becomes that record's error in `outcome.errors` and is counted there, not as written or skipped.
  */
 async function apply(
@@ -114,7 +114,7 @@ async function apply(
   turn?: ManagerEdgesTurn,
 ): Promise<{ created: number; updated: number }> {
   const { rows } = outcome;
-  const refusedOf = (refused: Iterable<ManagerCycleError>) => {
+  const refusedOf = (refused: Iterable<ManagerLoopError>) => {
     const indexOf = new Map(rows.map((row, i) => [row.externalId, outcome.indexes[i]!]));
     const refusedIds = new Set<string>();
     for (const error of refused) {
@@ -134,8 +134,8 @@ async function apply(
     if (written.refused.length > 0) refusedOf(written.refused);
     return { created: written.created, updated: written.updated };
   }
-  const cycles = await managerCycles(db, tenant, rows, { appendOnly: job.mode === 'append', lock: false, turn });
-  if (cycles.size > 0) refusedOf(cycles.values());
+  const loops = await managerLoops(db, tenant, rows, { appendOnly: job.mode === 'append', lock: false, turn });
+  if (loops.size > 0) refusedOf(loops.values());
   const existing = await existingHashes(
     db,
     tenant,
@@ -233,7 +233,7 @@ function batchesOf(deps: RunDeps, job: SyncJobRecord, batchNos: readonly number[
     return {
       batchNo,
       size: batch.records.length,
-      outcome: classify(batch.records, batch.superseded, batch.held, batchNo * SYNC_BATCH_SIZE),
+      outcome: classify(batch.records, batch.superseded, batch.unsendable, batchNo * SYNC_BATCH_SIZE),
     };
   };
   return (async function* () {

@@ -7,7 +7,7 @@
 import type PgBoss from 'pg-boss';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
-import { HeldRecord, holdSyncRecords, recordError, usableExternalId } from './records.js';
+import { UnsendableRecord, setAsideUnsendableRecords, recordError, usableExternalId } from './records.js';
 import type { Tenant } from '../../db/tenant.js';
 import { syncQueue, type SyncJobData } from './sync-queue.js';
 import { insertBatch, insertSyncJob, lockTenantSyncs, measuredRate, unfinishedSyncs } from './sync-repository.js';
@@ -59,18 +59,23 @@ export async function enqueueSync(
 }
 
 /**
- * One stored batch: the records as JSON text, a held record's place holding `null`, and the held records' errors
- * (found by `recordProblems` when the request was read: such a record cannot be stored as JSON as it came).
+ * One stored batch: the records as JSON text, an unsendable record's place holding `null`, and the unsendable
+ * records' errors (found by `recordProblems` when the request was read: such a record cannot be stored as JSON as it
+ * came).
  */
-export function batchOf(records: readonly unknown[], start: number): { recordsJson: string; held: SyncRecordError[] } {
-  const held: SyncRecordError[] = [];
+export function batchOf(
+  records: readonly unknown[],
+  start: number,
+): { recordsJson: string; unsendable: SyncRecordError[] } {
+  const unsendable: SyncRecordError[] = [];
   records.forEach((record, position) => {
-    if (record instanceof HeldRecord) held.push(recordError(start + position, record.externalId, record.problems));
+    if (record instanceof UnsendableRecord)
+      unsendable.push(recordError(start + position, record.externalId, record.problems));
   });
   const recordsJson = JSON.stringify(
-    held.length === 0 ? records : records.map((record) => (record instanceof HeldRecord ? null : record)),
+    unsendable.length === 0 ? records : records.map((record) => (record instanceof UnsendableRecord ? null : record)),
   );
-  return { recordsJson, held };
+  return { recordsJson, unsendable };
 }
 
 export async function startSync(
@@ -79,8 +84,8 @@ export async function startSync(
   request: { mode: SyncMode; dryRun: boolean; records: unknown[] },
 ): Promise<{ jobId: string; status: 'pending' | 'processing'; totalRecords: number; estimatedCompletionTime: Date }> {
   const { records } = request;
-  // Done by the request path already (http/app.ts); for any other caller, a record JSON cannot carry is held here.
-  holdSyncRecords(records);
+  // Done by the request path already (http/app.ts); for any other caller, a record JSON cannot carry is set aside here.
+  setAsideUnsendableRecords(records);
   const superseded = supersededPositions(records, SYNC_BATCH_SIZE);
   const jobId = newId('job');
   const rate = (await measuredRate(deps.db, tenant)) ?? DEFAULT_RATE;
@@ -98,8 +103,8 @@ export async function startSync(
     });
     for (let batchNo = 0; batchNo < superseded.length; batchNo++) {
       const start = batchNo * SYNC_BATCH_SIZE;
-      const { recordsJson, held } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
-      await insertBatch(tx, tenant, jobId, batchNo, recordsJson, superseded[batchNo]!, held);
+      const { recordsJson, unsendable } = batchOf(records.slice(start, start + SYNC_BATCH_SIZE), start);
+      await insertBatch(tx, tenant, jobId, batchNo, recordsJson, superseded[batchNo]!, unsendable);
     }
     if (status === 'processing') await enqueueSync(deps.boss, tx, tenant, jobId);
     return { status, remainingAhead: ahead.remainingRecords };

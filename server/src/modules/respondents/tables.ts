@@ -71,10 +71,10 @@ export interface SyncJobBatchesTable {
   records: ColumnType<string, string, never>;
   superseded: number[];
   /**
-   * Errors of the batch's records that could not be stored as JSON (`HeldRecord`s: too deep, a number beyond
+   * Errors of the batch's records that could not be stored as JSON (`UnsendableRecord`s: too deep, a number beyond
    * float64), found when the request was accepted; their places in `records` hold `null`.
    */
-  held: ColumnType<SyncRecordError[], string | undefined, never>;
+  unsendable: ColumnType<SyncRecordError[], string | undefined, never>;
   done: Generated<boolean>;
 }
 

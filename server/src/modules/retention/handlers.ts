@@ -1,5 +1,5 @@
 /** Retention operations: one handler per operationId. */
-import { tenantOf, type Handler } from '../../http/handler.js';
+import { tenantOf, type Handler } from '../../http/index.js';
 import { auditSourceOf, recordAudit } from '../audit/index.js';
 import * as service from './service.js';
 

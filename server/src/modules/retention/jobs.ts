@@ -2,7 +2,7 @@
  * The retention module's jobs: `retention.daily` starts today's run in every environment with a policy, and
  * `retention.run` carries one out (runner.ts).
  */
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { defineJob, defineQueue, type Job } from '../../jobs/define.js';
 import { newId } from '../../lib/ids.js';
 import { retentionQueue } from './queue.js';

@@ -11,7 +11,7 @@
  */
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { checkAgainLater, runOwned, type Watchdog } from '../../jobs/owned.js';
 import { forgetSubjects, forgottenPersonKey } from '../analytics/index.js';
 import { recordAudit } from '../audit/index.js';

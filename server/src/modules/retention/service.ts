@@ -5,7 +5,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { validationFailed, type ErrorDetail } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { countEventsBefore } from '../events/index.js';
 import { countFilesCompletedBefore, exportsHoldingWhere } from '../exports/index.js';

@@ -5,11 +5,7 @@
  */
 import type { NextFunction, Request, Response } from 'express';
 import type { Logger } from '../../logger.js';
-import { apiErrorOf } from '../../http/error-handler.js';
-import { ApiError } from '../../http/errors.js';
-import type { BareReply } from '../../http/handler.js';
-import { sendThenDrain } from '../../http/drain.js';
-import { withinLength } from '../../http/envelope.js';
+import { ApiError, apiErrorOf, sendThenDrain, withinLength, type BareReply } from '../../http/index.js';
 
 export const scimMediaType = 'application/scim+json';
 export const errorSchema = 'urn:ietf:params:scim:api:messages:2.0:Error';
@@ -31,7 +27,7 @@ export interface ScimErrorBody {
   detail?: string;
 }
 
-/** A refusal of the SCIM server: thrown by its code, answered as a SCIM error. */
+/** A refusal of the SCIM server: thrown by its code, replied as a SCIM error. */
 export class ScimError extends Error {
   constructor(
     readonly status: number,

@@ -1,6 +1,12 @@
 /** SCIM operations: one handler per operationId. Successes and refusals alike are SCIM bodies (bare replies). */
-import { tenantOf, type BareReply, type Handler, type HandlerInput, type OperationId } from '../../http/handler.js';
-import { thisServer } from '../../http/this-server.js';
+import {
+  tenantOf,
+  thisServer,
+  type BareReply,
+  type Handler,
+  type HandlerInput,
+  type OperationId,
+} from '../../http/index.js';
 import { auditRead } from '../audit/index.js';
 import { runBulk } from './bulk.js';
 import { discoveryResource, resourceTypes, schemas, serviceProviderConfig } from './discovery.js';

@@ -7,6 +7,7 @@
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
+import { profileSelect } from '../respondents/index.js';
 import type { ScimEmail } from './tables.js';
 import type { StoredUser } from './user.js';
 
@@ -15,8 +16,7 @@ const selectUser = (tenant: Tenant) => sql`
     greatest(s.updated_at, r.updated_at) as last_modified,
     -- The version changes whenever the respondent or the SCIM row does (microseconds of both).
     md5(r.updated_at::text || '|' || s.updated_at::text) as version,
-    r.first_name, r.last_name, r.department, r.location, r.job_title, r.manager_id, r.hire_date::text as hire_date,
-    r.employment_type, r.attributes
+    ${profileSelect('r')}
   from scim_users s
   join respondents r on r.organization_id = s.organization_id and r.environment = s.environment
     and r.external_id = s.external_id

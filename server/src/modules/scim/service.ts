@@ -8,7 +8,7 @@
  */
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { ApiError } from '../../http/errors.js';
+import { ApiError } from '../../http/index.js';
 import { newId } from '../../lib/ids.js';
 import { deleteRespondent, upsertRespondent } from '../respondents/index.js';
 import { ScimError, invalidValue, mutability, uniqueness, userNotFound } from './errors.js';
@@ -68,7 +68,7 @@ async function managerExternalId(
 
 /**
  * Writes the respondent; true when it was created. The respondents module's refusals (its record checks, a manager
- * cycle) are invalid values in SCIM.
+ * loop) are invalid values in SCIM.
  */
 async function writeRespondent(db: Db, tenant: Tenant, externalId: string, input: UserInput): Promise<boolean> {
   try {

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.js';
 import { inPinnedTransaction } from '../../db/pinned.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 
 export interface UnitContext {
   deps: Dependencies;

@@ -9,7 +9,7 @@
 import formatsModule from 'ajv-formats/dist/formats.js';
 import type { components } from '../../generated/openapi.js';
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
-import { languageTagOrNull } from '../respondents/index.js';
+import { languageTagOrNull, type ProfileRow } from '../respondents/index.js';
 import { invalidValue } from './errors.js';
 import type { ScimEmail } from './tables.js';
 
@@ -21,7 +21,7 @@ export type ScimUser = components['schemas']['ScimUser'];
 export type RespondentFields = components['schemas']['RespondentUpsert'];
 
 /** A user joined with its respondent, as the repository reads it. */
-export interface StoredUser {
+export interface StoredUser extends ProfileRow {
   id: string;
   external_id: string;
   user_name: string;
@@ -33,15 +33,6 @@ export interface StoredUser {
   version: string;
   /** The designated one is the respondent's `email`, kept in step by triggers (migration 2026-11-29T0600). */
   emails: ScimEmail[];
-  first_name: string | null;
-  last_name: string | null;
-  department: string | null;
-  location: string | null;
-  job_title: string | null;
-  manager_id: string | null;
-  hire_date: string | null;
-  employment_type: string | null;
-  attributes: Record<string, unknown>;
 }
 
 /** What a client's User says, in the shapes the respondent and the SCIM row keep. */

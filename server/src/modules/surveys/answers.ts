@@ -3,7 +3,7 @@
  * Pointers into the request body). Pure: no database, no HTTP, so each rule is tested on its own.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/errors.js';
+import type { ErrorDetail } from '../../http/index.js';
 import { displayedQuestions } from './display-logic.js';
 import { OTHER_CHOICE_ID } from './questions.js';
 

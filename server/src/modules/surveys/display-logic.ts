@@ -4,7 +4,7 @@
  * every question, and no logic can loop. Pure: the API's submission checks and the answer page share it.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/errors.js';
+import type { ErrorDetail } from '../../http/index.js';
 
 type Question = components['schemas']['Question'];
 type DisplayRule = components['schemas']['DisplayRule'];

@@ -1,9 +1,9 @@
-/** Survey and response operations: thin adapters from the contract to the service. */
-import { tenantOf, type Handler } from '../../http/handler.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
-import type { SemanticCheck } from '../../http/semantic.js';
+/** Survey, translation and response operations: thin adapters from the contract to their services. */
+import { pageRequest, paginationOf, tenantOf, type Handler, type SemanticCheck } from '../../http/index.js';
 import { auditRead, auditSourceOf, recordAudit } from '../audit/index.js';
+import * as responseService from './responses-service.js';
 import * as service from './service.js';
+import * as translationService from './translations-service.js';
 
 const { surveyIdOrThrow } = service;
 
@@ -69,11 +69,11 @@ export const closeSurvey: Handler<'closeSurvey'> = async ({ params, auth, deps }
 
 export const getSurveyTranslation: Handler<'getSurveyTranslation'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: await service.getTranslation(deps.db, tenantOf(auth), params.id, params.language),
+  data: await translationService.getTranslation(deps.db, tenantOf(auth), params.id, params.language),
 });
 
 export const upsertSurveyTranslation: Handler<'upsertSurveyTranslation'> = async ({ params, body, auth, deps }) => {
-  const { translation, created } = await service.putTranslation(
+  const { translation, created } = await translationService.putTranslation(
     deps.db,
     tenantOf(auth),
     params.id,
@@ -85,7 +85,10 @@ export const upsertSurveyTranslation: Handler<'upsertSurveyTranslation'> = async
 
 export const deleteSurveyTranslation: Handler<'deleteSurveyTranslation'> = async ({ params, auth, deps }) => ({
   status: 200,
-  data: { id: await service.deleteTranslation(deps.db, tenantOf(auth), params.id, params.language), deleted: true },
+  data: {
+    id: await translationService.deleteTranslation(deps.db, tenantOf(auth), params.id, params.language),
+    deleted: true,
+  },
 });
 
 // A read that showed who answered (identified surveys) is audited; anonymous and confidential ones show nobody.
@@ -95,7 +98,7 @@ const showedSomeone = (responses: readonly { respondentExternalId: string | null
 export const listResponses: Handler<'listResponses'> = async (input) => {
   const { params, query, auth, deps } = input;
   const page = pageRequest(query);
-  const { responses, total } = await service.listResponses(deps.db, tenantOf(auth), params.id, {
+  const { responses, total } = await responseService.listResponses(deps.db, tenantOf(auth), params.id, {
     submittedAfter: query.submittedAfter,
     submittedBefore: query.submittedBefore,
     respondentExternalId: query.respondentExternalId,
@@ -112,12 +115,12 @@ export const listResponses: Handler<'listResponses'> = async (input) => {
 
 export const submitResponse: Handler<'submitResponse'> = async ({ params, body, auth, deps }) => ({
   status: 201,
-  data: await service.submitResponse(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
+  data: await responseService.submitResponse(deps.db, tenantOf(auth), surveyIdOrThrow(params.id), body),
 });
 
 export const getResponse: Handler<'getResponse'> = async (input) => {
   const { params, auth, deps } = input;
-  const response = await service.getResponse(deps.db, tenantOf(auth), params.id, params.responseId);
+  const response = await responseService.getResponse(deps.db, tenantOf(auth), params.id, params.responseId);
   if (showedSomeone([response]))
     await auditRead(input, {
       action: 'responses.read',
@@ -127,17 +130,17 @@ export const getResponse: Handler<'getResponse'> = async (input) => {
 };
 
 export const deleteResponse: Handler<'deleteResponse'> = async ({ params, auth, deps }) => {
-  await service.deleteResponse(deps.db, tenantOf(auth), params.id, params.responseId);
+  await responseService.deleteResponse(deps.db, tenantOf(auth), params.id, params.responseId);
   return { status: 200, data: { id: params.responseId, deleted: true } };
 };
 
 /** The answer checks of submitResponse, for a request refused by the schema too (http/semantic.ts). */
 export const checkSubmitResponse: SemanticCheck = async ({ params, body, auth, deps }) =>
-  service.submissionProblems(deps.db, tenantOf(auth), params.id, body);
+  responseService.submissionProblems(deps.db, tenantOf(auth), params.id, body);
 
 /** The question checks of createSurvey and updateSurvey, for a request refused by the schema too. */
 export const checkSurveyQuestions: SemanticCheck = async ({ body }) => service.questionProblems(body);
 
 /** The language and id checks of upsertSurveyTranslation, for a request refused by the schema too. */
 export const checkSurveyTranslation: SemanticCheck = async ({ params, body, auth, deps }) =>
-  service.translationCheckProblems(deps.db, tenantOf(auth), params.id, params.language, body);
+  translationService.translationCheckProblems(deps.db, tenantOf(auth), params.id, params.language, body);

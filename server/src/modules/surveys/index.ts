@@ -20,13 +20,9 @@ export {
 export { forgetRespondentOfResponses, storeResponse } from './responses-repository.js';
 // What a retention rule reaches (retention module).
 export { countDueResponses, dueResponses, dueResponsesCondition, type DueResponses } from './responses-repository.js';
-export {
-  createSurvey,
-  findSurveyOrThrow,
-  findTranslationContent,
-  removeResponses,
-  surveyIdOrThrow,
-} from './service.js';
+export { removeResponses } from './responses-service.js';
+export { createSurvey, findSurveyOrThrow, surveyIdOrThrow } from './service.js';
+export { findTranslationContent } from './translations-service.js';
 export {
   acceptedLanguages,
   chooseLanguage,

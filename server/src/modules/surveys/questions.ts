@@ -5,7 +5,7 @@
  * bounds). Pure, so it is tested on its own.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/errors.js';
+import type { ErrorDetail } from '../../http/index.js';
 import { logicProblems } from './display-logic.js';
 
 export type Question = components['schemas']['Question'];

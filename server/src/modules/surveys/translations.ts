@@ -5,7 +5,7 @@
  * gets, what a translation may name, which strings it lacks, and the one function that localises a survey.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/errors.js';
+import type { ErrorDetail } from '../../http/index.js';
 
 type Question = components['schemas']['Question'];
 export type TranslationInput = components['schemas']['SurveyTranslationInput'];

@@ -9,7 +9,7 @@
  */
 import { sql, type RawBuilder, type SqlBool } from 'kysely';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
-import { validationFailed } from '../../http/errors.js';
+import { validationFailed } from '../../http/index.js';
 import { columnFields, type ColumnField, type FieldRef } from './fields.js';
 import { checkTargeting, type CheckedFilter, type CheckedTargeting } from './validate.js';
 

@@ -4,7 +4,7 @@
  * a JSON pointer under `basePath`. Pure, so the rules are tested on their own.
  */
 import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/errors.js';
+import type { ErrorDetail } from '../../http/index.js';
 import { employmentTypes, isCalendarDate, resolveField, type FieldRef } from './fields.js';
 
 export type Targeting = components['schemas']['DistributionTargeting'];

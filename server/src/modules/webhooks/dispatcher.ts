@@ -8,7 +8,7 @@
  * that limit, so one slow or dead endpoint occupies a few slots while every other webhook's deliveries go on.
  */
 import { Webhook } from 'standardwebhooks';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { onCitus } from '../../db/citus.js';
 import { Listener, listenerConnection } from '../../db/listener.js';
 import { deliveryWakeChannel } from '../events/index.js';

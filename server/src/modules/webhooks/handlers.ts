@@ -1,6 +1,5 @@
 /** Webhook operations: one handler per operationId. */
-import { tenantOf, type Handler } from '../../http/handler.js';
-import { pageRequest, paginationOf } from '../../http/pagination.js';
+import { pageRequest, paginationOf, tenantOf, type Handler } from '../../http/index.js';
 import * as service from './service.js';
 
 const { webhookIdOrThrow } = service;

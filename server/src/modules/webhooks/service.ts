@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantColumns } from '../../db/tenant.js';
-import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/errors.js';
+import { idOrNotFound, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { queueDeliveries } from '../events/index.js';

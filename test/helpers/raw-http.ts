@@ -1,5 +1,5 @@
 /**
- * Raw HTTP against the service, and a check of every answer against the contract: its status is documented
+ * Raw HTTP against the service, and a check of every reply against the contract: its status is documented
  * for the operation, and its JSON body validates against that status's schema (Ajv over the bundled
  * document). For requests the SDK cannot make: odd paths, headers, bodies and media types.
  */
@@ -34,7 +34,7 @@ addFormats(ajv);
 ajv.addSchema(contract as object, 'doc');
 const compiled = new Map<string, ValidateFunction | null>();
 
-export interface RawAnswer {
+export interface RawReply {
   status: number;
   headers: http.IncomingHttpHeaders;
   text: string;
@@ -47,7 +47,7 @@ export function raw(
   method: string,
   path: string,
   options: { headers?: Record<string, string | string[]>; body?: string | Buffer; rawHeaders?: string[] } = {},
-): Promise<RawAnswer> {
+): Promise<RawReply> {
   const url = new URL(base);
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | string[]> = { ...(options.headers ?? {}) };
@@ -84,12 +84,12 @@ export function raw(
   });
 }
 
-/** The validator of `operation`'s answer with `status` (null: no JSON schema, e.g. a file). */
+/** The validator of `operation`'s reply with `status` (null: no JSON schema, e.g. a file). */
 function validatorFor(template: string, method: string, status: number): ValidateFunction | null | undefined {
   const id = `${method} ${template} ${status}`;
   if (compiled.has(id)) return compiled.get(id);
   const item = contract.paths[template];
-  // A 405 answers a method the path lacks: it is documented on the path's operations.
+  // A 405 refuses a method the path lacks: it is documented on the path's operations.
   const operation =
     item?.[method.toLowerCase()] ??
     (status === 405 ? Object.entries(item ?? {}).find(([key]) => key !== 'parameters')?.[1] : undefined);
@@ -114,21 +114,21 @@ function validatorFor(template: string, method: string, status: number): Validat
   return validate;
 }
 
-/** Asserts what every answer must satisfy: a documented status, and a body valid against its schema. */
+/** Asserts what every reply must satisfy: a documented status, and a body valid against its schema. */
 export function expectDocumented(
   template: string,
   method: string,
-  answer: RawAnswer,
+  reply: RawReply,
   context = '',
   allowed5xx: number[] = [501],
 ): void {
-  const where = `${method} ${template} → ${answer.status} ${context}\n${answer.text.slice(0, 600)}`;
+  const where = `${method} ${template} → ${reply.status} ${context}\n${reply.text.slice(0, 600)}`;
   // No 5xx, except 501 for operations not provided yet (documented as such).
-  if (answer.status >= 500) expect(allowed5xx, where).toContain(answer.status);
-  const validate = validatorFor(template, method, answer.status);
-  expect(validate, `status ${answer.status} is not documented: ${where}`).not.toBeUndefined();
+  if (reply.status >= 500) expect(allowed5xx, where).toContain(reply.status);
+  const validate = validatorFor(template, method, reply.status);
+  expect(validate, `status ${reply.status} is not documented: ${where}`).not.toBeUndefined();
   if (validate) {
-    const valid = validate(answer.body);
+    const valid = validate(reply.body);
     expect(valid, `${where}\n${JSON.stringify(validate.errors?.slice(0, 3))}`).toBe(true);
   }
 }

@@ -6,8 +6,7 @@
  * body-parser's reader would first read a refused body to its end, however long.
  */
 import type { NextFunction, Request, Response } from 'express';
-import { readLimitedText } from '../../http/body.js';
-import { sendThenDrain } from '../../http/drain.js';
+import { readLimitedText, sendThenDrain } from '../../http/index.js';
 import type { FormValues } from './page-html.js';
 
 export const formLimits = { bytes: 64 * 1024, fields: 500 } as const;

@@ -1,7 +1,7 @@
 /**
  * `GET|POST /k`: the kiosk page, where a person without e-mail types the access code from their card on a shared
- * screen and is sent on to their own answer page (`303` to `/s/{token}`). kiosk.ts decides where a code leads and
- * counts the tries; this file is the page.
+ * screen and is sent on to their own answer page (`303` to `/s/{token}`). Distributions' kiosk.ts (`openByCode`)
+ * decides where a code leads and counts the tries; this file is the page.
  *
  * Plain HTML like the answer page, and under the same headers (its CSP, no framing, no caching, no referrer): one
  * labelled field with its hint, the error tied to the field, works without a script. The field is focused when the
@@ -9,15 +9,13 @@
  * previous person's code. The page speaks the browser's language when it has the words for it.
  */
 import express, { type Request, type Response, type Router } from 'express';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { databaseUnavailable } from '../../db/availability.js';
-import { unavailableRetryAfterSeconds } from '../../http/errors.js';
+import { unavailableRetryAfterSeconds } from '../../http/index.js';
 import * as surveys from '../surveys/index.js';
+import { escapeHtml as e, interfaceLanguageOf, openByCode, wordsFor, type TextKey } from '../distributions/index.js';
 import { sendPage } from './answer-page.js';
 import { readForm } from './form-body.js';
-import { interfaceLanguageOf, wordsFor, type TextKey } from './interface-words.js';
-import { openByCode } from './kiosk.js';
-import { escapeHtml as e } from './messages.js';
 import { layout, messagePage } from './page-html.js';
 
 /** The form's one field. */
@@ -43,7 +41,10 @@ const en = {
 
 type KioskWords = Record<keyof typeof en, string>;
 
-/** The kiosk's words in the answer page's interface languages (interface-words.ts), in the same register. */
+/**
+ * The kiosk's words in the answer page's interface languages (distributions' interface-words.ts), in the same
+ * register.
+ */
 const catalogues: Readonly<Record<string, KioskWords>> = {
   en,
   de: {
@@ -149,7 +150,7 @@ const wordsOf = (language: string) => {
   return (key: keyof KioskWords) => words[key].replace('{example}', EXAMPLE);
 };
 
-/** The browser's language, when the answer page has words for it (interface-words.ts), else English. */
+/** The browser's language, when the answer page has words for it (distributions' interface-words.ts), else English. */
 const languageOf = (req: Request) => interfaceLanguageOf(surveys.acceptedLanguages(req.get('accept-language')));
 
 /** The form, with what was typed and why it was refused when it was. */
@@ -182,7 +183,7 @@ function endPage(language: string, title: 'usedTitle' | 'busyTitle', text: 'used
   );
 }
 
-/** A page in the answer page's words (interface-words.ts). */
+/** A page in the answer page's words (distributions' interface-words.ts). */
 const notice = (language: string, title: TextKey, text: TextKey, reference?: string) => {
   const w = wordsFor(language);
   return messagePage(w.text(title), w.text(text, reference ? { reference } : {}), language);

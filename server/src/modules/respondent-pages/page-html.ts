@@ -5,9 +5,8 @@
  * question), a viewport for phones. Every value is escaped.
  */
 import type { components } from '../../generated/openapi.js';
+import { escapeHtml as e, wordsFor, type InterfaceWords } from '../distributions/index.js';
 import { liveLogicScript } from './live-logic.js';
-import { wordsFor, type InterfaceWords } from './interface-words.js';
-import { escapeHtml as e } from './messages.js';
 
 type Question = components['schemas']['Question'];
 

@@ -1,38 +1,24 @@
 /**
- * Static analytics and what smart analytics share with them (parameters, scope, measuring, participation): runs
- * the aggregate queries of the repository in parallel, applies the anonymity rules (suppression.ts) and turns
- * histograms into the contract's figures. Smart analytics are in smart.ts.
+ * What static and smart analytics and trends share: the request's parameters (window, filters, segment, manager,
+ * outcome), the scope and context they make, measuring a scope (the aggregate queries of the repository in
+ * parallel, the anonymity rules of suppression.ts, histograms by question) and participation. Static analytics
+ * are in static.ts, smart analytics in smart.ts, trends in trends.ts.
  */
 import type { components } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import { notFound, validationFailed } from '../../http/errors.js';
-import { iso } from '../../lib/time.js';
+import { notFound, validationFailed } from '../../http/index.js';
 import { findDistributionWithPrevious } from '../distributions/index.js';
 import { findSurveyOrThrow } from '../surveys/index.js';
 import type { SurveyRow } from '../surveys/index.js';
 import { compileTargeting, recipientsTarget, type TargetShape } from '../targeting/index.js';
 import * as repository from './repository.js';
-import type { AnalyticsScope, CellRow, CorrelationVariable, GroupRow, SegmentField } from './repository.js';
-import { measureManagerTree } from './manager-tree.js';
-import { auditShown, measuredStill, segmentKey, treeKey } from './release-gate.js';
-import {
-  histogramsByPosition,
-  MARKS_POSITION,
-  matrixRowCodes,
-  questionStats,
-  round,
-  type Histogram,
-} from './statistics.js';
-import { hiddenReason, orderGroups, resultSuppressed, suppressedGroups } from './suppression.js';
-
-/** The surveys module's id check, for this module's handlers. */
-export { surveyIdOrThrow } from '../surveys/index.js';
+import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
+import { histogramsByPosition, round, type Histogram } from './statistics.js';
+import { orderGroups, suppressedGroups } from './suppression.js';
 
 type Question = components['schemas']['Question'];
-type StaticAnalytics = components['schemas']['StaticAnalytics'];
 type SmartAnalytics = components['schemas']['SmartAnalytics'];
-type StaticSegment = components['schemas']['StaticAnalyticsSegment'];
 
 export interface AnalyticsRequest {
   outcomeQuestionId?: string;
@@ -125,7 +111,8 @@ export function treeManagerOrThrow(request: AnalyticsRequest): string | undefine
   ]);
 }
 
-function windowOrThrow(request: AnalyticsRequest): { after?: Date; before?: Date } {
+/** The request's submission window; one that ends before it starts is a 400. */
+export function windowOrThrow(request: AnalyticsRequest): { after?: Date; before?: Date } {
   const after = request.submittedAfter === undefined ? undefined : new Date(request.submittedAfter);
   const before = request.submittedBefore === undefined ? undefined : new Date(request.submittedBefore);
   if (after && before && before <= after) {
@@ -297,7 +284,7 @@ function measure(cells: CellRow[], threshold: number, distinct?: GroupRow[]): Me
  * The whole result from the exact daily counts and the groups from the exact per-segment counts when they
  * answer the scope (whole UTC days, no filter or distribution, a respondent column or tenure, one response per
  * respondent); otherwise one scan of the typed copy (plus the distinct-respondent count when a survey takes
- * several responses per respondent). `early`: the counts' rows already asked for (see `countsAhead`).
+ * several responses per respondent). `early`: the counts' rows already asked for (see static.ts `countsAhead`).
  */
 export async function measureScope(
   db: Db,
@@ -351,250 +338,6 @@ export async function measureWholeSurveys(
   return measured;
 }
 
-/**
- * Asks for the exact counts in the same round trip as the survey and settings lookups, when the request alone
- * shows they may answer it (whole days, no filter or distribution, a counted segment). `measureScope` uses the
- * rows only if the survey then turns out to take one response per respondent; otherwise they are dropped
- * (the queries are filtered by tenant and survey, so a request for another tenant's survey reads nothing).
- */
-function countsAhead(
-  db: Db,
-  tenant: Tenant,
-  surveyId: string,
-  request: AnalyticsRequest,
-  segment: SegmentField | undefined,
-): Promise<CellRow[]> | undefined {
-  if (request.filters !== undefined || request.distributionId !== undefined) return undefined;
-  let window: { after?: Date; before?: Date };
-  try {
-    window = windowOrThrow(request);
-  } catch {
-    return undefined; // contextOf refuses the request
-  }
-  const scope: AnalyticsScope = {
-    tenant,
-    surveyId,
-    submittedAfter: window.after,
-    submittedBefore: window.before,
-    segment,
-    distinctRespondents: false,
-    snapshots: false,
-  };
-  if (
-    !repository.dailyCountsApply({ ...scope, segment: undefined }) ||
-    (segment && !repository.segmentCountsApply(scope))
-  )
-    return undefined;
-  const rows = Promise.all([
-    repository.dailyCellCounts(db, scope),
-    segment ? repository.segmentCellCounts(db, scope) : Promise.resolve([]),
-  ]).then(([whole, groups]) => [...whole, ...groups]);
-  rows.catch(() => undefined); // a refused request never waits for it
-  return rows;
-}
-
-type SuppressionReason = NonNullable<StaticAnalytics['suppressionReason']>;
-
-/**
- * Static analytics, released through the audit of the survey's released results (release-gate.ts): the figures
- * are measured, the groups the anonymity rules let through are put to the audit, and what it withholds is shown as
- * suppressed (`released_overlap`). The audit reads the groups' responses in a statement of its own; should a
- * response have come or gone in between (a group's count differs), the result is measured again.
- */
-export async function getStaticAnalytics(
-  db: Db,
-  tenant: Tenant,
-  surveyId: string,
-  request: AnalyticsRequest,
-): Promise<StaticAnalytics> {
-  return measuredStill((lastTry) => measureStaticAnalytics(db, tenant, surveyId, request, lastTry));
-}
-
-async function measureStaticAnalytics(
-  db: Db,
-  tenant: Tenant,
-  surveyId: string,
-  request: AnalyticsRequest,
-  lastTry: boolean,
-): Promise<StaticAnalytics | undefined> {
-  const manager = treeManagerOrThrow(request);
-  const segment = manager === undefined ? parseSegment(request.segmentBy) : undefined;
-  const early = countsAhead(db, tenant, surveyId, request, segment);
-  const context = await contextOf(db, tenant, surveyId, request, segment);
-  const { survey, threshold, scope } = context;
-  const outcome =
-    request.outcomeQuestionId === undefined ? undefined : outcomeOrThrow(survey.questions, request.outcomeQuestionId);
-  // What correlates with the outcome: the other nps and rating questions, and each row of a numeric-scale matrix
-  // (analysed like a rating question).
-  type Correlated = { position: number; row?: number; variable: CorrelationVariable };
-  const others: Correlated[] =
-    outcome === undefined
-      ? []
-      : survey.questions.flatMap((q, position): Correlated[] =>
-          (q.type === 'nps' || q.type === 'rating') && position !== outcome
-            ? [{ position, variable: { num: position + 1 } }]
-            : q.type === 'matrix' && q.scale
-              ? q.rows.map((_, row) => ({ position, row, variable: { cells: matrixRowCodes(position, row) } }))
-              : [],
-        );
-  const numberQuestions = survey.questions.filter((q) => q.type === 'number').map((q) => q.id);
-  const [measured, participation, correlations, tree, numbers] = await Promise.all([
-    measureScope(db, scope, threshold, early),
-    participationOf(db, { ...context, scope: { ...scope, segment: undefined } }),
-    outcome === undefined
-      ? Promise.resolve([])
-      : repository.outcomeCorrelations(
-          db,
-          { ...scope, segment: undefined },
-          outcome + 1,
-          others.map((other) => other.variable),
-        ),
-    manager === undefined
-      ? Promise.resolve(undefined)
-      : measureManagerTree(db, scope, manager, threshold, numberQuestions),
-    // The whole result's number answers (and a column's segments'; a tree reads its own).
-    repository.numberValues(db, scope, numberQuestions),
-  ]);
-  /** Number answers of the whole result (`segment` undefined) or of one segment's group. */
-  const numbersOf = (segment?: string | null) => (questionId: string) =>
-    numbers.find(
-      (row) =>
-        row.questionId === questionId && (segment === undefined ? row.whole : !row.whole && row.segment === segment),
-    )?.values ?? [];
-  /** The figures of one question, from its histograms and (number questions) its answers. */
-  const statsOf = (
-    question: Question,
-    position: number,
-    histograms: Map<number, Histogram>,
-    answersOf: (questionId: string) => readonly number[],
-  ) =>
-    questionStats(
-      question,
-      histograms.get(position),
-      histograms.get(MARKS_POSITION + position),
-      question.type === 'number' ? answersOf(question.id) : [],
-    );
-  const withOutcome = (
-    stats: components['schemas']['QuestionStats'],
-    position: number,
-  ): components['schemas']['QuestionStats'] => {
-    const correlationOf = (row?: number) => {
-      const i = others.findIndex((other) => other.position === position && other.row === row);
-      if (i < 0) return undefined;
-      const { n, corr } = correlations[i]!;
-      return {
-        outcomeQuestionId: request.outcomeQuestionId!,
-        correlation: corr === null || n < threshold ? null : round(corr, 3),
-        responseCount: n,
-      };
-    };
-    if (stats.type === 'nps' || stats.type === 'rating') {
-      const outcomeCorrelation = correlationOf();
-      return outcomeCorrelation ? { ...stats, outcomeCorrelation } : stats;
-    }
-    if (stats.type === 'matrix')
-      return {
-        ...stats,
-        rows: stats.rows.map((row, index) => {
-          const outcomeCorrelation = correlationOf(index);
-          return outcomeCorrelation ? { ...row, outcomeCorrelation } : row;
-        }),
-      };
-    return stats;
-  };
-  const hidden = resultSuppressed(measured.whole.respondents, threshold);
-  // What the anonymity rules let through, to the audit, the whole result first; each with its size as measured.
-  const shown = new Map<string, number>(hidden ? [] : [['whole', measured.whole.responses]]);
-  if (!hidden && tree) for (const group of tree) if (!group.suppressed) shown.set(treeKey(group), group.responses);
-  if (!hidden && !tree && segment)
-    for (const group of measured.groups) if (!group.suppressed) shown.set(segmentKey(group.value), group.responses);
-  const { withheld, moved } = await auditShown(db, scope, threshold, shown, manager);
-  if (moved && !lastTry) return undefined;
-  const suppressed = hidden || withheld.has('whole');
-  const base = {
-    surveyId,
-    submittedAfter: request.submittedAfter ?? null,
-    submittedBefore: request.submittedBefore ?? null,
-    distributionId: request.distributionId ?? null,
-    segmentBy: request.segmentBy ?? null,
-    anonymityThreshold: threshold,
-    // Recipients come from distributions; without any, there is no denominator.
-    invitedCount: participation?.invited ?? null,
-    responseRate: participation?.rate ?? null,
-    generatedAt: iso(new Date()),
-  };
-  if (suppressed)
-    return {
-      ...base,
-      invitedCount: null,
-      responseRate: null,
-      suppressed: true,
-      suppressionReason: hidden ? 'threshold' : 'released_overlap',
-      responseCount: 0,
-      questions: [],
-      daily: [],
-      segments: [],
-    };
-  const questions = survey.questions;
-  const reasonOf = (key: string, suppressed: boolean, respondents: number): SuppressionReason | null =>
-    withheld.has(key) ? 'released_overlap' : suppressed ? hiddenReason(respondents, threshold) : null;
-  return {
-    ...base,
-    suppressed: false,
-    suppressionReason: null,
-    responseCount: measured.whole.responses,
-    questions: questions.map((question, position) =>
-      withOutcome(statsOf(question, position, measured.whole.histograms, numbersOf()), position),
-    ),
-    daily: measured.days,
-    segments: tree
-      ? tree.map((group): StaticSegment => {
-          const reason = reasonOf(treeKey(group), group.suppressed, group.respondents);
-          return reason
-            ? {
-                value: group.value,
-                managerTreeGroup: group.group,
-                suppressed: true,
-                suppressionReason: reason,
-                responseCount: null,
-                questions: null,
-              }
-            : {
-                value: group.value,
-                managerTreeGroup: group.group,
-                suppressed: false,
-                suppressionReason: null,
-                responseCount: group.responses,
-                questions: questions.map((question, position) =>
-                  statsOf(question, position, group.histograms, (id) => group.numbers.get(id) ?? []),
-                ),
-              };
-        })
-      : segment
-        ? measured.groups.map((group): StaticSegment => {
-            const reason = reasonOf(segmentKey(group.value), group.suppressed, group.respondents);
-            return reason
-              ? {
-                  value: group.value,
-                  suppressed: true,
-                  suppressionReason: reason,
-                  responseCount: null,
-                  questions: null,
-                }
-              : {
-                  value: group.value,
-                  suppressed: false,
-                  suppressionReason: null,
-                  responseCount: group.responses,
-                  questions: questions.map((question, position) =>
-                    statsOf(question, position, group.histograms, numbersOf(group.value)),
-                  ),
-                };
-          })
-        : [],
-  };
-}
-
 export function outcomeOrThrow(questions: Question[], outcomeQuestionId: string | undefined): number | undefined {
   if (outcomeQuestionId === undefined) {
     const first = questions.findIndex((question) => question.type === 'nps');
@@ -611,19 +354,4 @@ export function outcomeOrThrow(questions: Question[], outcomeQuestionId: string 
     ]);
   }
   return position;
-}
-
-export async function getSettings(db: Db, tenant: Tenant): Promise<components['schemas']['AnalyticsSettings']> {
-  const { threshold, updatedAt } = await repository.findThreshold(db, tenant);
-  return { anonymityThreshold: threshold, updatedAt: updatedAt === null ? null : iso(updatedAt) };
-}
-
-export async function updateSettings(
-  db: Db,
-  tenant: Tenant,
-  body: components['schemas']['AnalyticsSettingsUpdate'],
-): Promise<components['schemas']['AnalyticsSettings']> {
-  if (body.anonymityThreshold === undefined) return getSettings(db, tenant);
-  const saved = await repository.saveThreshold(db, tenant, body.anonymityThreshold);
-  return { anonymityThreshold: saved.threshold, updatedAt: iso(saved.updatedAt) };
 }

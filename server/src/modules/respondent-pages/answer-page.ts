@@ -7,10 +7,9 @@
  */
 import express, { type Request, type Response, type Router } from 'express';
 import type { components } from '../../generated/openapi.js';
-import type { Tenant } from '../../db/tenant.js';
-import type { Dependencies } from '../../http/handler.js';
+import type { Dependencies } from '../../dependencies.js';
 import { databaseUnavailable } from '../../db/availability.js';
-import { unavailableRetryAfterSeconds } from '../../http/errors.js';
+import { unavailableRetryAfterSeconds } from '../../http/index.js';
 import { newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
 import { displayedQuestions, validateAnswers } from '../surveys/index.js';
@@ -27,30 +26,28 @@ import {
   type FormValues,
   type LanguageLink,
 } from './page-html.js';
-import * as repo from './repository.js';
-import type { DistributionRow, RecipientRow } from './repository.js';
+import {
+  answerUrl,
+  interfaceLanguageOf,
+  isUnsubscribed,
+  openLink,
+  unsubscribe,
+  wordsFor,
+  type InterfaceWords,
+  type LinkTarget,
+  type Params,
+  type TextKey,
+} from '../distributions/index.js';
 import { spendEmbedAnswer } from './embed-limits.js';
 import { readForm } from './form-body.js';
-import { interfaceLanguageOf, wordsFor, type InterfaceWords, type Params, type TextKey } from './interface-words.js';
 import { liveLogicHash } from './live-logic.js';
 import { sendQrCode } from './qr-code.js';
-import { answerUrl } from './service.js';
-import { parseToken } from './tokens.js';
 
 type Question = components['schemas']['Question'];
 type Answer = components['schemas']['Answer'];
 
-type Resolved =
-  | {
-      kind: 'personal';
-      tenant: Tenant;
-      tokenHash: Buffer;
-      recipient: RecipientRow;
-      distribution: DistributionRow;
-      survey: SurveyRow;
-    }
-  | { kind: 'embed'; tenant: Tenant; distribution: DistributionRow; survey: SurveyRow }
-  | { kind: 'unknown' };
+/** What a token opens (distributions' `openLink`), with its survey. */
+type Resolved = (LinkTarget & { survey: SurveyRow }) | { kind: 'unknown' };
 
 const EMBED_COOKIE = 'ss_answered';
 
@@ -110,19 +107,11 @@ const pages = {
 const browserLanguage = (req: Request) => interfaceLanguageOf(surveys.acceptedLanguages(req.get('accept-language')));
 
 async function resolve(deps: Dependencies, token: string): Promise<Resolved> {
-  const parsed = parseToken(token);
-  if (!parsed) return { kind: 'unknown' };
-  const { tenant, hash } = parsed;
-  const recipient = await repo.findRecipientByToken(deps.db, tenant, hash);
-  const distribution = recipient
-    ? await repo.findDistribution(deps.db, tenant, recipient.distribution_id)
-    : await repo.findDistributionByEmbedToken(deps.db, tenant, hash);
-  if (!distribution) return { kind: 'unknown' };
-  const survey = await surveys.findSurvey(deps.db, tenant, distribution.survey_id);
+  const link = await openLink(deps.db, token);
+  if (!link) return { kind: 'unknown' };
+  const survey = await surveys.findSurvey(deps.db, link.tenant, link.distribution.survey_id);
   if (!survey) return { kind: 'unknown' };
-  return recipient
-    ? { kind: 'personal', tenant, tokenHash: hash, recipient, distribution, survey }
-    : { kind: 'embed', tenant, distribution, survey };
+  return { ...link, survey };
 }
 
 function answeredCookie(req: Request): string[] {
@@ -147,7 +136,7 @@ async function refusal(
     return [200, pages.embedDone(language)];
   if (!found.distribution.expires_at || found.distribution.expires_at.getTime() <= Date.now())
     return [410, pages.expired(language)];
-  if (found.kind === 'personal' && (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email)))
+  if (found.kind === 'personal' && (await isUnsubscribed(deps.db, found.tenant, found.recipient.email)))
     return [410, pages.unsubscribed(language)];
   if (found.survey.status !== 'active') return [409, pages.closed(language)];
   return undefined;
@@ -487,7 +476,7 @@ export function answerPages(deps: Dependencies): Router {
       if (found.kind !== 'personal' || found.recipient.email === null)
         return sendPage(res, 404, pages.unknown(browserLanguage(req)));
       const language = pageLanguage(req, found);
-      if (await repo.isUnsubscribed(deps.db, found.tenant, found.recipient.email))
+      if (await isUnsubscribed(deps.db, found.tenant, found.recipient.email))
         return sendPage(res, 200, pages.unsubscribed(language));
       sendPage(res, 200, unsubscribePage(`/u/${req.params.token}`, found.recipient.email, language));
     }),
@@ -501,7 +490,7 @@ export function answerPages(deps: Dependencies): Router {
       const found = await load(req);
       if (found.kind !== 'personal' || found.recipient.email === null)
         return sendPage(res, 404, pages.unknown(browserLanguage(req)));
-      await repo.unsubscribe(deps.db, found.tenant, found.recipient.email, found.distribution.id);
+      await unsubscribe(deps.db, found.tenant, found.recipient.email, found.distribution.id);
       sendPage(res, 200, pages.unsubscribed(pageLanguage(req, found)));
     }),
   );
