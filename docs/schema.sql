@@ -1501,7 +1501,7 @@ CREATE TABLE public.sync_job_batches (
     records text NOT NULL,
     superseded integer[] NOT NULL,
     done boolean DEFAULT false NOT NULL,
-    held jsonb DEFAULT '[]'::jsonb NOT NULL,
+    unsendable jsonb DEFAULT '[]'::jsonb NOT NULL,
     organization_id text NOT NULL,
     environment text NOT NULL,
     CONSTRAINT sync_job_batches_pk PRIMARY KEY (organization_id, environment, job_id, batch_no),

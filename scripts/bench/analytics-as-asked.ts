@@ -17,19 +17,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import {
-  benchApi,
-  benchDatabase,
-  benchTenant,
-  host,
-  httpLatencies,
-  median,
-  sqlLatencies,
-  writeBenchmarkSection,
-} from './shared.js';
+import { httpLatencies, median, sqlLatencies, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 50_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 50);
@@ -47,22 +35,11 @@ const questions = [
 ];
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('as_asked');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'all',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const client = new pg.Client({ connectionString: database.url });
+  const service = await startBenchService('as_asked', { layout: 'in-process', role: 'all', poolSize: 10 });
+  const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
   try {
-    const { organizationId, key } = await benchTenant(service.deps.db);
-    const api = benchApi(service.url!, key);
+    const { organizationId, key, api } = service;
     const surveyId = (await api('POST', '/api/v1/surveys', { title: 'As asked', questions })).data.id;
     await api('POST', `/api/v1/surveys/${surveyId}/launch`);
 
@@ -173,6 +150,5 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await service.close();
-    await database.release();
   }
 }

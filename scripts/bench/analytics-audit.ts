@@ -14,11 +14,8 @@
  */
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
 import { groupSets, releasedFingerprints } from '../../server/src/modules/analytics/repository.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchApi, benchDatabase, benchTenant, host, httpLatencies, median, writeBenchmarkSection } from './shared.js';
+import { httpLatencies, median, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_AUDIT_RESPONSES ?? 50_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 100);
@@ -57,23 +54,11 @@ function releases(): Record<string, string>[] {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('analytics_audit');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'api',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const client = new pg.Client({ connectionString: database.url });
+  const service = await startBenchService('analytics_audit', { layout: 'in-process', poolSize: 10 });
+  const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
   try {
-    const db = service.deps.db;
-    const { organizationId, key } = await benchTenant(db);
-    const api = benchApi(service.url!, key);
+    const { db, organizationId, key, api } = service;
     const survey = (await api('POST', '/api/v1/surveys', { title: 'Audit', questions })).data.id as string;
     await api('POST', `/api/v1/surveys/${survey}/launch`);
     console.log(`Writing ${total} respondents and responses…`);
@@ -174,6 +159,5 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await service.close();
-    await database.release();
   }
 }

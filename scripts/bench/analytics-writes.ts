@@ -13,24 +13,18 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
 import { down as dropSegmentCounts } from '../../server/src/db/migrations/2026-11-25T0300_analytics_segments.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchApi, benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
+import { median, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
 const people = 5000;
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('analytics_writes');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const client = new pg.Client({ connectionString: database.url });
+  const service = await startBenchService('analytics_writes', { layout: 'in-process' });
+  const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
   try {
-    const { organizationId, key } = await benchTenant(service.deps.db);
-    const api = benchApi(service.url!, key);
+    const { organizationId, api } = service;
     const questions = [
       { id: 'q_nps', type: 'nps', text: 'Recommend us?' },
       ...Array.from({ length: 6 }, (_, i) => ({
@@ -113,7 +107,7 @@ export async function run(): Promise<void> {
     const loadBefore = loadavg()[0]!.toFixed(2);
     console.log('Measuring with the per-segment counts…');
     const withCounts = await measureAll();
-    await dropSegmentCounts(service.deps.db as unknown as Parameters<typeof dropSegmentCounts>[0]);
+    await dropSegmentCounts(service.db as unknown as Parameters<typeof dropSegmentCounts>[0]);
     console.log('Measuring without them (the migration rolled back)…');
     const without = await measureAll();
     const rows: Array<[string, number, number]> = [
@@ -153,7 +147,6 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await service.close();
-    await database.release();
   }
 }
 

@@ -28,19 +28,7 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import {
-  benchApi,
-  benchDatabase,
-  benchTenant,
-  host,
-  httpLatencies,
-  median,
-  sqlLatencies,
-  writeBenchmarkSection,
-} from './shared.js';
+import { httpLatencies, median, sqlLatencies, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONSES ?? 1_000_000);
 const smartTotal = Number(process.env.BENCH_SMART_RESPONSES ?? 100_000);
@@ -132,24 +120,11 @@ function againstGoals(rows: Row[], me: number, total: number): string {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('analytics');
-  const log = createLogger('warn');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'api',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, log);
-  const client = new pg.Client({ connectionString: database.url });
+  const service = await startBenchService('analytics', { layout: 'in-process', poolSize: 10 });
+  const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
   try {
-    const db = service.deps.db;
-    const { organizationId, key } = await benchTenant(db);
-    const api = benchApi(service.url!, key);
+    const { organizationId, key, api } = service;
     const big = (await api('POST', '/api/v1/surveys', { title: 'Benchmark 1M', questions })).data.id;
     const small = (await api('POST', '/api/v1/surveys', { title: 'Benchmark smart', questions })).data.id;
     await api('POST', `/api/v1/surveys/${big}/launch`);
@@ -358,7 +333,6 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await service.close();
-    await database.release();
   }
 }
 

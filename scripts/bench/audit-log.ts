@@ -16,17 +16,7 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { openDatabase } from '../../server/src/db/database.js';
-import { migrateToLatest } from '../../server/src/db/migrate.js';
-import {
-  benchApi,
-  benchDatabase,
-  benchTenant,
-  httpLatencies,
-  median,
-  startApiProcess,
-  writeBenchmarkSection,
-} from './shared.js';
+import { httpLatencies, median, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -51,14 +41,9 @@ async function measure(url: string, key: string): Promise<Round> {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('audit_log');
-  const handle = openDatabase(database.url, 2);
-  let api: Awaited<ReturnType<typeof startApiProcess>> | undefined;
+  const service = await startBenchService('audit_log', { layout: 'api-process' });
   try {
-    await migrateToLatest(handle.db);
-    const { key, organizationId } = await benchTenant(handle.db);
-    api = await startApiProcess(database.url);
-    const call = benchApi(api.url, key);
+    const { key, organizationId, api: call } = service;
     const questions = [
       { type: 'nps', text: 'How likely are you to recommend working here?' },
       { type: 'text', text: 'What should we change?', required: false },
@@ -85,7 +70,7 @@ export async function run(): Promise<void> {
           ],
         });
     }
-    const url = (surveyId: string) => `${api!.url}/api/v1/surveys/${surveyId}/responses`;
+    const url = (surveyId: string) => `${service.url}/api/v1/surveys/${surveyId}/responses`;
     // Warm both paths (caches, plans) before measuring.
     await measure(url(identified), key);
     await measure(url(confidential), key);
@@ -104,7 +89,7 @@ export async function run(): Promise<void> {
       sequential.audited.push(median(await httpLatencies(url(identified), key, 500, 50)));
     }
     const oneAtATime = median(sequential.audited) / median(sequential.plain);
-    const entries = await handle.db
+    const entries = await service.db
       .selectFrom('audit_log')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('organization_id', '=', organizationId)
@@ -152,9 +137,7 @@ export async function run(): Promise<void> {
       console.log('Written to BENCHMARKS.md.');
     }
   } finally {
-    await api?.stop();
-    await handle.db.destroy();
-    await database.release();
+    await service.close();
   }
 }
 

@@ -24,9 +24,15 @@ import { existsSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { openDatabase, type Db } from '../../server/src/db/database.js';
 import { clusterScript, clusterServerUrl, createCitusDatabase, dropCitusDatabase } from '../../test/citus/cluster.js';
-import { benchApi, benchDatabase, benchTenant, startApiProcess, writeBenchmarkSection } from './shared.js';
+import {
+  benchApi,
+  benchDatabase,
+  benchTenant,
+  startBenchService,
+  writeBenchmarkSection,
+  type BenchService,
+} from './shared.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const warmUpSeconds = Number(process.env.BENCH_WARMUP_SECONDS ?? 2);
@@ -108,10 +114,12 @@ async function readCounters(admin: pg.Client): Promise<Counters> {
   return total;
 }
 
-/** The same tenants, surveys and responses on either database; returns the measured tenant's key and survey. */
-async function seed(db: Db, apiUrl: string): Promise<{ organizationId: string; key: string; targetId: string }> {
-  const measured = await benchTenant(db);
-  const api = benchApi(apiUrl, measured.key);
+/**
+ * The same tenants, surveys and responses on either database, the service's tenant the measured one; returns its
+ * launched survey.
+ */
+async function seed(service: BenchService): Promise<string> {
+  const { db, url: apiUrl, api } = service;
   for (let i = 0; i < 24; i++) await api('POST', '/api/v1/surveys', { title: `Pulse ${i}`, questions });
   const target = await api('POST', '/api/v1/surveys', { title: 'Target', questions, settings: launchedSettings });
   await api('POST', `/api/v1/surveys/${target.data.id}/launch`);
@@ -124,11 +132,11 @@ async function seed(db: Db, apiUrl: string): Promise<{ organizationId: string; k
     for (let r = 0; r < 5; r++) await other('POST', `/api/v1/surveys/${open.data.id}/responses`, answers);
   }
   const list = await fetch(`${apiUrl}/api/v1/surveys?pageSize=20`, {
-    headers: { authorization: `Bearer ${measured.key}` },
+    headers: { authorization: `Bearer ${service.key}` },
   });
   const items = ((await list.json()) as { data: unknown[] }).data.length;
   if (items !== 20) throw new Error(`the measured list has ${items} items, not 20`);
-  return { organizationId: measured.organizationId, key: measured.key, targetId: target.data.id };
+  return target.data.id;
 }
 
 /** Organizations per worker: where each tenant's shard of the co-located tables lives. */
@@ -163,12 +171,12 @@ function loggedErrors(output: string): string[] {
 }
 
 async function measureOn(target: Target): Promise<{ results: Measure[]; placement: string | null; errors: string[] }> {
-  const service = await startApiProcess(target.url);
-  const handle = openDatabase(target.url, 2);
+  const service = await startBenchService(target.database, { layout: 'api-process', databaseUrl: target.url });
   const admin = new pg.Client({ connectionString: target.url });
   try {
     await admin.connect();
-    const { organizationId, key, targetId } = await seed(handle.db, service.url);
+    const targetId = await seed(service);
+    const { organizationId, key } = service;
     const citus = target.database === 'Citus';
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const workloads: [string, autocannon.Options][] = [
@@ -211,12 +219,11 @@ async function measureOn(target: Target): Promise<{ results: Measure[]; placemen
     return {
       results,
       placement: citus ? await placement(admin, organizationId) : null,
-      errors: loggedErrors(service.output()),
+      errors: loggedErrors(service.apiProcess!.output()),
     };
   } finally {
     await admin.end().catch(() => {});
-    await handle.close();
-    await service.stop();
+    await service.close();
   }
 }
 

@@ -21,15 +21,12 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { createClient } from '@survey-service/sdk';
-import { loadConfig, type Config } from '../../server/src/config.js';
 import { openDatabase, type Db } from '../../server/src/db/database.js';
 import { tenantIs } from '../../server/src/db/tenant.js';
-import { createLogger } from '../../server/src/logger.js';
 import { createMailSender, SMTP_CONNECTIONS } from '../../server/src/modules/distributions/mailer.js';
 import { buildMessage } from '../../server/src/modules/distributions/messages.js';
 import { compileTargeting, type Targeting } from '../../server/src/modules/targeting/index.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { benchTenant, host, median, startBenchService, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const respondentsCount = Number(process.env.BENCH_RESPONDENTS ?? 1_000_000);
@@ -237,40 +234,29 @@ async function baselineRate(smtpUrl: string, count: number): Promise<number> {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('distributions');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'api',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const handle = openDatabase(database.url, 4);
+  const service = await startBenchService('distributions', { layout: 'in-process', poolSize: 10 });
+  const handle = openDatabase(service.databaseUrl, 4);
   const sink = await startSink();
   const loadBefore = loadavg()[0]!.toFixed(2);
   try {
-    // 1. Targeting.
-    const target = await benchTenant(handle.db);
+    // 1. Targeting, over the service's tenant.
     let t0 = performance.now();
-    await fillRespondents(handle.db, target.organizationId, respondentsCount, 'p');
+    await fillRespondents(handle.db, service.organizationId, respondentsCount, 'p');
     console.log(`${respondentsCount} respondents inserted in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-    const targetingRows = await benchTargeting(handle.db, handle.pool, target.organizationId);
+    const targetingRows = await benchTargeting(handle.db, handle.pool, service.organizationId);
 
     // 2. Sending.
     const baseline = await baselineRate(sink.smtpUrl, Math.min(sendCount, 20_000));
     await sink.reset();
     const sender = await benchTenant(handle.db);
     await fillRespondents(handle.db, sender.organizationId, sendCount, 's');
-    const client = createClient({ apiKey: sender.key, baseUrl: service.url!, retry: { maxRetries: 0 } });
+    const client = createClient({ apiKey: sender.key, baseUrl: service.url, retry: { maxRetries: 0 } });
     const survey = await client.unwrap(
       client.POST('/api/v1/surveys', { body: { title: 'Pulse', questions: [{ type: 'nps', text: 'Recommend us?' }] } }),
     );
     await client.unwrap(client.POST('/api/v1/surveys/{id}/launch', { params: { path: { id: survey.id } } }));
-    const workerEnv = { SMTP_URL: sink.smtpUrl, MAIL_RATE_PER_SECOND: '0', PUBLIC_BASE_URL: service.url! };
-    let worker = await startWorker(database.url, workerEnv);
+    const workerEnv = { SMTP_URL: sink.smtpUrl, MAIL_RATE_PER_SECOND: '0', PUBLIC_BASE_URL: service.url };
+    let worker = await startWorker(service.databaseUrl, workerEnv);
     const wait = async (id: string, until: (d: { status: string; sentCount: number }) => boolean) => {
       for (;;) {
         const d = await client.unwrap(
@@ -306,7 +292,7 @@ export async function run(): Promise<void> {
       .where(tenantIs({ organizationId: sender.organizationId, environment: 'LIVE' }))
       .where(sql<boolean>`external_id > ${`E-${String(crashCount).padStart(7, '0')}`}`)
       .execute();
-    worker = await startWorker(database.url, workerEnv);
+    worker = await startWorker(service.databaseUrl, workerEnv);
     const crash = await client.unwrap(
       client.POST('/api/v1/surveys/{surveyId}/distribute', {
         params: { path: { surveyId: survey.id } },
@@ -316,7 +302,7 @@ export async function run(): Promise<void> {
     await wait(crash.id, (d) => d.status === 'sending' && d.sentCount >= crashCount * 0.4);
     await worker.stop('SIGKILL');
     const atKill = (await sink.stats()).messages;
-    worker = await startWorker(database.url, workerEnv);
+    worker = await startWorker(service.databaseUrl, workerEnv);
     const resumed = await wait(crash.id, (d) => d.status === 'sent');
     const crashStats = await sink.stats();
     await worker.stop();
@@ -351,7 +337,6 @@ Where the time goes. Targeting: the compiled condition is the SQL a person would
     sink.stop();
     await handle.close();
     await service.close();
-    await database.release();
   }
 }
 

@@ -20,10 +20,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
 import { sql } from 'kysely';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchDatabase, benchTenant, host, median, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { median, startBenchService, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const large = Number(process.env.BENCH_RESPONSES ?? 500_000);
 const small = 10_000;
@@ -65,12 +62,9 @@ async function copyBaseline(databaseUrl: string, surveyId: string): Promise<{ se
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('exports');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startProcess(config, database.url, createLogger('warn'));
+  const service = await startBenchService('exports', { layout: 'in-process' });
   try {
-    const db = service.deps.db;
-    const { organizationId, key } = await benchTenant(db);
+    const { db, organizationId, key } = service;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (method: string, url: string, body?: unknown) => {
       const response = await fetch(`${service.url}${url}`, {
@@ -126,7 +120,7 @@ export async function run(): Promise<void> {
     await sql`vacuum analyze responses`.execute(db);
 
     const exportToCompletion = async (surveyId: string, format: string, nodeOptions: string[] = []) => {
-      const worker = await startWorker(database.url, nodeOptions);
+      const worker = await startWorker(service.databaseUrl, nodeOptions);
       try {
         const idleRss = worker.peakRssMb();
         const started = performance.now();
@@ -155,7 +149,7 @@ export async function run(): Promise<void> {
     const csvRounds: Array<{ copy: { seconds: number; bytes: number }; r: Run }> = [];
     for (let round = 0; round < rounds; round++) {
       console.log(`Round ${round + 1}/${rounds}: COPY, then the export of ${large} responses to CSV…`);
-      const copy = await copyBaseline(database.url, largeSurvey);
+      const copy = await copyBaseline(service.databaseUrl, largeSurvey);
       const r = await exportToCompletion(largeSurvey, 'csv');
       if (r.exp.rowCount !== large) throw new Error(`exported ${r.exp.rowCount} rows, expected ${large}`);
       console.log(
@@ -263,7 +257,6 @@ export async function run(): Promise<void> {
     console.log('Written to BENCHMARKS.md.');
   } finally {
     await service.close();
-    await database.release();
   }
 }
 

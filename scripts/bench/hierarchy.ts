@@ -11,10 +11,7 @@
  */
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchApi, benchDatabase, benchTenant, host, median, sqlLatencies, writeBenchmarkSection } from './shared.js';
+import { median, sqlLatencies, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RESPONDENTS ?? 100_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 20);
@@ -39,22 +36,11 @@ const handWritten = [
 ];
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('hierarchy');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'all',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const client = new pg.Client({ connectionString: database.url });
+  const service = await startBenchService('hierarchy', { layout: 'in-process', role: 'all', poolSize: 10 });
+  const client = new pg.Client({ connectionString: service.databaseUrl });
   await client.connect();
   try {
-    const { organizationId, key } = await benchTenant(service.deps.db);
-    const api = benchApi(service.url!, key);
+    const { organizationId, key, api } = service;
     const surveyId = (
       await api('POST', '/api/v1/surveys', {
         title: 'Hierarchy',
@@ -145,6 +131,5 @@ export async function run(): Promise<void> {
   } finally {
     await client.end();
     await service.close();
-    await database.release();
   }
 }

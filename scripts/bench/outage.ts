@@ -13,10 +13,9 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { openDatabase } from '../../server/src/db/database.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../server/src/db/embedded.js';
 import { freePort } from '../free-port.js';
-import { benchApi, benchTenant, median, startApiProcess, writeBenchmarkSection } from './shared.js';
+import { median, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 type Fault = 'restart-fast' | 'crash' | 'terminate-backends';
@@ -28,11 +27,15 @@ export async function run(): Promise<void> {
   chmodSync(dataDir, 0o755);
   const port = await freePort();
   let postgres: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir, port });
-  const service = await startApiProcess(postgres.url, { ROLE: 'all', DATABASE_RECONNECT_MAX_DELAY_MS: '2000' });
-  const admin = openDatabase(postgres.url, 1);
-  const tenant = await benchTenant(admin.db);
-  await admin.close();
-  const api = benchApi(service.url, tenant.key);
+  // The database is this benchmark's own (it restarts and crashes it): the service is told its URL.
+  const service = await startBenchService('outage', {
+    layout: 'api-process',
+    role: 'all',
+    env: { DATABASE_RECONNECT_MAX_DELAY_MS: '2000' },
+    databaseUrl: postgres.url,
+    poolSize: 1,
+  });
+  const { api, key } = service;
   const survey = await api('POST', '/api/v1/surveys', {
     title: 'Outage',
     questions: [{ type: 'nps', text: 'How likely are you to recommend us?' }],
@@ -40,7 +43,7 @@ export async function run(): Promise<void> {
   await api('POST', `/api/v1/surveys/${survey.data.id}/launch`);
 
   const client = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/outage-client.ts'], {
-    env: { ...process.env, BENCH_URL: service.url, BENCH_KEY: tenant.key, BENCH_SURVEY: survey.data.id },
+    env: { ...process.env, BENCH_URL: service.url, BENCH_KEY: key, BENCH_SURVEY: survey.data.id },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -91,8 +94,9 @@ export async function run(): Promise<void> {
     stored.length === storedIds.size &&
     storedIds.size === acknowledgedIds.size &&
     [...acknowledgedIds].every((id) => storedIds.has(id));
-  const alive = service.child.exitCode === null && service.child.signalCode === null;
-  await service.stop();
+  const { child } = service.apiProcess!;
+  const alive = child.exitCode === null && child.signalCode === null;
+  await service.close();
   await postgres.stop();
   rmSync(dataDir, { recursive: true, force: true });
 

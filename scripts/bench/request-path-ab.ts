@@ -10,12 +10,10 @@
  *   after the warm-up, printing their addresses, until SIGUSR2: for EXPLAIN and pg_stat_database by hand).
  * Both services migrate the same database at start: the trees must agree on the migrations.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import { openDatabase } from '../../server/src/db/database.js';
-import { apiReady, benchDatabase, benchTenant, cpuTicks, median, tickMicros } from './shared.js';
+import { cpuTicks, median, startApiProcess, startBenchService, tickMicros, type ApiProcess } from './shared.js';
 
 const trees = (process.env.AB_TREES ?? `/work/main,${process.cwd()}`).split(',');
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
@@ -26,46 +24,16 @@ const what = process.env.AB_WHAT ?? 'submit';
 /** CPU time in µs of `root` and its descendants (see cpuTicks). */
 const cpuMicros = (root: number) => cpuTicks([root]) * tickMicros;
 
-async function start(cwd: string, env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(
-    process.execPath,
-    [...(process.env.AB_NODE_OPTIONS?.split(' ').filter(Boolean) ?? []), '--import', 'tsx', 'server/src/main.ts'],
-    {
-      cwd,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  let out = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const on = (c: Buffer) => {
-      out += c.toString();
-      const m = apiReady.exec(out);
-      if (m) resolve(m[1]!);
-    };
-    child.stdout!.on('data', on);
-    child.stderr!.on('data', on);
-    child.once('exit', () => reject(new Error(out)));
-  });
-  return { child, url };
-}
-
+const nodeOptions = process.env.AB_NODE_OPTIONS?.split(' ').filter(Boolean) ?? [];
 export async function run(): Promise<void> {
-  const database = await benchDatabase('ab');
-  const handle = openDatabase(database.url, 2);
-  const env = {
-    DATABASE_URL: database.url,
-    PORT: '0',
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'warn',
-    API_PROCESSES: '1',
-    ROLE: 'api',
-    PUBLIC_BASE_URL: '',
-  };
-  const services: { child: ChildProcess; url: string }[] = [];
+  // The first tree's API with the database and the tenant; every other tree's API on the same database.
+  const env = { API_PROCESSES: '1' };
+  const first = await startBenchService('ab', { layout: 'api-process', env, nodeOptions, cwd: trees[0] });
+  const services: ApiProcess[] = [first.apiProcess!];
   try {
-    for (const tree of trees) services.push(await start(tree, env));
-    const { key } = await benchTenant(handle.db);
+    for (const tree of trees.slice(1))
+      services.push(await startApiProcess(first.databaseUrl, { env, nodeOptions, cwd: tree }));
+    const { key } = first;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const questions = [
       { type: 'nps', text: 'How likely are you to recommend working here?' },
@@ -99,7 +67,7 @@ export async function run(): Promise<void> {
     });
     const { rows } = await sql<{
       setting: string;
-    }>`select setting from pg_settings where name = 'data_directory'`.execute(handle.db);
+    }>`select setting from pg_settings where name = 'data_directory'`.execute(first.db);
     const pg = Number(readFileSync(`${rows[0]!.setting}/postmaster.pid`, 'utf8').split('\n')[0]);
     const opts = (url: string): autocannon.Options =>
       what === 'list'
@@ -107,7 +75,7 @@ export async function run(): Promise<void> {
         : { url: `${url}/api/v1/surveys/${target.data.id}/responses`, method: 'POST', headers, body: submit };
     for (const s of services) await autocannon({ connections: 50, duration: warm, ...opts(s.url) });
     if (process.env.AB_HOLD) {
-      console.log(`HOLD ${database.url} survey ${target.data.id} key ${key} url ${services[0]!.url}`);
+      console.log(`HOLD ${first.databaseUrl} survey ${target.data.id} key ${key} url ${services[0]!.url}`);
       await new Promise((resolve) => process.once('SIGUSR2', resolve));
     }
     const results = services.map(() => [] as { rps: number; svc: number; db: number }[]);
@@ -131,8 +99,7 @@ export async function run(): Promise<void> {
         `MEDIAN ${trees[i]}: ${Math.round(median(rs.map((x) => x.rps)))}/s svc ${Math.round(median(rs.map((x) => x.svc)))} µs db ${Math.round(median(rs.map((x) => x.db)))} µs`,
       );
   } finally {
-    for (const s of services) s.child.kill('SIGTERM');
-    await handle.close();
-    await database.release();
+    for (const s of services.slice(1)) await s.stop();
+    await first.close();
   }
 }

@@ -18,14 +18,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { sql } from 'kysely';
-import { openDatabase } from '../../server/src/db/database.js';
 import {
-  apiReady,
-  benchDatabase,
-  benchTenant,
   cpuTicks,
   median,
+  startApiProcess,
   startBenchProcess,
+  startBenchService,
   tickMicros,
   writeBenchmarkSection,
 } from './shared.js';
@@ -33,19 +31,8 @@ import {
 const seconds = Number(process.env.BENCH_SECONDS ?? 5);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
-async function child(
-  script: string,
-  env: Record<string, string>,
-  ready: RegExp,
-): Promise<{ process: ChildProcess; url: string }> {
-  // BENCH_PROFILE=<dir>: CPU profiles of the service processes (for finding where a request's time goes).
-  const profile =
-    process.env.BENCH_PROFILE && script.startsWith('server/')
-      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`]
-      : [];
-  const started = await startBenchProcess(script, { env, ready, nodeOptions: profile });
-  return { process: started.child, url: started.ready };
-}
+// BENCH_PROFILE=<dir>: CPU profiles of the service processes (for finding where a request's time goes).
+const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : [];
 
 async function stop(proc: ChildProcess): Promise<void> {
   if (proc.exitCode !== null) return;
@@ -220,22 +207,15 @@ function ceilings(results: Measure[]): string[] {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('request_path');
-  const handle = openDatabase(database.url, 2);
+  const service = await startBenchService('request_path', {
+    layout: 'api-process',
+    env: { API_PROCESSES: '1' },
+    nodeOptions: profile,
+  });
+  const first = service.apiProcess!;
   const processes: ChildProcess[] = [];
   try {
-    const serviceEnv = (apiProcesses: number) => ({
-      DATABASE_URL: database.url,
-      PORT: '0',
-      NODE_ENV: 'production',
-      LOG_LEVEL: 'warn',
-      API_PROCESSES: String(apiProcesses),
-      ROLE: 'api',
-      PUBLIC_BASE_URL: '',
-    });
-    const first = await child('server/src/main.ts', serviceEnv(1), apiReady);
-    processes.push(first.process);
-    const { key } = await benchTenant(handle.db);
+    const { key } = service;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
     const api = async (url: string, method: string, path: string, body?: unknown) => {
       const response = await fetch(`${url}${path}`, {
@@ -270,17 +250,16 @@ export async function run(): Promise<void> {
     const list = await api(first.url, 'GET', '/api/v1/surveys?pageSize=20');
     const folder = mkdtempSync(path.join(tmpdir(), 'bench-bare-'));
     writeFileSync(path.join(folder, 'body.json'), JSON.stringify({ ...list, meta: undefined }));
-    const bare = await child(
-      'scripts/bench/bare-server.ts',
-      { BARE_BODY_FILE: path.join(folder, 'body.json') },
-      /^BARE: (\S+)$/m,
-    );
-    processes.push(bare.process);
+    const bare = await startBenchProcess('scripts/bench/bare-server.ts', {
+      env: { BARE_BODY_FILE: path.join(folder, 'body.json') },
+      ready: /^BARE: (\S+)$/m,
+    });
+    processes.push(bare.child);
 
     const load = loadavg()[0]!.toFixed(2);
     console.log(`Measuring ${seconds} s each at ${connections} connections (load ${load}, ${cpus().length} CPUs)…`);
-    const postgresPid = await postmasterPid(handle.db);
-    const bareCpu = { service: bare.process.pid!, database: null };
+    const postgresPid = await postmasterPid(service.db);
+    const bareCpu = { service: bare.child.pid!, database: null };
     const apiTargets = (count: number, url: string, service: ChildProcess): Target[] => {
       const cpuOf = { service: service.pid!, database: postgresPid };
       const processes = `${count} API process${count > 1 ? 'es' : ''}`;
@@ -301,28 +280,28 @@ export async function run(): Promise<void> {
       [
         {
           name: 'bare Express, GET (same 20-survey envelope from memory)',
-          options: { url: `${bare.url}/bare` },
+          options: { url: `${bare.ready}/bare` },
           cpuOf: bareCpu,
         },
         {
           name: 'bare Express, POST (same envelope)',
           options: {
-            url: `${bare.url}/bare`,
+            url: `${bare.ready}/bare`,
             method: 'POST',
             headers: { 'content-type': 'application/json' },
             body: submit,
           },
           cpuOf: bareCpu,
         },
-        ...apiTargets(1, first.url, first.process),
+        ...apiTargets(1, first.url, first.child),
       ],
       rounds,
     );
-    await stop(first.process);
-    const second = await child('server/src/main.ts', serviceEnv(2), apiReady);
-    processes.push(second.process);
+    await service.stopApi();
+    const second = await startApiProcess(service.databaseUrl, { env: { API_PROCESSES: '2' }, nodeOptions: profile });
+    processes.push(second.child);
     // Two processes: one round (no target is set for them; they show what a second process costs here).
-    results.push(...(await measureInRounds(apiTargets(2, second.url, second.process), 1)));
+    results.push(...(await measureInRounds(apiTargets(2, second.url, second.child), 1)));
 
     const bareGet = results[0]!;
     const cpu = (us: number | null) => (us === null ? '—' : String(Math.round(us)));
@@ -347,7 +326,6 @@ export async function run(): Promise<void> {
     if (process.env.BENCH_WRITE !== 'false') writeBenchmarkSection('## Request path', markdown);
   } finally {
     for (const proc of processes) await stop(proc).catch(() => {});
-    await handle.close();
-    await database.release();
+    await service.close();
   }
 }

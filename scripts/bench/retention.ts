@@ -18,23 +18,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import { loadConfig } from '../../server/src/config.js';
-import { openDatabase, type Db } from '../../server/src/db/database.js';
-import { migrateToLatest } from '../../server/src/db/migrate.js';
+import type { Db } from '../../server/src/db/database.js';
 import { createLogger } from '../../server/src/logger.js';
 import { startRetentionRuns } from '../../server/src/modules/retention/index.js';
 import { startProcess } from '../../server/src/start.js';
-import { benchApi, benchDatabase, benchTenant, startApiProcess, writeBenchmarkSection } from './shared.js';
+import { benchApi, benchTenant, startBenchService, writeBenchmarkSection, type BenchTenant } from './shared.js';
 
 const responses = Number(process.env.BENCH_RESPONSES ?? 5_000);
 const heading = '## Retention: a run against the bare statement';
 
-interface Tenant {
-  organizationId: string;
-  key: string;
-}
-
-async function answered(apiUrl: string, db: Db): Promise<Tenant> {
-  const tenant = await benchTenant(db);
+async function answered(apiUrl: string, db: Db, tenant: BenchTenant): Promise<BenchTenant> {
   const call = benchApi(apiUrl, tenant.key);
   const survey = await call('POST', '/api/v1/surveys', {
     title: 'Engagement pulse',
@@ -68,7 +61,12 @@ async function answered(apiUrl: string, db: Db): Promise<Tenant> {
   return tenant;
 }
 
-async function runRetentionOf(db: Db, worker: Awaited<ReturnType<typeof startProcess>>, t: Tenant, action: string) {
+async function runRetentionOf(
+  db: Db,
+  worker: Awaited<ReturnType<typeof startProcess>>,
+  t: BenchTenant,
+  action: string,
+) {
   await db
     .insertInto('retention_settings')
     .values({
@@ -105,26 +103,22 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('retention');
-  const handle = openDatabase(database.url, 4);
-  const db = handle.db;
-  let api: Awaited<ReturnType<typeof startApiProcess>> | undefined;
+  const service = await startBenchService('retention', { layout: 'api-process', poolSize: 4 });
+  const { db } = service;
   let worker: Awaited<ReturnType<typeof startProcess>> | undefined;
   try {
-    await migrateToLatest(db);
-    api = await startApiProcess(database.url);
+    // The service's tenant, then three more, each answered in turn.
     const [deleted, deletedBare, anonymized, anonymizedBare] = [
-      await answered(api.url, db),
-      await answered(api.url, db),
-      await answered(api.url, db),
-      await answered(api.url, db),
+      await answered(service.url, db, service),
+      await answered(service.url, db, await benchTenant(db)),
+      await answered(service.url, db, await benchTenant(db)),
+      await answered(service.url, db, await benchTenant(db)),
     ];
-    await api.stop();
-    api = undefined;
+    await service.stopApi();
     await sql`vacuum analyze`.execute(db);
     worker = await startProcess(
       { ...loadConfig([]), role: 'worker', port: 0, host: '127.0.0.1', databasePoolSize: 4 },
-      database.url,
+      service.databaseUrl,
       createLogger('error'),
     );
     const loadBefore = loadavg()[0]!.toFixed(2);
@@ -145,7 +139,7 @@ export async function run(): Promise<void> {
           where organization_id = ${anonymizedBare.organizationId}`.execute(tx);
       }),
     );
-    const left = async (t: Tenant) =>
+    const left = async (t: BenchTenant) =>
       Number(
         (
           await db
@@ -186,10 +180,8 @@ export async function run(): Promise<void> {
       console.log('Written to BENCHMARKS.md.');
     }
   } finally {
-    await api?.stop();
     await worker?.close();
-    await handle.db.destroy();
-    await database.release();
+    await service.close();
   }
 }
 

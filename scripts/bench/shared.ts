@@ -1,14 +1,20 @@
-/** What every benchmark needs: a throw-away database, a tenant whose limits never refuse, and BENCHMARKS.md. */
+/**
+ * What every benchmark needs: a throw-away database, a tenant whose limits never refuse, the service on them
+ * (startBenchService), and BENCHMARKS.md.
+ */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import type { Db } from '../../server/src/db/database.js';
+import { loadConfig, type Config } from '../../server/src/config.js';
+import { openDatabase, type Db } from '../../server/src/db/database.js';
 import { startEmbeddedPostgres } from '../../server/src/db/embedded.js';
+import { createLogger } from '../../server/src/logger.js';
 import { insertKey } from '../../server/src/modules/api-keys/repository.js';
 import { insertOrganization } from '../../server/src/modules/organizations/repository.js';
+import { startProcess } from '../../server/src/start.js';
 import { freePort } from '../free-port.js';
 
 export const host = '127.0.0.1';
@@ -56,8 +62,14 @@ export async function benchDatabase(
   };
 }
 
+export interface BenchTenant {
+  organizationId: string;
+  /** A live key with every scope. */
+  key: string;
+}
+
 /** A BUSINESS organization whose limit override is so high that the limiter counts every request but refuses none. */
-export async function benchTenant(db: Db): Promise<{ organizationId: string; key: string }> {
+export async function benchTenant(db: Db): Promise<BenchTenant> {
   const organization = await insertOrganization(db, { name: 'Benchmark', plan: 'BUSINESS' });
   await db
     .updateTable('organizations')
@@ -100,9 +112,10 @@ export interface BenchProcess {
 }
 
 /**
- * `script` (a TypeScript entry point, run through tsx from the repository root) in its own process, resolved once
- * its output matches `ready`. `env` is added to this process's environment; `nodeOptions` go before the entry point
- * (a heap cap, a CPU profile), `args` after it; `inheritStderr` shows its stderr here instead of keeping it.
+ * `script` (a TypeScript entry point, run through tsx from the repository root, or from `cwd`: another checkout) in
+ * its own process, resolved once its output matches `ready`. `env` is added to this process's environment;
+ * `nodeOptions` go before the entry point (a heap cap, a CPU profile), `args` after it; `inheritStderr` shows its
+ * stderr here instead of keeping it.
  */
 export async function startBenchProcess(
   script: string,
@@ -112,13 +125,14 @@ export async function startBenchProcess(
     args?: string[];
     nodeOptions?: string[];
     inheritStderr?: boolean;
+    cwd?: string;
   },
 ): Promise<BenchProcess> {
   const child = spawn(
     process.execPath,
     [...(options.nodeOptions ?? []), '--import', 'tsx', script, ...(options.args ?? [])],
     {
-      cwd: root,
+      cwd: options.cwd ?? root,
       env: { ...process.env, ...options.env },
       stdio: ['ignore', 'pipe', options.inheritStderr ? 'inherit' : 'pipe'],
     },
@@ -190,14 +204,120 @@ export interface ApiProcess {
 
 /**
  * The API (`server/src/main.ts`, ROLE=api, on a free port) in its own process, as `npm start` runs it, production-like
- * (NODE_ENV=production, log level warn); resolved with its URL once it listens. `env` adds settings (API_PROCESSES…).
+ * (NODE_ENV=production, log level warn); resolved with its URL once it listens. `env` adds settings (API_PROCESSES…),
+ * `nodeOptions` go before the entry point (a CPU profile), `cwd` runs another checkout's server.
  */
-export async function startApiProcess(databaseUrl: string, env: Record<string, string> = {}): Promise<ApiProcess> {
+export async function startApiProcess(
+  databaseUrl: string,
+  options: { env?: Record<string, string>; nodeOptions?: string[]; cwd?: string } = {},
+): Promise<ApiProcess> {
   const api = await startBenchProcess('server/src/main.ts', {
-    env: { ...productionEnv, ROLE: 'api', PORT: '0', PUBLIC_BASE_URL: '', DATABASE_URL: databaseUrl, ...env },
+    env: { ...productionEnv, ROLE: 'api', PORT: '0', PUBLIC_BASE_URL: '', DATABASE_URL: databaseUrl, ...options.env },
     ready: apiReady,
+    nodeOptions: options.nodeOptions,
+    cwd: options.cwd,
   });
   return { child: api.child, url: api.ready, output: api.output, stop: () => api.stop() };
+}
+
+export interface BenchService extends BenchTenant {
+  /** Base URL of the API (without /api/v1). */
+  url: string;
+  databaseUrl: string;
+  /**
+   * The database, migrated: the in-process service's own pool (closed when the API stops), or beside an API process
+   * a pool of this process's (open until `close`).
+   */
+  db: Db;
+  /** Calls the API with the tenant's key (benchApi). */
+  api: ReturnType<typeof benchApi>;
+  /** The API's process (layout `api-process`): its pid for CPU figures, its log. */
+  apiProcess: ApiProcess | undefined;
+  /** Stops the API and keeps the database (a benchmark that measures SQL alone once the API seeded it). */
+  stopApi(): Promise<void>;
+  /** Stops the API, closes the pool and drops the database (unless the benchmark brought its own). */
+  close(): Promise<void>;
+}
+
+/**
+ * The service a benchmark measures, started one way for all: its own database (benchDatabase(label), or
+ * `databaseUrl`, a database the benchmark made and drops itself), migrated by the service's start, the API on a
+ * free port, and a tenant whose limits never refuse (benchTenant). The API runs
+ * - `in-process`: startProcess in this process, response validation off, log level warn — for benchmarks that reach
+ *   into the modules beside it; `poolSize` is its databasePoolSize (default: the configuration's);
+ * - `api-process`: as `npm start` runs it, in its own process (startApiProcess) — for benchmarks whose load must not
+ *   share the service's event loop; `env`, `nodeOptions` and `cwd` are that process's, `poolSize` this process's pool
+ *   (default 2).
+ * `role: 'all'` runs the job worker with the API.
+ */
+export async function startBenchService(
+  label: string,
+  options: {
+    layout: 'in-process' | 'api-process';
+    role?: 'api' | 'all';
+    poolSize?: number;
+    env?: Record<string, string>;
+    nodeOptions?: string[];
+    cwd?: string;
+    databaseUrl?: string;
+  },
+): Promise<BenchService> {
+  const database = options.databaseUrl
+    ? { url: options.databaseUrl, release: async () => {} }
+    : await benchDatabase(label);
+  let started: { url: string; db: Db; apiProcess?: ApiProcess; stopApi(): Promise<void>; closePool(): Promise<void> };
+  try {
+    if (options.layout === 'in-process') {
+      const config: Config = {
+        ...loadConfig([]),
+        port: 0,
+        host,
+        role: options.role ?? 'api',
+        validateResponses: false,
+        logLevel: 'warn',
+        ...(options.poolSize === undefined ? {} : { databasePoolSize: options.poolSize }),
+      };
+      const service = await startProcess(config, database.url, createLogger('warn'));
+      const stopApi = () => service.close();
+      started = { url: service.url!, db: service.deps.db, stopApi, closePool: stopApi };
+    } else {
+      const env = { ...(options.role ? { ROLE: options.role } : {}), ...options.env };
+      const apiProcess = await startApiProcess(database.url, {
+        env,
+        nodeOptions: options.nodeOptions,
+        cwd: options.cwd,
+      });
+      const handle = openDatabase(database.url, options.poolSize ?? 2);
+      started = { url: apiProcess.url, db: handle.db, apiProcess, stopApi: apiProcess.stop, closePool: handle.close };
+    }
+  } catch (error) {
+    await database.release();
+    throw error;
+  }
+  let stopping: Promise<void> | undefined;
+  const stopApi = () => (stopping ??= started.stopApi());
+  const close = async () => {
+    await stopApi();
+    await started.closePool();
+    await database.release();
+  };
+  let tenant: BenchTenant;
+  try {
+    tenant = await benchTenant(started.db);
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return {
+    ...tenant,
+    url: started.url,
+    databaseUrl: database.url,
+    db: started.db,
+    api: benchApi(started.url, tenant.key),
+    apiProcess: started.apiProcess,
+    stopApi,
+    close,
+  };
 }
 
 /** The line with which the API says it listens; its group is the base URL. */

@@ -13,10 +13,7 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchApi, benchDatabase, benchTenant, host, median, writeBenchmarkSection } from './shared.js';
+import { median, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const writes = Number(process.env.BENCH_WRITES ?? 2000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -45,14 +42,11 @@ const insertLoop = `
   end $$`;
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('submission_sql');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const client = new pg.Client({ connectionString: database.url, options: '-c synchronous_commit=off' });
+  const service = await startBenchService('submission_sql', { layout: 'in-process' });
+  const client = new pg.Client({ connectionString: service.databaseUrl, options: '-c synchronous_commit=off' });
   await client.connect();
   try {
-    const { key } = await benchTenant(service.deps.db);
-    const api = benchApi(service.url!, key);
+    const { api } = service;
     const questions = [
       { type: 'nps', text: 'How likely are you to recommend working here?' },
       { type: 'rating', text: 'I have the tools I need.' },
@@ -67,7 +61,7 @@ export async function run(): Promise<void> {
       })
     ).data.id;
     await api('POST', `/api/v1/surveys/${surveyId}/launch`);
-    await service.close();
+    await service.stopApi();
     await client.query('create sequence bench_response_ids');
     await client.query(insertLoop);
     const measure = async (commitEach: boolean) => {
@@ -128,8 +122,7 @@ export async function run(): Promise<void> {
     writeBenchmarkSection('## Submission in PostgreSQL', markdown);
   } finally {
     await client.end();
-    await service.close().catch(() => {});
-    await database.release();
+    await service.close();
   }
 }
 

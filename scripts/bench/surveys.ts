@@ -17,10 +17,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import express from 'express';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchDatabase, benchTenant, host, writeBenchmarkSection } from './shared.js';
+import { host, startBenchService, writeBenchmarkSection } from './shared.js';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = Number(process.env.BENCH_CONNECTIONS ?? 10);
@@ -46,8 +43,6 @@ async function measure(name: string, options: autocannon.Options): Promise<Measu
   };
 }
 
-/** A PostgreSQL database of its own: on DATABASE_URL's server, or an embedded server. */
-
 function bareServer(body: unknown): Promise<Server> {
   const app = express();
   app.disable('x-powered-by');
@@ -64,32 +59,11 @@ function bareServer(body: unknown): Promise<Server> {
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('surveys');
-  const log = createLogger('warn');
-  const config: Config = {
-    ...loadConfig([]),
-    port: 0,
-    host,
-    role: 'api',
-    validateResponses: false,
-    logLevel: 'warn',
-    databasePoolSize: 10,
-  };
-  const service = await startProcess(config, database.url, log);
+  const service = await startBenchService('surveys', { layout: 'in-process', poolSize: 10 });
   let bare: Server | undefined;
   try {
-    const db = service.deps.db;
-    const { key } = await benchTenant(db);
+    const { db, key, api } = service;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-    const api = async (method: string, url: string, body?: unknown) => {
-      const response = await fetch(`${service.url}${url}`, {
-        method,
-        headers,
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${await response.text()}`);
-      return (await response.json()) as { data: { id: string } };
-    };
 
     const questions = [
       { type: 'nps', text: 'How likely are you to recommend working here?' },
@@ -178,7 +152,6 @@ export async function run(): Promise<void> {
   } finally {
     await new Promise<void>((resolve) => (bare ? bare.close(() => resolve()) : resolve()));
     await service.close();
-    await database.release();
   }
 }
 

@@ -19,11 +19,8 @@ import { fileURLToPath } from 'node:url';
 import { sql } from 'kysely';
 import pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { loadConfig, type Config } from '../../server/src/config.js';
-import { createLogger } from '../../server/src/logger.js';
 import { normalize } from '../../server/src/modules/respondents/records.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { startBenchService, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const total = Number(process.env.BENCH_RECORDS ?? 100_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
@@ -107,13 +104,10 @@ async function copyBaseline(
 }
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('sync');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startProcess(config, database.url, createLogger('warn'));
-  const worker = await startWorker(database.url);
+  const service = await startBenchService('sync', { layout: 'in-process' });
+  const worker = await startWorker(service.databaseUrl);
   try {
-    const db = service.deps.db;
-    const { organizationId, key } = await benchTenant(db);
+    const { db, organizationId, key } = service;
     const headers = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
 
     type Run = { seconds: number; acceptedAfter?: number; workerSeconds?: number };
@@ -157,7 +151,7 @@ export async function run(): Promise<void> {
       const unchanged = await syncToCompletion(body);
       if (unchanged.job.stats.skipped !== total)
         throw new Error(`unexpected re-run result: ${JSON.stringify(unchanged.job)}`);
-      const copy = await copyBaseline(database.url, organizationId, input, `respondents_copy_${round}`);
+      const copy = await copyBaseline(service.databaseUrl, organizationId, input, `respondents_copy_${round}`);
       measured.push({ fresh, unchanged, copy });
     }
     const peakRss = worker.peakRssMb();
@@ -222,7 +216,6 @@ export async function run(): Promise<void> {
   } finally {
     await worker.stop();
     await service.close();
-    await database.release();
   }
 }
 

@@ -20,15 +20,12 @@ import { cpus, loadavg } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Webhook } from 'standardwebhooks';
-import { loadConfig, type Config } from '../../server/src/config.js';
 import { tenantIs, type Tenant } from '../../server/src/db/tenant.js';
-import { createLogger } from '../../server/src/logger.js';
 import { recordEvent } from '../../server/src/modules/events/record.js';
 import { insertWebhook } from '../../server/src/modules/webhooks/repository.js';
 import { newSecret } from '../../server/src/modules/webhooks/service.js';
 import { newId } from '../../server/src/lib/ids.js';
-import { startProcess } from '../../server/src/start.js';
-import { benchDatabase, benchTenant, host, startWorkerProcess, writeBenchmarkSection } from './shared.js';
+import { host, startBenchService, startWorkerProcess, writeBenchmarkSection } from './shared.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const events = Number(process.env.BENCH_EVENTS ?? 2000);
@@ -121,14 +118,11 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 
 export async function run(): Promise<void> {
-  const database = await benchDatabase('webhooks');
-  const config: Config = { ...loadConfig([]), port: 0, host, role: 'api', validateResponses: false, logLevel: 'warn' };
-  const service = await startProcess(config, database.url, createLogger('warn'));
+  const service = await startBenchService('webhooks', { layout: 'in-process' });
   const receiver = await startReceiver();
   let worker: { stop(): Promise<void> } | undefined;
   try {
-    const db = service.deps.db;
-    const { organizationId } = await benchTenant(db);
+    const { db, organizationId } = service;
     const tenant: Tenant = { organizationId, environment: 'LIVE' };
     const data = { webhookId: newId('whk'), message: 'benchmark' };
     const loadBefore = loadavg()[0]!.toFixed(2);
@@ -160,7 +154,7 @@ export async function run(): Promise<void> {
     }
     const expected = events * webhookCount;
     console.log(`Queued ${expected} deliveries (${events} events × ${webhookCount} webhooks); starting the worker…`);
-    worker = await startWorker(database.url);
+    worker = await startWorker(service.databaseUrl);
     const arrivals = await waitForArrivals(receiver, expected, 300_000);
     const times = arrivals.map(([, at]) => at).sort((a, b) => a - b);
     const drainSeconds = (times.at(-1)! - times[0]!) / 1000;
@@ -240,7 +234,6 @@ export async function run(): Promise<void> {
     await worker?.stop();
     receiver.stop();
     await service.close();
-    await database.release();
   }
 }
 

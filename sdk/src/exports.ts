@@ -5,12 +5,9 @@
  */
 import type { Client } from 'openapi-fetch';
 import { SurveyServiceError, TimeoutError, errorFromResponse } from './errors.js';
-import type { components, paths } from './generated/openapi.js';
+import type { Export, ExportRequest, paths } from './generated/openapi.js';
 import { waitFor, type WaitOptions } from './polling.js';
 import { unwrap } from './unwrap.js';
-
-type Export = components['schemas']['Export'];
-type ExportRequest = components['schemas']['ExportRequest'];
 
 /** Thrown by `exportResponsesToFile` when the export ends `failed`; `exportResource.error` says why. */
 export class ExportFailedError extends Error {

@@ -1,6 +1,6 @@
 /**
  * Distributions end to end through the SDK, a real SMTP server and real PostgreSQL: preview (scopes, rules),
- * e-mail sends with their headers and per-recipient outcomes, the snapshot, the event, link and embed,
+ * e-mail sends with their headers and per-recipient outcomes, the frozen audience, the event, link and embed,
  * schedules, holds and cancellations, the empty audience, listing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -158,8 +158,8 @@ describe('distributeSurvey by e-mail', () => {
     expect(smtp.refusals.get('defer-7@example.com')).toBe(3);
   });
 
-  it('lists recipients with status, error, link and the snapshot taken at the send', async () => {
-    // A later change to a respondent does not touch the snapshot.
+  it('lists recipients with status, error, link and the audience as frozen at the send', async () => {
+    // A later change to a respondent does not touch the frozen audience (the contract's `snapshot` member).
     await live.PUT('/api/v1/respondents/{externalId}', {
       params: { path: { externalId: 'E-0001' } },
       body: { email: 'e1@example.com', department: 'Marketing' },

@@ -5,23 +5,17 @@
  * only serves the API (`role: 'api'`), so it never takes the job itself.
  */
 import { waitForExport } from '@survey-service/sdk';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { citusMode } from '../citus/cluster.js';
 import { eventually } from '../helpers/eventually.js';
-import { startTestService, type TestService } from '../helpers/service.js';
-import { startWorkerProcess, type WorkerProcess } from '../respondents/worker-process.js';
+import type { TestService } from '../helpers/service.js';
+import { apiWithWorkerProcesses } from '../helpers/worker-processes.js';
 import { activeSurvey, bulkInsert, parseCsv, tenant } from './fixtures.js';
 
+const crash = apiWithWorkerProcesses();
 let t: TestService;
-const workers: WorkerProcess[] = [];
-beforeAll(async () => {
-  t = await startTestService({ role: 'api' });
-});
-afterEach(async () => {
-  for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
-});
-afterAll(async () => {
-  await t?.close();
+beforeAll(() => {
+  t = crash.service();
 });
 
 // A file of about 21 MiB (21 chunks), so the worker can be killed mid-file even when this process is slowed; wide
@@ -36,8 +30,7 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
   const survey = await activeSurvey(owner.live);
   await bulkInsert(t, owner.organizationId, survey.id, ROWS, { textLength: TEXT });
 
-  const first = await startWorkerProcess(t.database.url);
-  workers.push(first);
+  const first = await crash.startWorker();
   const started = await owner.live.unwrap(
     owner.live.POST('/api/v1/surveys/{id}/responses/export', {
       params: { path: { id: survey.id } },
@@ -69,8 +62,7 @@ it('an export survives SIGKILL of its worker and produces one complete file', { 
   });
   expect(early.response.status).toBe(409);
 
-  const second = await startWorkerProcess(t.database.url);
-  workers.push(second);
+  await crash.startWorker();
   const done = await waitForExport(owner.live, started.id, {
     timeoutMs: 120_000,
     initialDelayMs: 100,

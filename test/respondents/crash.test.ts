@@ -4,30 +4,20 @@
  * The in-process service only serves the API (`role: 'api'`), so it never takes the job itself.
  */
 import { waitForSyncJob } from '@survey-service/sdk';
-import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { eventually } from '../helpers/eventually.js';
-import { startTestService, type TestService } from '../helpers/service.js';
+import type { TestService } from '../helpers/service.js';
+import { apiWithWorkerProcesses } from '../helpers/worker-processes.js';
 import { countRespondents, people } from './fixtures.js';
-import { startWorkerProcess, type WorkerProcess } from './worker-process.js';
+import type { WorkerProcess } from './worker-process.js';
 
+// Each test starts its own workers (stopped after it): the one it kills must be the only one that can take the job.
+const crash = apiWithWorkerProcesses();
+const startWorker = crash.startWorker;
 let t: TestService;
-const workers: WorkerProcess[] = [];
-beforeAll(async () => {
-  t = await startTestService({ role: 'api' });
+beforeAll(() => {
+  t = crash.service();
 });
-// Each test starts its own workers: the one it kills must be the only one that can take the job.
-afterEach(async () => {
-  for (const worker of workers.splice(0)) await worker.kill('SIGTERM');
-});
-afterAll(async () => {
-  await t.close();
-});
-
-const startWorker = async () => {
-  const worker = await startWorkerProcess(t.database.url);
-  workers.push(worker);
-  return worker;
-};
 
 // Five batches of the sync (SYNC_BATCH_SIZE), so that the worker is killed between its first and its last.
 const RECORDS = 25_000;

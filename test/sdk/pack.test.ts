@@ -6,7 +6,16 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -145,6 +154,11 @@ describe('the packed SDK', () => {
       expect(listing).toContain('package/dist/cjs/package.json');
       expect(listing).toContain('package/openapi.json');
       expect(listing).toContain('package/README.md');
+      // The contract's types and bundle, copied in by the build (sdk/scripts/build.js) from their one committed place;
+      // the types' copy is gone again, so the root tsconfig keeps resolving the committed one.
+      expect(listing).toContain('package/dist/generated/openapi.d.ts');
+      expect(listing).toContain('package/dist/cjs/generated/openapi.d.ts');
+      expect(existsSync(join(root, 'sdk/src/generated/openapi.ts'))).toBe(false);
       expect(listing.filter((f) => f.startsWith('package/src/') || f.includes('.test.'))).toEqual([]);
       // The README's size table says what an integrator downloads: within 10% of the tarball, its file count exact.
       const stated = readFileSync(join(root, 'sdk/README.md'), 'utf8').match(
@@ -159,6 +173,8 @@ describe('the packed SDK', () => {
       mkdirSync(project);
       writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
       run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', join(work, tarball!)], project);
+      const packedDocument = readFileSync(join(project, 'node_modules/@survey-service/sdk/openapi.json'), 'utf8');
+      expect(packedDocument === readFileSync(join(root, 'openapi/bundled/openapi.json'), 'utf8')).toBe(true);
 
       writeFileSync(join(project, 'index.ts'), consumerTs);
       writeFileSync(

@@ -6139,7 +6139,7 @@ export interface components {
             /**
              * @description The `externalId` of the respondent's manager, for hierarchy. The manager need not exist (yet). Their own
              *     `externalId` marks the top of the tree: stored and read back as given, read as no manager by `under`, manager
-             *     trees and the cycle check.
+             *     trees and the loop check.
              */
             managerId: string | null;
             /**
@@ -7230,7 +7230,7 @@ export interface components {
          *     `primary`; the primary one, else the first of type `work`, else the first, is the respondent's `email`, the address
          *     distributions use; left out for a person without one), `title` (`jobTitle`), `active` and `preferredLanguage`. The enterprise extension carries
          *     `department`, `employeeNumber` and `manager.value` (the respondent's `managerId`, the manager's `externalId`; the
-         *     user's own `externalId` or `id` marks the top of the tree, stored as the `externalId`, never a cycle); the
+         *     user's own `externalId` or `id` marks the top of the tree, stored as the `externalId`, never a loop); the
          *     service's own extension `location`, `hireDate`, `employmentType` and the custom `attributes`. Attributes without a
          *     value are left out. `id` is assigned by the service (`usr_…`) and never changes.
          * @example {
@@ -7531,7 +7531,7 @@ export interface components {
          *
          *     Codes: `validation_failed`, `invalid_json`; and `manager_cycle` from `upsertRespondent`, when the respondent's
          *     `managerId` would make them their own manager, directly or through others (one detail at `/body/managerId` naming
-         *     the cycle; nothing is written).
+         *     the loop; nothing is written).
          */
         BadRequest: {
             headers: {
@@ -8023,6 +8023,248 @@ export interface components {
     };
     pathItems: never;
 }
+export type SurveyStatus = components['schemas']['SurveyStatus'];
+export type DisplayRule = components['schemas']['DisplayRule'];
+export type DisplayCondition = components['schemas']['DisplayCondition'];
+export type NpsQuestion = components['schemas']['NpsQuestion'];
+export type RatingQuestion = components['schemas']['RatingQuestion'];
+export type Choice = components['schemas']['Choice'];
+export type SingleChoiceQuestion = components['schemas']['SingleChoiceQuestion'];
+export type MultipleChoiceQuestion = components['schemas']['MultipleChoiceQuestion'];
+export type TextQuestion = components['schemas']['TextQuestion'];
+export type MatrixRow = components['schemas']['MatrixRow'];
+export type MatrixScale = components['schemas']['MatrixScale'];
+export type MatrixQuestion = components['schemas']['MatrixQuestion'];
+export type RankingQuestion = components['schemas']['RankingQuestion'];
+export type NumberQuestion = components['schemas']['NumberQuestion'];
+export type DateQuestion = components['schemas']['DateQuestion'];
+export type Question = components['schemas']['Question'];
+export type LanguageTag = components['schemas']['LanguageTag'];
+export type SurveyLanguages = components['schemas']['SurveyLanguages'];
+export type SurveyPrivacy = components['schemas']['SurveyPrivacy'];
+export type SurveySettings = components['schemas']['SurveySettings'];
+export type Survey = components['schemas']['Survey'];
+export type Meta = components['schemas']['Meta'];
+export type Pagination = components['schemas']['Pagination'];
+export type ErrorCode = components['schemas']['ErrorCode'];
+export type ErrorDetail = components['schemas']['ErrorDetail'];
+export type Error = components['schemas']['Error'];
+export type ErrorEnvelope = components['schemas']['ErrorEnvelope'];
+export type NpsQuestionInput = components['schemas']['NpsQuestionInput'];
+export type RatingQuestionInput = components['schemas']['RatingQuestionInput'];
+export type ChoiceInput = components['schemas']['ChoiceInput'];
+export type SingleChoiceQuestionInput = components['schemas']['SingleChoiceQuestionInput'];
+export type MultipleChoiceQuestionInput = components['schemas']['MultipleChoiceQuestionInput'];
+export type TextQuestionInput = components['schemas']['TextQuestionInput'];
+export type MatrixRowInput = components['schemas']['MatrixRowInput'];
+export type MatrixScaleInput = components['schemas']['MatrixScaleInput'];
+export type MatrixQuestionInput = components['schemas']['MatrixQuestionInput'];
+export type RankingQuestionInput = components['schemas']['RankingQuestionInput'];
+export type NumberQuestionInput = components['schemas']['NumberQuestionInput'];
+export type DateQuestionInput = components['schemas']['DateQuestionInput'];
+export type QuestionInput = components['schemas']['QuestionInput'];
+export type SurveySettingsInput = components['schemas']['SurveySettingsInput'];
+export type Id = components['schemas']['id'];
+export type ResponseCount = components['schemas']['responseCount'];
+export type CreatedAt = components['schemas']['createdAt'];
+export type UpdatedAt = components['schemas']['updatedAt'];
+export type LaunchedAt = components['schemas']['launchedAt'];
+export type PausedAt = components['schemas']['pausedAt'];
+export type ClosedAt = components['schemas']['closedAt'];
+export type Version = components['schemas']['version'];
+export type SurveyCreate = components['schemas']['SurveyCreate'];
+export type SurveyGenerateRequest = components['schemas']['SurveyGenerateRequest'];
+export type SurveyDraftAdjustment = components['schemas']['SurveyDraftAdjustment'];
+export type SurveyDeleted = components['schemas']['SurveyDeleted'];
+export type SurveyUpdate = components['schemas']['SurveyUpdate'];
+export type SurveyVersion = components['schemas']['SurveyVersion'];
+export type QuestionTranslation = components['schemas']['QuestionTranslation'];
+export type SurveyTranslation = components['schemas']['SurveyTranslation'];
+export type SurveyTranslationInput = components['schemas']['SurveyTranslationInput'];
+export type Deleted = components['schemas']['Deleted'];
+export type Answer = components['schemas']['Answer'];
+export type Response = components['schemas']['Response'];
+export type ResponseSubmit = components['schemas']['ResponseSubmit'];
+export type ResponseDeleted = components['schemas']['ResponseDeleted'];
+export type ExportFormat = components['schemas']['ExportFormat'];
+export type ExportRequest = components['schemas']['ExportRequest'];
+export type Export = components['schemas']['Export'];
+export type ExportRecord = components['schemas']['ExportRecord'];
+export type ExportDeletion = components['schemas']['ExportDeletion'];
+export type SmartAnalyticsSegmentBy = components['schemas']['SmartAnalyticsSegmentBy'];
+export type StaticAnalyticsSegmentBy = components['schemas']['StaticAnalyticsSegmentBy'];
+export type SuppressionReason = components['schemas']['SuppressionReason'];
+export type AnalyticsValueCount = components['schemas']['AnalyticsValueCount'];
+export type OutcomeCorrelation = components['schemas']['OutcomeCorrelation'];
+export type NpsQuestionStats = components['schemas']['NpsQuestionStats'];
+export type RatingQuestionStats = components['schemas']['RatingQuestionStats'];
+export type ChoiceQuestionStats = components['schemas']['ChoiceQuestionStats'];
+export type TextQuestionStats = components['schemas']['TextQuestionStats'];
+export type MatrixRowStats = components['schemas']['MatrixRowStats'];
+export type MatrixQuestionStats = components['schemas']['MatrixQuestionStats'];
+export type RankingQuestionStats = components['schemas']['RankingQuestionStats'];
+export type NumberQuestionStats = components['schemas']['NumberQuestionStats'];
+export type DateQuestionStats = components['schemas']['DateQuestionStats'];
+export type QuestionStats = components['schemas']['QuestionStats'];
+export type AnalyticsDailyCount = components['schemas']['AnalyticsDailyCount'];
+export type StaticAnalyticsSegment = components['schemas']['StaticAnalyticsSegment'];
+export type StaticAnalytics = components['schemas']['StaticAnalytics'];
+export type AiAnalysisRequest = components['schemas']['AiAnalysisRequest'];
+export type AiAnalysisSentiment = components['schemas']['AiAnalysisSentiment'];
+export type AiAnalysisQuestion = components['schemas']['AiAnalysisQuestion'];
+export type AiAnalysisResponseSentiment = components['schemas']['AiAnalysisResponseSentiment'];
+export type AiAnalysisTheme = components['schemas']['AiAnalysisTheme'];
+export type AiRecommendation = components['schemas']['AiRecommendation'];
+export type AiAnalysisAnonymity = components['schemas']['AiAnalysisAnonymity'];
+export type AiAnalysis = components['schemas']['AiAnalysis'];
+export type SmartAnalyticsSegment = components['schemas']['SmartAnalyticsSegment'];
+export type SmartAnalyticsHeatmap = components['schemas']['SmartAnalyticsHeatmap'];
+export type SmartAnalyticsDriverAnalysis = components['schemas']['SmartAnalyticsDriverAnalysis'];
+export type SmartAnalyticsDriver = components['schemas']['SmartAnalyticsDriver'];
+export type SmartAnalyticsFocusArea = components['schemas']['SmartAnalyticsFocusArea'];
+export type SmartAnalyticsParticipation = components['schemas']['SmartAnalyticsParticipation'];
+export type SmartAnalyticsComparison = components['schemas']['SmartAnalyticsComparison'];
+export type SmartAnalytics = components['schemas']['SmartAnalytics'];
+export type AnalyticsSettings = components['schemas']['AnalyticsSettings'];
+export type AnalyticsSettingsUpdate = components['schemas']['AnalyticsSettingsUpdate'];
+export type QuestionTrendPoint = components['schemas']['QuestionTrendPoint'];
+export type TargetingFilter = components['schemas']['TargetingFilter'];
+export type DistributionTargeting = components['schemas']['DistributionTargeting'];
+export type DistributionMethod = components['schemas']['DistributionMethod'];
+export type DistributionReminder = components['schemas']['DistributionReminder'];
+export type DistributionSettings = components['schemas']['DistributionSettings'];
+export type DistributionRequest = components['schemas']['DistributionRequest'];
+export type Distribution = components['schemas']['Distribution'];
+export type DistributionPreviewRequest = components['schemas']['DistributionPreviewRequest'];
+export type AudiencePreview = components['schemas']['AudiencePreview'];
+export type EmploymentType = components['schemas']['EmploymentType'];
+export type RespondentAttributes = components['schemas']['RespondentAttributes'];
+export type RecipientSnapshot = components['schemas']['RecipientSnapshot'];
+export type DistributionRecipient = components['schemas']['DistributionRecipient'];
+export type WebhookUrl = components['schemas']['WebhookUrl'];
+export type EventType = components['schemas']['EventType'];
+export type WebhookEvents = components['schemas']['WebhookEvents'];
+export type Webhook = components['schemas']['Webhook'];
+export type WebhookCreate = components['schemas']['WebhookCreate'];
+export type WebhookCreated = components['schemas']['WebhookCreated'];
+export type WebhookUpdate = components['schemas']['WebhookUpdate'];
+export type WebhookSecretRotated = components['schemas']['WebhookSecretRotated'];
+export type WebhookDeliveryStatus = components['schemas']['WebhookDeliveryStatus'];
+export type WebhookDelivery = components['schemas']['WebhookDelivery'];
+export type SurveyEvent = components['schemas']['SurveyEvent'];
+export type ResponseSubmittedEvent = components['schemas']['ResponseSubmittedEvent'];
+export type SyncJobStatus = components['schemas']['SyncJobStatus'];
+export type SyncMode = components['schemas']['SyncMode'];
+export type SyncStats = components['schemas']['SyncStats'];
+export type SyncRecordError = components['schemas']['SyncRecordError'];
+export type SyncJob = components['schemas']['SyncJob'];
+export type SyncJobEvent = components['schemas']['SyncJobEvent'];
+export type ExportCompletedEvent = components['schemas']['ExportCompletedEvent'];
+export type AiAnalysisCompletedEvent = components['schemas']['AiAnalysisCompletedEvent'];
+export type DistributionSentEvent = components['schemas']['DistributionSentEvent'];
+export type PrivacyRequestSubjectFingerprint = components['schemas']['PrivacyRequestSubjectFingerprint'];
+export type PrivacyRequestInventorySurvey = components['schemas']['PrivacyRequestInventorySurvey'];
+export type PrivacyRequestInventory = components['schemas']['PrivacyRequestInventory'];
+export type PrivacyRequestWebhookRecipient = components['schemas']['PrivacyRequestWebhookRecipient'];
+export type PrivacyRequest = components['schemas']['PrivacyRequest'];
+export type PrivacyRequestCompletedEvent = components['schemas']['PrivacyRequestCompletedEvent'];
+export type WebhookTestData = components['schemas']['WebhookTestData'];
+export type WebhookTestEvent = components['schemas']['WebhookTestEvent'];
+export type Event = components['schemas']['Event'];
+export type Environment = components['schemas']['Environment'];
+export type Scope = components['schemas']['Scope'];
+export type ApiKey = components['schemas']['ApiKey'];
+export type ApiKeyCreate = components['schemas']['ApiKeyCreate'];
+export type ApiKeyCreated = components['schemas']['ApiKeyCreated'];
+export type Respondent = components['schemas']['Respondent'];
+export type RespondentUpsert = components['schemas']['RespondentUpsert'];
+export type SyncRequest = components['schemas']['SyncRequest'];
+export type SyncJobAccepted = components['schemas']['SyncJobAccepted'];
+export type PrivacyRequestSubject = components['schemas']['PrivacyRequestSubject'];
+export type PrivacyRequestCreate = components['schemas']['PrivacyRequestCreate'];
+export type PrivacyRequestAccessFile = components['schemas']['PrivacyRequestAccessFile'];
+export type AuditAction = components['schemas']['AuditAction'];
+export type AuditEntry = components['schemas']['AuditEntry'];
+export type CursorPagination = components['schemas']['CursorPagination'];
+export type RetentionRule = components['schemas']['RetentionRule'];
+export type RetentionExportFiles = components['schemas']['RetentionExportFiles'];
+export type RetentionDuration = components['schemas']['RetentionDuration'];
+export type RetentionSurveyException = components['schemas']['RetentionSurveyException'];
+export type LegalHold = components['schemas']['LegalHold'];
+export type RetentionCounts = components['schemas']['RetentionCounts'];
+export type RetentionRun = components['schemas']['RetentionRun'];
+export type RetentionSettings = components['schemas']['RetentionSettings'];
+export type RetentionSettingsUpdate = components['schemas']['RetentionSettingsUpdate'];
+export type RetentionPreview = components['schemas']['RetentionPreview'];
+export type Plan = components['schemas']['Plan'];
+export type RateLimitStatus = components['schemas']['RateLimitStatus'];
+export type Me = components['schemas']['Me'];
+export type Health = components['schemas']['Health'];
+export type ScimServiceProviderConfig = components['schemas']['ScimServiceProviderConfig'];
+export type ScimError = components['schemas']['ScimError'];
+export type ScimDiscoveryList = components['schemas']['ScimDiscoveryList'];
+export type ScimResourceType = components['schemas']['ScimResourceType'];
+export type ScimSchemaAttribute = components['schemas']['ScimSchemaAttribute'];
+export type ScimSchema = components['schemas']['ScimSchema'];
+export type ScimUser = components['schemas']['ScimUser'];
+export type ScimUserList = components['schemas']['ScimUserList'];
+export type ScimUserInput = components['schemas']['ScimUserInput'];
+export type ScimPatchRequest = components['schemas']['ScimPatchRequest'];
+export type ScimBulkRequest = components['schemas']['ScimBulkRequest'];
+export type ScimBulkResponse = components['schemas']['ScimBulkResponse'];
+export type ResponseBadRequest = components['responses']['BadRequest'];
+export type ResponseUnauthorized = components['responses']['Unauthorized'];
+export type ResponseForbidden = components['responses']['Forbidden'];
+export type ResponseMethodNotAllowed = components['responses']['MethodNotAllowed'];
+export type ResponseUriTooLong = components['responses']['UriTooLong'];
+export type ResponseTooManyRequests = components['responses']['TooManyRequests'];
+export type ResponseRequestHeaderFieldsTooLarge = components['responses']['RequestHeaderFieldsTooLarge'];
+export type ResponseInternalError = components['responses']['InternalError'];
+export type ResponseServiceUnavailable = components['responses']['ServiceUnavailable'];
+export type ResponseConflict = components['responses']['Conflict'];
+export type ResponsePayloadTooLarge = components['responses']['PayloadTooLarge'];
+export type ResponseUnsupportedMediaType = components['responses']['UnsupportedMediaType'];
+export type ResponseBadGateway = components['responses']['BadGateway'];
+export type ResponseGatewayTimeout = components['responses']['GatewayTimeout'];
+export type ResponseNotFound = components['responses']['NotFound'];
+export type ResponseGone = components['responses']['Gone'];
+export type ResponseRangeNotSatisfiable = components['responses']['RangeNotSatisfiable'];
+export type ResponseScimError = components['responses']['ScimError'];
+export type ResponseScimMethodNotAllowed = components['responses']['ScimMethodNotAllowed'];
+export type ParameterPage = components['parameters']['Page'];
+export type ParameterPageSize = components['parameters']['PageSize'];
+export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
+export type ParameterSurveyId = components['parameters']['SurveyId'];
+export type ParameterLanguage = components['parameters']['Language'];
+export type ParameterSubmittedAfter = components['parameters']['SubmittedAfter'];
+export type ParameterSubmittedBefore = components['parameters']['SubmittedBefore'];
+export type ParameterResponseId = components['parameters']['ResponseId'];
+export type ParameterExportId = components['parameters']['ExportId'];
+export type ParameterAnalyticsDistributionId = components['parameters']['AnalyticsDistributionId'];
+export type ParameterAnalyticsFilters = components['parameters']['AnalyticsFilters'];
+export type ParameterAnalyticsSegmentBy = components['parameters']['AnalyticsSegmentBy'];
+export type ParameterAnalyticsManager = components['parameters']['AnalyticsManager'];
+export type ParameterAnalyticsOutcome = components['parameters']['AnalyticsOutcome'];
+export type ParameterAnalysisId = components['parameters']['AnalysisId'];
+export type ParameterHeatmapMetric = components['parameters']['HeatmapMetric'];
+export type ParameterCompareTo = components['parameters']['CompareTo'];
+export type ParameterDistributeSurveyId = components['parameters']['DistributeSurveyId'];
+export type ParameterDistributionId = components['parameters']['DistributionId'];
+export type ParameterWebhookId = components['parameters']['WebhookId'];
+export type ParameterDeliveryId = components['parameters']['DeliveryId'];
+export type ParameterApiKeyId = components['parameters']['ApiKeyId'];
+export type ParameterExternalId = components['parameters']['ExternalId'];
+export type ParameterJobId = components['parameters']['JobId'];
+export type ParameterPrivacyRequestId = components['parameters']['PrivacyRequestId'];
+export type ParameterWebhookIdHeader = components['parameters']['WebhookIdHeader'];
+export type ParameterWebhookTimestampHeader = components['parameters']['WebhookTimestampHeader'];
+export type ParameterWebhookSignatureHeader = components['parameters']['WebhookSignatureHeader'];
+export type HeaderXRequestId = components['headers']['X-Request-Id'];
+export type HeaderRateLimitLimit = components['headers']['RateLimit-Limit'];
+export type HeaderRateLimitRemaining = components['headers']['RateLimit-Remaining'];
+export type HeaderRateLimitReset = components['headers']['RateLimit-Reset'];
+export type HeaderRetryAfter = components['headers']['Retry-After'];
+export type HeaderIdempotentReplayed = components['headers']['Idempotent-Replayed'];
 export type $defs = Record<string, never>;
 export interface operations {
     listSurveys: {

@@ -2,11 +2,10 @@
  * The one error type handlers throw. The error middleware turns it into the envelope's `error` member; every
  * other exception becomes an opaque 500 with the request id, logged but never shown.
  */
-import type { components } from '../generated/openapi.js';
-import { isId, type IdPrefix } from '../lib/ids.js';
+import type { ErrorCode, ErrorDetail } from '../generated/openapi.js';
 
-export type ErrorCode = components['schemas']['ErrorCode'];
-export type ErrorDetail = components['schemas']['ErrorDetail'];
+export type { ErrorCode, ErrorDetail };
+import { isId, type IdPrefix } from '../lib/ids.js';
 
 export class ApiError extends Error {
   constructor(

@@ -8,17 +8,17 @@
  * the result that a provider wrote or that quotes an answer is redacted again here — the same redactor, for
  * every provider. Question texts are the survey's own and are shown as the survey shows them.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  AiAnalysisSentiment as Sentiment,
+  AiAnalysisTheme as Theme,
+  AiRecommendation as Recommendation,
+  Answer,
+  Question,
+} from '../../generated/openapi.js';
 import { labelOf } from './nlp.js';
 import type { AnalysisInput, AnalysisQuestion, TextFindings } from './provider.js';
 import { hasRedaction, quotable, redactor, type Redactor } from './redact.js';
 import type { AnalysisResult } from './tables.js';
-
-type Question = components['schemas']['Question'];
-type Answer = components['schemas']['Answer'];
-type Sentiment = components['schemas']['AiAnalysisSentiment'];
-type Recommendation = components['schemas']['AiRecommendation'];
-type Theme = components['schemas']['AiAnalysisTheme'];
 
 /** Fewer comments than this: no summary (besides the anonymity threshold). */
 export const MIN_COMMENTS_FOR_SUMMARY = 5;

@@ -6,12 +6,15 @@
  * problems elsewhere (a rating's scale, the survey itself) are left for the caller, which asks the model again or
  * refuses the draft.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  DisplayCondition,
+  QuestionInput,
+  SurveyDraftAdjustment as DraftAdjustment,
+} from '../../generated/openapi.js';
+
+export type { DraftAdjustment };
 import type { SurveyDraft } from './offline-generate.js';
 
-type QuestionInput = components['schemas']['QuestionInput'];
-type DisplayCondition = components['schemas']['DisplayCondition'];
-export type DraftAdjustment = components['schemas']['SurveyDraftAdjustment'];
 /** A problem of a draft: a JSON pointer into it and a message. */
 export interface DraftProblem {
   path: string;

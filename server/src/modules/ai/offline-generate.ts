@@ -7,12 +7,11 @@
  * general questions. It orders them as a designer would: NPS first, then scales, grids, choices, open text last.
  * Deterministic: the same request always gives the same draft.
  */
-import type { components } from '../../generated/openapi.js';
+import type { QuestionInput, SurveyCreate as SurveyDraft } from '../../generated/openapi.js';
+
+export type { SurveyDraft };
 import { lemmasOf } from './nlp.js';
 import { DEFAULT_TOPIC, ENPS_QUESTION, topics, type Audience, type Topic } from './question-bank.js';
-
-type QuestionInput = components['schemas']['QuestionInput'];
-export type SurveyDraft = components['schemas']['SurveyCreate'];
 
 export interface GenerateRequest {
   prompt: string;

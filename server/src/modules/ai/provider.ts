@@ -3,13 +3,13 @@
  * never sees the database, respondent ids or response ids (comments are numbered for the call only). What it
  * returns is checked and assembled by analysis.ts, the same way for every provider.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Question } from '../../generated/openapi.js';
 import type { DraftAdjustment, DraftProblem } from './draft-fixes.js';
 import type { GenerateRequest, SurveyDraft } from './offline-generate.js';
 import type { AnalysisErrorCode, ProviderName } from './tables.js';
 
 export type { GenerateRequest, SurveyDraft };
-type QuestionType = components['schemas']['Question']['type'];
+type QuestionType = Question['type'];
 
 export interface AnalysisQuestion {
   id: string;

@@ -3,9 +3,7 @@
  * prompt, a title, and questions in the order a survey designer would ask them. Agreement statements use a 1–5
  * scale labelled "Strongly disagree" … "Strongly agree"; NPS questions use 0–10.
  */
-import type { components } from '../../generated/openapi.js';
-
-type QuestionInput = components['schemas']['QuestionInput'];
+import type { QuestionInput } from '../../generated/openapi.js';
 
 const agree = (text: string): QuestionInput => ({
   type: 'rating',

@@ -11,7 +11,7 @@
  */
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import type { AiConfig } from '../../config.js';
-import type { components } from '../../generated/openapi.js';
+import type { DisplayRule, QuestionInput } from '../../generated/openapi.js';
 import { fixDraft, type DraftAdjustment } from './draft-fixes.js';
 import type {
   AiProvider,
@@ -28,9 +28,6 @@ import { redactor } from './redact.js';
 
 /** What a remote analysis may send: the newest comments first, within these bounds. */
 export const REMOTE_LIMITS = { maxComments: 400, maxCommentChars: 1000, maxTotalChars: 80_000 };
-
-type QuestionInput = components['schemas']['QuestionInput'];
-type DisplayRule = components['schemas']['DisplayRule'];
 
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 

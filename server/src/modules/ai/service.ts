@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { components } from '../../generated/openapi.js';
+import type { Survey, SurveyGenerateRequest } from '../../generated/openapi.js';
 import type { AiConfig } from '../../config.js';
 import type { Tenant } from '../../db/tenant.js';
 import { ApiError, contractPath, notFound, validationFailed } from '../../http/index.js';
@@ -24,9 +24,6 @@ import { analysisQueue, type AnalysisJobData } from './queue.js';
 import { OpenAiCompatibleProvider } from './remote.js';
 import { findAnalysis, findLatestAnalysis, insertAnalysis, type AnalysisRow } from './repository.js';
 import type { AiAnalysis, AnalysisRequest } from './tables.js';
-
-type Survey = components['schemas']['Survey'];
-type SurveyGenerateRequest = components['schemas']['SurveyGenerateRequest'];
 
 /** The contract's default `questionCount`: a count stated in the prompt wins over it. */
 const DEFAULT_QUESTION_COUNT = 8;

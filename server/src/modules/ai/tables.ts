@@ -1,9 +1,10 @@
 /** The table of the AI module: one row per requested analysis; the finished result is one jsonb value. */
 import type { ColumnType } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type { AiAnalysis } from '../../generated/openapi.js';
+
+export type { AiAnalysis };
 import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
-export type AiAnalysis = components['schemas']['AiAnalysis'];
 export type AnalysisStatus = AiAnalysis['status'];
 export type ProviderName = AiAnalysis['provider'];
 export type AnalysisErrorCode = NonNullable<AiAnalysis['errorCode']>;

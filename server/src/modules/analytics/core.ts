@@ -4,7 +4,7 @@
  * parallel, the anonymity rules of suppression.ts, histograms by question) and participation. Static analytics
  * are in static.ts, smart analytics in smart.ts, trends in trends.ts.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Question, SmartAnalytics } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { notFound, validationFailed } from '../../http/index.js';
@@ -16,9 +16,6 @@ import * as repository from './repository.js';
 import type { AnalyticsScope, CellRow, GroupRow, SegmentField } from './repository.js';
 import { histogramsByPosition, round, type Histogram } from './statistics.js';
 import { orderGroups, suppressedGroups } from './suppression.js';
-
-type Question = components['schemas']['Question'];
-type SmartAnalytics = components['schemas']['SmartAnalytics'];
 
 export interface AnalyticsRequest {
   outcomeQuestionId?: string;

@@ -2,7 +2,15 @@
  * Smart analytics: segments, heatmap, relative-weight drivers, focus areas, participation and comparisons, on
  * the scope and measurements of core.ts.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  Question,
+  SmartAnalytics,
+  SmartAnalyticsComparison as Comparison,
+  SmartAnalyticsDriver as Driver,
+  SmartAnalyticsDriverAnalysis,
+  SmartAnalyticsHeatmap as Heatmap,
+  SmartAnalyticsSegment as SmartSegment,
+} from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/time.js';
@@ -35,13 +43,7 @@ import { hiddenReason, resultSuppressed } from './suppression.js';
 import { auditShown, measuredStill, segmentKey, treeKey } from './release-gate.js';
 import { previousCycleComparison } from './trends.js';
 
-type Question = components['schemas']['Question'];
-type SmartAnalytics = components['schemas']['SmartAnalytics'];
-type SmartSegment = components['schemas']['SmartAnalyticsSegment'];
-type Heatmap = components['schemas']['SmartAnalyticsHeatmap'];
-type DriverAnalysis = NonNullable<components['schemas']['SmartAnalyticsDriverAnalysis']>;
-type Driver = components['schemas']['SmartAnalyticsDriver'];
-type Comparison = components['schemas']['SmartAnalyticsComparison'];
+type DriverAnalysis = NonNullable<SmartAnalyticsDriverAnalysis>;
 
 /** Fewest complete responses for driver analysis (unless the anonymity threshold is higher). */
 export const MINIMUM_DRIVER_RESPONSES = 30;

@@ -3,7 +3,12 @@
  * tree), the outcome's correlations, participation and responses per day, released through the audit of the
  * survey's released results. The parameters, scope and measuring they share with smart analytics are in core.ts.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  Question,
+  QuestionStats,
+  StaticAnalytics,
+  StaticAnalyticsSegment as StaticSegment,
+} from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { iso } from '../../lib/time.js';
@@ -23,10 +28,6 @@ import type { AnalyticsScope, CellRow, CorrelationVariable, SegmentField } from 
 import { auditShown, measuredStill, segmentKey, treeKey } from './release-gate.js';
 import { MARKS_POSITION, matrixRowCodes, questionStats, round, type Histogram } from './statistics.js';
 import { hiddenReason, resultSuppressed } from './suppression.js';
-
-type Question = components['schemas']['Question'];
-type StaticAnalytics = components['schemas']['StaticAnalytics'];
-type StaticSegment = components['schemas']['StaticAnalyticsSegment'];
 
 /**
  * Asks for the exact counts in the same round trip as the survey and settings lookups, when the request alone
@@ -151,10 +152,7 @@ async function measureStaticAnalytics(
       histograms.get(MARKS_POSITION + position),
       question.type === 'number' ? answersOf(question.id) : [],
     );
-  const withOutcome = (
-    stats: components['schemas']['QuestionStats'],
-    position: number,
-  ): components['schemas']['QuestionStats'] => {
+  const withOutcome = (stats: QuestionStats, position: number): QuestionStats => {
     const correlationOf = (row?: number) => {
       const i = others.findIndex((other) => other.position === position && other.row === row);
       if (i < 0) return undefined;

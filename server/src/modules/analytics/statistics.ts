@@ -3,10 +3,8 @@
  * answers make the histogram a lossless summary, so mean, median (as percentile_cont(0.5)), standard
  * deviation, NPS and its margin of error computed from it equal those computed from the raw answers.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Question, QuestionStats } from '../../generated/openapi.js';
 
-type Question = components['schemas']['Question'];
-type QuestionStats = components['schemas']['QuestionStats'];
 export type Histogram = Map<number, number>;
 
 /** Marks "this question was answered" in the cells encoding of multiple choice, matrix, ranking and number. */

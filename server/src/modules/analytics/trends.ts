@@ -4,7 +4,11 @@
  * earlier survey that asked them. Every figure is measured exactly as static analytics measure the whole survey
  * (`measureScope` over the same counts, the same threshold rule), so a trend point and the static report agree.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  Question,
+  QuestionTrendPoint as TrendPoint,
+  SmartAnalyticsComparison as Comparison,
+} from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { validationFailed } from '../../http/index.js';
@@ -16,10 +20,6 @@ import { measureScope, measureWholeSurveys, type Context, type Measured } from '
 import { auditShown } from './release-gate.js';
 import { ANSWERED_MARK, favourableShareOf, type Histogram, meanOf, npsOf, questionStats, round } from './statistics.js';
 import { resultSuppressed } from './suppression.js';
-
-type Question = components['schemas']['Question'];
-type TrendPoint = components['schemas']['QuestionTrendPoint'];
-type Comparison = components['schemas']['SmartAnalyticsComparison'];
 
 const DAY = 86_400_000;
 

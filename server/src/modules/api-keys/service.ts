@@ -4,7 +4,9 @@
 import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { components } from '../../generated/openapi.js';
+import type { ApiKey, ApiKeyCreate, ApiKeyCreated } from '../../generated/openapi.js';
+
+export type { ApiKey };
 import type { KeyCache } from './key-cache.js';
 import { ApiError, idOrNotFound, insufficientScope, notFound } from '../../http/index.js';
 import type { Db } from '../../db/database.js';
@@ -12,10 +14,6 @@ import { uncovered } from '../../lib/scopes.js';
 import { iso } from '../../lib/time.js';
 import { maskKey } from './key-material.js';
 import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
-
-export type ApiKey = components['schemas']['ApiKey'];
-type ApiKeyCreate = components['schemas']['ApiKeyCreate'];
-type ApiKeyCreated = components['schemas']['ApiKeyCreated'];
 
 export function toApiKey(row: Selectable<ApiKeysTable>): ApiKey {
   return {

@@ -1,10 +1,10 @@
 /** The audit module's table (see migrations/2026-11-29T0900_audit_log.ts). */
 import type { ColumnType } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type { AuditAction, AuditEntry } from '../../generated/openapi.js';
+
+export type { AuditAction, AuditEntry };
 import type { Environment } from '../../db/columns.js';
 
-export type AuditAction = components['schemas']['AuditAction'];
-export type AuditEntry = components['schemas']['AuditEntry'];
 export type AuditTargetType = AuditEntry['target']['type'];
 
 export interface AuditLogTable {

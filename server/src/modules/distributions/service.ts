@@ -3,7 +3,14 @@
  * its send in one transaction, the preview (the same compiled targeting as the send), and the mapping of rows
  * to the contract's objects.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  AudiencePreview,
+  Distribution,
+  DistributionRecipient,
+  DistributionRequest,
+} from '../../generated/openapi.js';
+
+export type { Distribution, DistributionRecipient };
 import type { Config } from '../../config.js';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
@@ -21,11 +28,6 @@ import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
 import { accessCode, randomPrefix } from './access-codes.js';
 import { embedToken, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
-
-export type Distribution = components['schemas']['Distribution'];
-export type DistributionRecipient = components['schemas']['DistributionRecipient'];
-type DistributionRequest = components['schemas']['DistributionRequest'];
-type AudiencePreview = components['schemas']['AudiencePreview'];
 
 const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3600 * 1000;
 const DEFAULT_LINK_DAYS = 60;

@@ -1,9 +1,7 @@
 /** Tables of the distributions module (see migrations/2026-11-24T0400_distributions.ts). */
 import type { ColumnType, Generated } from 'kysely';
 import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
-import type { components } from '../../generated/openapi.js';
-
-type EmploymentType = components['schemas']['EmploymentType'];
+import type { EmploymentType } from '../../generated/openapi.js';
 
 export type DistributionStatus = 'scheduled' | 'sending' | 'sent' | 'held' | 'cancelled' | 'failed';
 export type DistributionMethod = 'email' | 'link' | 'embed' | 'kiosk';

@@ -6,27 +6,37 @@
  * has its deliveries. The webhook dispatchers (modules/webhooks/dispatcher.ts) are woken on commit.
  */
 import { sql } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type {
+  AiAnalysis,
+  Distribution,
+  Event,
+  Export,
+  PrivacyRequest,
+  Response,
+  Survey,
+  SyncJob,
+  WebhookTestData,
+} from '../../generated/openapi.js';
+
+export type { Event };
 import { tenantColumns, type Tenant } from '../../db/tenant.js';
 import type { DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from './tables.js';
 
-export type Event = components['schemas']['Event'];
-
 /** The `data` each event type carries (the contract's table in EventType). */
 export interface EventData {
-  'survey.launched': components['schemas']['Survey'];
-  'survey.paused': components['schemas']['Survey'];
-  'survey.closed': components['schemas']['Survey'];
-  'response.submitted': components['schemas']['Response'];
-  'respondents.sync.completed': components['schemas']['SyncJob'];
-  'respondents.sync.failed': components['schemas']['SyncJob'];
-  'responses.export.completed': components['schemas']['Export'];
-  'analytics.ai.completed': components['schemas']['AiAnalysis'];
-  'distribution.sent': components['schemas']['Distribution'];
-  'privacy_request.completed': components['schemas']['PrivacyRequest'];
-  'webhook.test': components['schemas']['WebhookTestData'];
+  'survey.launched': Survey;
+  'survey.paused': Survey;
+  'survey.closed': Survey;
+  'response.submitted': Response;
+  'respondents.sync.completed': SyncJob;
+  'respondents.sync.failed': SyncJob;
+  'responses.export.completed': Export;
+  'analytics.ai.completed': AiAnalysis;
+  'distribution.sent': Distribution;
+  'privacy_request.completed': PrivacyRequest;
+  'webhook.test': WebhookTestData;
 }
 
 export interface RecordedEvent<T extends EventType = EventType> {

@@ -12,13 +12,11 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import type { Writable } from 'node:stream';
 import { stringify } from 'csv-stringify/sync';
-import type { components } from '../../generated/openapi.js';
+import type { Answer, ExportRecord, Question } from '../../generated/openapi.js';
 import { wordsFor } from '../distributions/index.js';
 import type { ChoiceValues, ExportFormat } from './tables.js';
 
-type Question = components['schemas']['Question'];
-type ExportRecord = components['schemas']['ExportRecord'];
-type AnswerValue = components['schemas']['Answer']['value'];
+type AnswerValue = Answer['value'];
 
 export interface SourceRow {
   id: string;

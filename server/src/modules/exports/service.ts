@@ -5,7 +5,9 @@
 import type PgBoss from 'pg-boss';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { components } from '../../generated/openapi.js';
+import type { Export, ExportDeletion, ExportRequest } from '../../generated/openapi.js';
+
+export type { Export, ExportDeletion };
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -15,9 +17,6 @@ import { fileStream, parseRange } from './download.js';
 import { mediaTypes } from './formats.js';
 import { exportQueue, type ExportJobData } from './queue.js';
 import { findExport, insertExport, listDeletions, scopeOf, type ExportRow, type NewExport } from './repository.js';
-
-export type Export = components['schemas']['Export'];
-type ExportRequest = components['schemas']['ExportRequest'];
 
 export function toExport(row: ExportRow): Export {
   const completed = row.status === 'completed';
@@ -247,8 +246,6 @@ export async function exportFile(
     headers: range.kind === 'partial' ? { ...common, 'Content-Range': `bytes ${start}-${end}/${size}` } : common,
   };
 }
-
-export type ExportDeletion = components['schemas']['ExportDeletion'];
 
 /** The responses deleted within an export's window since it was taken (its window is fixed once it starts). */
 export async function listExportDeletions(

@@ -3,11 +3,12 @@
  * 2026-11-25T0600_export_snapshots.ts and 2026-11-29T0800_privacy_requests.ts).
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type { Export, ExportFormat } from '../../generated/openapi.js';
+
+export type { ExportFormat };
 import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
-export type ExportFormat = components['schemas']['ExportFormat'];
-export type ExportStatus = components['schemas']['Export']['status'];
+export type ExportStatus = Export['status'];
 export type ChoiceValues = 'ids' | 'labels';
 
 export interface ExportsTable {

@@ -4,13 +4,14 @@
  * survey's wording may have changed since), choice answers their labels. Links and kiosk codes are credentials
  * and stay out; so does everything of other people (their answers in the same surveys, other recipients).
  */
-import type { components } from '../../generated/openapi.js';
+import type { PrivacyRequestAccessFile as AccessFile } from '../../generated/openapi.js';
+
+export type { AccessFile };
 import { iso } from '../../lib/time.js';
 import { toProfile, toRespondent } from '../respondents/index.js';
 import { privacyOf, type Holdings } from './holdings.js';
 import type { QuestionInfo } from './repository.js';
 
-export type AccessFile = components['schemas']['PrivacyRequestAccessFile'];
 type FileAnswer = AccessFile['responses'][number]['answers'][number];
 
 /** The words a response was asked in: the version it answered, else (before versions) the survey as it is. */

@@ -6,7 +6,9 @@ import { Readable } from 'node:stream';
 import type PgBoss from 'pg-boss';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { components } from '../../generated/openapi.js';
+import type { PrivacyRequest, PrivacyRequestCreate } from '../../generated/openapi.js';
+
+export type { PrivacyRequest };
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -15,9 +17,6 @@ import { privacyQueue, type PrivacyJobData } from './queue.js';
 import { findRequest, insertRequest, listRequests, readFileSlice, type RequestRow } from './repository.js';
 import { newFingerprint, subjectOf } from './subject.js';
 import type { PrivacyRequestStatus, PrivacyRequestType } from './tables.js';
-
-export type PrivacyRequest = components['schemas']['PrivacyRequest'];
-type PrivacyRequestCreate = components['schemas']['PrivacyRequestCreate'];
 
 /** `retainedUntil`: three years after acceptance (the clean-up's interval, REQUEST_RETENTION, in the database). */
 function retainedUntil(createdAt: Date): string {

@@ -7,10 +7,10 @@
  * (`fingerprintMatches`), which is how an erasure finds the access files made earlier for the same person.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { components } from '../../generated/openapi.js';
-import type { SubjectKind } from './tables.js';
+import type { PrivacyRequestSubject as SubjectInput } from '../../generated/openapi.js';
 
-export type SubjectInput = components['schemas']['PrivacyRequestSubject'];
+export type { SubjectInput };
+import type { SubjectKind } from './tables.js';
 
 export interface Subject {
   kind: SubjectKind;

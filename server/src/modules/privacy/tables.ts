@@ -1,14 +1,19 @@
 /** Tables of the privacy module (see migrations/2026-11-29T0800_privacy_requests.ts). */
 import type { ColumnType, Generated } from 'kysely';
-import type { components } from '../../generated/openapi.js';
+import type {
+  PrivacyRequest,
+  PrivacyRequestInventory as Inventory,
+  PrivacyRequestSubjectFingerprint,
+  PrivacyRequestWebhookRecipient as WebhookRecipient,
+} from '../../generated/openapi.js';
+
+export type { Inventory, WebhookRecipient };
 import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
-export type PrivacyRequestType = components['schemas']['PrivacyRequest']['type'];
-export type PrivacyRequestStatus = components['schemas']['PrivacyRequest']['status'];
-export type ErasureScope = NonNullable<components['schemas']['PrivacyRequest']['scope']>;
-export type SubjectKind = components['schemas']['PrivacyRequestSubjectFingerprint']['kind'];
-export type Inventory = components['schemas']['PrivacyRequestInventory'];
-export type WebhookRecipient = components['schemas']['PrivacyRequestWebhookRecipient'];
+export type PrivacyRequestType = PrivacyRequest['type'];
+export type PrivacyRequestStatus = PrivacyRequest['status'];
+export type ErasureScope = NonNullable<PrivacyRequest['scope']>;
+export type SubjectKind = PrivacyRequestSubjectFingerprint['kind'];
 
 /** jsonb is written as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
 type Json<T> = ColumnType<T, string | undefined, string>;

@@ -6,7 +6,7 @@
  * whether or not it exists elsewhere, and no error ever shows internals.
  */
 import express, { type Request, type Response, type Router } from 'express';
-import type { components } from '../../generated/openapi.js';
+import type { Answer, Question } from '../../generated/openapi.js';
 import type { Dependencies } from '../../dependencies.js';
 import { databaseUnavailable } from '../../db/availability.js';
 import { unavailableRetryAfterSeconds } from '../../http/index.js';
@@ -42,9 +42,6 @@ import { spendEmbedAnswer } from './embed-limits.js';
 import { readForm } from './form-body.js';
 import { liveLogicHash } from './live-logic.js';
 import { sendQrCode } from './qr-code.js';
-
-type Question = components['schemas']['Question'];
-type Answer = components['schemas']['Answer'];
 
 /** What a token opens (distributions' `openLink`), with its survey. */
 type Resolved = (LinkTarget & { survey: SurveyRow }) | { kind: 'unknown' };

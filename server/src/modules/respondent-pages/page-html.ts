@@ -4,11 +4,9 @@
  * error tied to its fieldset with aria-describedby, errors listed in a summary at the top that names each
  * question), a viewport for phones. Every value is escaped.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Question } from '../../generated/openapi.js';
 import { escapeHtml as e, wordsFor, type InterfaceWords } from '../distributions/index.js';
 import { liveLogicScript } from './live-logic.js';
-
-type Question = components['schemas']['Question'];
 
 export type FormValues = Record<string, string | string[] | undefined>;
 

@@ -4,9 +4,7 @@
  * how they appear in the contract, so that a field added to the profile is added once.
  */
 import { sql, type RawBuilder } from 'kysely';
-import type { components } from '../../generated/openapi.js';
-
-type Respondent = components['schemas']['Respondent'];
+import type { Respondent } from '../../generated/openapi.js';
 
 /** The profile as a row holds it (the database's names). */
 export interface ProfileRow {

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import type { components } from '../../generated/openapi.js';
+import type { RespondentUpsert } from '../../generated/openapi.js';
 import {
   checkValue,
   codeOf,
@@ -21,7 +21,7 @@ import {
 } from '../../http/index.js';
 import type { EmploymentType, SyncRecordError } from './tables.js';
 
-export type RespondentInput = components['schemas']['RespondentUpsert'] & { externalId: string };
+export type RespondentInput = RespondentUpsert & { externalId: string };
 
 /** A record ready to store: every optional field filled (absent = null, attributes = {}). */
 export interface RespondentRow {

@@ -5,7 +5,9 @@
 import type { Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
-import type { components } from '../../generated/openapi.js';
+import type { Respondent, RespondentUpsert, SyncJob } from '../../generated/openapi.js';
+
+export type { Respondent, SyncJob };
 import { ApiError, idOrNotFound, notFound, validationFailed } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { normalize, recordDetails } from './records.js';
@@ -20,9 +22,6 @@ import {
 import { toProfile } from './profile.js';
 import { findSyncJob } from './sync-repository.js';
 import type { SyncJobsTable } from './tables.js';
-
-export type Respondent = components['schemas']['Respondent'];
-export type SyncJob = components['schemas']['SyncJob'];
 
 export function toRespondent(row: RespondentRecord): Respondent {
   return {
@@ -82,7 +81,7 @@ export async function upsertRespondent(
   db: Db,
   tenant: Tenant,
   externalId: string,
-  body: components['schemas']['RespondentUpsert'],
+  body: RespondentUpsert,
   scimUsers: 'here' | 'by caller' = 'here',
 ): Promise<{ respondent: Respondent; created: boolean }> {
   if (externalId.length > 255) throw notFound('respondent', externalId);

@@ -1,15 +1,25 @@
 /** Tables of the retention module (see migrations/2026-11-29T1000_retention.ts). */
 import type { ColumnType, Generated } from 'kysely';
-import type { components } from '../../generated/openapi.js';
-import type { Environment } from '../../db/columns.js';
+import type {
+  LegalHold,
+  RetentionCounts,
+  RetentionRule,
+  RetentionRun,
+  RetentionSettings,
+  RetentionSettingsUpdate,
+  RetentionSurveyException as SurveyException,
+} from '../../generated/openapi.js';
 
-export type RetentionRule = components['schemas']['RetentionRule'];
-export type RetentionSettings = components['schemas']['RetentionSettings'];
-export type RetentionSettingsUpdate = components['schemas']['RetentionSettingsUpdate'];
-export type RetentionCounts = components['schemas']['RetentionCounts'];
-export type RetentionRun = components['schemas']['RetentionRun'];
-export type LegalHold = components['schemas']['LegalHold'];
-export type SurveyException = components['schemas']['RetentionSurveyException'];
+export type {
+  LegalHold,
+  RetentionCounts,
+  RetentionRule,
+  RetentionRun,
+  RetentionSettings,
+  RetentionSettingsUpdate,
+  SurveyException,
+};
+import type { Environment } from '../../db/columns.js';
 
 /** jsonb is written as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
 type Json<T> = ColumnType<T, string, string>;

@@ -7,7 +7,9 @@
  * the designated one (`designatedEmail`) as its `email`, the address distributions use, or none.
  */
 import formatsModule from 'ajv-formats/dist/formats.js';
-import type { components } from '../../generated/openapi.js';
+import type { RespondentUpsert as RespondentFields, ScimUser } from '../../generated/openapi.js';
+
+export type { RespondentFields, ScimUser };
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
 import { languageTagOrNull, type ProfileRow } from '../respondents/index.js';
 import { invalidValue } from './errors.js';
@@ -16,9 +18,6 @@ import type { ScimEmail } from './tables.js';
 // The contract's `format: email` (ajv-formats' full mode), which the respondent's `email` is checked against too:
 // every address a user keeps passes the check that the designated one must pass.
 const emailFormat = (formatsModule as unknown as { fullFormats: { email: RegExp } }).fullFormats.email;
-
-export type ScimUser = components['schemas']['ScimUser'];
-export type RespondentFields = components['schemas']['RespondentUpsert'];
 
 /** A user joined with its respondent, as the repository reads it. */
 export interface StoredUser extends ProfileRow {

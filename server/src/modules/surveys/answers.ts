@@ -2,13 +2,12 @@
  * Checks a response's answers against the survey's questions and reports every problem at once (JSON
  * Pointers into the request body). Pure: no database, no HTTP, so each rule is tested on its own.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Answer, Question } from '../../generated/openapi.js';
+
+export type { Answer };
 import type { ErrorDetail } from '../../http/index.js';
 import { displayedQuestions } from './display-logic.js';
 import { OTHER_CHOICE_ID } from './questions.js';
-
-type Question = components['schemas']['Question'];
-export type Answer = components['schemas']['Answer'];
 
 const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 

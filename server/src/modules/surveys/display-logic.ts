@@ -3,12 +3,8 @@
  * a survey's logic sound when it is written. Rules look only backwards, so one pass in question order decides
  * every question, and no logic can loop. Pure: the API's submission checks and the answer page share it.
  */
-import type { components } from '../../generated/openapi.js';
+import type { DisplayCondition, DisplayRule, Question } from '../../generated/openapi.js';
 import type { ErrorDetail } from '../../http/index.js';
-
-type Question = components['schemas']['Question'];
-type DisplayRule = components['schemas']['DisplayRule'];
-type DisplayCondition = components['schemas']['DisplayCondition'];
 
 /** The contract admits exactly one of `all` and `any`. */
 const rulesOf = (condition: DisplayCondition): { kind: 'all' | 'any'; rules: DisplayRule[] } =>

@@ -4,16 +4,18 @@
  * numbers not used) and reports every problem the schema cannot express (duplicate ids, impossible selection
  * bounds). Pure, so it is tested on its own.
  */
-import type { components } from '../../generated/openapi.js';
+import type {
+  Choice,
+  ChoiceInput,
+  Question,
+  QuestionInput,
+  SurveySettings,
+  SurveySettingsInput,
+} from '../../generated/openapi.js';
+
+export type { Question, QuestionInput, SurveySettings, SurveySettingsInput };
 import type { ErrorDetail } from '../../http/index.js';
 import { logicProblems } from './display-logic.js';
-
-export type Question = components['schemas']['Question'];
-export type QuestionInput = components['schemas']['QuestionInput'];
-export type SurveySettings = components['schemas']['SurveySettings'];
-export type SurveySettingsInput = components['schemas']['SurveySettingsInput'];
-type Choice = components['schemas']['Choice'];
-type ChoiceInput = components['schemas']['ChoiceInput'];
 
 export type SurveyPrivacy = SurveySettings['privacy'];
 

@@ -3,7 +3,7 @@
  * the caches that keep a busy survey's submissions off its row), reading, and THE deletion. Handlers and other
  * modules call these; these call the repositories and own the transactions.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Response, ResponseSubmit } from '../../generated/openapi.js';
 import { onCitus } from '../../db/citus.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import {
@@ -25,9 +25,6 @@ import * as responses from './responses-repository.js';
 import type { ResponseRow } from './responses-repository.js';
 import { findSurveyOrThrow, surveyIdOrThrow } from './service.js';
 import { listedLanguage, offeredLanguages } from './translations.js';
-
-type Response = components['schemas']['Response'];
-type ResponseSubmit = components['schemas']['ResponseSubmit'];
 
 /** A response as the contract shows it; a confidential survey's keep their respondent unseen. */
 export function toResponse(row: ResponseRow, settings: SurveySettings): Response {

@@ -3,7 +3,7 @@
  * versions and the question checks. Handlers call these; these call the repositories and own the transactions.
  * A survey's responses are in responses-service.ts, its translations in translations-service.ts.
  */
-import type { components } from '../../generated/openapi.js';
+import type { Survey, SurveyCreate, SurveyUpdate, SurveyVersion } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import {
   idOrNotFound,
@@ -32,11 +32,6 @@ import type { Tenant } from '../../db/tenant.js';
 import type { SurveyRow, SurveyVersionRow, Transition } from './repository.js';
 import { repeatedLanguage } from './translations.js';
 import * as translations from './translations-repository.js';
-
-type Survey = components['schemas']['Survey'];
-type SurveyCreate = components['schemas']['SurveyCreate'];
-type SurveyUpdate = components['schemas']['SurveyUpdate'];
-type SurveyVersion = components['schemas']['SurveyVersion'];
 
 export function toSurvey(row: SurveyRow): Survey {
   return {

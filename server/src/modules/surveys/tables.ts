@@ -3,14 +3,16 @@
  * never queried by field, and their shape is the contract's (validated on the way in).
  */
 import type { ColumnType } from 'kysely';
-import type { components } from '../../generated/openapi.js';
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
+import type {
+  Answer,
+  Question,
+  SurveySettings,
+  SurveyStatus,
+  SurveyTranslationInput,
+} from '../../generated/openapi.js';
 
-type Question = components['schemas']['Question'];
-type Answer = components['schemas']['Answer'];
-type SurveySettings = components['schemas']['SurveySettings'];
-export type SurveyTranslationInput = components['schemas']['SurveyTranslationInput'];
-export type SurveyStatus = components['schemas']['SurveyStatus'];
+export type { SurveyStatus, SurveyTranslationInput };
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 /** jsonb arrays must be sent as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
 type Json<T> = ColumnType<T, string, string>;

@@ -3,7 +3,7 @@
  * the survey), and the checks of a write that the schema cannot express. The rules they apply are in
  * translations.ts; these call the repositories and own the transactions.
  */
-import type { components } from '../../generated/openapi.js';
+import type { SurveyTranslation } from '../../generated/openapi.js';
 import type { Db, DbOrTx } from '../../db/database.js';
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId } from '../../lib/ids.js';
@@ -21,8 +21,6 @@ import {
 } from './translations.js';
 import * as translations from './translations-repository.js';
 import type { TranslationRow } from './translations-repository.js';
-
-type SurveyTranslation = components['schemas']['SurveyTranslation'];
 
 const toTranslation = (survey: SurveyRow, row: TranslationRow): SurveyTranslation => ({
   language: row.language,

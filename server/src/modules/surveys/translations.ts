@@ -4,12 +4,14 @@
  * refer to ids, mean the same in every language. This file holds the pure rules: which language a respondent
  * gets, what a translation may name, which strings it lacks, and the one function that localises a survey.
  */
-import type { components } from '../../generated/openapi.js';
-import type { ErrorDetail } from '../../http/index.js';
+import type {
+  Question,
+  QuestionTranslation,
+  SurveyTranslationInput as TranslationInput,
+} from '../../generated/openapi.js';
 
-type Question = components['schemas']['Question'];
-export type TranslationInput = components['schemas']['SurveyTranslationInput'];
-type QuestionTranslation = components['schemas']['QuestionTranslation'];
+export type { TranslationInput };
+import type { ErrorDetail } from '../../http/index.js';
 
 /** The survey's strings, as every shape of a survey (its row, the API's `Survey`, a version) carries them. */
 export interface SurveyStrings {

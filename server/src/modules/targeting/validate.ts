@@ -3,12 +3,12 @@
  * which field, and which `value` each needs. Every problem is reported, each naming its filter by index, at
  * a JSON pointer under `basePath`. Pure, so the rules are tested on their own.
  */
-import type { components } from '../../generated/openapi.js';
+import type { DistributionTargeting as Targeting, TargetingFilter } from '../../generated/openapi.js';
+
+export type { Targeting, TargetingFilter };
 import type { ErrorDetail } from '../../http/index.js';
 import { employmentTypes, isCalendarDate, resolveField, type FieldRef } from './fields.js';
 
-export type Targeting = components['schemas']['DistributionTargeting'];
-export type TargetingFilter = components['schemas']['TargetingFilter'];
 export type Operator = TargetingFilter['operator'];
 type Scalar = string | number | boolean;
 

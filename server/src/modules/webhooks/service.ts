@@ -1,6 +1,6 @@
 /** The rules of webhooks: subscriptions, secrets, tests and redeliveries, and rows mapped to the contract. */
 import { randomBytes } from 'node:crypto';
-import type { components } from '../../generated/openapi.js';
+import type { Webhook, WebhookCreate, WebhookDelivery, WebhookUpdate } from '../../generated/openapi.js';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import { tenantColumns } from '../../db/tenant.js';
@@ -12,11 +12,6 @@ import type { EventType } from '../events/index.js';
 import { checkWebhookUrl } from './address-guard.js';
 import * as repo from './repository.js';
 import type { DeliveryFilter, DeliveryRow, WebhookRow } from './repository.js';
-
-type Webhook = components['schemas']['Webhook'];
-type WebhookDelivery = components['schemas']['WebhookDelivery'];
-type WebhookCreate = components['schemas']['WebhookCreate'];
-type WebhookUpdate = components['schemas']['WebhookUpdate'];
 
 /** How long the previous secret keeps signing after a rotation. */
 export const SECRET_OVERLAP_MS = 24 * 3600 * 1000;

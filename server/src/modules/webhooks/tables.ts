@@ -1,9 +1,7 @@
 /** The webhook tables (see migrations/2026-11-24T0300_webhooks.ts). */
 import type { ColumnType } from 'kysely';
 import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
-import type { components } from '../../generated/openapi.js';
-
-type EventType = components['schemas']['EventType'];
+import type { EventType } from '../../generated/openapi.js';
 
 export type DisabledReason = 'manual' | 'endpoint_gone' | 'failing';
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
