@@ -2,7 +2,7 @@
 import { sql, type NotNull, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { acrossTenants, organizationIs, tenantColumns, tenantIs, type Tenant } from '../../db/tenant.js';
-import { activeRespondent } from '../respondents/index.js';
+import { activeRespondent, profileSelection } from '../respondents/index.js';
 import { compileChecked, respondentsOf, type CheckedTargeting } from '../targeting/index.js';
 import type { DistributionRecipientsTable, DistributionsTable, RecipientStatus } from './tables.js';
 import { accessCodeHashSql, recipientCodeHash } from './access-codes.js';
@@ -116,15 +116,7 @@ const recipientColumns = [
   'survey_id',
   'external_id',
   'email',
-  'first_name',
-  'last_name',
-  'department',
-  'location',
-  'job_title',
-  'manager_id',
-  sql<string | null>`hire_date::text`.as('hire_date'),
-  'employment_type',
-  'attributes',
+  ...profileSelection,
   'language',
   'status',
   'sent_at',

@@ -14,4 +14,4 @@ export { respondentNamePartsAmong } from './repository.js';
 export { deleteRespondent, upsertRespondent } from './service.js';
 // A record as the contract shows it, for the privacy module's access files.
 export { toRespondent } from './service.js';
-export { profileSelect, toProfile, type Profile, type ProfileRow } from './profile.js';
+export { profileSelect, profileSelection, toProfile, type Profile, type ProfileRow } from './profile.js';

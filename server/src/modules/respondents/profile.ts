@@ -34,24 +34,25 @@ export type Profile = Pick<
   | 'attributes'
 >;
 
-const profileColumns = [
+/** The profile's columns for a Kysely select, `hire_date` as text (a `date` never passes through a JS Date). */
+export const profileSelection = [
   'first_name',
   'last_name',
   'department',
   'location',
   'job_title',
   'manager_id',
-  'hire_date',
+  sql<string | null>`hire_date::text`.as('hire_date'),
   'employment_type',
   'attributes',
-] as const satisfies ReadonlyArray<keyof ProfileRow>;
+] as const;
 
 /** The profile's columns for a hand-written select, of the table aliased `alias` when given, `hire_date` as text. */
 export function profileSelect(alias?: string): RawBuilder<unknown> {
   const prefix = alias ? `${alias}.` : '';
   return sql.raw(
-    profileColumns
-      .map((column) => (column === 'hire_date' ? `${prefix}hire_date::text as hire_date` : `${prefix}${column}`))
+    profileSelection
+      .map((column) => (typeof column === 'string' ? `${prefix}${column}` : `${prefix}hire_date::text as hire_date`))
       .join(', '),
   );
 }

@@ -2,6 +2,7 @@
 import { sql, type Selectable } from 'kysely';
 import type { DbOrTx } from '../../db/database.js';
 import { tenantIs, type Tenant } from '../../db/tenant.js';
+import { profileSelection } from './profile.js';
 import { managerLoops, type ManagerLoopError, type ManagerEdgesTurn } from './hierarchy.js';
 import type { RespondentRow } from './records.js';
 import { followEmailChanges, giveUsersTo, removeUsersOf } from './scim-users.js';
@@ -25,15 +26,7 @@ const columns = [
   'environment',
   'external_id',
   'email',
-  'first_name',
-  'last_name',
-  'department',
-  'location',
-  'job_title',
-  'manager_id',
-  sql<string | null>`hire_date::text`.as('hire_date'),
-  'employment_type',
-  'attributes',
+  ...profileSelection,
   'language',
   'content_hash',
   'created_at',
