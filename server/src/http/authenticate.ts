@@ -16,8 +16,6 @@ import { ApiError, insufficientScope, unauthenticated } from './errors.js';
 import type { InFlightWork } from './in-flight.js';
 import { headersOf, type RateLimits } from './rate-limit.js';
 
-export type { AuthContext };
-
 export function authenticate(deps: {
   rateLimits: RateLimits;
   keys: KeyAuthority;

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import type { AuthContext } from './authenticate.js';
+import type { AuthContext } from './auth-context.js';
 import type { OperationId, OperationInfo } from './contract.js';
 import { metaFor } from './envelope.js';
 import { ApiError, validationFailed, type ErrorDetail } from './errors.js';
@@ -42,11 +42,7 @@ export function dispatchTo(handlers: HandlerMap, deps: Dependencies): RequestHan
   for (const [operationId, handler] of Object.entries(handlers))
     adapted.set(
       operationId,
-      adapt(
-        operationId as OperationId,
-        handler as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>,
-        deps,
-      ),
+      adapt(handler as unknown as (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>, deps),
     );
   return (req, res, next) => {
     const handler = adapted.get(res.locals.operationId as string);
@@ -60,7 +56,6 @@ export function dispatchTo(handlers: HandlerMap, deps: Dependencies): RequestHan
 }
 
 function adapt(
-  operationId: OperationId,
   handler: (input: HandlerInput<OperationId>) => Promise<Reply<OperationId>>,
   deps: Dependencies,
 ): RequestHandler {

@@ -1,9 +1,9 @@
 /** The envelope every response wears: `{ data, meta, pagination? }` or `{ error, meta }`. */
 import type { Response } from 'express';
-import type { Error, Meta, Pagination } from '../generated/openapi.js';
+import type { Error as ErrorBody, Meta, Pagination } from '../generated/openapi.js';
+import { ApiError } from './errors.js';
 
 export type { Meta, Pagination };
-import { ApiError } from './errors.js';
 
 export function metaFor(res: Response): Meta {
   return { requestId: String(res.locals.requestId), timestamp: new Date().toISOString(), apiVersion: 'v1' };
@@ -30,9 +30,9 @@ export function withinLength(text: string, limit: number): string {
 }
 
 /** The envelope of `error`, with its status and headers set on `res`, for a caller that sends it itself. */
-export function errorEnvelope(res: Response, error: ApiError): { error: Error; meta: Meta } {
+export function errorEnvelope(res: Response, error: ApiError): { error: ErrorBody; meta: Meta } {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  const body: Error = {
+  const body: ErrorBody = {
     code: error.code,
     message: withinLength(error.message, messageLimit),
     status: error.status,

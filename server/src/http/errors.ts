@@ -3,9 +3,9 @@
  * other exception becomes an opaque 500 with the request id, logged but never shown.
  */
 import type { ErrorCode, ErrorDetail } from '../generated/openapi.js';
+import { isId, type IdPrefix } from '../lib/ids.js';
 
 export type { ErrorCode, ErrorDetail };
-import { isId, type IdPrefix } from '../lib/ids.js';
 
 export class ApiError extends Error {
   constructor(

@@ -25,7 +25,7 @@ import type pg from 'pg';
 import type { Db } from '../db/database.js';
 import { inPinnedTransaction, Rollback } from '../db/pinned.js';
 import { acrossTenants, tenantColumns, tenantIs, type Tenant } from '../db/tenant.js';
-import type { AuthContext } from './authenticate.js';
+import type { AuthContext } from './auth-context.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import { tooDeep } from './input-checks.js';
 

@@ -9,7 +9,7 @@
  * (`/body/answers`) is reported next to wrong values at `/body/answers/0/value`.
  */
 import type { NextFunction, Request, Response } from 'express';
-import type { AuthContext } from './authenticate.js';
+import type { AuthContext } from './auth-context.js';
 import type { OperationId } from './contract.js';
 import { ApiError, type ErrorDetail } from './errors.js';
 import type { Dependencies } from '../dependencies.js';

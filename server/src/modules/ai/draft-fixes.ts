@@ -11,9 +11,9 @@ import type {
   QuestionInput,
   SurveyDraftAdjustment as DraftAdjustment,
 } from '../../generated/openapi.js';
+import type { SurveyDraft } from './offline-generate.js';
 
 export type { DraftAdjustment };
-import type { SurveyDraft } from './offline-generate.js';
 
 /** A problem of a draft: a JSON pointer into it and a message. */
 export interface DraftProblem {

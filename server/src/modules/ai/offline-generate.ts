@@ -8,10 +8,10 @@
  * Deterministic: the same request always gives the same draft.
  */
 import type { QuestionInput, SurveyCreate as SurveyDraft } from '../../generated/openapi.js';
-
-export type { SurveyDraft };
 import { lemmasOf } from './nlp.js';
 import { DEFAULT_TOPIC, ENPS_QUESTION, topics, type Audience, type Topic } from './question-bank.js';
+
+export type { SurveyDraft };
 
 export interface GenerateRequest {
   prompt: string;

@@ -1,9 +1,9 @@
 /** The table of the AI module: one row per requested analysis; the finished result is one jsonb value. */
 import type { ColumnType } from 'kysely';
 import type { AiAnalysis } from '../../generated/openapi.js';
+import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type { AiAnalysis };
-import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type AnalysisStatus = AiAnalysis['status'];
 export type ProviderName = AiAnalysis['provider'];

@@ -5,8 +5,6 @@ import type { Selectable } from 'kysely';
 import type { ApiKeysTable } from '../../db/schema.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { ApiKey, ApiKeyCreate, ApiKeyCreated } from '../../generated/openapi.js';
-
-export type { ApiKey };
 import type { KeyCache } from './key-cache.js';
 import { ApiError, idOrNotFound, insufficientScope, notFound } from '../../http/index.js';
 import type { Db } from '../../db/database.js';
@@ -14,6 +12,8 @@ import { uncovered } from '../../lib/scopes.js';
 import { iso } from '../../lib/time.js';
 import { maskKey } from './key-material.js';
 import { findKey, insertKey, listKeys, revokeKey } from './repository.js';
+
+export type { ApiKey };
 
 export function toApiKey(row: Selectable<ApiKeysTable>): ApiKey {
   return {

@@ -1,9 +1,9 @@
 /** The audit module's table (see migrations/2026-11-29T0900_audit_log.ts). */
 import type { ColumnType } from 'kysely';
 import type { AuditAction, AuditEntry } from '../../generated/openapi.js';
+import type { Environment } from '../../db/columns.js';
 
 export type { AuditAction, AuditEntry };
-import type { Environment } from '../../db/columns.js';
 
 export type AuditTargetType = AuditEntry['target']['type'];
 

@@ -9,8 +9,6 @@ import type {
   DistributionRecipient,
   DistributionRequest,
 } from '../../generated/openapi.js';
-
-export type { Distribution, DistributionRecipient };
 import type { Config } from '../../config.js';
 import { sql } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
@@ -28,6 +26,8 @@ import * as repo from './repository.js';
 import type { DistributionRow, RecipientRow, StatusCounts } from './repository.js';
 import { accessCode, randomPrefix } from './access-codes.js';
 import { embedToken, linkKeyOf, personalToken, type LinkKey } from './tokens.js';
+
+export type { Distribution, DistributionRecipient };
 
 const MAX_SCHEDULE_AHEAD_MS = 366 * 24 * 3600 * 1000;
 const DEFAULT_LINK_DAYS = 60;

@@ -17,12 +17,12 @@ import type {
   SyncJob,
   WebhookTestData,
 } from '../../generated/openapi.js';
-
-export type { Event };
 import { tenantColumns, type Tenant } from '../../db/tenant.js';
 import type { DbOrTx } from '../../db/database.js';
 import { newId } from '../../lib/ids.js';
 import type { EventType } from './tables.js';
+
+export type { Event };
 
 /** The `data` each event type carries (the contract's table in EventType). */
 export interface EventData {

@@ -1,9 +1,9 @@
 /** The event log's table (see migrations/2026-11-24T0100_events.ts). */
 import type { ColumnType } from 'kysely';
 import type { EventType } from '../../generated/openapi.js';
+import type { CreatedAt, Environment } from '../../db/columns.js';
 
 export type { EventType };
-import type { CreatedAt, Environment } from '../../db/columns.js';
 
 export interface EventsTable {
   organization_id: string;

@@ -6,8 +6,6 @@ import type PgBoss from 'pg-boss';
 import type { Db } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Export, ExportDeletion, ExportRequest } from '../../generated/openapi.js';
-
-export type { Export, ExportDeletion };
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -17,6 +15,8 @@ import { fileStream, parseRange } from './download.js';
 import { mediaTypes } from './formats.js';
 import { exportQueue, type ExportJobData } from './queue.js';
 import { findExport, insertExport, listDeletions, scopeOf, type ExportRow, type NewExport } from './repository.js';
+
+export type { Export, ExportDeletion };
 
 export function toExport(row: ExportRow): Export {
   const completed = row.status === 'completed';

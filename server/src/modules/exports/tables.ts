@@ -4,9 +4,9 @@
  */
 import type { ColumnType, Generated } from 'kysely';
 import type { Export, ExportFormat } from '../../generated/openapi.js';
+import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type { ExportFormat };
-import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type ExportStatus = Export['status'];
 export type ChoiceValues = 'ids' | 'labels';

@@ -5,12 +5,12 @@
  * and stay out; so does everything of other people (their answers in the same surveys, other recipients).
  */
 import type { PrivacyRequestAccessFile as AccessFile } from '../../generated/openapi.js';
-
-export type { AccessFile };
 import { iso } from '../../lib/time.js';
 import { toProfile, toRespondent } from '../respondents/index.js';
 import { privacyOf, type Holdings } from './holdings.js';
 import type { QuestionInfo } from './repository.js';
+
+export type { AccessFile };
 
 type FileAnswer = AccessFile['responses'][number]['answers'][number];
 

@@ -7,8 +7,6 @@ import type PgBoss from 'pg-boss';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { PrivacyRequest, PrivacyRequestCreate } from '../../generated/openapi.js';
-
-export type { PrivacyRequest };
 import { ApiError, invalidState, notFound, validationFailed, type ErrorDetail } from '../../http/index.js';
 import { isId, newId } from '../../lib/ids.js';
 import { iso } from '../../lib/time.js';
@@ -17,6 +15,8 @@ import { privacyQueue, type PrivacyJobData } from './queue.js';
 import { findRequest, insertRequest, listRequests, readFileSlice, type RequestRow } from './repository.js';
 import { newFingerprint, subjectOf } from './subject.js';
 import type { PrivacyRequestStatus, PrivacyRequestType } from './tables.js';
+
+export type { PrivacyRequest };
 
 /** `retainedUntil`: three years after acceptance (the clean-up's interval, REQUEST_RETENTION, in the database). */
 function retainedUntil(createdAt: Date): string {

@@ -8,9 +8,9 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { PrivacyRequestSubject as SubjectInput } from '../../generated/openapi.js';
+import type { SubjectKind } from './tables.js';
 
 export type { SubjectInput };
-import type { SubjectKind } from './tables.js';
 
 export interface Subject {
   kind: SubjectKind;

@@ -6,9 +6,9 @@ import type {
   PrivacyRequestSubjectFingerprint,
   PrivacyRequestWebhookRecipient as WebhookRecipient,
 } from '../../generated/openapi.js';
+import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type { Inventory, WebhookRecipient };
-import type { CreatedAt, Environment, NullableTimestamp } from '../../db/columns.js';
 
 export type PrivacyRequestType = PrivacyRequest['type'];
 export type PrivacyRequestStatus = PrivacyRequest['status'];

@@ -6,8 +6,6 @@ import type { Selectable } from 'kysely';
 import type { Db, DbOrTx } from '../../db/database.js';
 import type { Tenant } from '../../db/tenant.js';
 import type { Respondent, RespondentUpsert, SyncJob } from '../../generated/openapi.js';
-
-export type { Respondent, SyncJob };
 import { ApiError, idOrNotFound, notFound, validationFailed } from '../../http/index.js';
 import { iso } from '../../lib/time.js';
 import { normalize, recordDetails } from './records.js';
@@ -22,6 +20,8 @@ import {
 import { toProfile } from './profile.js';
 import { findSyncJob } from './sync-repository.js';
 import type { SyncJobsTable } from './tables.js';
+
+export type { Respondent, SyncJob };
 
 export function toRespondent(row: RespondentRecord): Respondent {
   return {

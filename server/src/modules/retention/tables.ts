@@ -9,6 +9,7 @@ import type {
   RetentionSettingsUpdate,
   RetentionSurveyException as SurveyException,
 } from '../../generated/openapi.js';
+import type { Environment } from '../../db/columns.js';
 
 export type {
   LegalHold,
@@ -19,7 +20,6 @@ export type {
   RetentionSettingsUpdate,
   SurveyException,
 };
-import type { Environment } from '../../db/columns.js';
 
 /** jsonb is written as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
 type Json<T> = ColumnType<T, string, string>;

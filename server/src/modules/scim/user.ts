@@ -8,12 +8,12 @@
  */
 import formatsModule from 'ajv-formats/dist/formats.js';
 import type { RespondentUpsert as RespondentFields, ScimUser } from '../../generated/openapi.js';
-
-export type { RespondentFields, ScimUser };
 import { coreSchema, enterpriseSchema, ownSchema } from './attributes.js';
 import { languageTagOrNull, type ProfileRow } from '../respondents/index.js';
 import { invalidValue } from './errors.js';
 import type { ScimEmail } from './tables.js';
+
+export type { RespondentFields, ScimUser };
 
 // The contract's `format: email` (ajv-formats' full mode), which the respondent's `email` is checked against too:
 // every address a user keeps passes the check that the designated one must pass.

@@ -3,11 +3,11 @@
  * Pointers into the request body). Pure: no database, no HTTP, so each rule is tested on its own.
  */
 import type { Answer, Question } from '../../generated/openapi.js';
-
-export type { Answer };
 import type { ErrorDetail } from '../../http/index.js';
 import { displayedQuestions } from './display-logic.js';
 import { OTHER_CHOICE_ID } from './questions.js';
+
+export type { Answer };
 
 const isInteger = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value);
 

@@ -12,10 +12,10 @@ import type {
   SurveySettings,
   SurveySettingsInput,
 } from '../../generated/openapi.js';
-
-export type { Question, QuestionInput, SurveySettings, SurveySettingsInput };
 import type { ErrorDetail } from '../../http/index.js';
 import { logicProblems } from './display-logic.js';
+
+export type { Question, QuestionInput, SurveySettings, SurveySettingsInput };
 
 export type SurveyPrivacy = SurveySettings['privacy'];
 

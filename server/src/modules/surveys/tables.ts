@@ -10,9 +10,9 @@ import type {
   SurveyStatus,
   SurveyTranslationInput,
 } from '../../generated/openapi.js';
+import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 export type { SurveyStatus, SurveyTranslationInput };
-import type { CreatedAt, Environment, NullableTimestamp, Timestamp } from '../../db/columns.js';
 
 /** jsonb arrays must be sent as JSON text (node-postgres would send a JS array as a PostgreSQL array). */
 type Json<T> = ColumnType<T, string, string>;

@@ -9,9 +9,9 @@ import type {
   QuestionTranslation,
   SurveyTranslationInput as TranslationInput,
 } from '../../generated/openapi.js';
+import type { ErrorDetail } from '../../http/index.js';
 
 export type { TranslationInput };
-import type { ErrorDetail } from '../../http/index.js';
 
 /** The survey's strings, as every shape of a survey (its row, the API's `Survey`, a version) carries them. */
 export interface SurveyStrings {

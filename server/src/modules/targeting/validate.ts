@@ -4,10 +4,10 @@
  * a JSON pointer under `basePath`. Pure, so the rules are tested on their own.
  */
 import type { DistributionTargeting as Targeting, TargetingFilter } from '../../generated/openapi.js';
-
-export type { Targeting, TargetingFilter };
 import type { ErrorDetail } from '../../http/index.js';
 import { employmentTypes, isCalendarDate, resolveField, type FieldRef } from './fields.js';
+
+export type { Targeting, TargetingFilter };
 
 export type Operator = TargetingFilter['operator'];
 type Scalar = string | number | boolean;
